@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/scenarios"
+)
+
+// run is the whole CLI: it parses args (args[0] is the program name) and
+// writes to stdout and stderr. It never exits the process.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	app := &cli.Command{
+		Name:  "retrysim",
+		Usage: "compare retry policies against a simulated overloaded API",
+		Description: "retrysim runs seeded bursts of clients against a model API server whose capacity\n" +
+			"changes over time, and compares retry policies by completions, attempts and give-ups.\n" +
+			"The same scenario and seed always give byte-identical output.\n\n" +
+			"Built-in scenarios travel inside the binary; --file loads your own (docs/scenarios.md).",
+		Writer:    stdout,
+		ErrWriter: stderr,
+		// Errors are reported once, by main; usage errors exit 2.
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
+			return usageError{err}
+		},
+		HideVersion: true,
+		Commands:    []*cli.Command{compareCommand(), listCommand()},
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			if cmd.Args().Present() {
+				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())
+			}
+			return cli.ShowAppHelp(cmd)
+		},
+	}
+	for _, c := range app.Commands {
+		c.OnUsageError = app.OnUsageError
+	}
+	return app.Run(ctx, args)
+}
+
+// fileFlag is shared by the commands that read scenarios.
+func fileFlag() cli.Flag {
+	return &cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "scenario `FILE` to load instead of the built-in scenarios"}
+}
+
+// loadFile returns the scenario file named by --file, or the built-in one.
+func loadFile(cmd *cli.Command) (*scenarios.File, error) {
+	path := cmd.String("file")
+	var (
+		f   *scenarios.File
+		err error
+	)
+	if path == "" {
+		f, err = scenarios.Builtin()
+	} else {
+		f, err = scenarios.Load(path)
+	}
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return f, nil
+}
+
+func compareCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "compare",
+		Usage: "run every policy of a scenario on one seed and compare them",
+		UsageText: "retrysim compare [--scenario NAME | --file PATH] [--seed N] [--format table|markdown|csv|json]\n\n" +
+			"Examples:\n" +
+			"   retrysim compare                                # default scenario, as a table\n" +
+			"   retrysim compare --scenario long-outage --seed 7\n" +
+			"   retrysim compare --file my.yaml --format json > results.json",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "scenario `NAME` to run (default: the file's default scenario; see 'retrysim list')"},
+			fileFlag(),
+			&cli.Uint64Flag{Name: "seed", HideDefault: true, Usage: "random seed `N` (default: the scenario's own seed)"},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: " + strings.Join(report.Formats, ", "),
+				Validator: func(s string) error {
+					if !slices.Contains(report.Formats, s) {
+						return fmt.Errorf("unknown format %q (want one of %s)", s, strings.Join(report.Formats, ", "))
+					}
+					return nil
+				}},
+		},
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			if cmd.Args().Present() {
+				return usagef("compare takes no arguments, got %q", cmd.Args().Slice())
+			}
+			f, err := loadFile(cmd)
+			if err != nil {
+				return err
+			}
+			name := cmd.String("scenario")
+			if name == "" {
+				name = f.Default
+			}
+			s, err := f.Lookup(name)
+			if err != nil {
+				return usageError{err}
+			}
+			seed := s.Seed
+			if cmd.IsSet("seed") {
+				seed = cmd.Uint64("seed")
+			}
+			results, err := s.Run(seed)
+			if err != nil {
+				return err
+			}
+			c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results}
+			return report.Write(cmd.Root().Writer, cmd.String("format"), &c)
+		},
+	}
+}
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "list",
+		Usage:     "list the scenarios and policy types",
+		UsageText: "retrysim list [--file PATH]",
+		Flags:     []cli.Flag{fileFlag()},
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			if cmd.Args().Present() {
+				return usagef("list takes no arguments, got %q", cmd.Args().Slice())
+			}
+			f, err := loadFile(cmd)
+			if err != nil {
+				return err
+			}
+			w := cmd.Root().Writer
+			fmt.Fprintf(w, "Scenarios in %s:\n", f.Path)
+			width := 0
+			for _, s := range f.Scenarios {
+				width = max(width, len(s.Name))
+			}
+			for _, s := range f.Scenarios {
+				mark := " "
+				if s.Name == f.Default {
+					mark = "*"
+				}
+				fmt.Fprintf(w, " %s %-*s  %s\n", mark, width, s.Name, s.Description)
+			}
+			fmt.Fprintf(w, "(* runs when no --scenario is given)\n\nPolicy types:\n")
+			for _, t := range scenarios.PolicyTypes() {
+				fmt.Fprintf(w, "   %-19s  %s\n", t[0], t[1])
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,132 @@
+// Package policies is retrysim's retry layer: pure decisions about whether and
+// when to try an operation again, plus the coordination that workers sharing
+// one API key need. The simulator and production clients run the same code;
+// neither the wall clock nor the global random source is read here. Time and
+// randomness are always passed in.
+package policies
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Backoff computes the wait before a retry.
+//
+// retry is the 0-based retry number (0 is the wait after the first failed
+// attempt); prev is the wait chosen before the previous retry (0 before the
+// first). rng is the caller's random source; a Backoff without randomness
+// ignores it. Delay never returns a negative duration.
+type Backoff interface {
+	Delay(retry int, prev time.Duration, rng *rand.Rand) time.Duration
+}
+
+// Constant waits the same time before every retry.
+type Constant struct {
+	Wait time.Duration
+}
+
+// Delay returns c.Wait.
+func (c Constant) Delay(int, time.Duration, *rand.Rand) time.Duration { return c.Wait }
+
+func (c Constant) String() string { return fmt.Sprintf("constant(%v)", c.Wait) }
+
+// Exponential is capped exponential backoff without randomness:
+// min(Cap, Base·Factor^retry).
+type Exponential struct {
+	Base   time.Duration // wait before retry 0; > 0
+	Factor float64       // growth per retry; >= 1
+	Cap    time.Duration // upper bound; >= Base
+}
+
+// Delay returns min(Cap, Base·Factor^retry).
+func (e Exponential) Delay(retry int, _ time.Duration, _ *rand.Rand) time.Duration {
+	return ceiling(e.Base, e.Factor, e.Cap, retry)
+}
+
+// FullJitter draws the wait uniformly from [0, min(Cap, Base·Factor^retry)).
+type FullJitter struct {
+	Base   time.Duration
+	Factor float64
+	Cap    time.Duration
+}
+
+// Delay draws from [0, ceiling) with integer-nanosecond resolution.
+func (f FullJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Duration {
+	c := ceiling(f.Base, f.Factor, f.Cap, retry)
+	if c <= 0 {
+		return 0
+	}
+	return time.Duration(rng.Int64N(int64(c)))
+}
+
+// EqualJitter waits half the ceiling plus a uniform draw from the other half.
+type EqualJitter struct {
+	Base   time.Duration
+	Factor float64
+	Cap    time.Duration
+}
+
+// Delay returns ceiling/2 + U[0, ceiling/2).
+func (e EqualJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Duration {
+	half := ceiling(e.Base, e.Factor, e.Cap, retry) / 2
+	if half <= 0 {
+		return 0
+	}
+	return half + time.Duration(rng.Int64N(int64(half)))
+}
+
+// DecorrelatedJitter draws min(Cap, U[Base, 3·prev)), with prev = Base before
+// the first retry.
+type DecorrelatedJitter struct {
+	Base time.Duration
+	Cap  time.Duration
+}
+
+// Delay returns min(Cap, U[Base, 3·max(prev, Base))).
+func (d DecorrelatedJitter) Delay(_ int, prev time.Duration, rng *rand.Rand) time.Duration {
+	prev = max(prev, d.Base)
+	hi := min(3*prev, d.Cap) // the cap also keeps 3·prev from overflowing later
+	if hi <= d.Base {
+		return min(d.Base, d.Cap)
+	}
+	return d.Base + time.Duration(rng.Int64N(int64(hi-d.Base)))
+}
+
+// SDKJitter is the multiplicative jitter of the Anthropic SDKs: the ceiling
+// reduced by a random amount of up to 25%, i.e. in (0.75·ceiling, ceiling].
+type SDKJitter struct {
+	Base   time.Duration
+	Factor float64
+	Cap    time.Duration
+}
+
+// Delay returns ceiling − U[0, ceiling/4).
+func (s SDKJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Duration {
+	c := ceiling(s.Base, s.Factor, s.Cap, retry)
+	quarter := c / 4
+	if quarter <= 0 {
+		return c
+	}
+	return c - time.Duration(rng.Int64N(int64(quarter)))
+}
+
+// ceiling returns min(limit, base·factor^retry), computed by repeated
+// multiplication so every platform rounds the same way (no math.Pow, no
+// fused multiply-add).
+func ceiling(base time.Duration, factor float64, limit time.Duration, retry int) time.Duration {
+	if base >= limit {
+		return limit
+	}
+	if factor <= 1 {
+		return base
+	}
+	d := float64(base)
+	for range retry {
+		d = float64(d * factor)
+		if d >= float64(limit) {
+			return limit
+		}
+	}
+	return time.Duration(d)
+}

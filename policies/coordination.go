@@ -1,0 +1,100 @@
+package policies
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Gate holds every worker on one API key until a not-before time. A
+// retry-after from any worker pushes it; capacity errors do not (overload is
+// global, not the key's quota). The zero Gate is open. Safe for concurrent use.
+type Gate struct {
+	mu        sync.Mutex
+	notBefore time.Time
+}
+
+// Push moves the not-before time to max(current, now+wait).
+func (g *Gate) Push(now time.Time, wait time.Duration) {
+	t := now.Add(wait)
+	g.mu.Lock()
+	if t.After(g.notBefore) {
+		g.notBefore = t
+	}
+	g.mu.Unlock()
+}
+
+// Ready returns the earliest time at or after now at which a request may
+// start: max(now, not-before).
+func (g *Gate) Ready(now time.Time) time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.notBefore.After(now) {
+		return g.notBefore
+	}
+	return now
+}
+
+// ErrQueueFull is returned by Throttle.Reserve when its queue is full.
+var ErrQueueFull = errors.New("throttle queue full")
+
+// ErrTooLate is returned by Throttle.Reserve when the first free start is
+// after the caller's latest acceptable start.
+var ErrTooLate = errors.New("no throttle slot before the deadline")
+
+// Throttle spaces request starts at Count per Per, first attempts and retries
+// alike, in the order the requests ask (FIFO). Slot k after an idle period
+// starts at anchor + k·Per/Count, computed in integer nanoseconds from the
+// anchor so spacing never drifts. Safe for concurrent use.
+type Throttle struct {
+	count    int64
+	per      time.Duration
+	maxQueue int
+
+	mu     sync.Mutex
+	anchor time.Time // start of the current busy period
+	next   int64     // index of the next free slot after anchor
+	busy   bool
+}
+
+// NewThrottle returns a throttle admitting count starts per period. maxQueue
+// bounds how many reserved starts may wait ahead of a new one; 0 means no
+// bound.
+func NewThrottle(count int, per time.Duration, maxQueue int) (*Throttle, error) {
+	if count <= 0 || per <= 0 || maxQueue < 0 {
+		return nil, fmt.Errorf("throttle needs count > 0, per > 0 and max queue >= 0 (got %d per %v, queue %d)", count, per, maxQueue)
+	}
+	return &Throttle{count: int64(count), per: per, maxQueue: maxQueue}, nil
+}
+
+func (t *Throttle) slot(k int64) time.Time {
+	return t.anchor.Add(time.Duration(k * int64(t.per) / t.count))
+}
+
+// Reserve books the first free start at or after now. It fails, booking
+// nothing, with ErrTooLate when that start is after latest (a zero latest
+// means no limit) and with ErrQueueFull when maxQueue starts already wait.
+func (t *Throttle) Reserve(now, latest time.Time) (time.Time, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.busy || t.slot(t.next).Before(now) {
+		// Idle: the schedule restarts at now.
+		t.anchor, t.next, t.busy = now, 0, true
+	}
+	start := t.slot(t.next)
+	if t.maxQueue > 0 {
+		// Starts booked after now, i.e. queued ahead of this request.
+		// Float to avoid overflow; multiplication and division only, so every
+		// platform rounds the same way.
+		ahead := float64(start.Sub(now)) * float64(t.count) / float64(t.per)
+		if ahead >= float64(t.maxQueue) {
+			return time.Time{}, ErrQueueFull
+		}
+	}
+	if !latest.IsZero() && start.After(latest) {
+		return time.Time{}, ErrTooLate
+	}
+	t.next++
+	return start, nil
+}

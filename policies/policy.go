@@ -1,0 +1,106 @@
+package policies
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Class sorts an attempt's outcome by what waiting can achieve.
+type Class uint8
+
+const (
+	Success    Class = iota // the attempt did what was asked
+	RetryAfter              // rate limited; the server said how long to wait
+	Capacity                // the server is overloaded (529, 503)
+	Transient               // a fault that may pass (500, 504, timeouts, resets)
+	Terminal                // waiting cannot help (400, 401, spend cap, ...)
+)
+
+var classNames = [...]string{"success", "retry-after", "capacity", "transient", "terminal"}
+
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return fmt.Sprintf("class(%d)", c)
+}
+
+// Outcome is what one attempt returned.
+type Outcome struct {
+	Class Class
+	// Status is the HTTP status, or 0 when there was none.
+	Status int
+	// ServerWait is the wait the server asked for (retry-after); 0 when it
+	// gave none. A retry never starts sooner than this.
+	ServerWait time.Duration
+}
+
+// StopReason says why an operation stopped trying.
+type StopReason uint8
+
+const (
+	NotStopped StopReason = iota // the operation goes on (or succeeded)
+	StopAttempts                 // the maximum number of attempts was sent
+	StopDeadline                 // the next attempt would start after the deadline
+	StopTerminal                 // the last outcome was terminal
+	StopQueueFull                // a shared throttle's queue was full
+)
+
+// NumStopReasons is the number of StopReason values, for arrays indexed by reason.
+const NumStopReasons = int(StopQueueFull) + 1
+
+var stopNames = [...]string{"none", "attempts", "deadline", "terminal", "queue_full"}
+
+func (r StopReason) String() string {
+	if int(r) < len(stopNames) {
+		return stopNames[r]
+	}
+	return fmt.Sprintf("stop(%d)", r)
+}
+
+// Policy decides what one operation does after a failed attempt. It holds no
+// state of its own: the same Policy value serves any number of operations.
+type Policy struct {
+	// Backoff gives the wait before each retry.
+	Backoff Backoff
+	// MaxAttempts bounds the attempts of one operation, the first included;
+	// 0 means no bound.
+	MaxAttempts int
+	// Deadline bounds an operation's time from its start: an attempt that
+	// would start after it is not sent. 0 means no deadline.
+	Deadline time.Duration
+}
+
+// Decision is what a Policy says after a failed attempt.
+type Decision struct {
+	// Stop is NotStopped when the operation should try again.
+	Stop StopReason
+	// Delay is the wait from now before the next attempt; never negative.
+	// Meaningful only when Stop is NotStopped.
+	Delay time.Duration
+}
+
+// Next decides after a failed attempt. attempts is the number sent so far
+// (the failed one included), prev the wait chosen before the previous retry
+// (0 if none), elapsed the time from the operation's start to now, when the
+// failed response arrived. rng is drawn from only if a retry is possible.
+func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng *rand.Rand) Decision {
+	if out.Class == Terminal {
+		return Decision{Stop: StopTerminal}
+	}
+	if p.MaxAttempts > 0 && attempts >= p.MaxAttempts {
+		return Decision{Stop: StopAttempts}
+	}
+	delay := max(p.Backoff.Delay(attempts-1, prev, rng), out.ServerWait, 0)
+	if !p.StartsInTime(elapsed + delay) {
+		return Decision{Stop: StopDeadline}
+	}
+	return Decision{Delay: delay}
+}
+
+// StartsInTime reports whether an attempt may start at the given time from
+// the operation's start: at or before the deadline.
+func (p Policy) StartsInTime(sinceStart time.Duration) bool {
+	return p.Deadline <= 0 || sinceStart <= p.Deadline
+}

@@ -1,0 +1,401 @@
+// Package scenarios loads, validates and fills in defaults for retrysim's
+// scenario files (scenarios.yaml). docs/scenarios.md describes the schema.
+// Every error names the file, the line and the field.
+package scenarios
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	retrysim "github.com/retrysim/retrysim"
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// Defaults, all in one place. docs/scenarios.md lists them too.
+const (
+	DefaultSeed         = 1
+	DefaultResponseTime = 100 * time.Millisecond
+	DefaultImmediate    = 100 * time.Millisecond // wait of the immediate policy
+	DefaultBase         = 500 * time.Millisecond
+	DefaultFactor       = 2.0
+	DefaultCap          = 8 * time.Second
+	DefaultThrottlePer  = time.Second
+	DefaultRetryAfter   = time.Second // wait a rate-limited rejection carries
+	// MaxClients bounds a burst so that a typo cannot exhaust memory.
+	MaxClients = 50_000_000
+)
+
+// BuiltinFile is the name under which the embedded scenarios.yaml is reported.
+const BuiltinFile = "scenarios.yaml (built in)"
+
+// File is a loaded scenario file.
+type File struct {
+	Path      string
+	Default   string // name of the scenario that runs when none is named
+	Scenarios []*Scenario
+}
+
+// Scenario is one experiment: a server, a workload, and the policies to
+// compare on it.
+type Scenario struct {
+	Name        string
+	Description string
+	Seed        uint64
+	Server      *sim.CapacityWindows
+	Workload    sim.Burst
+	Policies    []sim.Policy
+}
+
+// Config returns the simulator configuration for the i-th policy and a seed.
+func (s *Scenario) Config(i int, seed uint64) sim.Config {
+	return sim.Config{Seed: seed, Server: s.Server, Workload: s.Workload, Policy: s.Policies[i]}
+}
+
+// Lookup returns the scenario called name, or an error listing those there are.
+func (f *File) Lookup(name string) (*Scenario, error) {
+	for _, s := range f.Scenarios {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	names := make([]string, len(f.Scenarios))
+	for i, s := range f.Scenarios {
+		names[i] = s.Name
+	}
+	return nil, fmt.Errorf("%s: no scenario %q (have: %s)", f.Path, name, strings.Join(names, ", "))
+}
+
+// Builtin returns the scenarios shipped inside the binary.
+func Builtin() (*File, error) {
+	return Parse(BuiltinFile, retrysim.BuiltinScenarios)
+}
+
+// Load reads and parses a scenario file.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates scenario YAML; name is used in error messages.
+// It returns every problem it finds, joined.
+func Parse(name string, data []byte) (f *File, err error) {
+	defer func() {
+		// The YAML parser is third-party code: never let it crash the tool.
+		if r := recover(); r != nil {
+			f, err = nil, &FieldError{File: name, Msg: fmt.Sprintf("cannot parse: %v", r)}
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &FieldError{File: name, Msg: "file is empty; it needs a list of scenarios"}
+		}
+		return nil, syntaxError(name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &FieldError{File: name, Line: extra.Line, Msg: "only one YAML document is allowed"}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, syntaxError(name, err)
+	}
+	d := &decoder{file: name}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	f = d.topLevel(doc)
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (d *decoder) topLevel(n *yaml.Node) *File {
+	f := &File{Path: d.file}
+	m := d.mapping(n, "")
+	f.Default = m.str("default", "")
+	items := m.sequence("scenarios")
+	if len(items) == 0 && m.get("scenarios") == nil {
+		m.errorf("scenarios", "missing: the file needs a list of scenarios")
+	} else if len(items) == 0 {
+		m.errorf("scenarios", "the list is empty")
+	}
+	seen := map[string]bool{}
+	for i, item := range items {
+		s := d.scenario(item, fmt.Sprintf("scenarios[%d]", i))
+		if s.Name != "" && seen[s.Name] {
+			d.errorf(item, fmt.Sprintf("scenarios[%d].name", i), "scenario %q is defined twice", s.Name)
+		}
+		seen[s.Name] = true
+		f.Scenarios = append(f.Scenarios, s)
+	}
+	if f.Default == "" && len(f.Scenarios) > 0 {
+		f.Default = f.Scenarios[0].Name
+	} else if f.Default != "" && len(items) > 0 && !seen[f.Default] {
+		m.errorf("default", "no scenario is called %q", f.Default)
+	}
+	m.finish("default", "scenarios")
+	return f
+}
+
+func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
+	m := d.mapping(n, path)
+	s := &Scenario{}
+	s.Name = m.str("name", "")
+	if s.Name == "" {
+		m.errorf("name", "missing: every scenario needs a name")
+	} else if strings.ContainsAny(s.Name, " \t\n,") {
+		m.errorf("name", "must not contain spaces or commas, got %q", s.Name)
+	}
+	s.Description = m.str("description", "")
+	s.Seed = m.unsigned("seed", DefaultSeed)
+	if !m.has("server") {
+		m.errorf("server", "missing: every scenario needs a server")
+	}
+	s.Server = d.server(m.get("server"), m.field("server"))
+	if !m.has("clients") {
+		m.errorf("clients", "missing: every scenario needs clients")
+	}
+	limits := d.clients(m.get("clients"), m.field("clients"), &s.Workload)
+	items := m.sequence("policies")
+	if len(items) == 0 {
+		m.errorf("policies", "missing: list at least one policy to compare")
+	}
+	seen := map[string]bool{}
+	for i, item := range items {
+		field := fmt.Sprintf("%s.policies[%d]", path, i)
+		p := d.policy(item, field, limits)
+		if p.Name != "" && seen[p.Name] {
+			d.errorf(item, field+".name", "policy %q appears twice in this scenario", p.Name)
+		}
+		seen[p.Name] = true
+		s.Policies = append(s.Policies, p)
+	}
+	m.finish("name", "description", "seed", "server", "clients", "policies")
+	return s
+}
+
+// rejections are the outcomes a server can give a request it does not admit.
+var rejections = map[string]sim.Rejection{
+	"overloaded":   {Status: 529, Class: policies.Capacity},
+	"unavailable":  {Status: 503, Class: policies.Capacity},
+	"rate-limited": {Status: 429, Class: policies.RetryAfter, RetryAfter: DefaultRetryAfter},
+	"server-error": {Status: 500, Class: policies.Transient},
+	"timeout":      {Status: 504, Class: policies.Transient},
+	"bad-request":  {Status: 400, Class: policies.Terminal},
+}
+
+const rejectionNames = "overloaded (529), unavailable (503), rate-limited (429), server-error (500), timeout (504), bad-request (400)"
+
+func (d *decoder) server(n *yaml.Node, path string) *sim.CapacityWindows {
+	m := d.mapping(n, path)
+	s := &sim.CapacityWindows{ResponseTime: sim.Fixed(m.duration("response_time", DefaultResponseTime))}
+	items := m.sequence("phases")
+	if len(items) == 0 && n != nil {
+		m.errorf("phases", "missing: the server needs at least one phase")
+	}
+	for i, item := range items {
+		field := fmt.Sprintf("%s.phases[%d]", path, i)
+		pm := d.mapping(item, field)
+		p := sim.Phase{Duration: pm.duration("duration", 0)}
+		last := i == len(items)-1
+		if !last && p.Duration == 0 {
+			pm.errorf("duration", "must be > 0: only the last phase may run on forever")
+		}
+		p.Admit = int(pm.integer("admit", 0, 0, 1<<31-1))
+		p.Window = pm.duration("window", 0)
+		switch {
+		case p.Admit > 0 && p.Window == 0:
+			pm.errorf("window", "must be > 0 when the phase admits requests (admit %d per window)", p.Admit)
+		case p.Admit == 0 && pm.has("window"):
+			pm.errorf("window", "has no effect: this phase admits nothing (set admit > 0)")
+		}
+		name := pm.str("reject", "overloaded")
+		rej, ok := rejections[name]
+		if !ok {
+			pm.errorf("reject", "unknown outcome %q; choose one of %s", name, rejectionNames)
+		}
+		if pm.has("retry_after") {
+			rej.RetryAfter = pm.duration("retry_after", rej.RetryAfter)
+		}
+		p.Reject = rej
+		pm.finish("duration", "admit", "window", "reject", "retry_after")
+		s.Phases = append(s.Phases, p)
+	}
+	m.finish("response_time", "phases")
+	return s
+}
+
+// limits are the per-operation bounds that the clients section sets for every
+// policy and a policy may override.
+type limits struct {
+	maxAttempts int
+	deadline    time.Duration
+}
+
+func (d *decoder) clients(n *yaml.Node, path string, w *sim.Burst) limits {
+	m := d.mapping(n, path)
+	if n != nil && !m.has("count") {
+		m.errorf("count", "missing: how many clients start an operation")
+	}
+	w.Clients = int(m.integer("count", 0, 1, MaxClients))
+	w.Spread = m.duration("spread", 0)
+	l := limits{
+		maxAttempts: int(m.integer("max_attempts", 0, 0, 1<<31-1)),
+		deadline:    m.duration("deadline", 0),
+	}
+	m.finish("count", "spread", "max_attempts", "deadline")
+	return l
+}
+
+// policyTypes lists the policy types with a one-line description each.
+var policyTypes = []struct{ name, about string }{
+	{"immediate", "retry after a fixed short wait (delay, default 100ms)"},
+	{"capped-exponential", "min(cap, base·factor^n), no randomness"},
+	{"full-jitter", "uniform(0, min(cap, base·factor^n))"},
+	{"equal-jitter", "half the ceiling plus uniform(0, half)"},
+	{"decorrelated-jitter", "min(cap, uniform(base, 3·previous wait))"},
+	{"sdk-jitter", "ceiling reduced by up to 25%, as the Anthropic SDKs do"},
+	{"gated", "a backoff (full jitter by default) plus a shared gate and start-rate throttle"},
+}
+
+func typeNames() string {
+	names := make([]string, len(policyTypes))
+	for i, t := range policyTypes {
+		names[i] = t.name
+	}
+	return strings.Join(names, ", ")
+}
+
+func knownType(name string) bool {
+	for _, t := range policyTypes {
+		if t.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *decoder) policy(n *yaml.Node, path string, lim limits) sim.Policy {
+	m := d.mapping(n, path)
+	p := sim.Policy{Name: m.str("name", "")}
+	if p.Name == "" {
+		m.errorf("name", "missing: every policy needs a name")
+	} else if strings.ContainsAny(p.Name, " \t\n,") {
+		m.errorf("name", "must not contain spaces or commas, got %q", p.Name)
+	}
+	typ := m.str("type", "")
+	if typ == "" && knownType(p.Name) {
+		typ = p.Name
+	}
+	switch {
+	case typ == "" && p.Name != "":
+		m.errorf("type", "missing: %q is not a policy type, so give one of %s", p.Name, typeNames())
+	case typ != "" && !knownType(typ):
+		m.errorf("type", "unknown policy type %q; choose one of %s", typ, typeNames())
+	}
+
+	backoffType := typ
+	if typ == "gated" {
+		backoffType = m.str("backoff", "full-jitter")
+		if !knownType(backoffType) || backoffType == "gated" {
+			m.errorf("backoff", "unknown backoff %q for a gated policy; choose one of %s (not gated)", backoffType, typeNames())
+		}
+		p.Gate = m.boolean("gate", true)
+		if tn := m.get("throttle"); tn != nil {
+			p.Throttle = d.throttle(tn, m.field("throttle"))
+		}
+	} else {
+		for _, key := range []string{"backoff", "gate", "throttle"} {
+			if m.has(key) {
+				m.errorf(key, "only a policy of type gated has %s", key)
+			}
+		}
+	}
+	p.Decide.Backoff = d.backoff(m, backoffType)
+	p.Decide.MaxAttempts = int(m.integer("max_attempts", int64(lim.maxAttempts), 0, 1<<31-1))
+	p.Decide.Deadline = m.duration("deadline", lim.deadline)
+	if p.Decide.MaxAttempts == 0 && p.Decide.Deadline == 0 && n != nil {
+		m.errorf("max_attempts", "set max_attempts or deadline (here or under clients): without either, an operation against a server that never admits it would retry forever")
+	}
+	m.finish("name", "type", "delay", "base", "factor", "cap", "backoff", "gate", "throttle", "max_attempts", "deadline")
+	return p
+}
+
+// backoff reads the backoff parameters that apply to typ and reports those
+// that do not.
+func (d *decoder) backoff(m *mapping, typ string) policies.Backoff {
+	if typ == "immediate" {
+		for _, key := range []string{"base", "factor", "cap"} {
+			if m.has(key) {
+				m.errorf(key, "the immediate policy has only a delay")
+			}
+		}
+		return policies.Constant{Wait: m.duration("delay", DefaultImmediate)}
+	}
+	if m.has("delay") {
+		m.errorf("delay", "only the immediate policy has a fixed delay; use base and cap")
+	}
+	base := m.duration("base", DefaultBase)
+	factor := m.number("factor", DefaultFactor, 1, 1000)
+	limit := m.duration("cap", DefaultCap)
+	if base == 0 {
+		m.errorf("base", "must be > 0")
+	}
+	if limit < base {
+		m.errorf("cap", "must be at least base (%v), got %v", base, limit)
+	}
+	switch typ {
+	case "capped-exponential":
+		return policies.Exponential{Base: base, Factor: factor, Cap: limit}
+	case "equal-jitter":
+		return policies.EqualJitter{Base: base, Factor: factor, Cap: limit}
+	case "decorrelated-jitter":
+		if m.has("factor") {
+			m.errorf("factor", "decorrelated jitter grows from the previous wait; it has no factor")
+		}
+		return policies.DecorrelatedJitter{Base: base, Cap: limit}
+	case "sdk-jitter":
+		return policies.SDKJitter{Base: base, Factor: factor, Cap: limit}
+	default:
+		return policies.FullJitter{Base: base, Factor: factor, Cap: limit}
+	}
+}
+
+func (d *decoder) throttle(n *yaml.Node, path string) *sim.Throttle {
+	m := d.mapping(n, path)
+	if !m.has("rate") {
+		m.errorf("rate", "missing: how many starts per period (per, default 1s)")
+	}
+	t := &sim.Throttle{
+		Count:    int(m.integer("rate", 1, 1, 1<<31-1)),
+		Per:      m.duration("per", DefaultThrottlePer),
+		MaxQueue: int(m.integer("max_queue", 0, 0, 1<<31-1)),
+	}
+	if t.Per == 0 {
+		m.errorf("per", "must be > 0")
+	}
+	m.finish("rate", "per", "max_queue")
+	return t
+}
+
+// PolicyTypes returns the policy types and a one-line description of each.
+func PolicyTypes() [][2]string {
+	out := make([][2]string, len(policyTypes))
+	for i, t := range policyTypes {
+		out[i] = [2]string{t.name, t.about}
+	}
+	return out
+}
