@@ -40,11 +40,11 @@ type Outcome struct {
 type StopReason uint8
 
 const (
-	NotStopped StopReason = iota // the operation goes on (or succeeded)
-	StopAttempts                 // the maximum number of attempts was sent
-	StopDeadline                 // the next attempt would start after the deadline
-	StopTerminal                 // the last outcome was terminal
-	StopQueueFull                // a shared throttle's queue was full
+	NotStopped    StopReason = iota // the operation goes on (or succeeded)
+	StopAttempts                    // the maximum number of attempts was sent
+	StopDeadline                    // the next attempt would start after the deadline
+	StopTerminal                    // the last outcome was terminal
+	StopQueueFull                   // a shared throttle's queue was full
 )
 
 // NumStopReasons is the number of StopReason values, for arrays indexed by reason.

@@ -50,6 +50,10 @@ type Config struct {
 	Server   *CapacityWindows
 	Workload Burst
 	Policy   Policy
+	// OnRequest, if set, is told of every request as the server decides it:
+	// its arrival time and whether it was admitted. It must not keep state
+	// that depends on goroutine scheduling; runs call it from one goroutine.
+	OnRequest func(at time.Duration, admitted bool)
 }
 
 // Result is what one run measured.
@@ -301,6 +305,9 @@ func (r *runner) send(i int32, now time.Duration) {
 	c.attempts++
 	r.res.Attempts++
 	admitted, _, at := r.server.arrive(now)
+	if r.cfg.OnRequest != nil {
+		r.cfg.OnRequest(now, admitted)
+	}
 	if admitted {
 		r.res.Admitted++
 		c.rejPhase = -1

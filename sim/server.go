@@ -22,9 +22,9 @@ func (f Fixed) Sample(*rand.Rand) time.Duration { return time.Duration(f) }
 
 // Rejection is the outcome of a request the server does not admit.
 type Rejection struct {
-	Status     int           // HTTP status, e.g. 529
+	Status     int            // HTTP status, e.g. 529
 	Class      policies.Class // how clients should read it
-	RetryAfter time.Duration // server-given wait; 0 for none
+	RetryAfter time.Duration  // server-given wait; 0 for none
 }
 
 // Outcome returns the rejection as a client sees it.
