@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"context"
+	"runtime"
 	"sync"
 
 	"github.com/retrysim/retrysim/sim"
@@ -10,18 +12,59 @@ import (
 // and returns the results in the scenario's policy order.
 func (s *Scenario) Run(seed uint64) ([]sim.Result, error) {
 	results := make([]sim.Result, len(s.Policies))
-	errs := make([]error, len(s.Policies))
+	err := s.RunSeeds(context.Background(), seed, 1, 0, func(_, p int, r *sim.Result) {
+		results[p] = *r
+	})
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// RunSeeds simulates every policy of s on seeds first, first+1, …,
+// first+k−1, spread over workers goroutines (0 means GOMAXPROCS). For each
+// run it calls each(seedIndex, policyIndex, result) from a worker goroutine;
+// each must only store what it needs at that index (the pairs are distinct),
+// so that what the caller builds does not depend on scheduling. The result
+// is only valid during the call. RunSeeds stops early when ctx is cancelled
+// and returns the first error in (seed, policy) order.
+func (s *Scenario) RunSeeds(ctx context.Context, first uint64, k, workers int, each func(seed, policy int, r *sim.Result)) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	np := len(s.Policies)
+	total := k * np
+	workers = min(workers, total)
+	errs := make([]error, total)
+	jobs := make(chan int)
 	var wg sync.WaitGroup
-	for i := range s.Policies {
+	for range workers {
 		wg.Go(func() {
-			results[i], errs[i] = sim.Run(s.Config(i, seed))
+			for j := range jobs {
+				seed, p := j/np, j%np
+				r, err := sim.Run(s.Config(p, first+uint64(seed)))
+				if err != nil {
+					errs[j] = err
+					continue
+				}
+				each(seed, p, &r)
+			}
 		})
 	}
+feed:
+	for j := range total {
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return results, nil
+	return ctx.Err()
 }
