@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -31,7 +32,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return usageError{err}
 		},
 		HideVersion: true,
-		Commands:    []*cli.Command{compareCommand(), listCommand()},
+		Commands:    []*cli.Command{compareCommand(), listCommand(), checkCommand()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())
@@ -88,6 +89,7 @@ func compareCommand() *cli.Command {
 					}
 					return nil
 				}},
+			verboseFlag(),
 		},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
@@ -109,9 +111,13 @@ func compareCommand() *cli.Command {
 			if cmd.IsSet("seed") {
 				seed = cmd.Uint64("seed")
 			}
+			start := time.Now()
 			results, err := s.Run(seed)
 			if err != nil {
 				return err
+			}
+			if cmd.Bool("verbose") {
+				writeEngineStats(cmd.Root().ErrWriter, results, time.Since(start))
 			}
 			c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results}
 			return report.Write(cmd.Root().Writer, cmd.String("format"), &c)
