@@ -61,3 +61,111 @@ func BenchmarkEngine(b *testing.B) {
 		})
 	}
 }
+
+// engineEvents caches the number of events of one run of hugeBurst(n), so
+// that BenchmarkBareHeap does as many operations as the engine processes
+// events.
+var engineEvents = map[int]int{}
+
+func eventsOf(b *testing.B, n int) int {
+	if e, ok := engineEvents[n]; ok {
+		return e
+	}
+	r, err := Run(hugeBurst(n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	engineEvents[n] = r.Events
+	return r.Events
+}
+
+// pair is what the bare heap orders: a time and an insertion sequence.
+type pair struct {
+	at  int64
+	seq uint64
+}
+
+// bareHeap is the yardstick for the engine's queue: a plain binary min-heap
+// of (time, sequence) pairs, specialised (no interfaces, no generics).
+type bareHeap []pair
+
+func (h *bareHeap) push(p pair) {
+	*h = append(*h, p)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		j := (i - 1) / 2
+		if s[j].at < p.at || (s[j].at == p.at && s[j].seq < p.seq) {
+			break
+		}
+		s[i] = s[j]
+		i = j
+	}
+	s[i] = p
+}
+
+func (h *bareHeap) pop() pair {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	last := s[n]
+	s = s[:n]
+	*h = s
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && (s[r].at < s[c].at || (s[r].at == s[c].at && s[r].seq < s[c].seq)) {
+			c = r
+		}
+		if last.at < s[c].at || (last.at == s[c].at && last.seq < s[c].seq) {
+			break
+		}
+		s[i] = s[c]
+		i = c
+	}
+	if n > 0 {
+		s[i] = last
+	}
+	return top
+}
+
+// BenchmarkBareHeap is the yardstick of BenchmarkEngine: a binary heap
+// holding one (time, sequence) pair per client, as the engine's queue does at
+// the start of a burst, doing one pop and one push per event for as many
+// events as the engine processes on hugeBurst(n). Pushed times are the popped
+// time plus a pseudo-random wait below 30 s (an inline xorshift), like the
+// engine's jittered retries.
+func BenchmarkBareHeap(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) {
+			events := eventsOf(b, n)
+			h := make(bareHeap, 0, n)
+			total := 0
+			b.ResetTimer()
+			for b.Loop() {
+				h = h[:0]
+				var seq uint64
+				for range n {
+					h.push(pair{0, seq})
+					seq++
+				}
+				x := uint64(88172645463325252)
+				for range events {
+					p := h.pop()
+					x ^= x << 13
+					x ^= x >> 7
+					x ^= x << 17
+					h.push(pair{p.at + int64(x%uint64(30*time.Second)), seq})
+					seq++
+				}
+				total += events
+			}
+			elapsed := b.Elapsed()
+			b.ReportMetric(float64(elapsed.Nanoseconds())/float64(total), "ns/event")
+			b.ReportMetric(float64(total)/elapsed.Seconds(), "events/s")
+		})
+	}
+}

@@ -169,7 +169,8 @@ type client struct {
 	start     time.Duration
 	prevDelay time.Duration
 	attempts  int32
-	rejPhase  int32 // phase whose rejection the pending response carries
+	rejPhase  int32     // phase whose rejection the pending response carries
+	next      eventKind // what the client's pending event does
 }
 
 // epoch maps virtual time onto time.Time for the shared coordinators.
@@ -200,7 +201,7 @@ type runner struct {
 func (r *runner) run() (Result, error) {
 	n := r.cfg.Workload.Clients
 	r.clients = make([]client, n)
-	r.q.items = make([]event, 0, n)
+	r.q.init(n, n)
 	serverPCG := newStream(r.cfg.Seed, streamServer, 0)
 	r.server = newServerState(r.cfg.Server, rand.New(&serverPCG))
 	r.rng = rand.New(&r.src)
@@ -228,29 +229,44 @@ func (r *runner) run() (Result, error) {
 			startPCG := newStream(r.cfg.Seed, streamStart, uint64(i))
 			c.start = time.Duration(rand.New(&startPCG).Int64N(int64(spread)))
 		}
-		r.q.push(c.start, int32(i), first)
+		// Start times are in order for a burst; pushInOrder takes any order.
+		c.next = first
+		r.q.pushInOrder(c.start, int32(i))
 	}
 
 	for r.q.len() > 0 {
-		e := r.q.pop()
+		at, i := r.q.pop()
 		r.res.Events++
-		switch e.kind {
+		switch r.clients[i].next {
 		case evReady:
-			r.ready(e.client, e.at)
+			r.ready(i, at)
 		case evSend:
-			if r.gate != nil && r.gate.Ready(epoch.Add(e.at)).Sub(epoch) > e.at {
+			if r.gate != nil && r.gate.Ready(epoch.Add(at)).Sub(epoch) > at {
 				// A retry-after closed the gate since the slot was booked.
-				r.ready(e.client, e.at)
+				r.ready(i, at)
 				continue
 			}
-			r.send(e.client, e.at)
+			r.send(i, at)
 		case evResponse:
-			r.respond(e.client, e.at)
+			r.respond(i, at)
 		}
 	}
 	slices.Sort(r.res.Latencies)
 	r.res.Retries = r.res.Attempts - r.firstAttempts()
 	return r.res, nil
+}
+
+// schedule makes kind the pending event of client i, at time at. A client
+// has at most one pending event.
+func (r *runner) schedule(at time.Duration, i int32, kind eventKind) {
+	r.clients[i].next = kind
+	if kind == evResponse {
+		// Sends happen in time order, so with a fixed response time the
+		// responses are scheduled in time order too.
+		r.q.pushInOrder(at, i)
+		return
+	}
+	r.q.push(at, i)
 }
 
 func (r *runner) firstAttempts() int {
@@ -273,7 +289,7 @@ func (r *runner) ready(i int32, now time.Duration) {
 				r.giveUp(policies.StopDeadline)
 				return
 			}
-			r.q.push(open, i, evReady)
+			r.schedule(open, i, evReady)
 			return
 		}
 	}
@@ -292,7 +308,7 @@ func (r *runner) ready(i int32, now time.Duration) {
 			return
 		}
 		if at := slot.Sub(epoch); at > now {
-			r.q.push(at, i, evSend)
+			r.schedule(at, i, evSend)
 			return
 		}
 	}
@@ -315,7 +331,7 @@ func (r *runner) send(i int32, now time.Duration) {
 		r.res.Rejected++
 		c.rejPhase = int32(r.server.phase)
 	}
-	r.q.push(at, i, evResponse)
+	r.schedule(at, i, evResponse)
 }
 
 // respond handles the response to a client's attempt.
@@ -342,7 +358,7 @@ func (r *runner) respond(i int32, now time.Duration) {
 	if r.pol.coordinated() {
 		kind = evReady
 	}
-	r.q.push(now+d.Delay, i, kind)
+	r.schedule(now+d.Delay, i, kind)
 }
 
 func (r *runner) giveUp(reason policies.StopReason) {
