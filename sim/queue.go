@@ -44,8 +44,11 @@ func (e event) before(o event) bool {
 //
 // Both hold values, not pointers, and allocate only when they grow.
 type queue struct {
-	fifo     []event // fifo[head:] are pending, sorted by (at, seq)
+	// fifo is a ring buffer (its length a power of two) holding fifoLen
+	// events from fifoHead on, sorted by (at, seq).
+	fifo     []event
 	fifoHead int
+	fifoLen  int
 
 	// items is the heap; it starts 3 events (48 bytes) into buf, so that
 	// when buf is 64-byte aligned (as large allocations are), the four
@@ -67,10 +70,17 @@ func (q *queue) init(n, capacity int) {
 	q.clientBits = uint(bits.Len64(uint64(max(n, 1) - 1)))
 	q.clientMask = 1<<q.clientBits - 1
 	q.maxSeq = 1<<(64-q.clientBits) - 1
+	if testMaxSeq > 0 {
+		q.maxSeq = min(q.maxSeq, testMaxSeq)
+	}
 	q.setCap(capacity)
-	q.fifo, q.fifoHead = make([]event, 0, capacity), 0
+	q.fifo = make([]event, 1<<bits.Len(uint(max(capacity, 16)-1)))
+	q.fifoHead, q.fifoLen = 0, 0
 	q.seq = 0
 }
+
+// testMaxSeq, when > 0, lowers maxSeq so that tests can exercise renumber.
+var testMaxSeq uint64
 
 // heapOffset is where the heap starts in buf; see queue.items.
 const heapOffset = 3
@@ -83,7 +93,7 @@ func (q *queue) setCap(capacity int) {
 	q.items = buf[heapOffset : heapOffset+n : heapOffset+capacity]
 }
 
-func (q *queue) len() int { return len(q.items) + len(q.fifo) - q.fifoHead }
+func (q *queue) len() int { return len(q.items) + q.fifoLen }
 
 // next returns a new event for client at time at, with the next sequence
 // number.
@@ -102,18 +112,27 @@ func (q *queue) next(at time.Duration, client int32) event {
 // the heap, so the result is the same as push's.
 func (q *queue) pushInOrder(at time.Duration, client int32) {
 	e := q.next(at, client)
-	if n := len(q.fifo); n > q.fifoHead && at < q.fifo[n-1].at {
+	mask := len(q.fifo) - 1
+	if q.fifoLen > 0 && at < q.fifo[(q.fifoHead+q.fifoLen-1)&mask].at {
 		q.pushHeap(e)
 		return
 	}
-	if q.fifoHead == len(q.fifo) {
-		q.fifo, q.fifoHead = q.fifo[:0], 0
-	} else if len(q.fifo) == cap(q.fifo) && q.fifoHead >= len(q.fifo)/2 {
-		// Reuse the consumed front instead of growing.
-		n := copy(q.fifo, q.fifo[q.fifoHead:])
-		q.fifo, q.fifoHead = q.fifo[:n], 0
+	if q.fifoLen == len(q.fifo) {
+		q.growFIFO()
+		mask = len(q.fifo) - 1
 	}
-	q.fifo = append(q.fifo, e)
+	q.fifo[(q.fifoHead+q.fifoLen)&mask] = e
+	q.fifoLen++
+}
+
+// growFIFO doubles the ring buffer (or makes one of 16), keeping the order.
+func (q *queue) growFIFO() {
+	buf := make([]event, max(2*len(q.fifo), 16))
+	mask := len(q.fifo) - 1
+	for i := range q.fifoLen {
+		buf[i] = q.fifo[(q.fifoHead+i)&mask]
+	}
+	q.fifo, q.fifoHead = buf, 0
 }
 
 // push schedules client's next event at time at; it receives the next
@@ -144,10 +163,11 @@ func (q *queue) pushHeap(e event) {
 // pop removes the earliest event and returns its time and client. The queue
 // must not be empty.
 func (q *queue) pop() (time.Duration, int32) {
-	if q.fifoHead < len(q.fifo) {
+	if q.fifoLen > 0 {
 		f := q.fifo[q.fifoHead]
 		if len(q.items) == 0 || f.before(q.items[0]) {
-			q.fifoHead++
+			q.fifoHead = (q.fifoHead + 1) & (len(q.fifo) - 1)
+			q.fifoLen--
 			return f.at, int32(f.key & q.clientMask)
 		}
 	}
@@ -208,22 +228,24 @@ func (q *queue) pop() (time.Duration, int32) {
 // order of their current ones. Every comparison between two events comes out
 // as before, so the heap stays valid and the run's order is unchanged.
 func (q *queue) renumber() {
-	fifo := q.fifo[q.fifoHead:]
-	seqs := make([]uint64, 0, len(q.items)+len(fifo))
+	seqs := make([]uint64, 0, len(q.items)+q.fifoLen)
 	for _, e := range q.items {
 		seqs = append(seqs, e.key>>q.clientBits)
 	}
-	for _, e := range fifo {
-		seqs = append(seqs, e.key>>q.clientBits)
+	mask := len(q.fifo) - 1
+	for i := range q.fifoLen {
+		seqs = append(seqs, q.fifo[(q.fifoHead+i)&mask].key>>q.clientBits)
 	}
 	slices.Sort(seqs)
-	rerank := func(events []event) {
-		for i, e := range events {
-			rank, _ := slices.BinarySearch(seqs, e.key>>q.clientBits)
-			events[i].key = uint64(rank)<<q.clientBits | e.key&q.clientMask
-		}
+	rerank := func(e *event) {
+		rank, _ := slices.BinarySearch(seqs, e.key>>q.clientBits)
+		e.key = uint64(rank)<<q.clientBits | e.key&q.clientMask
 	}
-	rerank(q.items)
-	rerank(fifo)
-	q.seq = uint64(len(seqs))
+	for i := range q.items {
+		rerank(&q.items[i])
+	}
+	for i := range q.fifoLen {
+		rerank(&q.fifo[(q.fifoHead+i)&mask])
+	}
+	q.seq = uint64(len(q.items) + q.fifoLen)
 }
