@@ -10,7 +10,7 @@ type CheckResult struct {
 	Scenario    string
 	Policy      string
 	Expectation Expectation
-	// Source says where the expectation was written, e.g. "scenarios.yaml:42".
+	// Source says where the expectation was written, e.g. "scenarios.yaml:42:7".
 	Source string
 	// FirstSeed and Seeds give the runs measured: seeds FirstSeed,
 	// FirstSeed+1, …; Seeds is 1 for a single-run expectation.

@@ -26,9 +26,9 @@ type Expect struct {
 	field string
 }
 
-// Source is "file:line", for reports.
+// Source is "file:line:column", for reports.
 func (e *Expect) Source() string {
-	return fmt.Sprintf("%s:%d", e.File, e.Line)
+	return fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Column)
 }
 
 // expectations reads a policy's expect list: strings such as

@@ -41,9 +41,9 @@ func TestParseExpectations(t *testing.T) {
 		source string
 		stat   report.Stat
 	}{
-		{0, "completed >= 18", "e.yaml:14", report.StatNone},
-		{0, "mean(amplification) <= 5", "e.yaml:15", report.StatMean},
-		{1, "gave_up == 0", "e.yaml:17", report.StatNone},
+		{0, "completed >= 18", "e.yaml:14:13", report.StatNone},
+		{0, "mean(amplification) <= 5", "e.yaml:15:13", report.StatMean},
+		{1, "gave_up == 0", "e.yaml:17:18", report.StatNone},
 	}
 	if len(s.Expect) != len(want) {
 		t.Fatalf("got %d expectations, want %d", len(s.Expect), len(want))
