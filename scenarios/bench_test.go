@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/retrysim/retrysim/sim"
 )
@@ -88,5 +89,35 @@ func BenchmarkParallelCeiling(b *testing.B) {
 			}
 			b.ReportMetric(float64(done)/b.Elapsed().Seconds(), "jobs/s")
 		})
+	}
+}
+
+// BenchmarkRunSeedsSpeedup alternates 1 and 2 workers on the same 32 seeds
+// within every iteration and reports the ratio of their wall times
+// (speedup), so that a machine whose speed drifts (a shared VM) affects both
+// alike. It also reports the CPU time of 2 workers over that of 1
+// (cpu-ratio: 1 means running in parallel costs no extra work) and the
+// cores the 2-worker runs actually got (CPU time over wall time).
+func BenchmarkRunSeedsSpeedup(b *testing.B) {
+	f, err := Parse("bench.yaml", []byte(benchSeeds))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	var wall, cpu [3]time.Duration
+	for b.Loop() {
+		for _, workers := range []int{1, 2} {
+			start, startCPU := time.Now(), cpuTime()
+			if err := s.RunSeeds(context.Background(), 1, 32, workers, func(_, _ int, r *sim.Result) {}); err != nil {
+				b.Fatal(err)
+			}
+			wall[workers] += time.Since(start)
+			cpu[workers] += cpuTime() - startCPU
+		}
+	}
+	b.ReportMetric(float64(wall[1])/float64(wall[2]), "speedup")
+	if cpu[1] > 0 {
+		b.ReportMetric(float64(cpu[2])/float64(cpu[1]), "cpu-ratio")
+		b.ReportMetric(float64(cpu[2])/float64(wall[2]), "cores-used")
 	}
 }

@@ -203,6 +203,9 @@ func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
 	if m.has("check_seeds") && !slices.ContainsFunc(s.Expect, func(e Expect) bool { return e.OverSeeds() }) {
 		m.errorf("check_seeds", "has no effect: no expectation of this scenario takes a statistic over seeds, such as mean(completed)")
 	}
+	for i := range s.Expect {
+		s.Expect[i].node = nil // let the YAML tree go
+	}
 	m.finish("name", "description", "seed", "check_seeds", "server", "clients", "policies")
 	return s
 }
