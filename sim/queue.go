@@ -73,8 +73,16 @@ func (q *queue) init(n, capacity int) {
 	if testMaxSeq > 0 {
 		q.maxSeq = min(q.maxSeq, testMaxSeq)
 	}
-	q.setCap(capacity)
-	q.fifo = make([]event, 1<<bits.Len(uint(max(capacity, 16)-1)))
+	// Reuse the buffers of an earlier run when they are big enough.
+	if cap(q.items) >= capacity {
+		q.items = q.items[:0]
+	} else {
+		q.items = nil
+		q.setCap(capacity)
+	}
+	if size := 1 << bits.Len(uint(max(capacity, 16)-1)); len(q.fifo) < size {
+		q.fifo = make([]event, size)
+	}
 	q.fifoHead, q.fifoLen = 0, 0
 	q.seq = 0
 }

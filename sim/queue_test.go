@@ -136,3 +136,27 @@ func TestNoAllocationPerEvent(t *testing.T) {
 		t.Errorf("allocations per run: %v with %d events, %v with %d events; want the same (none per event)", small, smallEvents, large, largeEvents)
 	}
 }
+
+// TestRunnerReuse runs configurations of different sizes and kinds through
+// one Runner and checks each result against a fresh Run.
+func TestRunnerReuse(t *testing.T) {
+	var runner Runner
+	for _, cfg := range []Config{hugeBurst(2000), gatedConfig(300), hugeBurst(50), gatedConfig(3000), hugeBurst(2000)} {
+		want, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := runner.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Latencies, want.Latencies) || got.Attempts != want.Attempts || got.Events != want.Events ||
+			got.GaveUpBy != want.GaveUpBy || got.Admitted != want.Admitted || got.Retries != want.Retries {
+			t.Errorf("%s, %d clients: reused runner gave %d attempts, %d events; fresh run %d, %d",
+				cfg.Policy.Name, cfg.Workload.Clients, got.Attempts, got.Events, want.Attempts, want.Events)
+		}
+	}
+	if _, err := runner.Run(Config{}); err == nil {
+		t.Error("invalid config accepted")
+	}
+}

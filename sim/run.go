@@ -181,8 +181,27 @@ func Run(cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
-	r := runner{cfg: &cfg, pol: &cfg.Policy}
-	return r.run()
+	var r runner
+	return r.run(&cfg)
+}
+
+// A Runner runs simulations one after another and reuses its working memory
+// (client state and event queue) from run to run, which saves allocation
+// and garbage collection when one goroutine runs many seeds. Each Result is
+// the run's own. The zero Runner is ready to use; it is not safe for
+// concurrent use.
+type Runner struct{ r runner }
+
+// Run simulates one policy against the server and workload of cfg, exactly
+// as the function Run does.
+func (x *Runner) Run(cfg Config) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	res, err := x.r.run(&cfg)
+	// Keep the buffers; drop everything that belongs to this run.
+	x.r = runner{clients: x.r.clients[:0], q: queue{items: x.r.q.items[:0], buf: x.r.q.buf, fifo: x.r.q.fifo}}
+	return res, err
 }
 
 type runner struct {
@@ -198,9 +217,15 @@ type runner struct {
 	res     Result
 }
 
-func (r *runner) run() (Result, error) {
+func (r *runner) run(cfg *Config) (Result, error) {
+	r.cfg, r.pol = cfg, &cfg.Policy
 	n := r.cfg.Workload.Clients
-	r.clients = make([]client, n)
+	if cap(r.clients) >= n {
+		r.clients = r.clients[:n]
+		clear(r.clients)
+	} else {
+		r.clients = make([]client, n)
+	}
 	r.q.init(n, n)
 	serverPCG := newStream(r.cfg.Seed, streamServer, 0)
 	r.server = newServerState(r.cfg.Server, rand.New(&serverPCG))
