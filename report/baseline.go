@@ -197,22 +197,32 @@ func (c *Change) NowText() string  { return valueText(c.Now, c.HasNow) }
 // DeltaText gives the change as a signed difference and percentage of the
 // baseline, e.g. "-6 (-33.3%)"; "" when nothing can be computed.
 func (c *Change) DeltaText() string {
+	diff, pct := c.delta()
+	if pct != "" {
+		return diff + " (" + pct + ")"
+	}
+	return diff
+}
+
+// delta gives the signed difference and, when the baseline is not 0, the
+// signed percentage of the baseline.
+func (c *Change) delta() (diff, pct string) {
 	if !c.HasBase || !c.HasNow {
-		return ""
+		return "", ""
 	}
 	d := c.Now - c.Base
-	s := formatNumber(d)
+	diff = formatNumber(d)
 	if d > 0 {
-		s = "+" + s
+		diff = "+" + diff
 	}
 	if c.Base != 0 {
-		s += fmt.Sprintf(" (%+.1f%%)", 100*d/math.Abs(c.Base))
+		pct = fmt.Sprintf("%+.1f%%", 100*d/math.Abs(c.Base))
 	}
-	return s
+	return diff, pct
 }
 
 // Explain says plainly what changed, e.g. "completed fell from 18 to 12
-// (-6, -33.3%), worse beyond the 5% tolerance".
+// (-6, -33.3%), worse beyond the 5% tolerance (higher is better)".
 func (c *Change) Explain() string {
 	if c.policyNotRunning {
 		return fmt.Sprintf("policy %s is in the baseline but no longer in scenario %s", c.Policy, c.Scenario)
@@ -229,7 +239,11 @@ func (c *Change) Explain() string {
 	if c.Now < c.Base {
 		verb = "fell"
 	}
-	s := fmt.Sprintf("%s %s from %s to %s (%s)", c.Metric, verb, c.BaseText(), c.NowText(), c.DeltaText())
+	by, pct := c.delta()
+	if pct != "" {
+		by += ", " + pct
+	}
+	s := fmt.Sprintf("%s %s from %s to %s (%s)", c.Metric, verb, c.BaseText(), c.NowText(), by)
 	switch {
 	case c.Fail:
 		s += fmt.Sprintf(", worse beyond the %s tolerance (%s)", percent(c.Tolerance), c.Better)

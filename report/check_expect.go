@@ -81,7 +81,7 @@ func (e Expectation) String() string {
 	if e.Stat != StatNone {
 		m = string(e.Stat) + "(" + m + ")"
 	}
-	return m + " " + string(e.Op) + " " + strconv.FormatFloat(e.Value, 'g', -1, 64)
+	return m + " " + string(e.Op) + " " + strconv.FormatFloat(e.Value, 'f', -1, 64)
 }
 
 // OverSeeds reports whether the expectation is a statistic over seeds.

@@ -228,12 +228,12 @@ func TestCompareBaseline(t *testing.T) {
 			t.Errorf("%s/%s: worse %v fail %v %q; want worse %v fail %v, %q", policy, metric, c.Worse, c.Fail, c.Explain(), worse, fail, explain)
 		}
 	}
-	check("a", "completed", true, true, "completed fell from 18 to 12 (-6 (-33.3%)), worse beyond the 5% tolerance (higher is better)")
-	check("a", "attempts", true, false, "attempts rose from 100 to 104 (+4 (+4.0%)), worse but within the 5% tolerance")
+	check("a", "completed", true, true, "completed fell from 18 to 12 (-6, -33.3%), worse beyond the 5% tolerance (higher is better)")
+	check("a", "attempts", true, false, "attempts rose from 100 to 104 (+4, +4.0%), worse but within the 5% tolerance")
 	check("a", "gave_up", true, true, "gave_up rose from 2 to 8")
 	check("a", "latency_ms.p99", true, true, "latency_ms.p99 rose from 2000 to 4000")
 	check("a", "latency_ms.p50", false, false, "unchanged at 1000")
-	check("b", "attempts", false, false, "attempts fell from 40 to 30 (-10 (-25.0%)), better")
+	check("b", "attempts", false, false, "attempts fell from 40 to 30 (-10, -25.0%), better")
 	check("gone", "", true, true, "policy gone is in the baseline but no longer in scenario s")
 	if findChange(cs, "new", "completed") != nil {
 		t.Error("a policy new since the baseline was compared")

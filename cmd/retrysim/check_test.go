@@ -183,7 +183,7 @@ func TestBaselineCatchesWorsePolicy(t *testing.T) {
 		t.Fatalf("worse policy: exit %d, want 1\n%s%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"burst/capped-exponential: completed fell from 18 to 12 (-6 (-33.3%)), worse beyond the 5% tolerance",
+		"burst/capped-exponential: completed fell from 18 to 12 (-6, -33.3%), worse beyond the 5% tolerance",
 		"worse beyond the 5% tolerance (higher is better)",
 		"| FAIL   | burst    | capped-exponential | completed",
 		"metric(s) worse than the baseline beyond tolerance",
