@@ -248,11 +248,13 @@ func TestTerminalRejectionStopsAtOnce(t *testing.T) {
 func TestRunRejectsBadConfig(t *testing.T) {
 	good := reference(exponential)
 	for name, mutate := range map[string]func(c *Config){
-		"no clients":      func(c *Config) { c.Workload.Clients = 0 },
-		"no limits":       func(c *Config) { c.Policy.Decide.MaxAttempts, c.Policy.Decide.Deadline = 0, 0 },
-		"no backoff":      func(c *Config) { c.Policy.Decide.Backoff = nil },
-		"no server":       func(c *Config) { c.Server = nil },
-		"zero window":     func(c *Config) { c.Server = &CapacityWindows{ResponseTime: Fixed(0), Phases: []Phase{{Admit: 1, Reject: Rejection{Class: policies.Capacity}}}} },
+		"no clients": func(c *Config) { c.Workload.Clients = 0 },
+		"no limits":  func(c *Config) { c.Policy.Decide.MaxAttempts, c.Policy.Decide.Deadline = 0, 0 },
+		"no backoff": func(c *Config) { c.Policy.Decide.Backoff = nil },
+		"no server":  func(c *Config) { c.Server = nil },
+		"zero window": func(c *Config) {
+			c.Server = &CapacityWindows{ResponseTime: Fixed(0), Phases: []Phase{{Admit: 1, Reject: Rejection{Class: policies.Capacity}}}}
+		},
 		"bad throttle":    func(c *Config) { c.Policy.Throttle = &Throttle{Count: 0, Per: sec} },
 		"negative spread": func(c *Config) { c.Workload.Spread = -1 },
 	} {
