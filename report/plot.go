@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image/color"
@@ -28,6 +29,8 @@ const (
 	FigureWidth  = 1200 * vg.Inch / plotDPI
 	FigureHeight = 800 * vg.Inch / plotDPI
 )
+
+const svgFontFamily = "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"
 
 // Figure is one picture: a title over a grid of panels.
 type Figure struct {
@@ -61,7 +64,13 @@ func (f *Figure) Write(w io.Writer, format string) error {
 		if err := f.draw(draw.New(c)); err != nil {
 			return err
 		}
-		_, err := c.WriteTo(w)
+		var buf bytes.Buffer
+		if _, err := c.WriteTo(&buf); err != nil {
+			return err
+		}
+		// Fonts are not embedded: name metric-compatible fallbacks so that
+		// viewers without Liberation fonts still draw a sans-serif face.
+		_, err := w.Write(bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"), []byte(svgFontFamily)))
 		return err
 	case "png":
 		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(plotDPI), vgimg.UseBackgroundColor(color.White))

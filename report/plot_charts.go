@@ -290,7 +290,7 @@ var distributionMetrics = [][3]string{
 	{"attempts", "Attempts", "requests sent"},
 	{"gave_up", "Gave up", "operations"},
 	{"amplification", "Amplification", "attempts per operation"},
-	{"latency_ms.p99", "p99 completion time", "ms"},
+	{"latency_ms.p99", "p99 completion time", "milliseconds"},
 	{"last_completion_ms", "Last completion", "ms since start"},
 }
 

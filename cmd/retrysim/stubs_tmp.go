@@ -10,7 +10,6 @@ import (
 	"github.com/retrysim/retrysim/scenarios"
 )
 
-func sweepCommand() *cli.Command  { return &cli.Command{Name: "sweep", Hidden: true} }
 func reportCommand() *cli.Command { return &cli.Command{Name: "report", Hidden: true} }
 func writeHTMLReport(context.Context, *cli.Command, io.Writer, *scenarios.Scenario, uint64, int) error {
 	return errors.New("not yet")
