@@ -92,7 +92,7 @@ func MultiSeedRows(doc *MultiSeedDocument, metric string, missing string) [][]st
 // change of the mean and the p-value, or "~" when not significant.
 func Verdict(d *Difference) string {
 	if d.Pairs == 0 {
-		return "no data"
+		return "n/a: no common seeds"
 	}
 	if d.Verdict == "~" {
 		return "~ (" + formatP(d.P) + ")"
