@@ -31,6 +31,19 @@ func TestCompareSeedsGolden(t *testing.T) {
 	}
 }
 
+// rate-limited-burst has policies that do not differ significantly: the
+// table must say so with "~".
+func TestCompareSeedsNotSignificantGolden(t *testing.T) {
+	out, _, err := runCLI(t, "compare", "--scenario", "rate-limited-burst", "--seeds", "10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "| ~ (p=") {
+		t.Error("no non-significant comparison marked ~")
+	}
+	golden.Check(t, "compare-rate-limited-seeds10.table", []byte(out))
+}
+
 // With one seed, compare keeps its single-seed output, whatever --seeds says.
 func TestCompareOneSeedUnchanged(t *testing.T) {
 	plain, _, err := runCLI(t, "compare", "--format", "json")
