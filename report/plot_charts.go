@@ -172,9 +172,17 @@ func CDFFigure(d *PlotData) (*Figure, error) {
 	p := newPanel("", "time from an operation's start to its completion (s)", "fraction of operations completed")
 	p.Add(gridLines())
 	for i, l := range d.Latencies {
+		// Steps closer than a fraction of a pixel apart merge into one, so
+		// that thousands of pooled completions do not bloat the SVG.
+		minStep := xmax / 4000
 		pts := plotter.XYs{{X: 0, Y: 0}}
 		for j, v := range l {
-			pts = append(pts, plotter.XY{X: seconds(v), Y: float64(j+1) / ops})
+			pt := plotter.XY{X: seconds(v), Y: float64(j+1) / ops}
+			if last := &pts[len(pts)-1]; len(pts) > 1 && pt.X-last.X < minStep {
+				last.Y = pt.Y
+				continue
+			}
+			pts = append(pts, pt)
 		}
 		pts = append(pts, plotter.XY{X: xmax, Y: float64(len(l)) / ops})
 		line, err := plotter.NewLine(pts)
