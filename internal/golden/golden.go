@@ -127,3 +127,6 @@ func splitLines(s string) []string {
 	}
 	return lines
 }
+
+// Updating reports whether the test run was asked to rewrite golden files.
+func Updating() bool { return *update }
