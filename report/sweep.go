@@ -19,7 +19,10 @@ const SweepSchema = "retrysim/sweep/v1"
 // SweepAxis is one swept parameter.
 type SweepAxis struct {
 	Name string
-	Unit string // "" for counts, "ms" for durations
+	// Title describes the parameter on a plot's axis, e.g. "capacity
+	// (requests admitted per window)"; Name when empty.
+	Title string
+	Unit  string // "" for counts, "ms" for durations
 	// Labels are the values as the user writes them ("500ms"); Values the
 	// same as numbers (durations in milliseconds).
 	Labels []string

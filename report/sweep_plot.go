@@ -36,6 +36,9 @@ func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
 	}
 	x := sw.Axes[0]
 	xLabel := x.Name
+	if x.Title != "" {
+		xLabel = x.Title
+	}
 	if x.Unit != "" {
 		xLabel += " (" + x.Unit + ")"
 	}
@@ -51,6 +54,7 @@ func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
 		if rows := (panels + cols - 1) / cols; rows > 2 {
 			fig.Height = vg.Length(rows) * vg.Points(200)
 		}
+		figMax := 0.0
 		for panel := range panels {
 			title := ""
 			if len(sw.Axes) == 2 {
@@ -103,8 +107,13 @@ func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
 			lo, hi := x.Values[0], x.Values[len(x.Values)-1]
 			pad := math.Max((hi-lo)*0.03, 0.5)
 			p.X.Min, p.X.Max = lo-pad, hi+pad
-			p.Y.Min, p.Y.Max = 0, math.Max(ymax*1.15, 1)
+			p.Y.Min = 0
 			fig.Panels = append(fig.Panels, p)
+			figMax = math.Max(figMax, ymax)
+		}
+		// Panels share the y axis so that they compare at a glance.
+		for _, p := range fig.Panels {
+			p.Y.Max = math.Max(figMax*1.15, 1)
 		}
 		out = append(out, NamedFigure{Name: "sweep-" + strings.ReplaceAll(metric, ".", "-"), Figure: fig})
 	}

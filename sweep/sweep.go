@@ -37,6 +37,7 @@ const (
 // paramInfo describes one parameter that can be swept.
 type paramInfo struct {
 	name  string
+	title string // for plot axes
 	kind  kind
 	min   int64
 	about string
@@ -44,15 +45,15 @@ type paramInfo struct {
 }
 
 var params = []paramInfo{
-	{"clients", count, 1, "number of clients in the burst", setClients},
-	{"capacity", count, 0, "requests admitted per window in the server's last phase (window 1s if it had none)", setCapacity},
-	{"base", duration, 1, "base delay of every backoff that has one (not immediate's fixed delay; cap unchanged)", setBase},
-	{"delay", duration, 0, "fixed delay of immediate policies", setDelay},
-	{"outage", duration, 0, "duration of the server's first phase (0 removes it)", setOutage},
-	{"response_time", duration, 0, "time from each request to its response", setResponseTime},
-	{"throttle", count, 1, "start rate (per period) of every throttled policy", setThrottle},
-	{"max_attempts", count, 1, "attempts per operation of every policy", setMaxAttempts},
-	{"deadline", duration, 1, "deadline per operation of every policy", setDeadline},
+	{"clients", "clients", count, 1, "number of clients in the burst", setClients},
+	{"capacity", "capacity: requests admitted per window", count, 0, "requests admitted per window in the server's last phase (window 1s if it had none)", setCapacity},
+	{"base", "base delay", duration, 1, "base delay of every backoff that has one (not immediate's fixed delay; cap unchanged)", setBase},
+	{"delay", "fixed delay", duration, 0, "fixed delay of immediate policies", setDelay},
+	{"outage", "outage length", duration, 0, "duration of the server's first phase (0 removes it)", setOutage},
+	{"response_time", "response time", duration, 0, "time from each request to its response", setResponseTime},
+	{"throttle", "throttle: starts per period", count, 1, "start rate (per period) of every throttled policy", setThrottle},
+	{"max_attempts", "max attempts", count, 1, "attempts per operation of every policy", setMaxAttempts},
+	{"deadline", "deadline", duration, 1, "deadline per operation of every policy", setDeadline},
 }
 
 // Names returns the parameters that can be swept, each with a description.
@@ -344,7 +345,7 @@ func Run(ctx context.Context, s *scenarios.Scenario, ps []Param, first uint64, k
 		out.Policies = append(out.Policies, p.Name)
 	}
 	for _, p := range ps {
-		ax := report.SweepAxis{Name: p.Name, Unit: p.Unit()}
+		ax := report.SweepAxis{Name: p.Name, Title: p.info.title, Unit: p.Unit()}
 		for i := range p.Values {
 			ax.Labels = append(ax.Labels, p.Label(i))
 			ax.Values = append(ax.Values, p.Number(i))
