@@ -63,7 +63,7 @@ func WriteHTML(w io.Writer, s *scenarios.Scenario, d *PlotData, command string) 
 		header := columns
 		var rows [][]string
 		for p := range d.Runs.Policies {
-			rows = append(rows, cells(d.Runs.Rows[p][0], "–"))
+			rows = append(rows, cells(d.Runs.First[p], "–"))
 		}
 		numeric := make([]bool, len(header))
 		for i, c := range header {

@@ -15,43 +15,68 @@ const MultiSeedSchema = "retrysim/multi-seed/v1"
 // Alpha is the significance level of the comparisons between policies.
 const Alpha = 0.05
 
-// MultiSeed holds every policy's results on seeds FirstSeed,
-// FirstSeed+1, …, FirstSeed+Seeds−1.
+// MultiSeed holds every policy's metrics on seeds FirstSeed,
+// FirstSeed+1, …, FirstSeed+Seeds−1. It keeps numbers, not whole results,
+// so that many seeds fit in memory.
 type MultiSeed struct {
 	Scenario  string
 	FirstSeed uint64
 	Policies  []string
-	// Rows[p][s] is policy p's result on seed FirstSeed+s.
-	Rows [][]PolicyResult
+	// First[p] is policy p's full row on the first seed.
+	First []PolicyResult
+	// values[p][m][s] is metric m (in the order of Metrics) of policy p on
+	// seed FirstSeed+s; NaN where the metric does not exist.
+	values [][][]float64
+	seeds  int
 }
 
 // NewMultiSeed prepares a MultiSeed for k seeds of the given policies.
 func NewMultiSeed(scenario string, first uint64, k int, policies []string) *MultiSeed {
-	m := &MultiSeed{Scenario: scenario, FirstSeed: first, Policies: policies, Rows: make([][]PolicyResult, len(policies))}
-	for p := range m.Rows {
-		m.Rows[p] = make([]PolicyResult, k)
+	m := &MultiSeed{Scenario: scenario, FirstSeed: first, Policies: policies, seeds: k,
+		First: make([]PolicyResult, len(policies)), values: make([][][]float64, len(policies))}
+	for p := range m.values {
+		m.values[p] = make([][]float64, len(Metrics))
+		for i := range Metrics {
+			m.values[p][i] = make([]float64, k)
+		}
 	}
 	return m
 }
 
 // Add records policy p's result on seed index s. Calls for distinct (s, p)
 // may run concurrently, as scenarios.RunSeeds makes them.
-func (m *MultiSeed) Add(s, p int, r *sim.Result) { m.Rows[p][s] = Row(r) }
+func (m *MultiSeed) Add(s, p int, r *sim.Result) {
+	row := Row(r)
+	if s == 0 {
+		m.First[p] = row
+	}
+	for i, metric := range Metrics {
+		v, ok := metric.Value(row)
+		if !ok {
+			v = math.NaN()
+		}
+		m.values[p][i][s] = v
+	}
+}
 
 // Seeds returns the number of seeds.
-func (m *MultiSeed) Seeds() int {
-	if len(m.Rows) == 0 {
-		return 0
+func (m *MultiSeed) Seeds() int { return m.seeds }
+
+func metricIndex(metric Metric) int {
+	for i := range Metrics {
+		if Metrics[i].Name == metric.Name {
+			return i
+		}
 	}
-	return len(m.Rows[0])
+	panic("report: metric " + metric.Name + " is not in the registry")
 }
 
 // Values returns policy p's values of metric over the seeds in seed order,
 // and for each value its seed index; seeds where the metric does not exist
 // (latency when nothing completed) are left out.
 func (m *MultiSeed) Values(p int, metric Metric) (values []float64, seeds []int) {
-	for s, row := range m.Rows[p] {
-		if v, ok := metric.Value(row); ok {
+	for s, v := range m.values[p][metricIndex(metric)] {
+		if !math.IsNaN(v) {
 			values = append(values, v)
 			seeds = append(seeds, s)
 		}
@@ -146,10 +171,9 @@ func (m *MultiSeed) Stats() MultiSeedDocument {
 // compare tests policy p against policy base on metric, pairing by seed.
 func (m *MultiSeed) compare(base, p int, metric Metric) Difference {
 	var xs, ys []float64
-	for s := range m.Rows[p] {
-		x, okx := metric.Value(m.Rows[base][s])
-		y, oky := metric.Value(m.Rows[p][s])
-		if okx && oky {
+	i := metricIndex(metric)
+	for s, x := range m.values[base][i] {
+		if y := m.values[p][i][s]; !math.IsNaN(x) && !math.IsNaN(y) {
 			xs = append(xs, x)
 			ys = append(ys, y)
 		}

@@ -157,7 +157,7 @@ func TimelineFigure(d *PlotData) (*Figure, error) {
 // CDFFigure shows, per policy, the fraction of all operations completed
 // within each time from their start; a curve that stops below 1 means give-ups.
 func CDFFigure(d *PlotData) (*Figure, error) {
-	seeds := d.Runs.Seeds()
+	seeds := d.LatencySeeds
 	ops := float64(d.Clients * seeds)
 	xmax := 0.0
 	for _, l := range d.Latencies {
@@ -202,7 +202,11 @@ func CDFFigure(d *PlotData) (*Figure, error) {
 	p.Legend.XOffs = -vg.Points(10)
 	p.X.Min, p.X.Max = 0, xmax
 	p.Y.Min, p.Y.Max = 0, 1.02
-	title := fmt.Sprintf("%s: completion-time CDF per policy (%s, %d operations each)", d.Scenario, seedWords(d.Runs), d.Clients*seeds)
+	pooled := fmt.Sprintf("seed %d", d.Runs.FirstSeed)
+	if seeds > 1 {
+		pooled = fmt.Sprintf("seeds %d–%d", d.Runs.FirstSeed, d.Runs.FirstSeed+uint64(seeds)-1)
+	}
+	title := fmt.Sprintf("%s: completion-time CDF per policy (%s, %d operations each)", d.Scenario, pooled, d.Clients*seeds)
 	return &Figure{Title: title, Cols: 1, Panels: []*plot.Plot{p}}, nil
 }
 

@@ -62,12 +62,17 @@ type PlotData struct {
 	Clients     int
 	// Timelines, one per policy, are from the first seed.
 	Timelines []Timeline
-	// Latencies[p] holds policy p's completion latencies pooled over all
-	// seeds, sorted.
-	Latencies [][]time.Duration
+	// Latencies[p] holds policy p's completion latencies pooled over the
+	// first LatencySeeds seeds, sorted.
+	Latencies    [][]time.Duration
+	LatencySeeds int
 	// Runs has every policy's result on every seed.
 	Runs *MultiSeed
 }
+
+// MaxCDFSeeds bounds the seeds whose latencies the CDF pools, and so the
+// memory they take.
+const MaxCDFSeeds = 1000
 
 // CollectPlotData runs every policy of s on k seeds from first (in
 // parallel, merged in seed order) for statistics and pooled latencies, then
@@ -79,13 +84,16 @@ func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k
 		names[i] = p.Name
 	}
 	runs := NewMultiSeed(s.Name, first, k, names)
+	pooled := min(k, MaxCDFSeeds)
 	lat := make([][][]time.Duration, len(s.Policies))
 	for p := range lat {
-		lat[p] = make([][]time.Duration, k)
+		lat[p] = make([][]time.Duration, pooled)
 	}
 	err := s.RunSeeds(ctx, first, k, 0, func(seed, p int, r *sim.Result) {
 		runs.Add(seed, p, r)
-		lat[p][seed] = slices.Clone(r.Latencies)
+		if seed < pooled {
+			lat[p][seed] = slices.Clone(r.Latencies)
+		}
 		if done != nil {
 			done()
 		}
@@ -94,7 +102,7 @@ func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k
 		return nil, err
 	}
 	d := &PlotData{Scenario: s.Name, Description: s.Description, Server: s.Server,
-		Clients: s.Workload.Clients, Runs: runs, Latencies: make([][]time.Duration, len(s.Policies))}
+		Clients: s.Workload.Clients, Runs: runs, Latencies: make([][]time.Duration, len(s.Policies)), LatencySeeds: pooled}
 	for p := range s.Policies {
 		d.Latencies[p] = slices.Concat(lat[p]...)
 		slices.Sort(d.Latencies[p])

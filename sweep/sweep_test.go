@@ -171,7 +171,7 @@ func TestRunGridOrder(t *testing.T) {
 		if !reflect.DeepEqual(pt.Index, want[i]) {
 			t.Errorf("point %d has index %v, want %v", i, pt.Index, want[i])
 		}
-		if got := pt.Runs.Rows[0][0].Clients; got != int(ps[0].Values[pt.Index[0]]) {
+		if got := pt.Runs.First[0].Clients; got != int(ps[0].Values[pt.Index[0]]) {
 			t.Errorf("point %d ran %d clients", i, got)
 		}
 	}

@@ -13,8 +13,9 @@ import (
 	"github.com/retrysim/retrysim/sim"
 )
 
-// maxSeeds bounds --seeds so that a typo cannot run for days.
-const maxSeeds = 1_000_000
+// maxSeeds bounds --seeds so that a typo cannot run for days or fill the
+// memory (every metric of every policy on every seed is kept).
+const maxSeeds = 100_000
 
 // seedsFlag is --seeds, shared by every command that runs scenarios.
 func seedsFlag() cli.Flag {
