@@ -23,7 +23,7 @@ func plotCommand() *cli.Command {
 		Usage: "draw a scenario's timeline, completion-time CDF, outcomes and (with --seeds) distributions",
 		UsageText: "retrysim plot --out DIR [--scenario NAME | --file PATH] [--seed N] [--seeds K] [--format png,svg] [--bucket DURATION]\n\n" +
 			"Writes DIR/timeline, DIR/cdf, DIR/outcomes and, with --seeds K > 1, DIR/distributions,\n" +
-			"each as .png and .svg (1200×800). The timeline shows the first seed; the CDF pools all seeds.\n\n" +
+			"each as .png and .svg (1200×800). The timeline shows the first seed; the CDF pools up to 1000 seeds.\n\n" +
 			"Examples:\n" +
 			"   retrysim plot --out plots\n" +
 			"   retrysim plot --out plots --scenario long-outage --seeds 100 --format svg",
