@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/retrysim/retrysim/internal/golden"
+)
 
 // cli runs the command line in-process and returns stdout, stderr and the
 // exit code main would use.
@@ -23,44 +21,6 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 	err := run(context.Background(), append([]string{"retrysim"}, args...), &stdout, &stderr)
 	code := exitCode(err, &stderr)
 	return stdout.String(), stderr.String(), code
-}
-
-// golden compares got with testdata/name.golden, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/retrysim -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test ./cmd/retrysim -update rewrites it):\n%s", path, lineDiff(string(want), got))
-	}
-}
-
-// lineDiff shows the lines that differ, with their numbers.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := range max(len(w), len(g)) {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n  want: %s\n   got: %s\n", i+1, wl, gl)
-		}
-	}
-	return b.String()
 }
 
 func TestCompareGolden(t *testing.T) {
@@ -80,7 +40,7 @@ func TestCompareGolden(t *testing.T) {
 			if code != 0 || errOut != "" {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
-			golden(t, tt.name, out)
+			golden.Check(t, tt.name, []byte(out))
 		})
 	}
 }
