@@ -56,18 +56,18 @@ type HTTPError struct {
 }
 
 func (e *HTTPError) Error() string {
-	msg := http.StatusText(e.StatusCode)
-	if msg == "" {
-		msg = "status " + strconv.Itoa(e.StatusCode)
+	msg := "http " + strconv.Itoa(e.StatusCode)
+	if text := http.StatusText(e.StatusCode); text != "" {
+		msg += " " + text
 	}
 	body := strings.TrimSpace(string(e.Body))
 	if len(body) > 200 {
 		body = body[:200] + "..."
 	}
 	if body != "" {
-		return "http " + strconv.Itoa(e.StatusCode) + " " + msg + ": " + body
+		msg += ": " + body
 	}
-	return "http " + strconv.Itoa(e.StatusCode) + " " + msg
+	return msg
 }
 
 // ClassifyError is the default Classifier. In order:
