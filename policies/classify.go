@@ -78,8 +78,9 @@ func (e *HTTPError) Error() string {
 //     net.Error that reports a timeout, is Transient: it is taken to be the
 //     timeout of one attempt. The caller's own cancellation or deadline is
 //     never retried regardless: Do checks the caller's context itself.
-//   - connection errors (any net.Error, connection reset or refused, broken
-//     pipe, an unexpected EOF) are Transient.
+//   - connection errors (any net.Error, connection reset, refused or
+//     aborted, broken pipe, io.EOF or io.ErrUnexpectedEOF: the connection
+//     ended before a whole response) are Transient.
 //   - anything else is Terminal: an error nobody recognised is not retried.
 func ClassifyError(err error, now time.Time) Outcome {
 	if err == nil {
@@ -103,7 +104,7 @@ func ClassifyError(err error, now time.Time) Outcome {
 	if errors.As(err, &ne) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, io.ErrUnexpectedEOF) {
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return Outcome{Class: Transient}
 	}
 	return Outcome{Class: Terminal}

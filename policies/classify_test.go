@@ -202,6 +202,7 @@ func TestClassifyError(t *testing.T) {
 		{"reset", fmt.Errorf("read: %w", syscall.ECONNRESET), Transient},
 		{"broken pipe", syscall.EPIPE, Transient},
 		{"unexpected EOF", io.ErrUnexpectedEOF, Transient},
+		{"EOF before a response", &url.Error{Op: "Post", URL: "u", Err: io.EOF}, Transient},
 		{"dns not found", &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, Terminal},
 		{"dns temporary", &net.DNSError{Err: "server misbehaving", Name: "x", IsTemporary: true}, Transient},
 		{"unrecognised", errors.New("boom"), Terminal},
