@@ -13,13 +13,13 @@ func TestDocsClassifierMatchesExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile("example_test.go")
+	src, err := os.ReadFile("example_client_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fromDoc, fromSrc := funcText(string(doc), "classifySDK"), funcText(string(src), "classifySDK")
 	if fromDoc == "" || fromDoc != fromSrc {
-		t.Errorf("docs/client.md's classifySDK differs from example_test.go's:\ndocs:\n%s\nexample:\n%s", fromDoc, fromSrc)
+		t.Errorf("docs/client.md's classifySDK differs from example_client_test.go's:\ndocs:\n%s\nexample:\n%s", fromDoc, fromSrc)
 	}
 }
 
