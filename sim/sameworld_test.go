@@ -30,8 +30,37 @@ type attemptRecord struct {
 
 func (a attemptRecord) String() string { return fmt.Sprintf("%v:%v", a.at, a.admitted) }
 
+// events is what the hooks saw, in the fields both worlds share: the
+// simulator has no Go errors, so Err, Last and Cause are left out.
+type events struct {
+	retries []policies.RetryEvent
+	giveUps []string
+}
+
+func (e *events) hooks() policies.Hooks {
+	return policies.Hooks{
+		OnRetryScheduled: func(ev policies.RetryEvent) {
+			ev.Err = nil
+			e.retries = append(e.retries, ev)
+		},
+		OnGiveUp: func(err *policies.Error) {
+			e.giveUps = append(e.giveUps, fmt.Sprintf("%v after %d in %v, last %+v", err.Reason, err.Attempts, err.Elapsed, err.LastOutcome))
+		},
+	}
+}
+
+func sameEvents(t *testing.T, simEv, prodEv *events) {
+	t.Helper()
+	if !slices.Equal(simEv.retries, prodEv.retries) {
+		t.Errorf("retry events differ:\nsimulator:  %+v\nproduction: %+v", simEv.retries, prodEv.retries)
+	}
+	if !slices.Equal(simEv.giveUps, prodEv.giveUps) {
+		t.Errorf("give-ups differ:\nsimulator:  %v\nproduction: %v", simEv.giveUps, prodEv.giveUps)
+	}
+}
+
 // simulate runs one client through sim.Run.
-func simulate(t *testing.T, seed uint64, server *sim.CapacityWindows, pol sim.Policy) ([]attemptRecord, sim.Result) {
+func simulate(t *testing.T, seed uint64, server *sim.CapacityWindows, pol sim.Policy, ev *events) ([]attemptRecord, sim.Result) {
 	t.Helper()
 	var recs []attemptRecord
 	res, err := sim.Run(sim.Config{
@@ -40,6 +69,7 @@ func simulate(t *testing.T, seed uint64, server *sim.CapacityWindows, pol sim.Po
 		Workload:  sim.Burst{Clients: 1},
 		Policy:    pol,
 		OnRequest: func(at time.Duration, admitted bool) { recs = append(recs, attemptRecord{at, admitted}) },
+		Hooks:     ev.hooks(),
 	})
 	if err != nil {
 		t.Fatalf("sim.Run: %v", err)
@@ -48,7 +78,7 @@ func simulate(t *testing.T, seed uint64, server *sim.CapacityWindows, pol sim.Po
 }
 
 // produce runs the same client through policies.Do in a synctest bubble.
-func produce(t *testing.T, seed uint64, server *sim.CapacityWindows, pol sim.Policy) (recs []attemptRecord, elapsed time.Duration, err error) {
+func produce(t *testing.T, seed uint64, server *sim.CapacityWindows, pol sim.Policy, ev *events) (recs []attemptRecord, elapsed time.Duration, err error) {
 	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
 		arrive := sim.NewServerModel(server, seed)
@@ -66,6 +96,7 @@ func produce(t *testing.T, seed uint64, server *sim.CapacityWindows, pol sim.Pol
 		opts := []policies.Option{
 			policies.WithPolicy(pol.Decide),
 			policies.WithRand(rand.New(sim.ClientPolicyStream(seed, 0))),
+			policies.WithHooks(ev.hooks()),
 		}
 		if pol.Gate {
 			opts = append(opts, policies.WithGate(&policies.Gate{}))
@@ -119,8 +150,10 @@ func TestSameAttemptsInSimulatorAndProduction(t *testing.T) {
 	}
 	pol := fullJitter(8, 20*time.Second, true)
 
-	simRecs, res := simulate(t, seed, server, pol)
-	prodRecs, elapsed, err := produce(t, seed, server, pol)
+	simEv, prodEv := &events{}, &events{}
+	simRecs, res := simulate(t, seed, server, pol, simEv)
+	prodRecs, elapsed, err := produce(t, seed, server, pol, prodEv)
+	sameEvents(t, simEv, prodEv)
 
 	if !slices.Equal(simRecs, prodRecs) {
 		t.Fatalf("attempts differ:\nsimulator:  %v\nproduction: %v", simRecs, prodRecs)
@@ -143,7 +176,11 @@ func TestSameAttemptsInSimulatorAndProduction(t *testing.T) {
 	if !statuses[529] || !statuses[429] || !simRecs[len(simRecs)-1].admitted {
 		t.Errorf("sequence %v does not cover 529, 429 and a success", simRecs)
 	}
+	if len(simEv.retries) != len(simRecs)-1 {
+		t.Errorf("%d retry events for %d attempts", len(simEv.retries), len(simRecs))
+	}
 	t.Logf("attempts: %v", simRecs)
+	t.Logf("retries: %+v", simEv.retries)
 }
 
 func TestSameGiveUpInSimulatorAndProduction(t *testing.T) {
@@ -154,8 +191,13 @@ func TestSameGiveUpInSimulatorAndProduction(t *testing.T) {
 	}
 	pol := fullJitter(0, 5*time.Second, false)
 
-	simRecs, res := simulate(t, seed, server, pol)
-	prodRecs, _, err := produce(t, seed, server, pol)
+	simEv, prodEv := &events{}, &events{}
+	simRecs, res := simulate(t, seed, server, pol, simEv)
+	prodRecs, _, err := produce(t, seed, server, pol, prodEv)
+	sameEvents(t, simEv, prodEv)
+	if len(simEv.giveUps) != 1 {
+		t.Errorf("give-up events %v, want one", simEv.giveUps)
+	}
 
 	if !slices.Equal(simRecs, prodRecs) {
 		t.Fatalf("attempts differ:\nsimulator:  %v\nproduction: %v", simRecs, prodRecs)
