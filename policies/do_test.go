@@ -541,3 +541,52 @@ func TestDoLeavesNoGoroutine(t *testing.T) {
 		}
 	})
 }
+
+func TestDoLimiterWaitCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim, _ := policies.NewLimiter(1, 0)
+		if err := lim.Acquire(t.Context()); err != nil { // hold the only slot
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		err := policies.Do(ctx, newScript(step{rt, nil}).op, policies.WithLimiter(lim))
+		var pe *policies.Error
+		if !errors.As(err, &pe) || pe.Reason != policies.StopCancelled || pe.Attempts != 0 || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Do = %v, want cancelled before any attempt", err)
+		}
+		lim.Release()
+		if lim.InFlight() != 0 {
+			t.Errorf("%d slots taken after release", lim.InFlight())
+		}
+	})
+}
+
+// TestStickyFallbackShared runs many operations at once on one sticky
+// ModelFallback; run with -race.
+func TestStickyFallbackShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fb := &policies.ModelFallback{Primary: "big", Fallback: "small", After: 2, Sticky: true}
+		var small atomic.Int32
+		op := func(ctx context.Context, a policies.Attempt) error {
+			time.Sleep(rt)
+			if a.Model == "small" {
+				small.Add(1)
+				return nil
+			}
+			return httpErr(529, nil)
+		}
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				if err := policies.Do(t.Context(), op, policies.WithFallback(fb)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if small.Load() != 20 || fb.StartModel() != "small" {
+			t.Errorf("%d operations finished on the fallback; start model now %q", small.Load(), fb.StartModel())
+		}
+	})
+}
