@@ -3,6 +3,10 @@
 // one API key need. The simulator and production clients run the same code;
 // neither the wall clock nor the global random source is read here. Time and
 // randomness are always passed in.
+//
+// The production shell around those decisions is Do (a retry loop around one
+// operation, with the real clock, sleeps and context handling) and Transport
+// (an http.RoundTripper over Do). See docs/client.md.
 package policies
 
 import (

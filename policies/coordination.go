@@ -59,8 +59,8 @@ type Throttle struct {
 }
 
 // NewThrottle returns a throttle admitting count starts per period. maxQueue
-// bounds how many reserved starts may wait ahead of a new one; 0 means no
-// bound.
+// bounds how many requests may be waiting for their start, a new one
+// included; 0 means no bound.
 func NewThrottle(count int, per time.Duration, maxQueue int) (*Throttle, error) {
 	if count <= 0 || per <= 0 || maxQueue < 0 {
 		return nil, fmt.Errorf("throttle needs count > 0, per > 0 and max queue >= 0 (got %d per %v, queue %d)", count, per, maxQueue)
@@ -84,11 +84,11 @@ func (t *Throttle) Reserve(now, latest time.Time) (time.Time, error) {
 	}
 	start := t.slot(t.next)
 	if t.maxQueue > 0 {
-		// Starts booked after now, i.e. queued ahead of this request.
+		// Requests that would be waiting for a start, this one included.
 		// Float to avoid overflow; multiplication and division only, so every
 		// platform rounds the same way.
-		ahead := float64(start.Sub(now)) * float64(t.count) / float64(t.per)
-		if ahead >= float64(t.maxQueue) {
+		waiting := float64(start.Sub(now)) * float64(t.count) / float64(t.per)
+		if waiting > float64(t.maxQueue) {
 			return time.Time{}, ErrQueueFull
 		}
 	}

@@ -44,13 +44,14 @@ const (
 	StopAttempts                    // the maximum number of attempts was sent
 	StopDeadline                    // the next attempt would start after the deadline
 	StopTerminal                    // the last outcome was terminal
-	StopQueueFull                   // a shared throttle's queue was full
+	StopQueueFull                   // a shared throttle's or limiter's wait queue was full
+	StopCancelled                   // the caller's context was cancelled or its deadline passed
 )
 
 // NumStopReasons is the number of StopReason values, for arrays indexed by reason.
-const NumStopReasons = int(StopQueueFull) + 1
+const NumStopReasons = int(StopCancelled) + 1
 
-var stopNames = [...]string{"none", "attempts", "deadline", "terminal", "queue_full"}
+var stopNames = [...]string{"none", "attempts", "deadline", "terminal", "queue_full", "cancelled"}
 
 func (r StopReason) String() string {
 	if int(r) < len(stopNames) {

@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 )
+
+// plainNumber matches a plain decimal number: no hex, no underscores, no Inf
+// or NaN.
+var plainNumber = regexp.MustCompile(`^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$`)
 
 // BaselineError says why a baseline file cannot be used.
 type BaselineError struct {
@@ -108,7 +113,7 @@ func ParseTolerance(s string) (float64, error) {
 		return 0, nil
 	}
 	num, ok := strings.CutSuffix(t, "%")
-	if !ok || !exprNumber.MatchString(num) {
+	if !ok || !plainNumber.MatchString(num) {
 		return 0, fmt.Errorf("tolerance %q: want a percentage such as 5%% or 0.5%%", s)
 	}
 	v, err := strconv.ParseFloat(num, 64)

@@ -3,13 +3,15 @@ package report
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/retrysim/retrysim/scenarios"
 )
 
 // CheckResult is one expectation measured against one policy's runs.
 type CheckResult struct {
 	Scenario    string
 	Policy      string
-	Expectation Expectation
+	Expectation scenarios.Expectation
 	// Source says where the expectation was written, e.g. "scenarios.yaml:42:7".
 	Source string
 	// FirstSeed and Seeds give the runs measured: seeds FirstSeed,
@@ -29,7 +31,7 @@ type CheckResult struct {
 // starting at firstSeed (runs[0] is firstSeed). A single-run expectation
 // reads runs[0] only. An expectation whose metric has no value in any run
 // fails: a bound cannot hold on nothing.
-func Evaluate(e Expectation, firstSeed uint64, runs []PolicyResult) CheckResult {
+func Evaluate(e scenarios.Expectation, firstSeed uint64, runs []PolicyResult) CheckResult {
 	r := CheckResult{Expectation: e, FirstSeed: firstSeed}
 	if len(runs) == 0 {
 		return r
@@ -55,12 +57,12 @@ func Evaluate(e Expectation, firstSeed uint64, runs []PolicyResult) CheckResult 
 		return r
 	}
 	if e.OverSeeds() {
-		r.Measured = e.Stat.of(Summarize(values))
+		r.Measured = statOf(e.Stat, Summarize(values))
 	} else {
 		r.Measured = values[0]
 	}
 	r.HasValue = true
-	r.Pass = e.Op.holds(r.Measured, e.Value)
+	r.Pass = e.Op.Holds(r.Measured, e.Value)
 	return r
 }
 
@@ -103,4 +105,22 @@ func (r *CheckResult) Explain() string {
 // formatNumber prints v with at most four decimals and no trailing zeros.
 func formatNumber(v float64) string {
 	return strconv.FormatFloat(round(v, 4), 'f', -1, 64)
+}
+
+// statOf picks a statistic from a Summary.
+func statOf(s scenarios.Stat, sum Summary) float64 {
+	switch s {
+	case scenarios.StatMean:
+		return sum.Mean
+	case scenarios.StatMedian:
+		return sum.Median
+	case scenarios.StatP5:
+		return sum.P5
+	case scenarios.StatP95:
+		return sum.P95
+	case scenarios.StatMin:
+		return sum.Min
+	default:
+		return sum.Max
+	}
 }

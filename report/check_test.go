@@ -4,85 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
 
-func TestParseExpectation(t *testing.T) {
-	good := []struct {
-		in   string
-		want Expectation
-		text string
-	}{
-		{"completed >= 18", Expectation{Metric: "completed", Op: ">=", Value: 18}, "completed >= 18"},
-		{"  amplification<=5.5 ", Expectation{Metric: "amplification", Op: "<=", Value: 5.5}, "amplification <= 5.5"},
-		{"latency_ms.p99 <= 12000", Expectation{Metric: "latency_ms.p99", Op: "<=", Value: 12000}, "latency_ms.p99 <= 12000"},
-		{"gave_up == 0", Expectation{Metric: "gave_up", Op: "==", Value: 0}, "gave_up == 0"},
-		{"mean(completed) >= 17", Expectation{Stat: StatMean, Metric: "completed", Op: ">=", Value: 17}, "mean(completed) >= 17"},
-		{"p95( latency_ms.p50 ) < 1e4", Expectation{Stat: StatP95, Metric: "latency_ms.p50", Op: "<", Value: 10000}, "p95(latency_ms.p50) < 10000"},
-		{"min(gave_up_by.deadline)>-.5", Expectation{Stat: StatMin, Metric: "gave_up_by.deadline", Op: ">", Value: -0.5}, "min(gave_up_by.deadline) > -0.5"},
+// TestExpectableMetrics keeps the metric names that scenario files may bound
+// in step with the metric registry.
+func TestExpectableMetrics(t *testing.T) {
+	if got, want := scenarios.ExpectableMetrics(), MetricNames(); !slices.Equal(got, want) {
+		t.Errorf("scenarios.ExpectableMetrics() = %v,\nreport.MetricNames() = %v", got, want)
 	}
-	for _, g := range good {
-		got, err := ParseExpectation(g.in)
-		if err != nil {
-			t.Errorf("ParseExpectation(%q): %v", g.in, err)
-			continue
-		}
-		if got != g.want {
-			t.Errorf("ParseExpectation(%q) = %+v, want %+v", g.in, got, g.want)
-		}
-		if got.String() != g.text {
-			t.Errorf("ParseExpectation(%q).String() = %q, want %q", g.in, got.String(), g.text)
-		}
-	}
-	bad := []struct{ in, msg string }{
-		{"", "empty expectation"},
-		{"completed 18", "no comparison"},
-		{"completed => 18", `unknown operator "=>"`},
-		{"completed != 18", `unknown operator "!="`},
-		{"completed = 18", `unknown operator "="`},
-		{"completd >= 18", `unknown metric "completd"`},
-		{"avg(completed) >= 18", `unknown statistic "avg"`},
-		{"mean(completed >= 18", "cannot read"},
-		{">= 18", "no metric"},
-		{"completed >=", "no number"},
-		{"completed >= eighteen", `cannot read "eighteen" as a number`},
-		{"completed >= 0x12", "cannot read"},
-		{"completed >= NaN", "cannot read"},
-		{"completed >= 1_000", "cannot read"},
-		{"completed >= 1e999", "out of range"},
-		{"completed >= 18 >= 3", "cannot read"},
-	}
-	for _, b := range bad {
-		_, err := ParseExpectation(b.in)
-		if err == nil || !strings.Contains(err.Error(), b.msg) {
-			t.Errorf("ParseExpectation(%q) error = %v, want it to contain %q", b.in, err, b.msg)
-		}
-	}
-}
-
-// FuzzParseExpectation checks that no input panics and that whatever parses
-// prints back as text that parses to the same expectation.
-func FuzzParseExpectation(f *testing.F) {
-	for _, s := range []string{"completed >= 18", "mean(amplification) <= 5", "latency_ms.p99 < 1e4", "gave_up == 0", "p5(x) > 1", "((", "<<=", "a>=-.5e+3"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		e, err := ParseExpectation(s)
-		if err != nil {
-			if err.Error() == "" {
-				t.Fatalf("empty error for %q", s)
-			}
-			return
-		}
-		again, err := ParseExpectation(e.String())
-		if err != nil || again != e {
-			t.Fatalf("%q parsed to %+v, printed as %q, which parses to %+v, %v", s, e, e.String(), again, err)
-		}
-	})
 }
 
 // result builds a PolicyResult the way compare does.
@@ -119,7 +55,7 @@ func TestEvaluate(t *testing.T) {
 		{"max(latency_ms.p99) <= 2500", "3000", "seeds 5..7 (1 without a value)", false},
 	}
 	for _, c := range cases {
-		e, err := ParseExpectation(c.expr)
+		e, err := scenarios.ParseExpectation(c.expr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +69,7 @@ func TestEvaluate(t *testing.T) {
 		}
 	}
 	// A metric with no value at all fails, whatever the bound.
-	e, _ := ParseExpectation("latency_ms.p50 >= 0")
+	e, _ := scenarios.ParseExpectation("latency_ms.p50 >= 0")
 	r := Evaluate(e, 1, runs[1:2])
 	if r.Pass || r.HasValue || !strings.Contains(r.Explain(), "no value") {
 		t.Errorf("latency of a run that completed nothing: %+v, %q", r, r.Explain())
@@ -256,11 +192,11 @@ func TestCompareBaseline(t *testing.T) {
 }
 
 func TestWriteCheckAndJUnit(t *testing.T) {
-	e1, _ := ParseExpectation("completed >= 18")
-	e2, _ := ParseExpectation("mean(attempts) <= 90")
+	e1, _ := scenarios.ParseExpectation("completed >= 18")
+	e2, _ := scenarios.ParseExpectation("mean(attempts) <= 90")
 	runs := []PolicyResult{result("a", 20, 18, 100, time.Second), result("a", 20, 19, 90, time.Second)}
 	rep := CheckReport{}
-	for _, e := range []Expectation{e1, e2} {
+	for _, e := range []scenarios.Expectation{e1, e2} {
 		r := Evaluate(e, 1, runs)
 		r.Scenario, r.Source = "s", "f.yaml:7"
 		rep.Checks = append(rep.Checks, r)

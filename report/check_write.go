@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -105,7 +106,7 @@ func WriteCheck(w io.Writer, format string, r *CheckReport) error {
 			rows = append(rows, []string{result, c.Scenario, c.Policy, metric, c.BaseText(), c.NowText(), c.DeltaText()})
 		}
 		if len(rows) > 0 {
-			if err := table(w, markdown, []string{"result", "scenario", "policy", "metric", "baseline", "now", "change"}, rows, 4); err != nil {
+			if err := table(w, markdown, []string{"result", "scenario", "policy", "metric", "baseline", "now", "change"}, rows, 4, 5, 6); err != nil {
 				return err
 			}
 		}
@@ -139,13 +140,13 @@ func WriteCheck(w io.Writer, format string, r *CheckReport) error {
 	return nil
 }
 
-// table renders rows; columns from numeric on are right-aligned up to the
-// last two, which are text.
-func table(w io.Writer, markdown bool, header []string, rows [][]string, numeric int) error {
+// table renders rows, with the columns listed in numeric right-aligned and
+// the others left-aligned.
+func table(w io.Writer, markdown bool, header []string, rows [][]string, numeric ...int) error {
 	align := make(tw.Alignment, len(header))
 	for i := range header {
 		align[i] = tw.AlignLeft
-		if i == numeric {
+		if slices.Contains(numeric, i) {
 			align[i] = tw.AlignRight
 		}
 	}

@@ -5,15 +5,13 @@ import (
 	"fmt"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/retrysim/retrysim/report"
 )
 
 // Expect is one expectation of a scenario file: a bound on a policy's metric
 // that 'retrysim check' verifies, such as "completed >= 18" or
 // "mean(amplification) <= 5". docs/ci.md describes the syntax.
 type Expect struct {
-	report.Expectation
+	Expectation
 	// Policy is the index in Scenario.Policies of the policy it applies to.
 	Policy int
 	// Text is the expectation as written.
@@ -46,9 +44,9 @@ func (d *decoder) expectations(m *mapping) []Expect {
 			d.errorf(item, field, "want an expectation such as \"completed >= 18\" or \"mean(amplification) <= 5\", got %s", got)
 			continue
 		}
-		e, err := report.ParseExpectation(item.Value)
+		e, err := ParseExpectation(item.Value)
 		if err != nil {
-			var ee *report.ExpectationError
+			var ee *ExpectationError
 			if errors.As(err, &ee) {
 				d.errorf(item, field, "%s", ee.Msg)
 			} else {

@@ -3,8 +3,6 @@ package scenarios
 import (
 	"strings"
 	"testing"
-
-	"github.com/retrysim/retrysim/report"
 )
 
 const expectYAML = `scenarios:
@@ -39,11 +37,11 @@ func TestParseExpectations(t *testing.T) {
 		policy int
 		text   string
 		source string
-		stat   report.Stat
+		stat   Stat
 	}{
-		{0, "completed >= 18", "e.yaml:14:13", report.StatNone},
-		{0, "mean(amplification) <= 5", "e.yaml:15:13", report.StatMean},
-		{1, "gave_up == 0", "e.yaml:17:18", report.StatNone},
+		{0, "completed >= 18", "e.yaml:14:13", StatNone},
+		{0, "mean(amplification) <= 5", "e.yaml:15:13", StatMean},
+		{1, "gave_up == 0", "e.yaml:17:18", StatNone},
 	}
 	if len(s.Expect) != len(want) {
 		t.Fatalf("got %d expectations, want %d", len(s.Expect), len(want))
@@ -94,9 +92,9 @@ func TestExpectationErrors(t *testing.T) {
 	}
 }
 
-// FuzzParse checks that no scenario file, expectations included, makes the
+// FuzzParseExpectations checks that no scenario file, expectations included, makes the
 // loader panic, and that every error names the file.
-func FuzzParse(f *testing.F) {
+func FuzzParseExpectations(f *testing.F) {
 	f.Add(expectYAML)
 	f.Add("scenarios: [{name: x, server: {phases: [{admit: 1, window: 1s}]}, clients: {count: 1, max_attempts: 1}, policies: [{name: immediate, expect: ['completed >= 1']}]}]")
 	f.Fuzz(func(t *testing.T, src string) {

@@ -67,6 +67,46 @@ func TestQueueOrder(t *testing.T) {
 	testMaxSeq = 0
 }
 
+func TestQueuePopsInTimeOrder(t *testing.T) {
+	var q queue
+	q.init(6, 0)
+	for i, at := range []time.Duration{5, 1, 4, 1, 3, 2} {
+		q.push(at, int32(i))
+	}
+	var got []time.Duration
+	for q.len() > 0 {
+		at, _ := q.pop()
+		got = append(got, at)
+	}
+	if want := []time.Duration{1, 1, 2, 3, 4, 5}; !slices.Equal(got, want) {
+		t.Fatalf("popped times %v, want %v", got, want)
+	}
+}
+
+func TestQueueBreaksTiesByInsertionOrder(t *testing.T) {
+	var q queue
+	q.init(64, 0)
+	// Same time for all; clients pushed in a scrambled order, through both
+	// entry points.
+	order := []int32{7, 3, 9, 0, 5}
+	for i, c := range order {
+		if i%2 == 0 {
+			q.push(time.Second, c)
+		} else {
+			q.pushInOrder(time.Second, c)
+		}
+	}
+	q.push(time.Millisecond, 42) // earlier time jumps the queue
+	if _, c := q.pop(); c != 42 {
+		t.Fatalf("first popped client %d, want 42", c)
+	}
+	for i, want := range order {
+		if _, c := q.pop(); c != want {
+			t.Fatalf("tie %d: popped client %d, want %d (insertion order)", i, c, want)
+		}
+	}
+}
+
 // TestRenumberKeepsRuns runs scenarios with sequence numbers so narrow that
 // the queue renumbers its events over and over, and checks that the results
 // are those of a normal run.

@@ -54,6 +54,12 @@ type Config struct {
 	// its arrival time and whether it was admitted. It must not keep state
 	// that depends on goroutine scheduling; runs call it from one goroutine.
 	OnRequest func(at time.Duration, admitted bool)
+	// Hooks, if set, are told of every retry scheduled and every give-up, as
+	// policies.Do tells them in production. Their Err and Last fields are
+	// nil (a simulated rejection is not a Go error), Elapsed is virtual time
+	// since the client's start, and OnFallback is never called. Runs call
+	// them from one goroutine, in event order.
+	Hooks policies.Hooks
 }
 
 // Result is what one run measured.
@@ -311,7 +317,7 @@ func (r *runner) ready(i int32, now time.Duration) {
 	if r.gate != nil {
 		if open := r.gate.Ready(epoch.Add(now)).Sub(epoch); open > now {
 			if !r.pol.Decide.StartsInTime(open - c.start) {
-				r.giveUp(policies.StopDeadline)
+				r.giveUp(i, now, policies.StopDeadline)
 				return
 			}
 			r.schedule(open, i, evReady)
@@ -326,10 +332,10 @@ func (r *runner) ready(i int32, now time.Duration) {
 		slot, err := r.thr.Reserve(epoch.Add(now), latest)
 		switch {
 		case errors.Is(err, policies.ErrQueueFull):
-			r.giveUp(policies.StopQueueFull)
+			r.giveUp(i, now, policies.StopQueueFull)
 			return
 		case err != nil:
-			r.giveUp(policies.StopDeadline)
+			r.giveUp(i, now, policies.StopDeadline)
 			return
 		}
 		if at := slot.Sub(epoch); at > now {
@@ -375,10 +381,13 @@ func (r *runner) respond(i int32, now time.Duration) {
 	r.src.pcg = &c.pcg
 	d := r.pol.Decide.Next(int(c.attempts), c.prevDelay, now-c.start, out, r.rng)
 	if d.Stop != policies.NotStopped {
-		r.giveUp(d.Stop)
+		r.giveUp(i, now, d.Stop)
 		return
 	}
 	c.prevDelay = d.Delay
+	if h := r.cfg.Hooks.OnRetryScheduled; h != nil {
+		h(policies.RetryEvent{Attempt: int(c.attempts), Outcome: out, Delay: d.Delay})
+	}
 	kind := evSend
 	if r.pol.coordinated() {
 		kind = evReady
@@ -386,7 +395,15 @@ func (r *runner) respond(i int32, now time.Duration) {
 	r.schedule(now+d.Delay, i, kind)
 }
 
-func (r *runner) giveUp(reason policies.StopReason) {
+func (r *runner) giveUp(i int32, now time.Duration, reason policies.StopReason) {
 	r.res.GaveUp++
 	r.res.GaveUpBy[reason]++
+	if h := r.cfg.Hooks.OnGiveUp; h != nil {
+		c := &r.clients[i]
+		e := &policies.Error{Reason: reason, Attempts: int(c.attempts), Elapsed: now - c.start}
+		if c.attempts > 0 && c.rejPhase >= 0 {
+			e.LastOutcome = r.cfg.Server.Phases[c.rejPhase].Reject.Outcome()
+		}
+		h(e)
+	}
 }

@@ -32,7 +32,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return usageError{err}
 		},
 		HideVersion: true,
-		Commands:    []*cli.Command{compareCommand(), listCommand(), checkCommand()},
+		Commands:    []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())
@@ -73,25 +73,27 @@ func compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "compare",
 		Usage: "run every policy of a scenario on one seed and compare them",
-		UsageText: "retrysim compare [--scenario NAME | --file PATH] [--seed N] [--format table|markdown|csv|json]\n\n" +
+		UsageText: "retrysim compare [--scenario NAME | --file PATH] [--seed N] [--seeds K] [--format table|markdown|csv|json|html]\n\n" +
 			"Examples:\n" +
 			"   retrysim compare                                # default scenario, as a table\n" +
 			"   retrysim compare --scenario long-outage --seed 7\n" +
-			"   retrysim compare --file my.yaml --format json > results.json",
+			"   retrysim compare --file my.yaml --format json > results.json\n" +
+			"   retrysim compare --seeds 1000                   # mean, 95% CI, median, p5, p95; ~ = no significant difference",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "scenario `NAME` to run (default: the file's default scenario; see 'retrysim list')"},
 			fileFlag(),
 			&cli.Uint64Flag{Name: "seed", HideDefault: true, Usage: "random seed `N` (default: the scenario's own seed)"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: " + strings.Join(report.Formats, ", "),
+			seedsFlag(),
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: " + strings.Join(compareFormats, ", "),
 				Validator: func(s string) error {
-					if !slices.Contains(report.Formats, s) {
-						return fmt.Errorf("unknown format %q (want one of %s)", s, strings.Join(report.Formats, ", "))
+					if !slices.Contains(compareFormats, s) {
+						return fmt.Errorf("unknown format %q (want one of %s)", s, strings.Join(compareFormats, ", "))
 					}
 					return nil
 				}},
 			verboseFlag(),
 		},
-		Action: func(_ context.Context, cmd *cli.Command) error {
+		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("compare takes no arguments, got %q", cmd.Args().Slice())
 			}
@@ -110,6 +112,11 @@ func compareCommand() *cli.Command {
 			seed := s.Seed
 			if cmd.IsSet("seed") {
 				seed = cmd.Uint64("seed")
+			}
+			if k, err := seedCount(cmd, seed); err != nil {
+				return err
+			} else if k > 1 || cmd.String("format") == "html" {
+				return compareSeeds(ctx, cmd, s, seed, k)
 			}
 			start := time.Now()
 			results, err := s.Run(seed)

@@ -228,11 +228,11 @@ func TestCheckDeterministic(t *testing.T) {
 	}
 }
 
-// TestCompareGolden pins the JSON of the built-in scenarios, recorded before
+// TestCompareJSONUnchanged pins the JSON of the built-in scenarios, recorded before
 // the engine was optimised: engine changes must not change results. (Rewrite
 // a golden file only for a deliberate change of behaviour: retrysim compare
 // --scenario NAME --format json > testdata/compare-NAME.json.golden.)
-func TestCompareGolden(t *testing.T) {
+func TestCompareJSONUnchanged(t *testing.T) {
 	for _, s := range []string{"overload-burst", "rate-limited-burst", "long-outage"} {
 		out, errOut, code := invoke(t, "compare", "--scenario", s, "--format", "json")
 		if code != 0 {

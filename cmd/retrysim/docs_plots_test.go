@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/retrysim/retrysim/internal/golden"
+)
+
+// docsRoot is the repository root, seen from this package's directory.
+const docsRoot = "../.."
+
+// TestDocsPlots runs the commands shown in docs/plots.md in a scratch
+// directory and checks that docs/img holds exactly what they make, and that
+// every image the page shows exists. With -update it copies the new images
+// into docs/img.
+func TestDocsPlots(t *testing.T) {
+	cmds := docCommands(t, "docs/plots.md")
+	if len(cmds) == 0 {
+		t.Fatal("docs/plots.md shows no commands")
+	}
+	root, err := filepath.Abs(docsRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scratch := t.TempDir()
+	t.Chdir(scratch)
+	for _, args := range cmds {
+		if _, _, err := runErr(t, args[1:]...); err != nil {
+			t.Fatalf("%s: %v", strings.Join(args, " "), err)
+		}
+	}
+	made := map[string]bool{}
+	err = filepath.WalkDir(filepath.Join(scratch, "docs", "img"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(scratch, path)
+		made[rel] = true
+		got, _ := os.ReadFile(path)
+		dst := filepath.Join(root, rel)
+		if golden.Updating() {
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(dst, got, 0o644)
+		}
+		want, err := os.ReadFile(dst)
+		if err != nil {
+			t.Errorf("%s: %v (run the commands in docs/plots.md)", rel, err)
+			return nil
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is not what docs/plots.md's commands make (run them again):\n%s", rel, golden.Diff(string(want), string(got)))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(root, "docs", "plots.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`\]\((img/[^)]+)\)`).FindAllStringSubmatch(string(page), -1) {
+		if !made[filepath.Join("docs", m[1])] {
+			t.Errorf("docs/plots.md shows %s, which its commands do not make", m[1])
+		}
+	}
+}

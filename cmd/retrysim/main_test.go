@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/retrysim/retrysim/internal/golden"
+)
+
+// cli runs the command line in-process and returns stdout, stderr and the
+// exit code main would use.
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), append([]string{"retrysim"}, args...), &stdout, &stderr)
+	code := exitCode(err, &stderr)
+	return stdout.String(), stderr.String(), code
+}
+
+func TestCompareGolden(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"compare_table", []string{"compare"}},
+		{"compare_json", []string{"compare", "--format", "json"}},
+		{"compare_markdown", []string{"compare", "--format", "markdown"}},
+		{"compare_csv", []string{"compare", "--format", "csv"}},
+		{"compare_rate_limited_seed7", []string{"compare", "--scenario", "rate-limited-burst", "--seed", "7"}},
+		{"list", []string{"list"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, tt.args...)
+			if code != 0 || errOut != "" {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			golden.Check(t, tt.name, []byte(out))
+		})
+	}
+}
+
+// The JSON must follow the documented schema and agree with the model.
+func TestCompareJSONSchema(t *testing.T) {
+	out, _, code := runCLI(t, "compare", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var doc struct {
+		Scenario string
+		Seed     uint64
+		Results  []map[string]json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Scenario != "overload-burst" || doc.Seed != 1 || len(doc.Results) != 4 {
+		t.Fatalf("scenario %q seed %d, %d results", doc.Scenario, doc.Seed, len(doc.Results))
+	}
+	keys := []string{"policy", "clients", "completed", "attempts", "retries", "gave_up", "gave_up_by", "amplification", "latency_ms", "last_completion_ms"}
+	for _, r := range doc.Results {
+		if len(r) != len(keys) {
+			t.Errorf("result has %d fields, want %d", len(r), len(keys))
+		}
+		for _, k := range keys {
+			if _, ok := r[k]; !ok {
+				t.Errorf("result lacks %q", k)
+			}
+		}
+	}
+	if string(doc.Results[1]["policy"]) != `"capped-exponential"` || string(doc.Results[1]["completed"]) != "18" {
+		t.Fatalf("second result: %s completed %s", doc.Results[1]["policy"], doc.Results[1]["completed"])
+	}
+}
+
+// Output must not depend on how many cores run it, nor on the run.
+func TestCompareDeterministicAcrossGOMAXPROCS(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	one, _, _ := runCLI(t, "compare", "--scenario", "long-outage", "--format", "json")
+	runtime.GOMAXPROCS(2)
+	two, _, _ := runCLI(t, "compare", "--scenario", "long-outage", "--format", "json")
+	again, _, _ := runCLI(t, "compare", "--scenario", "long-outage", "--format", "json")
+	if one != two || two != again {
+		t.Fatal("output differs between GOMAXPROCS 1 and 2 or between runs")
+	}
+	other, _, _ := runCLI(t, "compare", "--scenario", "long-outage", "--format", "json", "--seed", "2")
+	if other == one {
+		t.Fatal("seed 2 gave the same output as seed 1: the jittered policies ignore the seed")
+	}
+}
+
+func TestCompareWithFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mine.yaml")
+	src := `scenarios:
+  - name: tiny
+    server:
+      phases:
+        - admit: 1
+          window: 1s
+    clients: {count: 3, max_attempts: 5}
+    policies:
+      - name: capped-exponential
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, "compare", "--file", path, "--format", "csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// 3 clients at t=0, 1 admitted per second: the others retry at 0.6 s
+	// (both rejected: the window is spent), 1.7 s (one admitted), 3.8 s
+	// (the last admitted): 3+2+2+1 attempts.
+	want := "scenario,seed,policy,clients,completed,attempts,retries,gave_up,gave_up_by,amplification,p50_ms,p95_ms,p99_ms,last_completion_ms\n" +
+		"tiny,1,capped-exponential,3,3,8,5,0,,2.67,1800.0,3900.0,3900.0,3900.0\n"
+	if out != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+func TestUsageAndInputErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("scenarios:\n  - name: x\n    clients: {count: 0}\n"), 0o644)
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown flag", []string{"compare", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"unknown format", []string{"compare", "--format", "xml"}, 2, `unknown format "xml"`},
+		{"unknown scenario", []string{"compare", "--scenario", "nope"}, 2, `no scenario "nope" (have: overload-burst`},
+		{"missing file", []string{"compare", "--file", "/nonexistent/x.yaml"}, 2, "/nonexistent/x.yaml"},
+		{"bad file", []string{"compare", "--file", bad}, 2, bad + ":3:22: scenarios[0].clients.count: must be between 1"},
+		{"bad seed", []string{"compare", "--seed", "-1"}, 2, `invalid value "-1" for flag -seed`},
+		{"stray argument", []string{"compare", "extra"}, 2, "compare takes no arguments"},
+		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, tt.args...)
+			if code != tt.code || !strings.Contains(errOut, tt.want) {
+				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errOut, tt.code, tt.want)
+			}
+			if out != "" {
+				t.Fatalf("an error run wrote to stdout: %q", out)
+			}
+		})
+	}
+}
+
+func TestHelpExplains(t *testing.T) {
+	out, _, code := runCLI(t, "compare", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"--scenario", "--file", "--seed", "--format", "Examples:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare --help lacks %q", want)
+		}
+	}
+}

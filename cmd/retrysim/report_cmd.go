@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/scenarios"
+)
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "report",
+		Usage: "write a self-contained HTML report (scenario, tables, plots) for a design review",
+		UsageText: "retrysim report --out FILE.html [--scenario NAME | --file PATH] [--seed N] [--seeds K] [--bucket DURATION]\n\n" +
+			"Examples:\n" +
+			"   retrysim report --out review.html\n" +
+			"   retrysim report --out review.html --scenario long-outage --seeds 200\n" +
+			"   retrysim compare --format html --seeds 50 > review.html   # the same page on stdout",
+		Flags: append(scenarioFlags(),
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "HTML `FILE` to write ('-' for stdout)"},
+			&cli.DurationFlag{Name: "bucket", Usage: "timeline bucket `DURATION` (default: the server's admission window)"},
+		),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Present() {
+				return usagef("report takes no arguments, got %q", cmd.Args().Slice())
+			}
+			out := cmd.String("out")
+			if out == "" {
+				return usagef("report needs --out FILE.html (or --out - for stdout)")
+			}
+			s, first, k, err := pickScenario(cmd)
+			if err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			if err := writeHTMLReport(ctx, cmd, &buf, s, first, k); err != nil {
+				return err
+			}
+			if out == "-" {
+				_, err := cmd.Root().Writer.Write(buf.Bytes())
+				return err
+			}
+			if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.Root().Writer, "wrote", out)
+			return nil
+		},
+	}
+}
+
+// writeHTMLReport runs the scenario and writes the HTML report to w.
+func writeHTMLReport(ctx context.Context, cmd *cli.Command, w io.Writer, s *scenarios.Scenario, first uint64, k int) error {
+	bucket := report.DefaultBucket(s.Server)
+	if cmd.IsSet("bucket") {
+		b, err := bucketFlag(cmd, s)
+		if err != nil {
+			return err
+		}
+		bucket = b
+	}
+	data, err := collectPlotData(ctx, cmd, s, first, k, bucket)
+	if err != nil {
+		return err
+	}
+	return report.WriteHTML(w, s, data, remakeCommand(cmd, s, first, k))
+}
+
+// remakeCommand is the command line that makes the same report again. It
+// names only what decides the content, so it does not depend on --out.
+func remakeCommand(cmd *cli.Command, s *scenarios.Scenario, first uint64, k int) string {
+	parts := []string{"retrysim", cmd.Name}
+	if f := cmd.String("file"); f != "" {
+		parts = append(parts, "--file", f)
+	}
+	parts = append(parts, "--scenario", s.Name, "--seed", fmt.Sprint(first))
+	if k > 1 {
+		parts = append(parts, "--seeds", fmt.Sprint(k))
+	}
+	if cmd.IsSet("bucket") {
+		parts = append(parts, "--bucket", cmd.Duration("bucket").String())
+	}
+	if cmd.Name == "compare" {
+		parts = append(parts, "--format", "html")
+	} else {
+		parts = append(parts, "--out", "FILE.html")
+	}
+	return strings.Join(parts, " ")
+}

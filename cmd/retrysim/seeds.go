@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/retrysim/retrysim/cmd/retrysim/internal/progress"
+	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// maxSeeds bounds --seeds so that a typo cannot run for days or fill the
+// memory (every metric of every policy on every seed is kept).
+const maxSeeds = 100_000
+
+// seedsFlag is --seeds, shared by every command that runs scenarios.
+func seedsFlag() cli.Flag {
+	return &cli.IntFlag{Name: "seeds", Value: 1, Usage: "run `K` seeds: seed, seed+1, …, seed+K−1, in parallel on all cores, and report statistics over them"}
+}
+
+// scenarioFlags are the flags that pick a scenario and its seeds.
+func scenarioFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "scenario `NAME` to run (default: the file's default scenario; see 'retrysim list')"},
+		fileFlag(),
+		&cli.Uint64Flag{Name: "seed", HideDefault: true, Usage: "first random seed `N` (default: the scenario's own seed)"},
+		seedsFlag(),
+	}
+}
+
+// pickScenario loads the scenario named by --scenario from --file (or the
+// built-in file) and returns it with the first seed and the number of seeds.
+func pickScenario(cmd *cli.Command) (*scenarios.Scenario, uint64, int, error) {
+	f, err := loadFile(cmd)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	name := cmd.String("scenario")
+	if name == "" {
+		name = f.Default
+	}
+	s, err := f.Lookup(name)
+	if err != nil {
+		return nil, 0, 0, usageError{err}
+	}
+	seed := s.Seed
+	if cmd.IsSet("seed") {
+		seed = cmd.Uint64("seed")
+	}
+	k, err := seedCount(cmd, seed)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return s, seed, k, nil
+}
+
+// seedCount validates --seeds against the first seed.
+func seedCount(cmd *cli.Command, first uint64) (int, error) {
+	k := cmd.Int("seeds")
+	if k < 1 || k > maxSeeds {
+		return 0, usagef("--seeds must be between 1 and %d, got %d", maxSeeds, k)
+	}
+	if first > math.MaxUint64-uint64(k-1) {
+		return 0, usagef("--seed %d with --seeds %d runs past the largest seed (%d)", first, k, uint64(math.MaxUint64))
+	}
+	return k, nil
+}
+
+// runSeeds runs every policy of s on k seeds from first, on all cores, with
+// a progress bar on a terminal, and collects the results in seed order.
+// keep, if set, is also called for every run (from worker goroutines, for
+// distinct (seed, policy) pairs).
+func runSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int, keep func(seed, policy int, r *sim.Result)) (*report.MultiSeed, error) {
+	names := make([]string, len(s.Policies))
+	for i, p := range s.Policies {
+		names[i] = p.Name
+	}
+	ms := report.NewMultiSeed(s.Name, first, k, names)
+	bar := progress.New(cmd.Root().ErrWriter, k*len(names), fmt.Sprintf("%s: %d seeds", s.Name, k))
+	err := s.RunSeeds(ctx, first, k, 0, func(seed, p int, r *sim.Result) {
+		ms.Add(seed, p, r)
+		if keep != nil {
+			keep(seed, p, r)
+		}
+		bar.Add()
+	})
+	bar.Done()
+	if err != nil {
+		return nil, err
+	}
+	return ms, nil
+}
+
+// compareSeeds is compare with --seeds K > 1 or --format html.
+func compareSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int) error {
+	format := cmd.String("format")
+	if format == "html" {
+		return writeHTMLReport(ctx, cmd, cmd.Root().Writer, s, first, k)
+	}
+	ms, err := runSeeds(ctx, cmd, s, first, k, nil)
+	if err != nil {
+		return err
+	}
+	doc := ms.Stats()
+	return report.WriteMultiSeed(cmd.Root().Writer, format, &doc)
+}
+
+// compareFormats are report.Formats plus the HTML report.
+var compareFormats = append(append([]string(nil), report.Formats...), "html")

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/retrysim/retrysim/internal/golden"
+)
+
+// runErr runs the CLI with args and returns stdout, stderr and the error.
+func runErr(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), append([]string{"retrysim"}, args...), &stdout, &stderr)
+	return stdout.String(), stderr.String(), err
+}
+
+func TestCompareSeedsGolden(t *testing.T) {
+	for _, format := range []string{"table", "markdown", "csv", "json"} {
+		t.Run(format, func(t *testing.T) {
+			out, _, err := runErr(t, "compare", "--seeds", "12", "--format", format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, "compare-seeds12."+format, []byte(out))
+		})
+	}
+}
+
+// rate-limited-burst has policies that do not differ significantly: the
+// table must say so with "~".
+func TestCompareSeedsNotSignificantGolden(t *testing.T) {
+	out, _, err := runErr(t, "compare", "--scenario", "rate-limited-burst", "--seeds", "10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "| ~ (p=") {
+		t.Error("no non-significant comparison marked ~")
+	}
+	golden.Check(t, "compare-rate-limited-seeds10.table", []byte(out))
+}
+
+// With one seed, compare keeps its single-seed output, whatever --seeds says.
+func TestCompareOneSeedUnchanged(t *testing.T) {
+	plain, _, err := runErr(t, "compare", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _, err := runErr(t, "compare", "--format", "json", "--seeds", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain != one || strings.Contains(one, "schema") {
+		t.Errorf("--seeds 1 changed the single-seed JSON:\n%s", one)
+	}
+}
+
+// The multi-seed output must not depend on how many goroutines run it.
+func TestCompareSeedsSameOnAnyGOMAXPROCS(t *testing.T) {
+	prev := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(prev)
+	var outs []string
+	for _, procs := range []int{1, 2, 5} {
+		runtime.GOMAXPROCS(procs)
+		out, _, err := runErr(t, "compare", "--scenario", "long-outage", "--seeds", "16", "--format", "json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, out)
+	}
+	for i := 1; i < len(outs); i++ {
+		if outs[i] != outs[0] {
+			t.Fatalf("output with GOMAXPROCS run %d differs:\n%s", i, golden.Diff(outs[0], outs[i]))
+		}
+	}
+}
+
+func TestSeedsFlagErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", "--seeds", "0"}, "--seeds must be between 1"},
+		{[]string{"compare", "--seeds", "-3"}, "--seeds must be between 1"},
+		{[]string{"compare", "--seeds", "many"}, "seeds"},
+		{[]string{"compare", "--seed", "18446744073709551615", "--seeds", "2"}, "runs past the largest seed"},
+		{[]string{"compare", "--format", "pdf"}, "unknown format \"pdf\""},
+	}
+	for _, tt := range tests {
+		_, _, err := runErr(t, tt.args...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: error %v, want one containing %q", tt.args, err, tt.want)
+		}
+		if !errors.As(err, new(usageError)) {
+			t.Errorf("%v: error %v is not a usage error (exit 2)", tt.args, err)
+		}
+	}
+}

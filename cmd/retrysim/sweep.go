@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/retrysim/retrysim/cmd/retrysim/internal/progress"
+	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/sweep"
+)
+
+func sweepCommand() *cli.Command {
+	var about strings.Builder
+	for _, p := range sweep.Names() {
+		fmt.Fprintf(&about, "   %-14s %s\n", p[0], p[1])
+	}
+	return &cli.Command{
+		Name:  "sweep",
+		Usage: "vary one or two scenario parameters over a range and report every metric for every policy",
+		UsageText: "retrysim sweep --param NAME=FROM:TO:STEP [--param NAME=FROM:TO:STEP] [--scenario NAME | --file PATH]\n" +
+			"               [--seed N] [--seeds K] [--format table|markdown|csv|json] [--plot DIR [--plot-format png,svg]]\n\n" +
+			"Parameters (durations take a unit, e.g. base=100ms:2s:100ms):\n" + about.String() + "\n" +
+			"Examples:\n" +
+			"   retrysim sweep --param clients=10:100:10\n" +
+			"   retrysim sweep --param capacity=2:12:2 --param outage=0s:4s:2s --seeds 20 --format csv\n" +
+			"   retrysim sweep --param base=100ms:2s:100ms --plot plots",
+		Flags: append(scenarioFlags(),
+			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter to vary, `NAME=FROM:TO:STEP` (at most two)"},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: " + strings.Join(report.Formats, ", "),
+				Validator: func(s string) error {
+					if !slices.Contains(report.Formats, s) {
+						return fmt.Errorf("unknown format %q (want one of %s)", s, strings.Join(report.Formats, ", "))
+					}
+					return nil
+				}},
+			&cli.StringFlag{Name: "plot", Usage: "also write line plots of each metric to `DIR`"},
+			&cli.StringFlag{Name: "plot-format", Value: "png,svg", Usage: "comma-separated image `FORMATS` for --plot: png, svg"},
+		),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Present() {
+				return usagef("sweep takes no arguments, got %q", cmd.Args().Slice())
+			}
+			specs := cmd.StringSlice("param")
+			if len(specs) == 0 {
+				return usagef("sweep needs --param NAME=FROM:TO:STEP, e.g. --param clients=10:50:10")
+			}
+			if len(specs) > sweep.MaxParams {
+				return usagef("--param: at most %d parameters, got %d", sweep.MaxParams, len(specs))
+			}
+			var params []sweep.Param
+			total := 1
+			for _, spec := range specs {
+				p, err := sweep.Parse(spec)
+				if err != nil {
+					return usagef("--param %v", err)
+				}
+				for _, q := range params {
+					if q.Name == p.Name {
+						return usagef("--param: %s is given twice", p.Name)
+					}
+				}
+				params = append(params, p)
+				total *= len(p.Values)
+			}
+			if total > sweep.MaxPoints {
+				return usagef("--param: %d points; at most %d", total, sweep.MaxPoints)
+			}
+			var formats []string
+			if cmd.String("plot") != "" {
+				var err error
+				if formats, err = plotFormats(cmd.String("plot-format")); err != nil {
+					return usagef("--plot-format: %v", err)
+				}
+			}
+			s, first, k, err := pickScenario(cmd)
+			if err != nil {
+				return err
+			}
+			// Check every point before running any of them.
+			for _, p := range params {
+				for _, v := range p.Values {
+					values := make([]int64, len(params))
+					for i, q := range params {
+						values[i] = q.Values[0]
+						if q.Name == p.Name {
+							values[i] = v
+						}
+					}
+					if _, err := sweep.Apply(s, params, values); err != nil {
+						return usagef("--param %v", err)
+					}
+				}
+			}
+			bar := progress.New(cmd.Root().ErrWriter, total*k*len(s.Policies), fmt.Sprintf("sweep %s", s.Name))
+			sw, err := sweep.Run(ctx, s, params, first, k, bar.Add)
+			bar.Done()
+			if err != nil {
+				return err
+			}
+			if err := report.WriteSweep(cmd.Root().Writer, cmd.String("format"), sw); err != nil {
+				return err
+			}
+			if dir := cmd.String("plot"); dir != "" {
+				figs, err := report.SweepFigures(sw)
+				if err != nil {
+					return err
+				}
+				return writeFigures(cmd, dir, figs, formats)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,116 @@
+package policies
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+const ms = time.Millisecond
+
+func delays(b Backoff, n int, rng *rand.Rand) []time.Duration {
+	var out []time.Duration
+	prev := time.Duration(0)
+	for i := range n {
+		d := b.Delay(i, prev, rng)
+		out = append(out, d)
+		prev = d
+	}
+	return out
+}
+
+func TestDeterministicBackoffSequences(t *testing.T) {
+	tests := []struct {
+		name string
+		b    Backoff
+		want []time.Duration
+	}{
+		{"immediate", Constant{Wait: 100 * ms}, []time.Duration{100 * ms, 100 * ms, 100 * ms}},
+		{"capped exponential 0.5s×2 cap 8s", Exponential{Base: 500 * ms, Factor: 2, Cap: 8 * time.Second},
+			[]time.Duration{500 * ms, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second, 8 * time.Second}},
+		{"factor 1.5", Exponential{Base: 100 * ms, Factor: 1.5, Cap: time.Second},
+			[]time.Duration{100 * ms, 150 * ms, 225 * ms, 337500 * time.Microsecond}},
+		{"factor 1 stays at base", Exponential{Base: 300 * ms, Factor: 1, Cap: time.Second},
+			[]time.Duration{300 * ms, 300 * ms, 300 * ms}},
+		{"base above cap is capped", Exponential{Base: 5 * time.Second, Factor: 2, Cap: time.Second},
+			[]time.Duration{time.Second, time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := delays(tt.b, len(tt.want), nil); !slices.Equal(got, tt.want) {
+				t.Fatalf("delays %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestExponentialHugeRetryNumberStaysCapped(t *testing.T) {
+	e := Exponential{Base: time.Nanosecond, Factor: 2, Cap: time.Hour}
+	if d := e.Delay(1_000_000, 0, nil); d != time.Hour {
+		t.Fatalf("retry 1e6: %v, want the cap", d)
+	}
+}
+
+// Each jittered backoff must stay inside its documented range for every
+// retry, and the same seed must give the same draws.
+func TestJitteredBackoffRanges(t *testing.T) {
+	base, limit := 500*ms, 8*time.Second
+	ceil := func(n int) time.Duration { return min(limit, base<<n) }
+	tests := []struct {
+		name   string
+		b      Backoff
+		inside func(n int, prev, d time.Duration) bool
+	}{
+		{"full jitter [0, c)", FullJitter{Base: base, Factor: 2, Cap: limit},
+			func(n int, _, d time.Duration) bool { return d >= 0 && d < ceil(n) }},
+		{"equal jitter [c/2, c)", EqualJitter{Base: base, Factor: 2, Cap: limit},
+			func(n int, _, d time.Duration) bool { return d >= ceil(n)/2 && d < ceil(n) }},
+		{"sdk jitter (0.75c, c]", SDKJitter{Base: base, Factor: 2, Cap: limit},
+			func(n int, _, d time.Duration) bool { return d > ceil(n)*3/4 && d <= ceil(n) }},
+		{"decorrelated [base, min(cap, 3·prev))", DecorrelatedJitter{Base: base, Cap: limit},
+			func(_ int, prev, d time.Duration) bool {
+				return d >= base && d <= limit && d < 3*max(prev, base)
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 7))
+			for trial := range 200 {
+				prev := time.Duration(0)
+				for n := range 8 {
+					d := tt.b.Delay(n, prev, rng)
+					if !tt.inside(n, prev, d) {
+						t.Fatalf("trial %d retry %d (prev %v): delay %v out of range", trial, n, prev, d)
+					}
+					prev = d
+				}
+			}
+			a := delays(tt.b, 8, rand.New(rand.NewPCG(3, 4)))
+			b := delays(tt.b, 8, rand.New(rand.NewPCG(3, 4)))
+			c := delays(tt.b, 8, rand.New(rand.NewPCG(5, 6)))
+			if !slices.Equal(a, b) {
+				t.Fatalf("same seed gave %v and %v", a, b)
+			}
+			if slices.Equal(a, c) {
+				t.Fatalf("different seeds gave the same draws %v", a)
+			}
+		})
+	}
+}
+
+// Full jitter's draws must spread over the whole range, not cluster: the mean
+// of many draws from [0, c) is close to c/2.
+func TestFullJitterIsUniformOnAverage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	f := FullJitter{Base: time.Second, Factor: 2, Cap: time.Second}
+	var sum time.Duration
+	const n = 20000
+	for range n {
+		sum += f.Delay(0, 0, rng)
+	}
+	mean := sum / n
+	if mean < 490*ms || mean > 510*ms {
+		t.Fatalf("mean of %d draws from [0, 1s) is %v, want about 500ms", n, mean)
+	}
+}

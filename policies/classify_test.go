@@ -1,0 +1,278 @@
+package policies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func hdr(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Set(kv[i], kv[i+1])
+	}
+	return h
+}
+
+func errBody(typ string) []byte {
+	return []byte(`{"type":"error","error":{"type":"` + typ + `","message":"x"}}`)
+}
+
+func spendBody(code string) []byte {
+	return []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"x","details":{"error_code":"` + code + `"}}}`)
+}
+
+func TestClassifyResponse(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		header http.Header
+		body   []byte
+		want   Outcome
+	}{
+		{"200", 200, nil, nil, Outcome{Class: Success, Status: 200}},
+		{"204 ignores retry headers", 204, hdr("retry-after", "3", "x-should-retry", "true"), nil, Outcome{Class: Success, Status: 204}},
+		{"200 with ordinary JSON", 200, nil, []byte(`{"type":"message","id":"m"}`), Outcome{Class: Success, Status: 200}},
+		{"200 with overloaded error event", 200, nil, errBody("overloaded_error"), Outcome{Class: Capacity, Status: 200}},
+		{"200 with api_error event", 200, nil, errBody("api_error"), Outcome{Class: Transient, Status: 200}},
+		{"200 with timeout_error event", 200, nil, errBody("timeout_error"), Outcome{Class: Transient, Status: 200}},
+		{"200 with invalid_request_error event", 200, nil, errBody("invalid_request_error"), Outcome{Class: Terminal, Status: 200}},
+
+		{"429 retry-after seconds", 429, hdr("retry-after", "2"), errBody("rate_limit_error"), Outcome{Class: RetryAfter, Status: 429, ServerWait: 2 * time.Second}},
+		{"429 retry-after fraction", 429, hdr("retry-after", "1.5"), nil, Outcome{Class: RetryAfter, Status: 429, ServerWait: 1500 * time.Millisecond}},
+		{"429 retry-after-ms wins", 429, hdr("retry-after-ms", "250.5", "retry-after", "9"), nil, Outcome{Class: RetryAfter, Status: 429, ServerWait: 250500 * time.Microsecond}},
+		{"429 malformed ms falls back", 429, hdr("retry-after-ms", "soon", "retry-after", "3"), nil, Outcome{Class: RetryAfter, Status: 429, ServerWait: 3 * time.Second}},
+		{"429 retry-after date", 429, hdr("retry-after", now.Add(90*time.Second).Format(http.TimeFormat)), nil, Outcome{Class: RetryAfter, Status: 429, ServerWait: 90 * time.Second}},
+		{"429 retry-after past date", 429, hdr("retry-after", now.Add(-time.Hour).Format(http.TimeFormat)), nil, Outcome{Class: RetryAfter, Status: 429}},
+		{"429 negative retry-after ignored", 429, hdr("retry-after", "-5"), nil, Outcome{Class: RetryAfter, Status: 429}},
+		{"429 garbage retry-after ignored", 429, hdr("retry-after", "later"), nil, Outcome{Class: RetryAfter, Status: 429}},
+		{"429 huge retry-after capped", 429, hdr("retry-after", "99999999999999999999"), nil, Outcome{Class: RetryAfter, Status: 429, ServerWait: MaxServerWait}},
+		{"429 without hint", 429, nil, errBody("rate_limit_error"), Outcome{Class: RetryAfter, Status: 429}},
+		{"429 enforced spend limit", 429, nil, spendBody(CodeEnforcedSpendLimit), Outcome{Class: Terminal, Status: 429}},
+		{"429 contract spend limit even with should-retry", 429, hdr("x-should-retry", "true", "retry-after", "5"), spendBody(CodeContractSpendLimit), Outcome{Class: Terminal, Status: 429}},
+		{"429 other error code", 429, hdr("retry-after", "1"), spendBody("something_else"), Outcome{Class: RetryAfter, Status: 429, ServerWait: time.Second}},
+		{"429 should-retry false", 429, hdr("x-should-retry", "false", "retry-after", "1"), nil, Outcome{Class: Terminal, Status: 429}},
+
+		{"529", 529, nil, errBody("overloaded_error"), Outcome{Class: Capacity, Status: 529}},
+		{"503", 503, nil, nil, Outcome{Class: Capacity, Status: 503}},
+		{"503 with retry-after keeps wait", 503, hdr("retry-after", "4"), nil, Outcome{Class: Capacity, Status: 503, ServerWait: 4 * time.Second}},
+		{"500 overloaded body", 500, nil, errBody("overloaded_error"), Outcome{Class: Capacity, Status: 500}},
+		{"529 should-retry false", 529, hdr("x-should-retry", "false"), nil, Outcome{Class: Terminal, Status: 529}},
+
+		{"408", 408, nil, nil, Outcome{Class: Transient, Status: 408}},
+		{"409", 409, nil, nil, Outcome{Class: Transient, Status: 409}},
+		{"500", 500, nil, errBody("api_error"), Outcome{Class: Transient, Status: 500}},
+		{"502", 502, nil, []byte("<html>bad gateway</html>"), Outcome{Class: Transient, Status: 502}},
+		{"504", 504, nil, nil, Outcome{Class: Transient, Status: 504}},
+		{"599", 599, nil, nil, Outcome{Class: Transient, Status: 599}},
+
+		{"400", 400, nil, errBody("invalid_request_error"), Outcome{Class: Terminal, Status: 400}},
+		{"401", 401, nil, nil, Outcome{Class: Terminal, Status: 401}},
+		{"402", 402, nil, nil, Outcome{Class: Terminal, Status: 402}},
+		{"403", 403, nil, nil, Outcome{Class: Terminal, Status: 403}},
+		{"404", 404, nil, nil, Outcome{Class: Terminal, Status: 404}},
+		{"413", 413, nil, nil, Outcome{Class: Terminal, Status: 413}},
+		{"422", 422, nil, nil, Outcome{Class: Terminal, Status: 422}},
+		{"418 unrecognised", 418, nil, nil, Outcome{Class: Terminal, Status: 418}},
+		{"600 unrecognised", 600, nil, nil, Outcome{Class: Terminal, Status: 600}},
+		{"400 should-retry true", 400, hdr("x-should-retry", "true", "retry-after-ms", "100"), nil, Outcome{Class: Transient, Status: 400, ServerWait: 100 * time.Millisecond}},
+		{"400 should-retry TRUE spaced", 400, hdr("x-should-retry", " TRUE "), nil, Outcome{Class: Transient, Status: 400}},
+		{"400 should-retry garbage ignored", 400, hdr("x-should-retry", "yes"), nil, Outcome{Class: Terminal, Status: 400}},
+		{"500 should-retry garbage ignored", 500, hdr("x-should-retry", "1"), nil, Outcome{Class: Transient, Status: 500}},
+		{"400 terminal ignores retry-after", 400, hdr("retry-after", "5"), nil, Outcome{Class: Terminal, Status: 400}},
+		{"malformed JSON body", 529, nil, []byte(`{"type":"error","error":`), Outcome{Class: Capacity, Status: 529}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ClassifyResponse(tt.status, tt.header, tt.body, now)
+			if got != tt.want {
+				t.Errorf("ClassifyResponse(%d, %v, %s) = %+v, want %+v", tt.status, tt.header, tt.body, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	tests := []struct {
+		in     string
+		want   time.Duration
+		wantOK bool
+	}{
+		{"0", 0, true},
+		{"2", 2 * time.Second, true},
+		{" 2 ", 2 * time.Second, true},
+		{"0.5", 500 * time.Millisecond, true},
+		{".25", 250 * time.Millisecond, true},
+		{"3.", 3 * time.Second, true},
+		{"0.0000000001", 1, true}, // below a nanosecond rounds up, never down
+		{"1.0000000000", time.Second, true},
+		{"86400", MaxServerWait, true},
+		{"86401", MaxServerWait, true},
+		{"1e3", 0, false},
+		{"+3", 0, false},
+		{"-1", 0, false},
+		{"-0.5", 0, false},
+		{"Inf", 0, false},
+		{"NaN", 0, false},
+		{"0x10", 0, false},
+		{"1_000", 0, false},
+		{".", 0, false},
+		{"", 0, false},
+		{"1.2.3", 0, false},
+		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second, true},
+		{now.Add(30 * time.Second).Format(time.RFC850), 30 * time.Second, true},
+		{now.Add(30 * time.Second).Format(time.ANSIC), 30 * time.Second, true},
+		{now.Format(http.TimeFormat), 0, true},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
+		{now.Add(400 * 24 * time.Hour).Format(http.TimeFormat), MaxServerWait, true},
+		{"Mon, 99 Foo 2026 99:99:99 GMT", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseRetryAfter(tt.in, now)
+		if got != tt.want || ok != tt.wantOK {
+			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.wantOK)
+		}
+	}
+}
+
+func TestParseRetryAfterMs(t *testing.T) {
+	tests := []struct {
+		in     string
+		want   time.Duration
+		wantOK bool
+	}{
+		{"0", 0, true},
+		{"250", 250 * time.Millisecond, true},
+		{"1500.5", 1500500 * time.Microsecond, true},
+		{"0.000001", time.Nanosecond, true},
+		{"0.0000001", time.Nanosecond, true}, // rounds up
+		{"86400000", MaxServerWait, true},
+		{"1e400", 0, false},
+		{"-250", 0, false},
+		{"NaN", 0, false},
+		{"Infinity", 0, false},
+		{"12ms", 0, false},
+		{"", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseRetryAfterMs(tt.in)
+		if got != tt.want || ok != tt.wantOK {
+			t.Errorf("ParseRetryAfterMs(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.wantOK)
+		}
+	}
+}
+
+func TestServerWaitNilHeader(t *testing.T) {
+	if d, ok := ServerWait(nil, now); d != 0 || ok {
+		t.Errorf("ServerWait(nil) = %v, %v", d, ok)
+	}
+}
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+func TestClassifyError(t *testing.T) {
+	opErr := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	tests := []struct {
+		name string
+		err  error
+		want Class
+	}{
+		{"nil", nil, Success},
+		{"http error 529 wrapped", fmt.Errorf("call: %w", &HTTPError{StatusCode: 529}), Capacity},
+		{"http error 400", &HTTPError{StatusCode: 400}, Terminal},
+		{"canceled", context.Canceled, Terminal},
+		{"deadline (attempt timeout)", context.DeadlineExceeded, Transient},
+		{"net timeout", &url.Error{Op: "Post", URL: "u", Err: timeoutErr{}}, Transient},
+		{"os deadline", os.ErrDeadlineExceeded, Transient},
+		{"connection refused", &url.Error{Op: "Post", URL: "u", Err: opErr}, Transient},
+		{"reset", fmt.Errorf("read: %w", syscall.ECONNRESET), Transient},
+		{"broken pipe", syscall.EPIPE, Transient},
+		{"unexpected EOF", io.ErrUnexpectedEOF, Transient},
+		{"EOF before a response", &url.Error{Op: "Post", URL: "u", Err: io.EOF}, Transient},
+		{"dns not found", &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, Terminal},
+		{"dns temporary", &net.DNSError{Err: "server misbehaving", Name: "x", IsTemporary: true}, Transient},
+		{"unrecognised", errors.New("boom"), Terminal},
+	}
+	for _, tt := range tests {
+		if got := ClassifyError(tt.err, now); got.Class != tt.want {
+			t.Errorf("%s: ClassifyError(%v) = %v, want %v", tt.name, tt.err, got.Class, tt.want)
+		}
+	}
+}
+
+func TestClassifyEvent(t *testing.T) {
+	tests := []struct {
+		event string
+		data  []byte
+		want  Class
+	}{
+		{"content_block_delta", []byte(`{"type":"content_block_delta"}`), Success},
+		{"error", errBody("overloaded_error"), Capacity},
+		{"error", errBody("api_error"), Transient},
+		{"error", errBody("timeout_error"), Transient},
+		{"error", errBody("rate_limit_error"), RetryAfter},
+		{"error", errBody("authentication_error"), Terminal},
+		{"error", []byte("not json"), Terminal},
+	}
+	for _, tt := range tests {
+		if got := ClassifyEvent(tt.event, tt.data); got.Class != tt.want {
+			t.Errorf("ClassifyEvent(%q, %s) = %v, want %v", tt.event, tt.data, got.Class, tt.want)
+		}
+	}
+}
+
+func TestHTTPErrorMessage(t *testing.T) {
+	tests := []struct {
+		err  *HTTPError
+		want string
+	}{
+		{&HTTPError{StatusCode: 529, Body: errBody("overloaded_error")}, `http 529: {"type":"error","error":{"type":"overloaded_error","message":"x"}}`},
+		{&HTTPError{StatusCode: 404}, "http 404 Not Found"},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func FuzzServerWait(f *testing.F) {
+	for _, s := range []string{"0", "2", "1.5", "-1", "1e9", "NaN", "99999999999999999999", ".", "Sun, 06 Nov 1994 08:49:37 GMT", "0.0000000001"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, ms, sec string) {
+		h := http.Header{}
+		h.Set("retry-after-ms", ms)
+		h.Set("retry-after", sec)
+		d, ok := ServerWait(h, now)
+		if d < 0 || d > MaxServerWait || (!ok && d != 0) {
+			t.Fatalf("ServerWait(ms=%q, s=%q) = %v, %v", ms, sec, d, ok)
+		}
+		d1, ok1 := ParseRetryAfterMs(ms)
+		if d1 < 0 || d1 > MaxServerWait || (!ok1 && d1 != 0) {
+			t.Fatalf("ParseRetryAfterMs(%q) = %v, %v", ms, d1, ok1)
+		}
+		d2, ok2 := ParseRetryAfter(sec, now)
+		if d2 < 0 || d2 > MaxServerWait || (!ok2 && d2 != 0) {
+			t.Fatalf("ParseRetryAfter(%q) = %v, %v", sec, d2, ok2)
+		}
+		if _, ok := ParseShouldRetry(sec); ok && sec == "" {
+			t.Fatalf("empty x-should-retry parsed")
+		}
+		_ = ClassifyResponse(429, h, []byte(ms), now)
+	})
+}

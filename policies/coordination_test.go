@@ -1,0 +1,92 @@
+package policies
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+var t0 = time.Unix(1000, 0)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+func TestGate(t *testing.T) {
+	var g Gate
+	if got := g.Ready(at(0)); !got.Equal(at(0)) {
+		t.Fatalf("zero gate: ready at %v, want now", got)
+	}
+	g.Push(at(time.Second), 2*time.Second) // not before 3s
+	g.Push(at(0), time.Second)             // earlier: no effect
+	if got := g.Ready(at(1500 * ms)); !got.Equal(at(3 * time.Second)) {
+		t.Fatalf("ready at %v, want 3s", got.Sub(t0))
+	}
+	if got := g.Ready(at(4 * time.Second)); !got.Equal(at(4 * time.Second)) {
+		t.Fatalf("after the gate: ready at %v, want now (4s)", got.Sub(t0))
+	}
+}
+
+// Six starts per second from t = 0 must land exactly on k/6 s, so that the
+// seventh is exactly at 1 s and not a nanosecond early (no drift).
+func TestThrottleSpacesStartsWithoutDrift(t *testing.T) {
+	th, err := NewThrottle(6, time.Second, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 13 {
+		got, err := th.Reserve(at(0), time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := at(time.Duration(int64(k) * int64(time.Second) / 6))
+		if !got.Equal(want) {
+			t.Fatalf("start %d at %v, want %v", k, got.Sub(t0), want.Sub(t0))
+		}
+	}
+}
+
+func TestThrottleRestartsAfterIdle(t *testing.T) {
+	th, _ := NewThrottle(2, time.Second, 0)
+	th.Reserve(at(0), time.Time{})
+	if got, _ := th.Reserve(at(10*time.Second), time.Time{}); !got.Equal(at(10 * time.Second)) {
+		t.Fatalf("after idle: start at %v, want 10s", got.Sub(t0))
+	}
+	if got, _ := th.Reserve(at(10*time.Second), time.Time{}); !got.Equal(at(10*time.Second + 500*ms)) {
+		t.Fatalf("second after idle: %v, want 10.5s", got.Sub(t0))
+	}
+}
+
+func TestThrottleTooLateBooksNothing(t *testing.T) {
+	th, _ := NewThrottle(1, time.Second, 0)
+	th.Reserve(at(0), time.Time{}) // slot 0s; next free 1s
+	if _, err := th.Reserve(at(0), at(500*ms)); !errors.Is(err, ErrTooLate) {
+		t.Fatalf("err = %v, want ErrTooLate", err)
+	}
+	// The refused request must not have taken the 1s slot.
+	if got, _ := th.Reserve(at(0), time.Time{}); !got.Equal(at(time.Second)) {
+		t.Fatalf("next start %v, want 1s", got.Sub(t0))
+	}
+}
+
+func TestThrottleQueueBound(t *testing.T) {
+	th, _ := NewThrottle(1, time.Second, 2)
+	for i := range 3 { // starts at 0s (now), 1s and 2s: two wait, the limit
+		if _, err := th.Reserve(at(0), time.Time{}); err != nil {
+			t.Fatalf("reservation %d: %v", i, err)
+		}
+	}
+	if _, err := th.Reserve(at(0), time.Time{}); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("err = %v, want ErrQueueFull", err)
+	}
+}
+
+func TestNewThrottleRejectsBadSettings(t *testing.T) {
+	for _, c := range []struct {
+		count int
+		per   time.Duration
+		queue int
+	}{{0, time.Second, 0}, {1, 0, 0}, {1, time.Second, -1}} {
+		if _, err := NewThrottle(c.count, c.per, c.queue); err == nil {
+			t.Errorf("NewThrottle(%d, %v, %d) accepted", c.count, c.per, c.queue)
+		}
+	}
+}

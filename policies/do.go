@@ -1,0 +1,422 @@
+package policies
+
+import (
+	"context"
+	crand "crypto/rand"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Attempt tells an operation which attempt it is making.
+type Attempt struct {
+	// Number is the attempt's number within the operation, from 1.
+	Number int
+	// Model is the model this attempt should call: ModelFallback.Primary,
+	// or its Fallback after the switch. Empty when Do has no ModelFallback.
+	Model string
+}
+
+// Operation is one attempt at the work Do retries, e.g. one model call. It
+// returns nil on success. It must honour ctx: Do cancels it when the caller's
+// context ends or the attempt timeout passes. A failed operation must leave
+// nothing behind that a repeat would duplicate (retry the model call, never a
+// tool call with side effects).
+type Operation func(ctx context.Context, a Attempt) error
+
+// Clock is the time source of the production loop. Production uses the real
+// clock; tests either run under testing/synctest, which fakes the real clock,
+// or pass their own Clock with WithClock.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits for d, or until ctx is done, when it returns ctx.Err().
+	// A d <= 0 returns nil at once.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// RetryEvent describes a retry that Do has scheduled.
+type RetryEvent struct {
+	// Attempt is the number of the attempt that failed, from 1.
+	Attempt int
+	// Outcome is how the failure was classified.
+	Outcome Outcome
+	// Delay is the wait before the next attempt, not counting any wait for
+	// the gate, throttle or in-flight limit; never negative.
+	Delay time.Duration
+	// Err is the failed attempt's error.
+	Err error
+}
+
+// FallbackEvent describes a switch to the fallback model.
+type FallbackEvent struct {
+	// Attempt is the number of the attempt whose failure caused the switch;
+	// the next attempt uses To.
+	Attempt  int
+	From, To string
+}
+
+// Hooks are told what Do does, synchronously, on Do's goroutine. Any may be
+// nil. They must not block for long: the operation waits for them.
+type Hooks struct {
+	OnRetryScheduled func(RetryEvent)
+	OnGiveUp         func(*Error)
+	OnFallback       func(FallbackEvent)
+}
+
+// Error is what Do returns when it stops without a success.
+type Error struct {
+	// Reason says why Do stopped: StopAttempts, StopDeadline (the budget),
+	// StopTerminal, StopQueueFull or StopCancelled.
+	Reason StopReason
+	// Attempts is the number of attempts sent.
+	Attempts int
+	// Last is the last attempt's error; nil if no attempt was sent.
+	Last error
+	// LastOutcome is how Last was classified (zero if no attempt was sent,
+	// or the caller cancelled during the attempt).
+	LastOutcome Outcome
+	// Cause is what stopped Do apart from Last, if anything: the context's
+	// error for StopCancelled, ErrQueueFull, ErrLimitQueueFull or
+	// ErrTooLate; otherwise nil.
+	Cause error
+	// Elapsed is the time from Do's start to its return.
+	Elapsed time.Duration
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("retry stopped (%v) after %d attempt(s) in %v", e.Reason, e.Attempts, e.Elapsed)
+	if e.Cause != nil {
+		msg += ": " + e.Cause.Error()
+	}
+	if e.Last != nil {
+		msg += ": last error: " + e.Last.Error()
+	}
+	return msg
+}
+
+// Unwrap returns Last and Cause, so errors.Is and errors.As see both.
+func (e *Error) Unwrap() []error {
+	var errs []error
+	for _, err := range []error{e.Last, e.Cause} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// Option configures Do and Transport.
+type Option func(*config)
+
+type config struct {
+	policy         Policy
+	classify       Classifier
+	gate           *Gate
+	throttle       *Throttle
+	limiter        *Limiter
+	fallback       *ModelFallback
+	hooks          Hooks
+	clock          Clock
+	rng            *rand.Rand
+	attemptTimeout time.Duration
+}
+
+// DefaultPolicy is the policy Do uses unless told otherwise: full-jitter
+// exponential backoff with ceilings 0.5 s, 1 s, 2 s, … capped at 30 s, no
+// bound on attempts, and a budget (Deadline) of 2 minutes from Do's start,
+// sleeps included.
+func DefaultPolicy() Policy {
+	return Policy{
+		Backoff:  FullJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 30 * time.Second},
+		Deadline: 2 * time.Minute,
+	}
+}
+
+// WithPolicy replaces the whole policy (backoff, max attempts, budget). A
+// policy without a backoff gets DefaultPolicy's. A policy with neither
+// MaxAttempts nor Deadline retries until the context ends.
+func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
+
+// WithBackoff sets the backoff.
+func WithBackoff(b Backoff) Option { return func(c *config) { c.policy.Backoff = b } }
+
+// WithMaxAttempts bounds the attempts of one operation, the first included;
+// 0 means no bound.
+func WithMaxAttempts(n int) Option { return func(c *config) { c.policy.MaxAttempts = max(n, 0) } }
+
+// WithBudget sets the wall-clock budget of one operation, measured from Do's
+// start and including every wait: an attempt that would start after it is
+// not sent, and a wait that would end after it is not begun. 0 means none.
+// An attempt already running is not cut short by the budget; use
+// WithAttemptTimeout or the context for that.
+func WithBudget(d time.Duration) Option {
+	return func(c *config) { c.policy.Deadline = max(d, 0) }
+}
+
+// WithClassifier replaces ClassifyError.
+func WithClassifier(f Classifier) Option { return func(c *config) { c.classify = f } }
+
+// WithGate makes Do wait for g before every attempt and push it on every
+// RetryAfter outcome with a server wait. Share one Gate per API key.
+func WithGate(g *Gate) Option { return func(c *config) { c.gate = g } }
+
+// WithThrottle makes every attempt book a start in t first; waiting for the
+// slot counts against the budget.
+func WithThrottle(t *Throttle) Option { return func(c *config) { c.throttle = t } }
+
+// WithLimiter makes every attempt hold a slot of l while it runs.
+func WithLimiter(l *Limiter) Option { return func(c *config) { c.limiter = l } }
+
+// WithFallback enables the model fallback f; Attempt.Model carries the model.
+func WithFallback(f *ModelFallback) Option { return func(c *config) { c.fallback = f } }
+
+// WithHooks sets the hooks.
+func WithHooks(h Hooks) Option { return func(c *config) { c.hooks = h } }
+
+// WithClock replaces the real clock (for tests that do not use synctest).
+func WithClock(clk Clock) Option { return func(c *config) { c.clock = clk } }
+
+// WithRand sets the random source of the backoff. A *rand.Rand is not safe
+// for concurrent use: give each concurrent Do its own. Without it, every Do
+// call draws from a fresh ChaCha8 source seeded from crypto/rand.
+func WithRand(r *rand.Rand) Option { return func(c *config) { c.rng = r } }
+
+// WithAttemptTimeout bounds each attempt; an attempt that times out is
+// Transient (as context.DeadlineExceeded is to ClassifyError). 0 means none.
+func WithAttemptTimeout(d time.Duration) Option {
+	return func(c *config) { c.attemptTimeout = max(d, 0) }
+}
+
+func newConfig(opts []Option) config {
+	c := config{policy: DefaultPolicy(), classify: ClassifyError, clock: realClock{}}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.policy.Backoff == nil {
+		c.policy.Backoff = DefaultPolicy().Backoff
+	}
+	if c.classify == nil {
+		c.classify = ClassifyError
+	}
+	if c.clock == nil {
+		c.clock = realClock{}
+	}
+	if c.rng == nil {
+		var seed [32]byte
+		_, _ = crand.Read(seed[:]) // never fails (crypto/rand crashes the program instead)
+		c.rng = rand.New(rand.NewChaCha8(seed))
+	}
+	return c
+}
+
+// attemptKey marks the context of an attempt run by Do, so that a Transport
+// beneath it steps aside instead of retrying too.
+type attemptKey struct{}
+
+// InAttempt reports whether ctx belongs to an attempt that Do is running.
+func InAttempt(ctx context.Context) bool { return ctx.Value(attemptKey{}) != nil }
+
+// Do runs op until it succeeds or the policy says stop, and returns nil or
+// an *Error. Decisions come from Policy.Next, the same code the simulator
+// runs:
+//
+//   - each failed attempt is classified (ClassifyError unless
+//     WithClassifier); Terminal outcomes are never retried;
+//   - the wait before a retry is the backoff's draw, but never less than a
+//     server-given wait; if that wait would end after the budget, Do stops at
+//     once (StopDeadline) instead of sleeping;
+//   - before each attempt Do waits for the gate, a throttle slot and an
+//     in-flight slot, in that order, if configured; those waits count
+//     against the budget, and a gate that opens after it stops Do at once;
+//   - the caller's context ends every wait immediately, and a failure that
+//     coincides with the caller's cancellation is never retried
+//     (StopCancelled);
+//   - after ModelFallback.After capacity failures the remaining attempts are
+//     told to use the fallback model.
+//
+// Without options Do uses DefaultPolicy (a 2-minute budget). Do starts no
+// goroutines: when it returns, nothing of it is left running.
+func Do(ctx context.Context, op Operation, opts ...Option) error {
+	if op == nil {
+		return errors.New("policies.Do: nil operation")
+	}
+	if ctx == nil {
+		return errors.New("policies.Do: nil context")
+	}
+	c := newConfig(opts)
+	r := &run{config: c, start: c.clock.Now()}
+	if c.fallback != nil {
+		r.model = c.fallback.StartModel()
+	}
+	return r.loop(ctx, op)
+}
+
+// run is the state of one Do call.
+type run struct {
+	config
+	start    time.Time
+	attempts int
+	prev     time.Duration // wait chosen before the previous retry
+	capacity int           // capacity failures so far
+	model    string
+	lastErr  error
+	lastOut  Outcome
+}
+
+func (r *run) loop(ctx context.Context, op Operation) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return r.stop(StopCancelled, err)
+		}
+		if reason, cause := r.waitToStart(ctx); reason != NotStopped {
+			return r.stop(reason, cause)
+		}
+		r.attempts++
+		err := r.attempt(ctx, op)
+		if err == nil {
+			return nil
+		}
+		now := r.clock.Now()
+		r.lastErr, r.lastOut = err, Outcome{}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return r.stop(StopCancelled, ctxErr)
+		}
+		out := r.classify(err, now)
+		if out.Class == Success {
+			out.Class = Terminal // a failed operation cannot succeed; do not loop on it
+		}
+		r.lastOut = out
+		if out.Class == RetryAfter && out.ServerWait > 0 && r.gate != nil {
+			r.gate.Push(now, out.ServerWait)
+		}
+		if out.Class == Capacity {
+			r.capacity++
+		}
+		d := r.policy.Next(r.attempts, r.prev, now.Sub(r.start), out, r.rng)
+		if d.Stop != NotStopped {
+			return r.stop(d.Stop, nil)
+		}
+		r.prev = d.Delay
+		if out.Class == Capacity && r.fallback != nil && r.fallback.ShouldSwitch(r.model, r.capacity) {
+			from := r.model
+			r.model = r.fallback.Fallback
+			if r.hooks.OnFallback != nil {
+				r.hooks.OnFallback(FallbackEvent{Attempt: r.attempts, From: from, To: r.model})
+			}
+		}
+		if r.hooks.OnRetryScheduled != nil {
+			r.hooks.OnRetryScheduled(RetryEvent{Attempt: r.attempts, Outcome: out, Delay: d.Delay, Err: err})
+		}
+		if err := r.clock.Sleep(ctx, d.Delay); err != nil {
+			return r.stop(StopCancelled, err)
+		}
+	}
+}
+
+// attempt runs op once, holding the limiter's slot (taken by waitToStart).
+func (r *run) attempt(ctx context.Context, op Operation) error {
+	if r.limiter != nil {
+		defer r.limiter.Release()
+	}
+	actx := context.WithValue(ctx, attemptKey{}, true)
+	if r.attemptTimeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(actx, r.attemptTimeout)
+		defer cancel()
+	}
+	return op(actx, Attempt{Number: r.attempts, Model: r.model})
+}
+
+// waitToStart waits until the next attempt may start: the gate open, a
+// throttle slot reached, an in-flight slot taken. It mirrors the simulator's
+// client: a gate that opens after the budget stops at once; a gate closed
+// again while waiting for a slot sends the attempt back to the gate.
+func (r *run) waitToStart(ctx context.Context) (StopReason, error) {
+	for {
+		now := r.clock.Now()
+		if r.gate != nil {
+			if open := r.gate.Ready(now); open.After(now) {
+				if !r.policy.StartsInTime(open.Sub(r.start)) {
+					return StopDeadline, nil
+				}
+				if err := r.clock.Sleep(ctx, open.Sub(now)); err != nil {
+					return StopCancelled, err
+				}
+				continue
+			}
+		}
+		if r.throttle != nil {
+			var latest time.Time
+			if r.policy.Deadline > 0 {
+				latest = r.start.Add(r.policy.Deadline)
+			}
+			slot, err := r.throttle.Reserve(now, latest)
+			switch {
+			case errors.Is(err, ErrQueueFull):
+				return StopQueueFull, err
+			case err != nil:
+				return StopDeadline, err
+			}
+			if slot.After(now) {
+				if err := r.clock.Sleep(ctx, slot.Sub(now)); err != nil {
+					return StopCancelled, err
+				}
+				if r.gate != nil {
+					if now := r.clock.Now(); r.gate.Ready(now).After(now) {
+						continue // a retry-after closed the gate meanwhile
+					}
+				}
+			}
+		}
+		break
+	}
+	if r.limiter != nil {
+		if err := r.limiter.Acquire(ctx); err != nil {
+			if errors.Is(err, ErrLimitQueueFull) {
+				return StopQueueFull, err
+			}
+			return StopCancelled, err
+		}
+		if !r.policy.StartsInTime(r.clock.Now().Sub(r.start)) {
+			r.limiter.Release()
+			return StopDeadline, nil
+		}
+	}
+	return NotStopped, nil
+}
+
+func (r *run) stop(reason StopReason, cause error) error {
+	e := &Error{
+		Reason:      reason,
+		Attempts:    r.attempts,
+		Last:        r.lastErr,
+		LastOutcome: r.lastOut,
+		Cause:       cause,
+		Elapsed:     r.clock.Now().Sub(r.start),
+	}
+	if r.hooks.OnGiveUp != nil {
+		r.hooks.OnGiveUp(e)
+	}
+	return e
+}

@@ -1,0 +1,65 @@
+package policies
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+func TestPolicyNext(t *testing.T) {
+	p := Policy{Backoff: Exponential{Base: 500 * ms, Factor: 2, Cap: 8 * time.Second}, MaxAttempts: 4, Deadline: 10 * time.Second}
+	capacity := Outcome{Class: Capacity, Status: 529}
+	tests := []struct {
+		name     string
+		attempts int
+		elapsed  time.Duration
+		out      Outcome
+		want     Decision
+	}{
+		{"first failure waits base", 1, 100 * ms, capacity, Decision{Delay: 500 * ms}},
+		{"third failure waits 2s", 3, 2 * time.Second, capacity, Decision{Delay: 2 * time.Second}},
+		{"max attempts stops", 4, 3 * time.Second, capacity, Decision{Stop: StopAttempts}},
+		{"terminal stops at once", 1, 0, Outcome{Class: Terminal, Status: 400}, Decision{Stop: StopTerminal}},
+		{"start exactly at the deadline is allowed", 2, 9 * time.Second, capacity, Decision{Delay: time.Second}},
+		{"start past the deadline gives up", 2, 9*time.Second + 1, capacity, Decision{Stop: StopDeadline}},
+		{"server wait longer than backoff wins", 1, 0, Outcome{Class: RetryAfter, Status: 429, ServerWait: 2 * time.Second}, Decision{Delay: 2 * time.Second}},
+		{"server wait shorter than backoff does not shorten it", 3, 0, Outcome{Class: RetryAfter, ServerWait: 10 * ms}, Decision{Delay: 2 * time.Second}},
+		{"server wait past the deadline stops", 1, time.Second, Outcome{Class: RetryAfter, ServerWait: time.Hour}, Decision{Stop: StopDeadline}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := p.Next(tt.attempts, 0, tt.elapsed, tt.out, nil); got != tt.want {
+				t.Fatalf("Next = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPolicyWithoutLimits(t *testing.T) {
+	p := Policy{Backoff: Constant{Wait: ms}}
+	if d := p.Next(1_000_000, 0, 1000*time.Hour, Outcome{Class: Transient}, nil); d.Stop != NotStopped || d.Delay != ms {
+		t.Fatalf("a policy without limits stopped: %+v", d)
+	}
+}
+
+// Next must not draw randomness when it stops anyway: a stopped operation
+// must not shift the stream of anything sharing the source.
+func TestPolicyNextDrawsOnlyWhenRetrying(t *testing.T) {
+	p := Policy{Backoff: FullJitter{Base: time.Second, Factor: 2, Cap: time.Minute}, MaxAttempts: 2}
+	a := rand.New(rand.NewPCG(1, 2))
+	b := rand.New(rand.NewPCG(1, 2))
+	p.Next(2, 0, 0, Outcome{Class: Capacity}, a) // stops: attempts
+	p.Next(1, 0, 0, Outcome{Class: Terminal}, a) // stops: terminal
+	if a.Uint64() != b.Uint64() {
+		t.Fatal("a stopping decision consumed random draws")
+	}
+}
+
+func TestNamesOfClassesAndReasons(t *testing.T) {
+	if RetryAfter.String() != "retry-after" || Terminal.String() != "terminal" {
+		t.Fatalf("class names: %v %v", RetryAfter, Terminal)
+	}
+	if StopDeadline.String() != "deadline" || StopAttempts.String() != "attempts" || StopQueueFull.String() != "queue_full" {
+		t.Fatalf("reason names: %v %v %v", StopDeadline, StopAttempts, StopQueueFull)
+	}
+}

@@ -1,0 +1,129 @@
+package policies
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// MaxErrorBody is the most of a failed response's body that Transport reads
+// to classify it (64 KiB); the caller can still read the whole body of the
+// response Transport returns.
+const MaxErrorBody = 64 << 10
+
+// maxDrain bounds how much of a retried response's body is read before it is
+// closed; reading it to the end lets the connection be reused.
+const maxDrain = 256 << 10
+
+// Transport is an http.RoundTripper that retries requests with Do and the
+// Options given. Per request:
+//
+//   - A response with status below 400 is returned as it is, its body unread:
+//     a streamed body belongs to the caller from then on, and errors inside
+//     it (an SSE error event) are for a Do loop around the whole call.
+//   - A failed response is classified from its status, headers and the first
+//     MaxErrorBody bytes of its body. If it is retried, its body is drained
+//     and closed first. If it is the last, it is returned with a nil error
+//     and its full body, as any RoundTripper returns an HTTP error status.
+//   - If no response arrived (a connection error, a budget or queue stop
+//     before the first attempt, cancellation), the error is Do's *Error.
+//   - A request whose body cannot be replayed (Body set, GetBody nil) is sent
+//     once, without retries.
+//   - A request made from inside a Do attempt (see InAttempt) is sent once:
+//     the Do loop around it owns the retries, so they do not multiply.
+//
+// WithAttemptTimeout is ignored here: it would cut off streamed bodies. Use
+// http.Transport's ResponseHeaderTimeout for that.
+type Transport struct {
+	// Base sends each attempt; nil means http.DefaultTransport.
+	Base http.RoundTripper
+	// Options configure the Do loop of every request. Share the Gate,
+	// Throttle and Limiter they name across transports on one API key.
+	Options []Option
+}
+
+// NewTransport returns a Transport over base with the given options.
+func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
+	return &Transport{Base: base, Options: opts}
+}
+
+// RoundTrip sends req, retrying as described on Transport.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	ctx := req.Context()
+	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	if InAttempt(ctx) || !replayable {
+		return base.RoundTrip(req)
+	}
+
+	var last *http.Response // the latest response, not yet handed over
+	discard := func() {
+		if last != nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(last.Body, maxDrain))
+			_ = last.Body.Close()
+			last = nil
+		}
+	}
+	sent := false
+	op := func(actx context.Context, a Attempt) error {
+		discard()
+		r := req.Clone(actx)
+		if sent && req.Body != nil && req.Body != http.NoBody {
+			body, err := req.GetBody()
+			if err != nil {
+				return fmt.Errorf("replaying request body: %w", err) // unrecognised: terminal
+			}
+			r.Body = body
+		}
+		sent = true
+		resp, err := base.RoundTrip(r)
+		if err != nil {
+			return err
+		}
+		last = resp
+		if resp.StatusCode < 400 {
+			return nil
+		}
+		prefix, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
+		resp.Body = readCloser{io.MultiReader(bytes.NewReader(prefix), resp.Body), resp.Body}
+		return &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: prefix}
+	}
+	opts := append(append([]Option(nil), t.Options...), WithAttemptTimeout(0))
+	err := Do(ctx, op, opts...)
+	if !sent && req.Body != nil {
+		_ = req.Body.Close() // a RoundTripper closes the body even when it sends nothing
+	}
+	var stopped *Error
+	if err != nil && errors.As(err, &stopped) && stopped.Reason == StopCancelled {
+		discard()
+		return nil, err
+	}
+	if last != nil {
+		return last, nil
+	}
+	return nil, err
+}
+
+// Middleware adapts the Transport to middleware of the form
+// func(req, next) (resp, err), with next sending one attempt; this is the
+// shape of anthropic-sdk-go's option.Middleware, so t.Middleware can be passed
+// to option.WithMiddleware directly.
+func (t *Transport) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	inner := &Transport{Base: roundTripperFunc(next), Options: t.Options}
+	return inner.RoundTrip(req)
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}

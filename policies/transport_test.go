@@ -1,0 +1,182 @@
+package policies_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+// trackedBody records how much of it was read and whether it was closed.
+type trackedBody struct {
+	r      io.Reader
+	read   atomic.Int64
+	closed atomic.Bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.read.Add(int64(n))
+	return n, err
+}
+
+func (b *trackedBody) Close() error { b.closed.Store(true); return nil }
+
+type scriptedTransport struct {
+	statuses []int // one per attempt; the last repeats; 0 means a connection error
+	body     string
+	bodies   []*trackedBody
+	sent     []string // request bodies as received
+}
+
+func (s *scriptedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var sent []byte
+	if req.Body != nil {
+		sent, _ = io.ReadAll(req.Body)
+		_ = req.Body.Close()
+	}
+	s.sent = append(s.sent, string(sent))
+	status := s.statuses[min(len(s.sent), len(s.statuses))-1]
+	if status == 0 {
+		return nil, &netErr{syscall.ECONNRESET}
+	}
+	b := &trackedBody{r: strings.NewReader(s.body)}
+	s.bodies = append(s.bodies, b)
+	return &http.Response{StatusCode: status, Header: http.Header{}, Body: b, Request: req}, nil
+}
+
+type netErr struct{ err error }
+
+func (e *netErr) Error() string { return "read tcp: " + e.err.Error() }
+func (e *netErr) Unwrap() error { return e.err }
+
+func post(t *testing.T, body string, replayable bool) *http.Request {
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/v1/messages", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !replayable {
+		req.GetBody = nil
+	}
+	return req
+}
+
+func TestTransportDrainsRetriedAndHandsOverLast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		big := strings.Repeat("x", policies.MaxErrorBody+1000)
+		base := &scriptedTransport{statuses: []int{529, 503, 500}, body: big}
+		tr := policies.NewTransport(base, policies.WithMaxAttempts(3))
+		resp, err := tr.RoundTrip(post(t, "payload", true))
+		if err != nil {
+			t.Fatalf("RoundTrip: %v", err)
+		}
+		if resp.StatusCode != 500 {
+			t.Fatalf("status %d, want the last response (500)", resp.StatusCode)
+		}
+		for i, b := range base.bodies[:2] {
+			if !b.closed.Load() || b.read.Load() != int64(len(big)) {
+				t.Errorf("retried body %d: closed %v, read %d of %d", i, b.closed.Load(), b.read.Load(), len(big))
+			}
+		}
+		all, _ := io.ReadAll(resp.Body)
+		if string(all) != big {
+			t.Errorf("caller read %d bytes of the last body, want all %d", len(all), len(big))
+		}
+		if last := base.bodies[2]; last.closed.Load() {
+			t.Errorf("Transport closed the body it handed over")
+		}
+		for i, s := range base.sent {
+			if s != "payload" {
+				t.Errorf("attempt %d sent body %q, want the replayed payload", i+1, s)
+			}
+		}
+	})
+}
+
+func TestTransportLeavesSuccessBodyUnread(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &scriptedTransport{statuses: []int{529, 200}, body: "event: message_start\n"}
+		resp, err := policies.NewTransport(base).RoundTrip(post(t, "p", true))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("RoundTrip = %v, %v", resp, err)
+		}
+		if b := base.bodies[1]; b.read.Load() != 0 || b.closed.Load() {
+			t.Errorf("streamed body touched: read %d, closed %v", b.read.Load(), b.closed.Load())
+		}
+	})
+}
+
+func TestTransportNonReplayableSentOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &scriptedTransport{statuses: []int{529, 200}}
+		req := post(t, "p", false)
+		req.Body = io.NopCloser(bytes.NewBufferString("p")) // no GetBody
+		resp, err := policies.NewTransport(base).RoundTrip(req)
+		if err != nil || resp.StatusCode != 529 || len(base.sent) != 1 {
+			t.Fatalf("got %v, %v after %d sends; want the 529 after one send", resp, err, len(base.sent))
+		}
+	})
+}
+
+func TestTransportConnectionErrorsUntilBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &scriptedTransport{statuses: []int{0}}
+		_, err := policies.NewTransport(base, policies.WithBudget(2*time.Second)).RoundTrip(post(t, "p", true))
+		var pe *policies.Error
+		if !errors.As(err, &pe) || pe.Reason != policies.StopDeadline || !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("RoundTrip error %v, want a budget stop wrapping the reset", err)
+		}
+		if len(base.sent) < 2 {
+			t.Errorf("%d sends; connection errors should be retried", len(base.sent))
+		}
+	})
+}
+
+func TestTransportCancelClosesLastBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		base := &scriptedTransport{statuses: []int{529}}
+		time.AfterFunc(time.Second, cancel)
+		req := post(t, "p", true).WithContext(ctx)
+		resp, err := policies.NewTransport(base, policies.WithBackoff(policies.Constant{Wait: time.Minute})).RoundTrip(req)
+		if resp != nil || !errors.Is(err, context.Canceled) {
+			t.Fatalf("RoundTrip = %v, %v; want no response and a cancellation", resp, err)
+		}
+		if !base.bodies[0].closed.Load() {
+			t.Errorf("the failed response's body was left open")
+		}
+	})
+}
+
+func TestTransportInsideDoSendsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &scriptedTransport{statuses: []int{529, 200}}
+		client := &http.Client{Transport: policies.NewTransport(base)}
+		calls := 0
+		err := policies.Do(t.Context(), func(ctx context.Context, a policies.Attempt) error {
+			calls++
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+			resp, err := client.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode >= 400 {
+				return &policies.HTTPError{StatusCode: resp.StatusCode, Header: resp.Header}
+			}
+			return nil
+		})
+		if err != nil || calls != 2 || len(base.sent) != 2 {
+			t.Fatalf("err %v, %d Do attempts, %d sends; want 2 and 2 (no nested retries)", err, calls, len(base.sent))
+		}
+	})
+}

@@ -1,0 +1,213 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"strconv"
+
+	xfont "golang.org/x/image/font"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// PlotFormats are the image formats plots can be written in.
+var PlotFormats = []string{"png", "svg"}
+
+// Figures are 1200×800 pixels at 96 dpi: SVG says 900×600 pt, which browsers
+// show at 1200×800 px.
+const (
+	plotDPI = 96
+	// FigureWidth and FigureHeight are a figure's default size.
+	FigureWidth  = 1200 * vg.Inch / plotDPI
+	FigureHeight = 800 * vg.Inch / plotDPI
+)
+
+const svgFontFamily = "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"
+
+// Figure is one picture: a title over a grid of panels.
+type Figure struct {
+	Title string
+	// Cols is the number of panels per row; Panels are row-major, and a nil
+	// panel leaves its cell empty.
+	Cols   int
+	Panels []*plot.Plot
+	// Width and Height default to FigureWidth and FigureHeight.
+	Width, Height vg.Length
+}
+
+func (f *Figure) size() (vg.Length, vg.Length) {
+	w, h := f.Width, f.Height
+	if w <= 0 {
+		w = FigureWidth
+	}
+	if h <= 0 {
+		h = FigureHeight
+	}
+	return w, h
+}
+
+// Write renders the figure as "svg" or "png". The same figure always gives
+// the same SVG bytes.
+func (f *Figure) Write(w io.Writer, format string) error {
+	width, height := f.size()
+	switch format {
+	case "svg":
+		c := vgsvg.New(width, height)
+		if err := f.draw(draw.New(c)); err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		if _, err := c.WriteTo(&buf); err != nil {
+			return err
+		}
+		// Fonts are not embedded: name metric-compatible fallbacks so that
+		// viewers without Liberation fonts still draw a sans-serif face.
+		_, err := w.Write(bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"), []byte(svgFontFamily)))
+		return err
+	case "png":
+		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(plotDPI), vgimg.UseBackgroundColor(color.White))
+		if err := f.draw(draw.New(c)); err != nil {
+			return err
+		}
+		_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+		return err
+	}
+	return fmt.Errorf("unknown plot format %q (want png or svg)", format)
+}
+
+// draw lays the panels out under the title. gonum/plot panics on some
+// inputs; that becomes an error here.
+func (f *Figure) draw(dc draw.Canvas) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("drawing %q: %v", f.Title, r)
+		}
+	}()
+	if f.Cols <= 0 || len(f.Panels) == 0 {
+		return errors.New("figure has no panels")
+	}
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	if f.Title != "" {
+		sty := titleStyle()
+		h := sty.Height(f.Title)
+		pt := vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - vg.Points(8)}
+		dc.FillText(sty, pt, f.Title)
+		dc.Max.Y -= h + vg.Points(14)
+	}
+	rows := (len(f.Panels) + f.Cols - 1) / f.Cols
+	grid := make([][]*plot.Plot, rows)
+	for r := range grid {
+		grid[r] = make([]*plot.Plot, f.Cols)
+		for c := range grid[r] {
+			if i := r*f.Cols + c; i < len(f.Panels) {
+				grid[r][c] = f.Panels[i]
+			}
+		}
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: f.Cols,
+		PadTop: vg.Points(4), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10),
+		PadX: vg.Points(18), PadY: vg.Points(14)}
+	canvases := plot.Align(grid, tiles, dc)
+	for r := range grid {
+		for c, p := range grid[r] {
+			if p != nil {
+				p.Draw(canvases[r][c])
+			}
+		}
+	}
+	return nil
+}
+
+func titleStyle() text.Style {
+	sty := plot.New().Title.TextStyle
+	sty.Font.Variant = "Sans"
+	sty.Font.Size = vg.Points(16)
+	sty.Font.Weight = xfont.WeightBold
+	sty.XAlign = draw.XCenter
+	sty.YAlign = draw.YTop
+	return sty
+}
+
+// newPanel returns a plot with the house style: title, axis labels, grid.
+func newPanel(title, xLabel, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(13)
+	p.Title.Padding = vg.Points(6)
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.X.Label.TextStyle.Font.Size = vg.Points(11)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
+	p.X.Tick.Label.Font.Size = vg.Points(10)
+	p.Y.Tick.Label.Font.Size = vg.Points(10)
+	p.Legend.TextStyle.Font.Size = vg.Points(11)
+	for _, f := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
+		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle} {
+		f.Font.Variant = "Sans"
+	}
+	p.X.Tick.Marker = niceTicks{}
+	p.Y.Tick.Marker = niceTicks{}
+	return p
+}
+
+// niceTicks puts about eight labelled ticks at multiples of 1, 2 or 5 times
+// a power of ten, with an unlabelled tick between each pair.
+type niceTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	raw := (hi - lo) / 8
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var ticks []plot.Tick
+	prec := max(0, -int(math.Floor(math.Log10(step))))
+	for i := math.Ceil(lo / step); ; i++ {
+		v := i * step
+		if v > hi+step*1e-9 {
+			break
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+		if minor := v + step/2; minor <= hi {
+			ticks = append(ticks, plot.Tick{Value: minor})
+		}
+	}
+	if first := math.Ceil(lo/step)*step - step/2; first >= lo {
+		ticks = append([]plot.Tick{{Value: first}}, ticks...)
+	}
+	return ticks
+}
+
+// palette gives policy i its colour (Tableau 10), the same in every plot.
+var palette = []color.RGBA{
+	{0x4e, 0x79, 0xa7, 0xff}, {0xf2, 0x8e, 0x2b, 0xff}, {0xe1, 0x57, 0x59, 0xff}, {0x76, 0xb7, 0xb2, 0xff},
+	{0x59, 0xa1, 0x4f, 0xff}, {0xed, 0xc9, 0x48, 0xff}, {0xb0, 0x7a, 0xa1, 0xff}, {0xff, 0x9d, 0xa7, 0xff},
+	{0x9c, 0x75, 0x5f, 0xff}, {0xba, 0xb0, 0xac, 0xff},
+}
+
+// PolicyColor returns the colour of the i-th policy.
+func PolicyColor(i int) color.RGBA { return palette[i%len(palette)] }
+
+var (
+	colorAdmitted = color.RGBA{0x59, 0xa1, 0x4f, 0xff}
+	colorRejected = color.RGBA{0xe1, 0x57, 0x59, 0xff}
+	colorCapacity = color.RGBA{0x20, 0x20, 0x20, 0xff}
+	colorGrid     = color.RGBA{0xdd, 0xdd, 0xdd, 0xff}
+)

@@ -1,0 +1,364 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"strconv"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/retrysim/retrysim/sim"
+)
+
+// NamedFigure is a figure with the base name of its files.
+type NamedFigure struct {
+	Name   string // e.g. "timeline": written as timeline.svg and timeline.png
+	Figure *Figure
+}
+
+// Figures returns every plot of d, in a fixed order: timeline, cdf,
+// outcomes, and with more than one seed, distributions.
+func Figures(d *PlotData) ([]NamedFigure, error) {
+	out := []NamedFigure{}
+	tl, err := TimelineFigure(d)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, NamedFigure{"timeline", tl})
+	cdf, err := CDFFigure(d)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, NamedFigure{"cdf", cdf})
+	oc, err := OutcomesFigure(d)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, NamedFigure{"outcomes", oc})
+	if d.Runs.Seeds() > 1 {
+		dist, err := DistributionFigure(d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, NamedFigure{"distributions", dist})
+	}
+	return out, nil
+}
+
+func seedWords(m *MultiSeed) string {
+	if k := m.Seeds(); k > 1 {
+		return fmt.Sprintf("seeds %d–%d", m.FirstSeed, m.FirstSeed+uint64(k)-1)
+	}
+	return fmt.Sprintf("seed %d", m.FirstSeed)
+}
+
+func seconds(d time.Duration) float64 { return d.Seconds() }
+
+// gridLines returns light horizontal grid lines for a panel.
+func gridLines() *plotter.Grid {
+	g := plotter.NewGrid()
+	g.Vertical.Width = 0
+	g.Horizontal.Color = colorGrid
+	return g
+}
+
+// capacityLine returns the server's admission limit per bucket as a step
+// line from 0 to end.
+func capacityLine(s *sim.CapacityWindows, bucket time.Duration, end float64) (*plotter.Line, float64, error) {
+	var pts plotter.XYs
+	start := time.Duration(0)
+	peak := 0.0
+	for i, p := range s.Phases {
+		c := 0.0
+		if p.Admit > 0 {
+			c = float64(p.Admit) * float64(bucket) / float64(p.Window)
+		}
+		peak = max(peak, c)
+		if seconds(start) > end {
+			break
+		}
+		pts = append(pts, plotter.XY{X: seconds(start), Y: c})
+		if i == len(s.Phases)-1 || p.Duration == 0 {
+			break
+		}
+		start += p.Duration
+	}
+	pts = append(pts, plotter.XY{X: end, Y: pts[len(pts)-1].Y})
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, 0, err
+	}
+	l.StepStyle = plotter.PostStep
+	l.Color = colorCapacity
+	l.Width = vg.Points(2)
+	l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	return l, peak, nil
+}
+
+// TimelineFigure shows, per policy, the requests arriving in each time
+// bucket, admitted and rejected stacked, with the server's capacity.
+func TimelineFigure(d *PlotData) (*Figure, error) {
+	n := len(d.Timelines)
+	if n == 0 {
+		return nil, fmt.Errorf("no timelines to plot")
+	}
+	bucket := d.Timelines[0].Bucket
+	buckets, ymax := 1, 0.0
+	for _, t := range d.Timelines {
+		buckets = max(buckets, len(t.Admitted))
+		for i := range t.Admitted {
+			ymax = max(ymax, float64(t.Admitted[i]+t.Rejected[i]))
+		}
+	}
+	end := seconds(time.Duration(buckets) * bucket)
+	cols := 1
+	if n > 1 {
+		cols = 2
+	}
+	rows := (n + cols - 1) / cols
+	fig := &Figure{
+		Title: fmt.Sprintf("%s: requests per %v, admitted and rejected (seed %d)", d.Scenario, bucket, d.Runs.FirstSeed),
+		Cols:  cols, Height: max(FigureHeight, vg.Length(rows)*vg.Points(200)),
+	}
+	for _, t := range d.Timelines {
+		p := newPanel(t.Policy, "time since start (s)", fmt.Sprintf("requests per %v", bucket))
+		p.Add(gridLines())
+		total := make([]plotter.HistogramBin, len(t.Admitted))
+		adm := make([]plotter.HistogramBin, len(t.Admitted))
+		for i := range t.Admitted {
+			lo, hi := seconds(time.Duration(i)*bucket), seconds(time.Duration(i+1)*bucket)
+			total[i] = plotter.HistogramBin{Min: lo, Max: hi, Weight: float64(t.Admitted[i] + t.Rejected[i])}
+			adm[i] = plotter.HistogramBin{Min: lo, Max: hi, Weight: float64(t.Admitted[i])}
+		}
+		outline := draw.LineStyle{Color: color.White, Width: vg.Points(0.5)}
+		rej := &plotter.Histogram{Bins: total, Width: seconds(bucket), FillColor: colorRejected, LineStyle: outline}
+		ok := &plotter.Histogram{Bins: adm, Width: seconds(bucket), FillColor: colorAdmitted, LineStyle: outline}
+		capLine, peak, err := capacityLine(d.Server, bucket, end)
+		if err != nil {
+			return nil, err
+		}
+		p.Add(rej, ok, capLine)
+		p.Legend.Add("admitted", ok)
+		p.Legend.Add("rejected", rej)
+		p.Legend.Add("capacity", capLine)
+		p.Legend.Top = true
+		p.X.Min, p.X.Max = 0, end
+		p.Y.Min, p.Y.Max = 0, math.Ceil(max(ymax, peak)*1.1)
+		fig.Panels = append(fig.Panels, p)
+	}
+	return fig, nil
+}
+
+// CDFFigure shows, per policy, the fraction of all operations completed
+// within each time from their start; a curve that stops below 1 means give-ups.
+func CDFFigure(d *PlotData) (*Figure, error) {
+	seeds := d.LatencySeeds
+	ops := float64(d.Clients * seeds)
+	xmax := 0.0
+	for _, l := range d.Latencies {
+		if len(l) > 0 {
+			xmax = max(xmax, seconds(l[len(l)-1]))
+		}
+	}
+	if xmax == 0 {
+		xmax = 1
+	}
+	xmax *= 1.05
+	p := newPanel("", "time from an operation's start to its completion (s)", "fraction of operations completed")
+	p.Add(gridLines())
+	for i, l := range d.Latencies {
+		// Steps closer than a fraction of a pixel apart merge into one, so
+		// that thousands of pooled completions do not bloat the SVG.
+		minStep := xmax / 4000
+		pts := plotter.XYs{{X: 0, Y: 0}}
+		for j, v := range l {
+			pt := plotter.XY{X: seconds(v), Y: float64(j+1) / ops}
+			if last := &pts[len(pts)-1]; len(pts) > 1 && pt.X-last.X < minStep {
+				last.Y = pt.Y
+				continue
+			}
+			pts = append(pts, pt)
+		}
+		pts = append(pts, plotter.XY{X: xmax, Y: float64(len(l)) / ops})
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.StepStyle = plotter.PostStep
+		line.Color = PolicyColor(i)
+		line.Width = vg.Points(2.5)
+		p.Add(line)
+		name := d.Runs.Policies[i]
+		p.Legend.Add(fmt.Sprintf("%s (%.0f%% completed)", name, 100*float64(len(l))/ops), line)
+	}
+	p.Legend.Top = false
+	p.Legend.Left = false
+	p.Legend.YOffs = vg.Points(10)
+	p.Legend.XOffs = -vg.Points(10)
+	p.X.Min, p.X.Max = 0, xmax
+	p.Y.Min, p.Y.Max = 0, 1.02
+	pooled := fmt.Sprintf("seed %d", d.Runs.FirstSeed)
+	if seeds > 1 {
+		pooled = fmt.Sprintf("seeds %d–%d", d.Runs.FirstSeed, d.Runs.FirstSeed+uint64(seeds)-1)
+	}
+	title := fmt.Sprintf("%s: completion-time CDF per policy (%s, %d operations each)", d.Scenario, pooled, d.Clients*seeds)
+	return &Figure{Title: title, Cols: 1, Panels: []*plot.Plot{p}}, nil
+}
+
+// barPanel draws one bar per policy: the metric's mean over the seeds, with
+// its 95% confidence interval when there is more than one seed.
+func barPanel(d *PlotData, metric, title, yLabel string) (*plot.Plot, error) {
+	m, ok := LookupMetric(metric)
+	if !ok {
+		return nil, fmt.Errorf("unknown metric %q", metric)
+	}
+	p := newPanel(title, "", yLabel)
+	p.Add(gridLines())
+	n := len(d.Runs.Policies)
+	width := vg.Points(min(60, 200/float64(max(n, 1))))
+	ymax := 0.0
+	var errPts, labelPts plotter.XYs
+	var errs plotter.YErrors
+	var labels []string
+	for i := range d.Runs.Policies {
+		vals, _ := d.Runs.Values(i, m)
+		if len(vals) == 0 {
+			continue
+		}
+		s := Summarize(vals)
+		bar, err := plotter.NewBarChart(plotter.Values{s.Mean}, width)
+		if err != nil {
+			return nil, err
+		}
+		bar.XMin = float64(i)
+		bar.Color = PolicyColor(i)
+		bar.LineStyle.Width = 0
+		p.Add(bar)
+		ymax = max(ymax, s.CIHigh, s.Mean)
+		labelPts = append(labelPts, plotter.XY{X: float64(i), Y: max(s.CIHigh, s.Mean)})
+		labels = append(labels, strconv.FormatFloat(s.Mean, 'f', min(decimals(metric), 2), 64))
+		if s.N > 1 {
+			errPts = append(errPts, plotter.XY{X: float64(i), Y: s.Mean})
+			errs = append(errs, struct{ Low, High float64 }{s.Mean - s.CILow, s.CIHigh - s.Mean})
+		}
+	}
+	if len(errPts) > 0 {
+		eb := &plotter.YErrorBars{XYs: errPts, YErrors: errs,
+			LineStyle: draw.LineStyle{Color: colorCapacity, Width: vg.Points(1.5)}, CapWidth: vg.Points(10)}
+		p.Add(eb)
+	}
+	if len(labelPts) > 0 {
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: labelPts, Labels: labels})
+		if err != nil {
+			return nil, err
+		}
+		for i := range lb.TextStyle {
+			lb.TextStyle[i].Font.Size = vg.Points(11)
+			lb.TextStyle[i].Font.Variant = "Sans"
+			lb.TextStyle[i].XAlign = draw.XCenter
+		}
+		lb.Offset = vg.Point{Y: vg.Points(4)}
+		p.Add(lb)
+	}
+	policyAxis(p, d.Runs.Policies)
+	p.Y.Min, p.Y.Max = 0, ymax*1.12
+	if ymax == 0 {
+		p.Y.Max = 1
+	}
+	return p, nil
+}
+
+// OutcomesFigure shows completions, give-ups and amplification per policy.
+func OutcomesFigure(d *PlotData) (*Figure, error) {
+	spec := [][3]string{
+		{"completed", "Completed", "operations (of " + fmt.Sprint(d.Clients) + ")"},
+		{"gave_up", "Gave up", "operations (of " + fmt.Sprint(d.Clients) + ")"},
+		{"amplification", "Amplification", "attempts per operation"},
+	}
+	title := fmt.Sprintf("%s: outcomes per policy (%s)", d.Scenario, seedWords(d.Runs))
+	if d.Runs.Seeds() > 1 {
+		title = fmt.Sprintf("%s: outcomes per policy, mean and 95%% CI over %s", d.Scenario, seedWords(d.Runs))
+	}
+	fig := &Figure{Title: title, Cols: 3}
+	for _, s := range spec {
+		p, err := barPanel(d, s[0], s[1], s[2])
+		if err != nil {
+			return nil, err
+		}
+		fig.Panels = append(fig.Panels, p)
+	}
+	return fig, nil
+}
+
+// distributionMetrics are the metrics whose spread over seeds
+// DistributionFigure shows, with panel titles and units.
+var distributionMetrics = [][3]string{
+	{"completed", "Completed", "operations"},
+	{"attempts", "Attempts", "requests sent"},
+	{"gave_up", "Gave up", "operations"},
+	{"amplification", "Amplification", "attempts per operation"},
+	{"latency_ms.p99", "p99 completion time", "milliseconds"},
+	{"last_completion_ms", "Last completion", "ms since start"},
+}
+
+// DistributionFigure shows, for each headline metric, its distribution over
+// the seeds per policy as box plots (box: quartiles; whiskers: 1.5 IQR).
+func DistributionFigure(d *PlotData) (*Figure, error) {
+	fig := &Figure{
+		Title: fmt.Sprintf("%s: distribution over %s (box: quartiles, line: median, whiskers: 1.5×IQR)", d.Scenario, seedWords(d.Runs)),
+		Cols:  3,
+	}
+	n := len(d.Runs.Policies)
+	width := vg.Points(min(40, 150/float64(max(n, 1))))
+	for _, spec := range distributionMetrics {
+		m, _ := LookupMetric(spec[0])
+		p := newPanel(spec[1], "", spec[2])
+		p.Add(gridLines())
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for i := range d.Runs.Policies {
+			vals, _ := d.Runs.Values(i, m)
+			if len(vals) == 0 {
+				continue
+			}
+			for _, v := range vals {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			b, err := plotter.NewBoxPlot(width, float64(i), plotter.Values(vals))
+			if err != nil {
+				return nil, err
+			}
+			c := PolicyColor(i)
+			b.FillColor = color.RGBA{c.R, c.G, c.B, 0x66}
+			b.BoxStyle.Color = c
+			b.BoxStyle.Width = vg.Points(1.5)
+			b.MedianStyle.Color = c
+			b.MedianStyle.Width = vg.Points(2.5)
+			b.WhiskerStyle.Color = c
+			b.WhiskerStyle.Width = vg.Points(1.5)
+			b.GlyphStyle.Color = c
+			p.Add(b)
+		}
+		policyAxis(p, d.Runs.Policies)
+		if !math.IsInf(lo, 0) {
+			pad := max((hi-lo)*0.1, math.Abs(hi)*0.05, 0.5)
+			p.Y.Min, p.Y.Max = max(0, lo-pad), hi+pad
+		}
+		fig.Panels = append(fig.Panels, p)
+	}
+	return fig, nil
+}
+
+// policyAxis labels the x axis with the policies' names, slanted so that
+// long names do not overlap.
+func policyAxis(p *plot.Plot, names []string) {
+	p.NominalX(names...)
+	p.X.Tick.Label.Rotation = math.Pi / 8
+	p.X.Tick.Label.XAlign = draw.XRight
+	p.X.Tick.Label.YAlign = draw.YCenter
+	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
+}

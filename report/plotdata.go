@@ -1,0 +1,116 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// Timeline counts one policy's requests per time bucket on one seed.
+type Timeline struct {
+	Policy string
+	Bucket time.Duration
+	// Admitted[i] and Rejected[i] count the requests that arrived in
+	// [i·Bucket, (i+1)·Bucket).
+	Admitted, Rejected []int
+}
+
+// RecordTimeline runs cfg and counts its requests per bucket. It uses
+// cfg.OnRequest, replacing any hook already set.
+func RecordTimeline(cfg sim.Config, bucket time.Duration) (Timeline, sim.Result, error) {
+	if bucket <= 0 {
+		return Timeline{}, sim.Result{}, errors.New("timeline bucket must be > 0")
+	}
+	t := Timeline{Policy: cfg.Policy.Name, Bucket: bucket}
+	cfg.OnRequest = func(at time.Duration, admitted bool) {
+		i := int(at / bucket)
+		for len(t.Admitted) <= i {
+			t.Admitted = append(t.Admitted, 0)
+			t.Rejected = append(t.Rejected, 0)
+		}
+		if admitted {
+			t.Admitted[i]++
+		} else {
+			t.Rejected[i]++
+		}
+	}
+	r, err := sim.Run(cfg)
+	return t, r, err
+}
+
+// DefaultBucket is the timeline bucket for a server: the admission window
+// of its last admitting phase, so that a full bucket equals the capacity;
+// one second if no phase admits anything.
+func DefaultBucket(s *sim.CapacityWindows) time.Duration {
+	for i := len(s.Phases) - 1; i >= 0; i-- {
+		if p := s.Phases[i]; p.Admit > 0 && p.Window > 0 {
+			return p.Window
+		}
+	}
+	return time.Second
+}
+
+// PlotData is everything the plots of one scenario need.
+type PlotData struct {
+	Scenario    string
+	Description string
+	Server      *sim.CapacityWindows
+	Clients     int
+	// Timelines, one per policy, are from the first seed.
+	Timelines []Timeline
+	// Latencies[p] holds policy p's completion latencies pooled over the
+	// first LatencySeeds seeds, sorted.
+	Latencies    [][]time.Duration
+	LatencySeeds int
+	// Runs has every policy's result on every seed.
+	Runs *MultiSeed
+}
+
+// MaxCDFSeeds bounds the seeds whose latencies the CDF pools, and so the
+// memory they take.
+const MaxCDFSeeds = 1000
+
+// CollectPlotData runs every policy of s on k seeds from first (in
+// parallel, merged in seed order) for statistics and pooled latencies, then
+// once more per policy on the first seed for the timeline. done, if set, is
+// called after each run, from worker goroutines.
+func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k int, bucket time.Duration, done func()) (*PlotData, error) {
+	names := make([]string, len(s.Policies))
+	for i, p := range s.Policies {
+		names[i] = p.Name
+	}
+	runs := NewMultiSeed(s.Name, first, k, names)
+	pooled := min(k, MaxCDFSeeds)
+	lat := make([][][]time.Duration, len(s.Policies))
+	for p := range lat {
+		lat[p] = make([][]time.Duration, pooled)
+	}
+	err := s.RunSeeds(ctx, first, k, 0, func(seed, p int, r *sim.Result) {
+		runs.Add(seed, p, r)
+		if seed < pooled {
+			lat[p][seed] = slices.Clone(r.Latencies)
+		}
+		if done != nil {
+			done()
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	d := &PlotData{Scenario: s.Name, Description: s.Description, Server: s.Server,
+		Clients: s.Workload.Clients, Runs: runs, Latencies: make([][]time.Duration, len(s.Policies)), LatencySeeds: pooled}
+	for p := range s.Policies {
+		d.Latencies[p] = slices.Concat(lat[p]...)
+		slices.Sort(d.Latencies[p])
+		t, _, err := RecordTimeline(s.Config(p, first), bucket)
+		if err != nil {
+			return nil, err
+		}
+		d.Timelines = append(d.Timelines, t)
+	}
+	return d, nil
+}

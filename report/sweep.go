@@ -1,0 +1,226 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// SweepSchema names the JSON schema of a sweep; docs/output.md describes it.
+const SweepSchema = "retrysim/sweep/v1"
+
+// SweepAxis is one swept parameter.
+type SweepAxis struct {
+	Name string
+	// Title describes the parameter on a plot's axis, e.g. "capacity
+	// (requests admitted per window)"; Name when empty.
+	Title string
+	Unit  string // "" for counts, "ms" for durations
+	// Labels are the values as the user writes them ("500ms"); Values the
+	// same as numbers (durations in milliseconds).
+	Labels []string
+	Values []float64
+}
+
+// SweepPoint is one point of the grid: an index into each axis and every
+// policy's results on every seed there.
+type SweepPoint struct {
+	Index []int
+	Runs  *MultiSeed
+}
+
+// Sweep is the result of a parameter sweep. Points are in grid order, the
+// last axis varying fastest.
+type Sweep struct {
+	Scenario  string
+	FirstSeed uint64
+	Seeds     int
+	Policies  []string
+	Axes      []SweepAxis
+	Points    []SweepPoint
+}
+
+// SweepDocument is the JSON form of a Sweep.
+type SweepDocument struct {
+	Schema    string           `json:"schema"`
+	Scenario  string           `json:"scenario"`
+	FirstSeed uint64           `json:"first_seed"`
+	Seeds     int              `json:"seeds"`
+	Params    []SweepParamJSON `json:"params"`
+	Points    []SweepPointJSON `json:"points"`
+}
+
+// SweepParamJSON describes one swept parameter.
+type SweepParamJSON struct {
+	Name   string    `json:"name"`
+	Unit   string    `json:"unit"`
+	Values []float64 `json:"values"`
+	Labels []string  `json:"labels"`
+}
+
+// SweepPointJSON is one point: the parameters' values (in the order of
+// params) and every policy's statistics there.
+type SweepPointJSON struct {
+	Values   []float64     `json:"values"`
+	Policies []PolicyStats `json:"policies"`
+}
+
+// JSON returns the document for sw.
+func (sw *Sweep) JSON() SweepDocument {
+	doc := SweepDocument{Schema: SweepSchema, Scenario: sw.Scenario, FirstSeed: sw.FirstSeed, Seeds: sw.Seeds,
+		Params: []SweepParamJSON{}, Points: []SweepPointJSON{}}
+	for _, ax := range sw.Axes {
+		doc.Params = append(doc.Params, SweepParamJSON{Name: ax.Name, Unit: ax.Unit, Values: ax.Values, Labels: ax.Labels})
+	}
+	for _, pt := range sw.Points {
+		st := pt.Runs.Stats()
+		vals := make([]float64, len(pt.Index))
+		for i, j := range pt.Index {
+			vals[i] = sw.Axes[i].Values[j]
+		}
+		doc.Points = append(doc.Points, SweepPointJSON{Values: vals, Policies: st.Policies})
+	}
+	return doc
+}
+
+// axisHeader is a parameter's column header, with its unit.
+func axisHeader(ax SweepAxis) string { return ax.Name }
+
+// WriteSweep renders a sweep as table, markdown, csv or json.
+func WriteSweep(w io.Writer, format string, sw *Sweep) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sw.JSON())
+	case "csv":
+		return writeSweepCSV(w, sw)
+	case "table", "markdown":
+		return writeSweepTable(w, format == "markdown", sw)
+	}
+	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+}
+
+// SweepTableColumns are the metric columns of the sweep table.
+var sweepTableMetrics = HeadlineMetrics
+
+func sweepSeeds(sw *Sweep) string {
+	if sw.Seeds == 1 {
+		return fmt.Sprintf("seed %d", sw.FirstSeed)
+	}
+	return fmt.Sprintf("mean over seeds %d–%d", sw.FirstSeed, sw.FirstSeed+uint64(sw.Seeds)-1)
+}
+
+// SweepRows returns the sweep table: a header and one row per point and
+// policy, with each headline metric's mean over the seeds.
+func SweepRows(sw *Sweep, missing string) (header []string, rows [][]string) {
+	for _, ax := range sw.Axes {
+		header = append(header, axisHeader(ax))
+	}
+	header = append(header, "policy")
+	header = append(header, sweepTableMetrics...)
+	for _, pt := range sw.Points {
+		st := pt.Runs.Stats()
+		for _, ps := range st.Policies {
+			var row []string
+			for i, j := range pt.Index {
+				row = append(row, sw.Axes[i].Labels[j])
+			}
+			row = append(row, ps.Policy)
+			for _, metric := range sweepTableMetrics {
+				ms := metricStats(&ps, metric)
+				if ms.Summary == nil {
+					row = append(row, missing)
+					continue
+				}
+				dec := decimals(metric)
+				if sw.Seeds == 1 && dec == 2 { // a count on one seed is a whole number
+					dec = 0
+				}
+				row = append(row, strconv.FormatFloat(ms.Summary.Mean, 'f', dec, 64))
+			}
+			rows = append(rows, row)
+		}
+	}
+	return header, rows
+}
+
+func writeSweepTable(w io.Writer, markdown bool, sw *Sweep) error {
+	header, rows := SweepRows(sw, "-")
+	names := make([]string, len(sw.Axes))
+	for i, ax := range sw.Axes {
+		names[i] = ax.Name
+	}
+	align := make(tw.Alignment, len(header))
+	for i := range header {
+		align[i] = tw.AlignRight
+	}
+	align[len(sw.Axes)] = tw.AlignLeft
+	opts := []tablewriter.Option{
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+	}
+	intro := fmt.Sprintf("sweep of %s over %s (%s)", sw.Scenario, strings.Join(names, " × "), sweepSeeds(sw))
+	if markdown {
+		fmt.Fprintf(w, "**%s**\n\n", intro)
+		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+	} else {
+		fmt.Fprintln(w, intro)
+		opts = append(opts, tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})))
+	}
+	t := tablewriter.NewTable(w, opts...)
+	t.Header(header)
+	for _, row := range rows {
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+func writeSweepCSV(w io.Writer, sw *Sweep) error {
+	cw := csv.NewWriter(w)
+	header := []string{"scenario", "first_seed", "seeds"}
+	for _, ax := range sw.Axes {
+		h := ax.Name
+		if ax.Unit != "" {
+			h += "_" + ax.Unit
+		}
+		header = append(header, h)
+	}
+	header = append(header, "policy", "metric", "n", "mean", "ci95_low", "ci95_high", "median", "p5", "p95")
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, pt := range sw.Points {
+		st := pt.Runs.Stats()
+		for _, ps := range st.Policies {
+			for _, ms := range ps.Metrics {
+				row := []string{sw.Scenario, strconv.FormatUint(sw.FirstSeed, 10), strconv.Itoa(sw.Seeds)}
+				for i, j := range pt.Index {
+					row = append(row, f(sw.Axes[i].Values[j]))
+				}
+				row = append(row, ps.Policy, ms.Metric, strconv.Itoa(ms.N))
+				if s := ms.Summary; s != nil {
+					row = append(row, f(s.Mean), f(s.CILow), f(s.CIHigh), f(s.Median), f(s.P5), f(s.P95))
+				} else {
+					row = append(row, "", "", "", "", "", "")
+				}
+				if err := cw.Write(row); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,121 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// maxSweepPanels bounds the panels of a two-parameter sweep plot (one per
+// value of the second parameter).
+const maxSweepPanels = 12
+
+// SweepFigures returns one figure per headline metric: the metric against
+// the first parameter, one line per policy (mean over seeds, with its 95%
+// confidence interval when there are several seeds). With two parameters,
+// each value of the second gets its own panel.
+func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
+	if len(sw.Axes) == 0 || len(sw.Points) == 0 {
+		return nil, fmt.Errorf("nothing to plot")
+	}
+	panels := 1
+	if len(sw.Axes) == 2 {
+		panels = len(sw.Axes[1].Values)
+		if panels > maxSweepPanels {
+			return nil, fmt.Errorf("the second parameter %s has %d values; plots show at most %d", sw.Axes[1].Name, panels, maxSweepPanels)
+		}
+	}
+	// stats[point] computed once.
+	stats := make([]MultiSeedDocument, len(sw.Points))
+	for i := range sw.Points {
+		stats[i] = sw.Points[i].Runs.Stats()
+	}
+	x := sw.Axes[0]
+	xLabel := x.Name
+	if x.Title != "" {
+		xLabel = x.Title
+	}
+	if x.Unit != "" {
+		xLabel += " (" + x.Unit + ")"
+	}
+	var out []NamedFigure
+	for _, spec := range distributionMetrics {
+		metric := spec[0]
+		cols := min(panels, 3)
+		fig := &Figure{Cols: cols,
+			Title: fmt.Sprintf("%s: %s against %s (%s)", sw.Scenario, strings.ToLower(spec[1]), x.Name, sweepSeeds(sw))}
+		if sw.Seeds > 1 {
+			fig.Title = strings.TrimSuffix(fig.Title, ")") + "; bars: 95% CI)"
+		}
+		if rows := (panels + cols - 1) / cols; rows > 2 {
+			fig.Height = vg.Length(rows) * vg.Points(200)
+		}
+		figMax := 0.0
+		for panel := range panels {
+			title := ""
+			if len(sw.Axes) == 2 {
+				title = sw.Axes[1].Name + " = " + sw.Axes[1].Labels[panel]
+			}
+			p := newPanel(title, xLabel, spec[2])
+			p.Add(gridLines())
+			ymax := 0.0
+			for pol, name := range sw.Policies {
+				var pts plotter.XYs
+				var errs plotter.YErrors
+				for i, pt := range sw.Points {
+					if len(pt.Index) == 2 && pt.Index[1] != panel {
+						continue
+					}
+					ms := metricStats(&stats[i].Policies[pol], metric)
+					if ms.Summary == nil {
+						continue
+					}
+					s := ms.Summary
+					pts = append(pts, plotter.XY{X: x.Values[pt.Index[0]], Y: s.Mean})
+					errs = append(errs, struct{ Low, High float64 }{s.Mean - s.CILow, s.CIHigh - s.Mean})
+					ymax = max(ymax, s.CIHigh, s.Mean)
+				}
+				if len(pts) == 0 {
+					if panel == 0 {
+						none := &plotter.Line{LineStyle: draw.LineStyle{Color: PolicyColor(pol), Width: vg.Points(2)}}
+						p.Legend.Add(name+" (no data)", none)
+					}
+					continue
+				}
+				line, points, err := plotter.NewLinePoints(pts)
+				if err != nil {
+					return nil, err
+				}
+				c := PolicyColor(pol)
+				line.Color, line.Width = c, vg.Points(2)
+				points.Color, points.Shape, points.Radius = c, draw.CircleGlyph{}, vg.Points(3)
+				p.Add(line, points)
+				if sw.Seeds > 1 {
+					eb := &plotter.YErrorBars{XYs: pts, YErrors: errs,
+						LineStyle: draw.LineStyle{Color: c, Width: vg.Points(1)}, CapWidth: vg.Points(6)}
+					p.Add(eb)
+				}
+				if panel == 0 {
+					p.Legend.Add(name, line, points)
+				}
+			}
+			p.Legend.Top = true
+			lo, hi := x.Values[0], x.Values[len(x.Values)-1]
+			pad := math.Max((hi-lo)*0.03, 0.5)
+			p.X.Min, p.X.Max = lo-pad, hi+pad
+			p.Y.Min = 0
+			fig.Panels = append(fig.Panels, p)
+			figMax = math.Max(figMax, ymax)
+		}
+		// Panels share the y axis so that they compare at a glance.
+		for _, p := range fig.Panels {
+			p.Y.Max = math.Max(figMax*1.15, 1)
+		}
+		out = append(out, NamedFigure{Name: "sweep-" + strings.ReplaceAll(metric, ".", "-"), Figure: fig})
+	}
+	return out, nil
+}

@@ -1,0 +1,241 @@
+package scenarios
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// valid is a minimal correct file; the bad-input tests each break one thing.
+const valid = `scenarios:
+  - name: s
+    server:
+      phases:
+        - duration: 2s
+          reject: overloaded
+        - admit: 6
+          window: 1s
+    clients:
+      count: 20
+      max_attempts: 8
+      deadline: 20s
+    policies:
+      - name: immediate
+      - name: gated
+        throttle:
+          rate: 6
+`
+
+func TestParseValidFileFillsDefaults(t *testing.T) {
+	f, err := Parse("x.yaml", []byte(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	if f.Default != "s" || s.Seed != DefaultSeed || s.Workload.Clients != 20 {
+		t.Fatalf("default %q seed %d clients %d", f.Default, s.Seed, s.Workload.Clients)
+	}
+	if s.Server.ResponseTime.Sample(nil) != DefaultResponseTime {
+		t.Fatalf("response time %v, want the default", s.Server.ResponseTime.Sample(nil))
+	}
+	if got := s.Server.Phases[1].Reject; got.Status != 529 || got.Class != policies.Capacity {
+		t.Fatalf("default rejection %+v, want 529 capacity", got)
+	}
+	imm := s.Policies[0]
+	if imm.Decide.Backoff != (policies.Constant{Wait: DefaultImmediate}) || imm.Decide.MaxAttempts != 8 || imm.Decide.Deadline != 20*time.Second {
+		t.Fatalf("immediate = %+v", imm.Decide)
+	}
+	g := s.Policies[1]
+	wantBackoff := policies.FullJitter{Base: DefaultBase, Factor: DefaultFactor, Cap: DefaultCap}
+	if !g.Gate || g.Throttle == nil || *g.Throttle != (sim.Throttle{Count: 6, Per: time.Second}) || g.Decide.Backoff != wantBackoff {
+		t.Fatalf("gated = %+v throttle %+v", g, g.Throttle)
+	}
+}
+
+func TestPolicyOverridesClientLimits(t *testing.T) {
+	src := strings.Replace(valid, "      - name: immediate\n", "      - name: immediate\n        max_attempts: 3\n        deadline: 5s\n", 1)
+	f, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := f.Scenarios[0].Policies[0].Decide; d.MaxAttempts != 3 || d.Deadline != 5*time.Second {
+		t.Fatalf("override ignored: %+v", d)
+	}
+}
+
+// Each bad input gets an error naming the file, the line and the field.
+func TestBadInputErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		old     string // text of valid to replace
+		new     string
+		want    string // substring of the error, "file:line:col: field: ..."
+		wantAll []string
+	}{
+		{"unknown field", "      count: 20\n", "      count: 20\n      colour: red\n", "x.yaml:11:7: scenarios[0].clients.colour: unknown field", nil},
+		{"wrong type", "count: 20", "count: lots", `x.yaml:10:14: scenarios[0].clients.count: want a whole number, got string "lots"`, nil},
+		{"negative duration", "deadline: 20s", "deadline: -3s", "x.yaml:12:17: scenarios[0].clients.deadline: must not be negative, got -3s", nil},
+		{"duration without unit", "deadline: 20s", "deadline: 20", `x.yaml:12:17: scenarios[0].clients.deadline: want a duration with a unit such as "2s" or "100ms", got number "20"`, nil},
+		{"zero clients", "count: 20", "count: 0", "x.yaml:10:14: scenarios[0].clients.count: must be between 1 and", nil},
+		{"too many clients", "count: 20", "count: 900000000", "scenarios[0].clients.count: must be between 1 and 50000000", nil},
+		{"zero-length window", "window: 1s", "window: 0s", "x.yaml:8:19: scenarios[0].server.phases[1].window: must be > 0 when the phase admits requests", nil},
+		{"admitting phase without window", "          window: 1s\n", "", "x.yaml:7:11: scenarios[0].server.phases[1].window: must be > 0", nil},
+		{"endless phase before the last", "        - duration: 2s\n", "        - duration: 0s\n", "scenarios[0].server.phases[0].duration: must be > 0: only the last phase may run on forever", nil},
+		{"unknown rejection", "reject: overloaded", "reject: sad", `x.yaml:6:19: scenarios[0].server.phases[0].reject: unknown outcome "sad"`, nil},
+		{"unknown policy type", "- name: immediate", "- name: bogus", `scenarios[0].policies[0].type: missing: "bogus" is not a policy type`, nil},
+		{"bad explicit type", "- name: immediate", "- name: mine\n        type: quadratic", `x.yaml:15:15: scenarios[0].policies[0].type: unknown policy type "quadratic"`, nil},
+		{"cap below base", "- name: immediate", "- name: capped-exponential\n        base: 2s\n        cap: 1s", "x.yaml:16:14: scenarios[0].policies[0].cap: must be at least base (2s), got 1s", nil},
+		{"factor below 1", "- name: immediate", "- name: full-jitter\n        factor: 0.5", "scenarios[0].policies[0].factor: must be between 1 and 1000, got 0.5", nil},
+		{"param of another type", "- name: immediate", "- name: immediate\n        base: 1s", "scenarios[0].policies[0].base: the immediate policy has only a delay", nil},
+		{"throttle on a non-gated policy", "- name: immediate", "- name: immediate\n        throttle: {rate: 2}", "scenarios[0].policies[0].throttle: only a policy of type gated has throttle", nil},
+		{"throttle without rate", "rate: 6", "per: 2s", "scenarios[0].policies[1].throttle.rate: missing", nil},
+		{"zero throttle rate", "rate: 6", "rate: 0", "x.yaml:17:17: scenarios[0].policies[1].throttle.rate: must be between 1 and", nil},
+		{"no limits", "      max_attempts: 8\n      deadline: 20s\n", "", "scenarios[0].policies[0].max_attempts: set max_attempts or deadline", nil},
+		{"duplicate policy", "      - name: gated\n", "      - name: immediate\n", `scenarios[0].policies[1].name: policy "immediate" appears twice`, nil},
+		{"duplicate field", "      count: 20\n", "      count: 20\n      count: 30\n", "x.yaml:11:7: scenarios[0].clients.count: field given twice", nil},
+		{"list instead of mapping", "    clients:\n      count: 20\n      max_attempts: 8\n      deadline: 20s\n", "    clients: [20]\n", "x.yaml:9:14: scenarios[0].clients: want a mapping of fields, got a list", nil},
+		{"missing server", "    server:\n", "    serverz:\n", "scenarios[0].server: missing", nil},
+		{"several problems reported together", "count: 20", "count: -1\n      spread: soon", "",
+			[]string{"scenarios[0].clients.count: must be between", `scenarios[0].clients.spread: want a duration such as "2s" or "100ms", got "soon"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := strings.Replace(valid, tt.old, tt.new, 1)
+			if src == valid {
+				t.Fatalf("test broke nothing: %q not in the valid file", tt.old)
+			}
+			_, err := Parse("x.yaml", []byte(src))
+			if err == nil {
+				t.Fatalf("accepted:\n%s", src)
+			}
+			for _, want := range append(tt.wantAll, tt.want) {
+				if want != "" && !strings.Contains(err.Error(), want) {
+					t.Fatalf("error\n  %v\ndoes not contain\n  %s", err, want)
+				}
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.File != "x.yaml" || fe.Line == 0 {
+				t.Fatalf("error %v does not carry file and line (%+v)", err, fe)
+			}
+		})
+	}
+}
+
+func TestFileLevelErrors(t *testing.T) {
+	for _, tt := range []struct{ name, src, want string }{
+		{"empty", "", "x.yaml: file is empty"},
+		{"syntax", "scenarios:\n  - name: [\n", "x.yaml:2: invalid YAML"},
+		{"no scenarios", "default: s\n", "x.yaml:1:1: scenarios: missing"},
+		{"scalar document", "hello\n", "x.yaml:1:1: want a mapping of fields"},
+		{"two documents", valid + "---\nscenarios: []\n", "x.yaml:18: only one YAML document"},
+		{"unknown default", "default: nope\n" + valid, `x.yaml:1:10: default: no scenario is called "nope"`},
+		{"tab indentation", "scenarios:\n\t- name: s\n", "invalid YAML"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(tt.src))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "none.yaml"))
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "none.yaml") {
+		t.Fatalf("err = %v, want a not-exist error naming the file", err)
+	}
+}
+
+// The shipped file must load, and its reference scenario must be domain.md's.
+func TestBuiltinReferenceScenario(t *testing.T) {
+	f, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Lookup("overload-burst")
+	if err != nil || f.Default != "overload-burst" {
+		t.Fatalf("lookup: %v (default %q)", err, f.Default)
+	}
+	if s.Workload != (sim.Burst{Clients: 20}) || s.Server.ResponseTime.Sample(nil) != 100*time.Millisecond {
+		t.Fatalf("workload %+v", s.Workload)
+	}
+	ph := s.Server.Phases
+	if len(ph) != 2 || ph[0].Duration != 2*time.Second || ph[0].Admit != 0 || ph[0].Reject.Status != 529 ||
+		ph[1].Admit != 6 || ph[1].Window != time.Second || ph[1].Reject.Status != 529 {
+		t.Fatalf("phases %+v", ph)
+	}
+	var names []string
+	for _, p := range s.Policies {
+		names = append(names, p.Name)
+		if p.Decide.MaxAttempts != 8 || p.Decide.Deadline != 20*time.Second {
+			t.Errorf("%s: limits %+v", p.Name, p.Decide)
+		}
+	}
+	if strings.Join(names, ",") != "immediate,capped-exponential,full-jitter,gated" {
+		t.Fatalf("policies %v", names)
+	}
+	if g := s.Policies[3]; g.Throttle == nil || g.Throttle.Count != 6 || g.Throttle.Per != time.Second {
+		t.Fatalf("gated throttle %+v", g.Throttle)
+	}
+	if _, err := f.Lookup("nope"); err == nil || !strings.Contains(err.Error(), "overload-burst") {
+		t.Fatalf("lookup of a missing scenario: %v", err)
+	}
+}
+
+// Every built-in scenario must run. The large ones (huge-burst, 1,000,000
+// clients) take seconds, far more under -race; .ci/run runs them through
+// 'retrysim check', whose expectations bound their results.
+func TestBuiltinScenariosRun(t *testing.T) {
+	f, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.Scenarios {
+		if s.Workload.Clients > 100_000 {
+			continue
+		}
+		res, err := s.Run(s.Seed)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		for _, r := range res {
+			if r.Completed+r.GaveUp != r.Clients {
+				t.Errorf("%s/%s: %d completed + %d gave up != %d clients", s.Name, r.Policy, r.Completed, r.GaveUp, r.Clients)
+			}
+		}
+	}
+}
+
+// The loader must never panic, and every rejection must carry the file name.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(valid))
+	if b, err := os.ReadFile("../scenarios.yaml"); err == nil {
+		f.Add(b)
+	}
+	f.Add([]byte("scenarios: [{name: a, server: {phases: [{admit: 1, window: 1s}]}, clients: {count: 1, deadline: 1s}, policies: [{name: gated}]}]"))
+	f.Add([]byte("a: &x [*x]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for _, s := range file.Scenarios {
+			for i := range s.Policies {
+				c := s.Config(i, 1)
+				if err := c.Validate(); err != nil {
+					t.Fatalf("loader accepted a scenario the simulator rejects: %v", err)
+				}
+			}
+		}
+	})
+}

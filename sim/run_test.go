@@ -1,0 +1,281 @@
+package sim
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+const (
+	ms  = time.Millisecond
+	sec = time.Second
+)
+
+// reference is domain.md's reference scenario: all requests get 529 for 2 s,
+// then 6 per 1-second window; responses after 0.1 s; 20 clients, 8 attempts,
+// 20 s deadline.
+func reference(p Policy) Config {
+	p.Decide.MaxAttempts, p.Decide.Deadline = 8, 20*sec
+	overloaded := Rejection{Status: 529, Class: policies.Capacity}
+	return Config{
+		Seed: 1,
+		Server: &CapacityWindows{
+			ResponseTime: Fixed(100 * ms),
+			Phases: []Phase{
+				{Duration: 2 * sec, Reject: overloaded},
+				{Admit: 6, Window: sec, Reject: overloaded},
+			},
+		},
+		Workload: Burst{Clients: 20},
+		Policy:   p,
+	}
+}
+
+var (
+	immediate   = Policy{Name: "immediate", Decide: policies.Policy{Backoff: policies.Constant{Wait: 100 * ms}}}
+	exponential = Policy{Name: "capped-exponential", Decide: policies.Policy{Backoff: policies.Exponential{Base: 500 * ms, Factor: 2, Cap: 8 * sec}}}
+	fullJitter  = Policy{Name: "full-jitter", Decide: policies.Policy{Backoff: policies.FullJitter{Base: 500 * ms, Factor: 2, Cap: 8 * sec}}}
+	gated       = Policy{Name: "gated", Gate: true, Throttle: &Throttle{Count: 6, Per: sec},
+		Decide: policies.Policy{Backoff: policies.FullJitter{Base: 500 * ms, Factor: 2, Cap: 8 * sec}}}
+)
+
+func mustRun(t *testing.T, c Config) Result {
+	t.Helper()
+	r, err := Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func repeat(d time.Duration, n int) []time.Duration { return slices.Repeat([]time.Duration{d}, n) }
+
+// Immediate retries every 0.2 s (0.1 s response + 0.1 s wait): its 8
+// attempts all land in the 2 s outage (0, 0.2, …, 1.4 s), so every client
+// gives up on attempts.
+func TestReferenceImmediate(t *testing.T) {
+	r := mustRun(t, reference(immediate))
+	if r.Completed != 0 || r.Attempts != 160 || r.Retries != 140 || r.GaveUp != 20 || r.GaveUpBy[policies.StopAttempts] != 20 {
+		t.Fatalf("got completed %d attempts %d retries %d gave up %d (%v)", r.Completed, r.Attempts, r.Retries, r.GaveUp, r.GaveUpBy)
+	}
+	if r.Admitted != 0 || r.Rejected != 160 {
+		t.Fatalf("server admitted %d rejected %d, want 0 and 160", r.Admitted, r.Rejected)
+	}
+}
+
+// Capped exponential, worked by hand: every client sends at 0, 0.6, 1.7 and
+// 3.8 s (waits 0.5, 1, 2 after 0.1 s responses). At 3.8 s six of the twenty
+// are admitted (window [3,4)); the other 14 wait 4 s and return at 7.9 s, six
+// admitted; 8 wait 8 s and return at 16.0 s, six admitted; the last 2 would
+// return at 24.1 s, after their 20 s deadline.
+func TestReferenceCappedExponential(t *testing.T) {
+	r := mustRun(t, reference(exponential))
+	if r.Completed != 18 || r.Attempts != 80+14+8 || r.Retries != 82 || r.GaveUpBy[policies.StopDeadline] != 2 || r.GaveUp != 2 {
+		t.Fatalf("got completed %d attempts %d retries %d gave up %v", r.Completed, r.Attempts, r.Retries, r.GaveUpBy)
+	}
+	want := slices.Concat(repeat(3900*ms, 6), repeat(8000*ms, 6), repeat(16100*ms, 6))
+	if !slices.Equal(r.Latencies, want) {
+		t.Fatalf("latencies %v, want %v", r.Latencies, want)
+	}
+	if r.LastCompletion != 16100*ms {
+		t.Fatalf("last completion %v, want 16.1s", r.LastCompletion)
+	}
+	if p, _ := r.Percentile(50); p != 8000*ms {
+		t.Fatalf("p50 %v, want 8s", p)
+	}
+}
+
+// Gated spaces all starts at exactly 6 per second from t = 0: the 12 starts
+// before 2 s are rejected, and every later start fits its window, so each
+// rejected client succeeds on its first retry: 32 attempts, and the 32nd
+// start is at 31/6 s.
+func TestReferenceGated(t *testing.T) {
+	r := mustRun(t, reference(gated))
+	if r.Completed != 20 || r.Attempts != 32 || r.Retries != 12 || r.GaveUp != 0 {
+		t.Fatalf("got completed %d attempts %d retries %d gave up %d", r.Completed, r.Attempts, r.Retries, r.GaveUp)
+	}
+	if want := time.Duration(31*int64(sec)/6) + 100*ms; r.LastCompletion != want {
+		t.Fatalf("last completion %v, want %v", r.LastCompletion, want)
+	}
+}
+
+func TestFullJitterDependsOnSeedOnly(t *testing.T) {
+	a := mustRun(t, reference(fullJitter))
+	b := mustRun(t, reference(fullJitter))
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("the same seed gave different results")
+	}
+	differs := false
+	for seed := uint64(2); seed < 6 && !differs; seed++ {
+		c := reference(fullJitter)
+		c.Seed = seed
+		differs = !slices.Equal(mustRun(t, c).Latencies, a.Latencies)
+	}
+	if !differs {
+		t.Fatal("seeds 2..5 all gave seed 1's latencies")
+	}
+	if a.Completed+a.GaveUp != a.Clients {
+		t.Fatalf("completed %d + gave up %d != clients %d", a.Completed, a.GaveUp, a.Clients)
+	}
+}
+
+// Adding clients must not change the draws of the existing ones: client i's
+// stream depends on (seed, i) only. With a server that admits everything, the
+// first 5 clients' latencies are the same in a 5- and a 50-client run.
+func TestClientStreamsAreIndependentOfClientCount(t *testing.T) {
+	run := func(n int) []time.Duration {
+		c := Config{Seed: 9, Workload: Burst{Clients: n, Spread: 10 * sec},
+			Server: &CapacityWindows{ResponseTime: Fixed(ms), Phases: []Phase{{Duration: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}}, {Admit: 1 << 30, Window: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}}}},
+			Policy: fullJitter}
+		c.Policy.Decide.MaxAttempts = 50
+		var starts []time.Duration
+		c.OnRequest = func(at time.Duration, _ bool) { starts = append(starts, at) }
+		mustRun(t, c)
+		return starts
+	}
+	small, large := run(5), run(50)
+	for _, s := range small {
+		if !slices.Contains(large, s) {
+			t.Fatalf("request at %v of the 5-client run is missing from the 50-client run", s)
+		}
+	}
+}
+
+func TestDeadlineBoundary(t *testing.T) {
+	// One client; 529 for 1 s; constant 0.9 s wait; 0.1 s responses. Attempts
+	// start at 0 and 1.0 s. With a 1 s deadline the retry at exactly 1.0 s is
+	// sent (start == deadline is allowed) and admitted; with 999 ms it is not.
+	for _, tt := range []struct {
+		deadline  time.Duration
+		completed int
+		attempts  int
+	}{{sec, 1, 2}, {999 * ms, 0, 1}} {
+		c := Config{Seed: 1, Workload: Burst{Clients: 1},
+			Server: &CapacityWindows{ResponseTime: Fixed(100 * ms), Phases: []Phase{
+				{Duration: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}},
+				{Admit: 1, Window: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}}}},
+			Policy: Policy{Name: "c", Decide: policies.Policy{Backoff: policies.Constant{Wait: 900 * ms}, Deadline: tt.deadline}}}
+		r := mustRun(t, c)
+		if r.Completed != tt.completed || r.Attempts != tt.attempts {
+			t.Errorf("deadline %v: completed %d attempts %d, want %d and %d", tt.deadline, r.Completed, r.Attempts, tt.completed, tt.attempts)
+		}
+	}
+}
+
+// A rate-limited server's retry-after closes the gate for everyone: with a
+// gated policy no request starts while a 429's retry-after is running.
+func TestGateHoldsAllClientsAfterRetryAfter(t *testing.T) {
+	limited := Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: 2 * sec}
+	c := Config{Seed: 3, Workload: Burst{Clients: 30, Spread: 3 * sec},
+		Server: &CapacityWindows{ResponseTime: Fixed(100 * ms), Phases: []Phase{{Admit: 2, Window: sec, Reject: limited}}},
+		Policy: Policy{Name: "g", Gate: true, Decide: policies.Policy{Backoff: policies.Constant{Wait: 10 * ms}, Deadline: 30 * sec}}}
+	type request struct {
+		at       time.Duration
+		admitted bool
+	}
+	// violations counts requests that started while an earlier 429's
+	// retry-after (from its response at a+0.1s to a+2.1s) was running.
+	violations := func(c Config) (int, Result) {
+		var reqs []request
+		c.OnRequest = func(at time.Duration, ok bool) { reqs = append(reqs, request{at, ok}) }
+		r := mustRun(t, c)
+		n := 0
+		for i, q := range reqs {
+			for _, p := range reqs[:i] {
+				if !p.admitted && p.at+100*ms < q.at && q.at < p.at+2100*ms {
+					n++
+					break
+				}
+			}
+		}
+		return n, r
+	}
+	n, r := violations(c)
+	if n != 0 {
+		t.Fatalf("%d requests started while the gate was closed", n)
+	}
+	if r.Completed != 30 {
+		t.Fatalf("gated: completed %d of 30", r.Completed)
+	}
+	c.Policy.Gate = false
+	if n, _ := violations(c); n == 0 {
+		t.Fatal("without the gate no request started during a retry-after: the check above proves nothing")
+	}
+}
+
+func TestThrottleQueueFullGivesUp(t *testing.T) {
+	c := reference(Policy{Name: "q", Throttle: &Throttle{Count: 1, Per: sec, MaxQueue: 5},
+		Decide: policies.Policy{Backoff: policies.Constant{Wait: 100 * ms}}})
+	r := mustRun(t, c)
+	// 20 clients ready at 0 s with 1 start per second: the first starts now,
+	// 5 more may wait; the other 14 find the queue full.
+	if r.GaveUpBy[policies.StopQueueFull] < 14 {
+		t.Fatalf("queue-full give-ups %d, want at least 14 (%v)", r.GaveUpBy[policies.StopQueueFull], r.GaveUpBy)
+	}
+}
+
+func TestSpreadStartsWithinInterval(t *testing.T) {
+	c := reference(immediate)
+	c.Workload.Spread = 3 * sec
+	// A server that admits everything: one request per client, at its start.
+	c.Server.Phases = []Phase{{Admit: 100, Window: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}}}
+	var starts []time.Duration
+	c.OnRequest = func(at time.Duration, _ bool) { starts = append(starts, at) }
+	mustRun(t, c)
+	if len(starts) != 20 {
+		t.Fatalf("%d requests, want one per client", len(starts))
+	}
+	if slices.Min(starts) < 0 || slices.Max(starts) >= 3*sec {
+		t.Fatalf("starts %v outside [0, 3s)", starts)
+	}
+	if slices.Max(starts)-slices.Min(starts) < sec {
+		t.Fatalf("starts %v are bunched, not spread over 3s", starts)
+	}
+}
+
+func TestTerminalRejectionStopsAtOnce(t *testing.T) {
+	c := reference(exponential)
+	c.Server.Phases = []Phase{{Reject: Rejection{Status: 400, Class: policies.Terminal}}}
+	r := mustRun(t, c)
+	if r.Attempts != 20 || r.GaveUpBy[policies.StopTerminal] != 20 {
+		t.Fatalf("attempts %d gave up %v, want 20 terminal give-ups after one attempt each", r.Attempts, r.GaveUpBy)
+	}
+}
+
+func TestRunRejectsBadConfig(t *testing.T) {
+	good := reference(exponential)
+	for name, mutate := range map[string]func(c *Config){
+		"no clients": func(c *Config) { c.Workload.Clients = 0 },
+		"no limits":  func(c *Config) { c.Policy.Decide.MaxAttempts, c.Policy.Decide.Deadline = 0, 0 },
+		"no backoff": func(c *Config) { c.Policy.Decide.Backoff = nil },
+		"no server":  func(c *Config) { c.Server = nil },
+		"zero window": func(c *Config) {
+			c.Server = &CapacityWindows{ResponseTime: Fixed(0), Phases: []Phase{{Admit: 1, Reject: Rejection{Class: policies.Capacity}}}}
+		},
+		"bad throttle":    func(c *Config) { c.Policy.Throttle = &Throttle{Count: 0, Per: sec} },
+		"negative spread": func(c *Config) { c.Workload.Spread = -1 },
+	} {
+		c := good
+		srv := *good.Server
+		c.Server = &srv
+		mutate(&c)
+		if _, err := Run(c); err == nil {
+			t.Errorf("%s: Run accepted the config", name)
+		}
+	}
+}
+
+func TestPercentileNearestRank(t *testing.T) {
+	r := Result{Latencies: []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}
+	for p, want := range map[float64]time.Duration{50: 5, 95: 10, 99: 10, 10: 1, 11: 2, 100: 10} {
+		if got, _ := r.Percentile(p); got != want {
+			t.Errorf("p%v = %v, want %v", p, got, want)
+		}
+	}
+	if _, ok := (&Result{}).Percentile(50); ok {
+		t.Error("percentile of nothing reported ok")
+	}
+}

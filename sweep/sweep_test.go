@@ -1,0 +1,178 @@
+package sweep
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/sim"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		spec string
+		want []int64
+	}{
+		{"clients=10:50:10", []int64{10, 20, 30, 40, 50}},
+		{"clients=10:45:10", []int64{10, 20, 30, 40}},
+		{"clients=7", []int64{7}},
+		{"base=100ms:300ms:100ms", []int64{1e8, 2e8, 3e8}},
+		{"outage=0s:2s:1s", []int64{0, 1e9, 2e9}},
+		{"capacity=0:0:1", []int64{0}},
+		{"capacity=1:9223372036854775807:9223372036854775807", []int64{1}}, // no overflow past TO
+	}
+	for _, tt := range tests {
+		p, err := Parse(tt.spec)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tt.spec, err)
+			continue
+		}
+		if !reflect.DeepEqual(p.Values, tt.want) {
+			t.Errorf("Parse(%q) = %v, want %v", tt.spec, p.Values, tt.want)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ spec, want string }{
+		{"clients", "want NAME=FROM:TO:STEP"},
+		{"=1:2:1", "want NAME=FROM:TO:STEP"},
+		{"speed=1:2:1", "unknown parameter \"speed\"; choose one of clients, capacity"},
+		{"clients=1:2", "want clients=FROM:TO:STEP"},
+		{"clients=a:2:1", "\"a\" is not a whole number"},
+		{"base=100:200:100", "is not a duration"},
+		{"clients=10:5:1", "TO must not be below FROM"},
+		{"clients=1:5:0", "STEP must be > 0"},
+		{"clients=0:5:1", "clients must be at least 1"},
+		{"clients=1:100000:1", "at most 1000 per parameter"},
+		{"base=0s:1s:100ms", "base must be at least 1ns"},
+	}
+	for _, tt := range tests {
+		_, err := Parse(tt.spec)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Parse(%q) error %v, want one containing %q", tt.spec, err, tt.want)
+		}
+	}
+}
+
+func reference(t *testing.T) *scenarios.Scenario {
+	t.Helper()
+	f, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Lookup("overload-burst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func mustParse(t *testing.T, spec string) Param {
+	t.Helper()
+	p, err := Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Apply changes a copy: the loaded scenario stays as it was.
+func TestApplyLeavesOriginal(t *testing.T) {
+	s := reference(t)
+	before := *s.Server
+	phases := append([]sim.Phase(nil), s.Server.Phases...)
+	pols := append([]sim.Policy(nil), s.Policies...)
+	throttle := *s.Policies[3].Throttle
+	all := []string{"clients=5", "capacity=9", "base=1s", "delay=1s", "outage=5s", "response_time=1s", "throttle=2", "max_attempts=3", "deadline=1s"}
+	for _, spec := range all {
+		p := mustParse(t, spec)
+		if _, err := Apply(s, []Param{p}, p.Values); err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+	}
+	if !reflect.DeepEqual(phases, s.Server.Phases) || before.ResponseTime != s.Server.ResponseTime ||
+		!reflect.DeepEqual(pols, s.Policies) || throttle != *s.Policies[3].Throttle || s.Workload.Clients != 20 {
+		t.Error("Apply changed the original scenario")
+	}
+}
+
+func TestApplySetsFields(t *testing.T) {
+	s := reference(t)
+	get := func(spec string) *scenarios.Scenario {
+		p := mustParse(t, spec)
+		c, err := Apply(s, []Param{p}, p.Values)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		return c
+	}
+	if c := get("clients=7"); c.Workload.Clients != 7 {
+		t.Error("clients not set")
+	}
+	if c := get("capacity=9"); c.Server.Phases[1].Admit != 9 || c.Server.Phases[1].Window != time.Second {
+		t.Error("capacity not set on the last phase")
+	}
+	if c := get("outage=5s"); c.Server.Phases[0].Duration != 5*time.Second {
+		t.Error("outage not set")
+	}
+	if c := get("outage=0s"); len(c.Server.Phases) != 1 || c.Server.Phases[0].Admit != 6 {
+		t.Error("outage=0 should drop the first phase")
+	}
+	if c := get("response_time=250ms"); c.Server.ResponseTime != sim.Fixed(250*time.Millisecond) {
+		t.Error("response time not set")
+	}
+	c := get("base=1s")
+	if b := c.Policies[1].Decide.Backoff.(policies.Exponential); b.Base != time.Second {
+		t.Error("base not set on capped-exponential")
+	}
+	if b := c.Policies[0].Decide.Backoff.(policies.Constant); b.Wait != 100*time.Millisecond {
+		t.Error("base changed immediate's fixed delay")
+	}
+	if c := get("delay=1s"); c.Policies[0].Decide.Backoff.(policies.Constant).Wait != time.Second {
+		t.Error("delay not set")
+	}
+	if c := get("throttle=2"); c.Policies[3].Throttle.Count != 2 {
+		t.Error("throttle not set")
+	}
+}
+
+func TestApplyErrors(t *testing.T) {
+	s := reference(t)
+	one := *s
+	server := *s.Server
+	server.Phases = server.Phases[1:]
+	one.Server = &server
+	one.Policies = s.Policies[:3]
+	for _, spec := range []string{"outage=1s", "throttle=3"} {
+		p := mustParse(t, spec)
+		if _, err := Apply(&one, []Param{p}, p.Values); err == nil {
+			t.Errorf("%s on a scenario without it: no error", spec)
+		}
+	}
+}
+
+func TestRunGridOrder(t *testing.T) {
+	s := reference(t)
+	ps := []Param{mustParse(t, "clients=10:20:10"), mustParse(t, "capacity=3:6:3")}
+	sw, err := Run(context.Background(), s, ps, 1, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sw.Points) != 4 {
+		t.Fatalf("%d points, want 4", len(sw.Points))
+	}
+	want := [][]int{{0, 0}, {0, 1}, {1, 0}, {1, 1}}
+	for i, pt := range sw.Points {
+		if !reflect.DeepEqual(pt.Index, want[i]) {
+			t.Errorf("point %d has index %v, want %v", i, pt.Index, want[i])
+		}
+		if got := pt.Runs.First[0].Clients; got != int(ps[0].Values[pt.Index[0]]) {
+			t.Errorf("point %d ran %d clients", i, got)
+		}
+	}
+}
