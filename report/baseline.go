@@ -43,6 +43,7 @@ func ReadBaseline(file string, r io.Reader) (*Document, error) {
 	// First pass: the shape, so that a missing field is named rather than
 	// read as zero.
 	var shape struct {
+		Schema   *string                      `json:"schema"`
 		Scenario *string                      `json:"scenario"`
 		Seed     *uint64                      `json:"seed"`
 		Results  []map[string]json.RawMessage `json:"results"`
@@ -51,6 +52,8 @@ func ReadBaseline(file string, r io.Reader) (*Document, error) {
 		return nil, bad("not a single-seed JSON report: %v", jsonErr(data, err))
 	}
 	switch {
+	case shape.Schema != nil:
+		return nil, bad("this is a %q report, not a single-seed one: record the baseline with 'retrysim compare --format json' without --seeds", *shape.Schema)
 	case shape.Scenario == nil || *shape.Scenario == "":
 		return nil, bad("missing field \"scenario\"")
 	case shape.Seed == nil:

@@ -104,6 +104,7 @@ func TestReadBaseline(t *testing.T) {
 		{"array", `[{"scenario": "s"}]`, "not a single-seed JSON report"},
 		{"multi-seed", `{"scenario": "s", "seed": 1, "seeds": 100, "results": [{"policy": "a"}]}`, `missing field "clients"`},
 		{"unknown field", strings.Replace(string(data), `"seed": 3,`, `"seed": 3, "first_seed": 1,`, 1), `unknown field "first_seed"`},
+		{"multi-seed report", `{"schema": "retrysim/multi-seed/v1", "scenario": "s", "first_seed": 1, "seeds": 50, "policies": []}`, `this is a "retrysim/multi-seed/v1" report, not a single-seed one`},
 		{"no scenario", `{"seed": 1, "results": []}`, `missing field "scenario"`},
 		{"no seed", `{"scenario": "s", "results": []}`, `missing field "seed"`},
 		{"no results", `{"scenario": "s", "seed": 1, "results": []}`, "no results"},

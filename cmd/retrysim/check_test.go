@@ -135,6 +135,14 @@ func TestCheckBadInput(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", c.name, code, errOut, c.want)
 		}
 	}
+	// The multi-seed JSON of compare --seeds is not a baseline.
+	multi, _, code := invoke(t, "compare", "--file", good, "--seeds", "5", "--format", "json")
+	if code != 0 {
+		t.Fatalf("compare --seeds 5: exit %d", code)
+	}
+	if _, errOut, code := invoke(t, "check", "--file", good, "--baseline", writeFile(t, "multi.json", multi)); code != 2 || !strings.Contains(errOut, "multi.json: this is a \"retrysim/multi-seed/v1\" report") {
+		t.Errorf("multi-seed baseline: exit %d, %q", code, errOut)
+	}
 	// A file without expectations: nothing to check is bad input.
 	plain := writeFile(t, "plain.yaml", `scenarios:
   - name: plain
