@@ -78,7 +78,7 @@ func TestExpectationErrors(t *testing.T) {
 		{"check_seeds without a statistic", `"mean(amplification) <= 5"`, `"amplification <= 5"`,
 			`e.yaml:3:18: scenarios[0].check_seeds: has no effect`},
 		{"check_seeds zero", "check_seeds: 10", "check_seeds: 0",
-			`e.yaml:3:18: scenarios[0].check_seeds: must be between 1 and 1000000`},
+			`e.yaml:3:18: scenarios[0].check_seeds: must be between 1 and 100000`},
 	}
 	for _, c := range cases {
 		src := strings.Replace(expectYAML, c.from, c.to, 1)

@@ -33,7 +33,7 @@ const (
 	// MaxClients bounds a burst so that a typo cannot exhaust memory.
 	MaxClients = 50_000_000
 	// MaxCheckSeeds bounds check_seeds.
-	MaxCheckSeeds = 1_000_000
+	MaxCheckSeeds = 100_000
 )
 
 // BuiltinFile is the name under which the embedded scenarios.yaml is reported.
