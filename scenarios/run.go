@@ -40,9 +40,10 @@ func (s *Scenario) RunSeeds(ctx context.Context, first uint64, k, workers int, e
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
+			var runner sim.Runner // reuses its memory from run to run
 			for j := range jobs {
 				seed, p := j/np, j%np
-				r, err := sim.Run(s.Config(p, first+uint64(seed)))
+				r, err := runner.Run(s.Config(p, first+uint64(seed)))
 				if err != nil {
 					errs[j] = err
 					continue

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +32,8 @@ const (
 	DefaultRetryAfter   = time.Second // wait a rate-limited rejection carries
 	// MaxClients bounds a burst so that a typo cannot exhaust memory.
 	MaxClients = 50_000_000
+	// MaxCheckSeeds bounds check_seeds.
+	MaxCheckSeeds = 100_000
 )
 
 // BuiltinFile is the name under which the embedded scenarios.yaml is reported.
@@ -52,6 +55,12 @@ type Scenario struct {
 	Server      *sim.CapacityWindows
 	Workload    sim.Burst
 	Policies    []sim.Policy
+	// CheckSeeds is how many seeds, Seed first, the statistics of
+	// expectations (such as mean(completed)) are taken over; 0 when the
+	// scenario has none. 'retrysim check --seeds' overrides it.
+	CheckSeeds int
+	// Expect lists the expectations of every policy, in file order.
+	Expect []Expect
 }
 
 // Config returns the simulator configuration for the i-th policy and a seed.
@@ -173,17 +182,31 @@ func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
 	if len(items) == 0 {
 		m.errorf("policies", "missing: list at least one policy to compare")
 	}
+	s.CheckSeeds = int(m.integer("check_seeds", 0, 1, MaxCheckSeeds))
 	seen := map[string]bool{}
 	for i, item := range items {
 		field := fmt.Sprintf("%s.policies[%d]", path, i)
-		p := d.policy(item, field, limits)
+		p, expect := d.policy(item, field, limits)
 		if p.Name != "" && seen[p.Name] {
 			d.errorf(item, field+".name", "policy %q appears twice in this scenario", p.Name)
 		}
 		seen[p.Name] = true
+		for _, e := range expect {
+			e.Policy = i
+			s.Expect = append(s.Expect, e)
+			if e.OverSeeds() && !m.has("check_seeds") {
+				d.errorf(e.node, e.field, "%s is a statistic over seeds: set check_seeds on the scenario (how many seeds, from seed %d on)", e.Text, s.Seed)
+			}
+		}
 		s.Policies = append(s.Policies, p)
 	}
-	m.finish("name", "description", "seed", "server", "clients", "policies")
+	if m.has("check_seeds") && !slices.ContainsFunc(s.Expect, func(e Expect) bool { return e.OverSeeds() }) {
+		m.errorf("check_seeds", "has no effect: no expectation of this scenario takes a statistic over seeds, such as mean(completed)")
+	}
+	for i := range s.Expect {
+		s.Expect[i].node = nil // let the YAML tree go
+	}
+	m.finish("name", "description", "seed", "check_seeds", "server", "clients", "policies")
 	return s
 }
 
@@ -288,7 +311,7 @@ func knownType(name string) bool {
 	return false
 }
 
-func (d *decoder) policy(n *yaml.Node, path string, lim limits) sim.Policy {
+func (d *decoder) policy(n *yaml.Node, path string, lim limits) (sim.Policy, []Expect) {
 	m := d.mapping(n, path)
 	p := sim.Policy{Name: m.str("name", "")}
 	if p.Name == "" {
@@ -330,8 +353,9 @@ func (d *decoder) policy(n *yaml.Node, path string, lim limits) sim.Policy {
 	if p.Decide.MaxAttempts == 0 && p.Decide.Deadline == 0 && n != nil {
 		m.errorf("max_attempts", "set max_attempts or deadline (here or under clients): without either, an operation against a server that never admits it would retry forever")
 	}
-	m.finish("name", "type", "delay", "base", "factor", "cap", "backoff", "gate", "throttle", "max_attempts", "deadline")
-	return p
+	expect := d.expectations(m)
+	m.finish("name", "type", "delay", "base", "factor", "cap", "backoff", "gate", "throttle", "max_attempts", "deadline", "expect")
+	return p, expect
 }
 
 // backoff reads the backoff parameters that apply to typ and reports those

@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"math/bits"
+	"slices"
+	"time"
+)
 
 // eventKind says what an event does when it fires.
 type eventKind uint8
@@ -13,36 +17,148 @@ const (
 
 // event is one scheduled happening. Events fire in order of (at, seq): equal
 // times fire in the order they were scheduled.
+//
+// Every client has at most one pending event, so the event's kind lives in
+// the client's state and an event is only 16 bytes: its time and one word
+// holding the insertion sequence in the high bits and the client in the low
+// clientBits bits. Sequence numbers are unique, so comparing the whole word
+// compares sequences.
 type event struct {
-	at     time.Duration // virtual time since the run's origin
-	seq    uint64        // insertion sequence; breaks ties
-	client int32
-	kind   eventKind
+	at  time.Duration // virtual time since the run's origin
+	key uint64        // seq<<clientBits | client
 }
 
 func (e event) before(o event) bool {
-	return e.at < o.at || (e.at == o.at && e.seq < o.seq)
+	return e.at < o.at || (e.at == o.at && e.key < o.key)
 }
 
-// queue is a binary min-heap of events ordered by (at, seq). It holds values,
-// not pointers, and allocates only when it grows.
+// queue holds the pending events and gives them back in order of (at, seq).
+//
+// It is two ordered structures and pop takes the earlier of their heads:
+//
+//   - a FIFO for events scheduled in time order, such as responses that all
+//     take the same time: appending keeps it sorted, at no cost;
+//   - a 4-ary min-heap for the rest. A 4-ary heap is half as deep as a binary
+//     one and its four children sit side by side in memory, so a pop touches
+//     fewer cache lines.
+//
+// Both hold values, not pointers, and allocate only when they grow.
 type queue struct {
-	items []event
-	seq   uint64
+	// fifo is a ring buffer (its length a power of two) holding fifoLen
+	// events from fifoHead on, sorted by (at, seq).
+	fifo     []event
+	fifoHead int
+	fifoLen  int
+
+	// items is the heap; it starts 3 events (48 bytes) into buf, so that
+	// when buf is 64-byte aligned (as large allocations are), the four
+	// children 4i+1..4i+4 of every event share one 64-byte cache line.
+	items      []event
+	buf        []event
+	seq        uint64 // next sequence number
+	clientBits uint   // low bits of key holding the client
+	clientMask uint64
+	// maxSeq is the largest sequence number that fits beside the client.
+	// When seq passes it, pending events are renumbered by rank, which keeps
+	// their order (see renumber); with 1,000,000 clients that happens every
+	// 2^44 events, i.e. practically never.
+	maxSeq uint64
 }
 
-func (q *queue) len() int { return len(q.items) }
+// init prepares q for clients 0..n-1 with room for capacity events.
+func (q *queue) init(n, capacity int) {
+	q.clientBits = uint(bits.Len64(uint64(max(n, 1) - 1)))
+	q.clientMask = 1<<q.clientBits - 1
+	q.maxSeq = 1<<(64-q.clientBits) - 1
+	if testMaxSeq > 0 {
+		q.maxSeq = min(q.maxSeq, testMaxSeq)
+	}
+	// Reuse the buffers of an earlier run when they are big enough.
+	if cap(q.items) >= capacity {
+		q.items = q.items[:0]
+	} else {
+		q.items = nil
+		q.setCap(capacity)
+	}
+	if size := 1 << bits.Len(uint(max(capacity, 16)-1)); len(q.fifo) < size {
+		q.fifo = make([]event, size)
+	}
+	q.fifoHead, q.fifoLen = 0, 0
+	q.seq = 0
+}
 
-// push schedules an event; it receives the next sequence number.
-func (q *queue) push(at time.Duration, client int32, kind eventKind) {
-	q.items = append(q.items, event{at: at, seq: q.seq, client: client, kind: kind})
+// testMaxSeq, when > 0, lowers maxSeq so that tests can exercise renumber.
+var testMaxSeq uint64
+
+// heapOffset is where the heap starts in buf; see queue.items.
+const heapOffset = 3
+
+// setCap moves the heap to a new buffer with room for capacity events.
+func (q *queue) setCap(capacity int) {
+	buf := make([]event, heapOffset+capacity)
+	n := copy(buf[heapOffset:], q.items)
+	q.buf = buf
+	q.items = buf[heapOffset : heapOffset+n : heapOffset+capacity]
+}
+
+func (q *queue) len() int { return len(q.items) + q.fifoLen }
+
+// next returns a new event for client at time at, with the next sequence
+// number.
+func (q *queue) next(at time.Duration, client int32) event {
+	if q.seq > q.maxSeq {
+		q.renumber()
+	}
+	e := event{at: at, key: q.seq<<q.clientBits | uint64(client)}
 	q.seq++
+	return e
+}
+
+// pushInOrder schedules client's next event at time at, like push, for
+// callers whose events usually come in time order (responses after a fixed
+// response time). Those go to the FIFO; any that would break its order go to
+// the heap, so the result is the same as push's.
+func (q *queue) pushInOrder(at time.Duration, client int32) {
+	e := q.next(at, client)
+	mask := len(q.fifo) - 1
+	if q.fifoLen > 0 && at < q.fifo[(q.fifoHead+q.fifoLen-1)&mask].at {
+		q.pushHeap(e)
+		return
+	}
+	if q.fifoLen == len(q.fifo) {
+		q.growFIFO()
+		mask = len(q.fifo) - 1
+	}
+	q.fifo[(q.fifoHead+q.fifoLen)&mask] = e
+	q.fifoLen++
+}
+
+// growFIFO doubles the ring buffer (or makes one of 16), keeping the order.
+func (q *queue) growFIFO() {
+	buf := make([]event, max(2*len(q.fifo), 16))
+	mask := len(q.fifo) - 1
+	for i := range q.fifoLen {
+		buf[i] = q.fifo[(q.fifoHead+i)&mask]
+	}
+	q.fifo, q.fifoHead = buf, 0
+}
+
+// push schedules client's next event at time at; it receives the next
+// sequence number.
+func (q *queue) push(at time.Duration, client int32) {
+	q.pushHeap(q.next(at, client))
+}
+
+func (q *queue) pushHeap(e event) {
+	if len(q.items) == cap(q.items) {
+		q.setCap(max(2*cap(q.items), 16))
+	}
+	q.items = q.items[:len(q.items)+1]
 	// Sift up.
 	h := q.items
 	i := len(h) - 1
-	e := h[i]
 	for i > 0 {
-		p := (i - 1) / 2
+		p := (i - 1) / 4
 		if !e.before(h[p]) {
 			break
 		}
@@ -52,33 +168,92 @@ func (q *queue) push(at time.Duration, client int32, kind eventKind) {
 	h[i] = e
 }
 
-// pop removes and returns the earliest event. The queue must not be empty.
-func (q *queue) pop() event {
+// pop removes the earliest event and returns its time and client. The queue
+// must not be empty.
+func (q *queue) pop() (time.Duration, int32) {
+	if q.fifoLen > 0 {
+		f := q.fifo[q.fifoHead]
+		if len(q.items) == 0 || f.before(q.items[0]) {
+			q.fifoHead = (q.fifoHead + 1) & (len(q.fifo) - 1)
+			q.fifoLen--
+			return f.at, int32(f.key & q.clientMask)
+		}
+	}
 	h := q.items
 	top := h[0]
 	n := len(h) - 1
 	last := h[n]
-	q.items = h[:n]
-	if n == 0 {
-		return top
-	}
 	h = h[:n]
-	// Sift down.
-	i := 0
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
+	q.items = h
+	if n > 0 {
+		// Move the hole at the root down along the smallest children to a
+		// leaf, then sift the last event up from there: the last event is
+		// usually late, so this saves a comparison per level.
+		i := 0
+		for {
+			c := 4*i + 1
+			if c+3 < n {
+				m := c
+				if h[c+1].before(h[m]) {
+					m = c + 1
+				}
+				if h[c+2].before(h[m]) {
+					m = c + 2
+				}
+				if h[c+3].before(h[m]) {
+					m = c + 3
+				}
+				h[i] = h[m]
+				i = m
+				continue
+			}
+			if c >= n {
+				break
+			}
+			m := c
+			for j := c + 1; j < n; j++ {
+				if h[j].before(h[m]) {
+					m = j
+				}
+			}
+			h[i] = h[m]
+			i = m
 		}
-		if r := c + 1; r < n && h[r].before(h[c]) {
-			c = r
+		for i > 0 {
+			p := (i - 1) / 4
+			if !last.before(h[p]) {
+				break
+			}
+			h[i] = h[p]
+			i = p
 		}
-		if !h[c].before(last) {
-			break
-		}
-		h[i] = h[c]
-		i = c
+		h[i] = last
 	}
-	h[i] = last
-	return top
+	return top.at, int32(top.key & q.clientMask)
+}
+
+// renumber gives the pending events the sequence numbers 0, 1, … in the
+// order of their current ones. Every comparison between two events comes out
+// as before, so the heap stays valid and the run's order is unchanged.
+func (q *queue) renumber() {
+	seqs := make([]uint64, 0, len(q.items)+q.fifoLen)
+	for _, e := range q.items {
+		seqs = append(seqs, e.key>>q.clientBits)
+	}
+	mask := len(q.fifo) - 1
+	for i := range q.fifoLen {
+		seqs = append(seqs, q.fifo[(q.fifoHead+i)&mask].key>>q.clientBits)
+	}
+	slices.Sort(seqs)
+	rerank := func(e *event) {
+		rank, _ := slices.BinarySearch(seqs, e.key>>q.clientBits)
+		e.key = uint64(rank)<<q.clientBits | e.key&q.clientMask
+	}
+	for i := range q.items {
+		rerank(&q.items[i])
+	}
+	for i := range q.fifoLen {
+		rerank(&q.fifo[(q.fifoHead+i)&mask])
+	}
+	q.seq = uint64(len(q.items) + q.fifoLen)
 }

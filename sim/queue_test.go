@@ -1,20 +1,82 @@
 package sim
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/retrysim/retrysim/policies"
 )
+
+// refEvent is what the reference queue holds: the full (at, seq) key.
+type refEvent struct {
+	at     time.Duration
+	seq    uint64
+	client int32
+}
+
+// TestQueueOrder pushes and pops at random, through both entry points,
+// and checks every pop against a reference that sorts by (at, seq).
+func TestQueueOrder(t *testing.T) {
+	for _, limit := range []uint64{0, 7, 100} {
+		testMaxSeq = limit
+		rng := rand.New(rand.NewPCG(1, limit))
+		const clients = 50
+		var q queue
+		q.init(clients, 4) // small, so that the heap must grow
+		var ref []refEvent
+		var seq uint64
+		now := time.Duration(0)
+		pending := map[int32]bool{}
+		for step := 0; step < 20000; step++ {
+			if len(ref) > 0 && (rng.IntN(2) == 0 || len(pending) == clients) {
+				at, c := q.pop()
+				slices.SortFunc(ref, func(a, b refEvent) int {
+					return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq))
+				})
+				want := ref[0]
+				ref = ref[1:]
+				if at != want.at || c != want.client {
+					t.Fatalf("limit %d, step %d: popped (%v, client %d), want (%v, client %d)", limit, step, at, c, want.at, want.client)
+				}
+				now = at
+				delete(pending, c)
+				continue
+			}
+			c := int32(rng.IntN(clients))
+			if pending[c] {
+				continue
+			}
+			pending[c] = true
+			// Few distinct times, so that ties are common.
+			at := now + time.Duration(rng.IntN(5))*time.Millisecond
+			if rng.IntN(2) == 0 {
+				q.pushInOrder(at, c)
+			} else {
+				q.push(at, c)
+			}
+			ref = append(ref, refEvent{at, seq, c})
+			seq++
+			if q.len() != len(ref) {
+				t.Fatalf("len %d, want %d", q.len(), len(ref))
+			}
+		}
+	}
+	testMaxSeq = 0
+}
 
 func TestQueuePopsInTimeOrder(t *testing.T) {
 	var q queue
+	q.init(6, 0)
 	for i, at := range []time.Duration{5, 1, 4, 1, 3, 2} {
-		q.push(at, int32(i), evSend)
+		q.push(at, int32(i))
 	}
 	var got []time.Duration
 	for q.len() > 0 {
-		got = append(got, q.pop().at)
+		at, _ := q.pop()
+		got = append(got, at)
 	}
 	if want := []time.Duration{1, 1, 2, 3, 4, 5}; !slices.Equal(got, want) {
 		t.Fatalf("popped times %v, want %v", got, want)
@@ -23,50 +85,118 @@ func TestQueuePopsInTimeOrder(t *testing.T) {
 
 func TestQueueBreaksTiesByInsertionOrder(t *testing.T) {
 	var q queue
-	// Same time for all; clients pushed in a scrambled order.
+	q.init(64, 0)
+	// Same time for all; clients pushed in a scrambled order, through both
+	// entry points.
 	order := []int32{7, 3, 9, 0, 5}
-	for _, c := range order {
-		q.push(time.Second, c, evSend)
+	for i, c := range order {
+		if i%2 == 0 {
+			q.push(time.Second, c)
+		} else {
+			q.pushInOrder(time.Second, c)
+		}
 	}
-	q.push(time.Millisecond, 42, evSend) // earlier time jumps the queue
-	if e := q.pop(); e.client != 42 {
-		t.Fatalf("first popped client %d, want 42", e.client)
+	q.push(time.Millisecond, 42) // earlier time jumps the queue
+	if _, c := q.pop(); c != 42 {
+		t.Fatalf("first popped client %d, want 42", c)
 	}
 	for i, want := range order {
-		if e := q.pop(); e.client != want {
-			t.Fatalf("tie %d: popped client %d, want %d (insertion order)", i, e.client, want)
+		if _, c := q.pop(); c != want {
+			t.Fatalf("tie %d: popped client %d, want %d (insertion order)", i, c, want)
 		}
 	}
 }
 
-// The heap must agree with a stable sort by (time, insertion order) under
-// interleaved pushes and pops.
-func TestQueueMatchesStableSort(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	var q queue
-	type item struct {
-		at  time.Duration
-		seq uint64
+// TestRenumberKeepsRuns runs scenarios with sequence numbers so narrow that
+// the queue renumbers its events over and over, and checks that the results
+// are those of a normal run.
+func TestRenumberKeepsRuns(t *testing.T) {
+	defer func() { testMaxSeq = 0 }()
+	for _, cfg := range []Config{hugeBurst(300), gatedConfig(200)} {
+		testMaxSeq = 0
+		want, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testMaxSeq = uint64(cfg.Workload.Clients) + 3
+		got, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Latencies, want.Latencies) || got.Attempts != want.Attempts || got.Events != want.Events || got.GaveUpBy != want.GaveUpBy {
+			t.Errorf("%s: renumbering changed the run: %d attempts, %d events; want %d, %d", cfg.Policy.Name, got.Attempts, got.Events, want.Attempts, want.Events)
+		}
 	}
-	var pending []item
-	for step := range 5000 {
-		if rng.IntN(3) > 0 || len(pending) == 0 {
-			at := time.Duration(rng.IntN(50)) // few values: many ties
-			q.push(at, int32(step), evSend)
-			pending = append(pending, item{at, q.seq - 1})
-			continue
-		}
-		slices.SortStableFunc(pending, func(a, b item) int {
-			if a.at != b.at {
-				return int(a.at - b.at)
+}
+
+// gatedConfig is a rate-limited server with a gated, throttled policy and
+// clients spread over 2 s: every event kind and both queue entry points.
+func gatedConfig(n int) Config {
+	return Config{
+		Seed: 3,
+		Server: &CapacityWindows{
+			ResponseTime: Fixed(200 * time.Millisecond),
+			Phases: []Phase{{Admit: 10, Window: time.Second,
+				Reject: Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: time.Second}}},
+		},
+		Workload: Burst{Clients: n, Spread: 2 * time.Second},
+		Policy: Policy{Name: "gated", Gate: true, Throttle: &Throttle{Count: 10, Per: time.Second},
+			Decide: policies.Policy{
+				Backoff:     policies.FullJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second},
+				MaxAttempts: 10,
+				Deadline:    time.Minute,
+			}},
+	}
+}
+
+// TestNoAllocationPerEvent checks that a run's allocations do not grow with
+// the number of events: ten times the clients and events, same allocations.
+func TestNoAllocationPerEvent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 20,000 clients")
+	}
+	allocs := func(n int) (float64, int) {
+		cfg := hugeBurst(n)
+		var events int
+		a := testing.AllocsPerRun(2, func() {
+			r, err := Run(cfg)
+			if err != nil {
+				t.Fatal(err)
 			}
-			return int(a.seq) - int(b.seq)
+			events = r.Events
 		})
-		want := pending[0]
-		pending = pending[1:]
-		got := q.pop()
-		if got.at != want.at || got.seq != want.seq {
-			t.Fatalf("step %d: popped (%v, %d), want (%v, %d)", step, got.at, got.seq, want.at, want.seq)
+		return a, events
+	}
+	small, smallEvents := allocs(2_000)
+	large, largeEvents := allocs(20_000)
+	if largeEvents < 5*smallEvents {
+		t.Fatalf("events %d and %d: the larger run should have many more", smallEvents, largeEvents)
+	}
+	if large != small {
+		t.Errorf("allocations per run: %v with %d events, %v with %d events; want the same (none per event)", small, smallEvents, large, largeEvents)
+	}
+}
+
+// TestRunnerReuse runs configurations of different sizes and kinds through
+// one Runner and checks each result against a fresh Run.
+func TestRunnerReuse(t *testing.T) {
+	var runner Runner
+	for _, cfg := range []Config{hugeBurst(2000), gatedConfig(300), hugeBurst(50), gatedConfig(3000), hugeBurst(2000)} {
+		want, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
 		}
+		got, err := runner.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Latencies, want.Latencies) || got.Attempts != want.Attempts || got.Events != want.Events ||
+			got.GaveUpBy != want.GaveUpBy || got.Admitted != want.Admitted || got.Retries != want.Retries {
+			t.Errorf("%s, %d clients: reused runner gave %d attempts, %d events; fresh run %d, %d",
+				cfg.Policy.Name, cfg.Workload.Clients, got.Attempts, got.Events, want.Attempts, want.Events)
+		}
+	}
+	if _, err := runner.Run(Config{}); err == nil {
+		t.Error("invalid config accepted")
 	}
 }

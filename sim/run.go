@@ -175,7 +175,8 @@ type client struct {
 	start     time.Duration
 	prevDelay time.Duration
 	attempts  int32
-	rejPhase  int32 // phase whose rejection the pending response carries
+	rejPhase  int32     // phase whose rejection the pending response carries
+	next      eventKind // what the client's pending event does
 }
 
 // epoch maps virtual time onto time.Time for the shared coordinators.
@@ -186,8 +187,27 @@ func Run(cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
-	r := runner{cfg: &cfg, pol: &cfg.Policy}
-	return r.run()
+	var r runner
+	return r.run(&cfg)
+}
+
+// A Runner runs simulations one after another and reuses its working memory
+// (client state and event queue) from run to run, which saves allocation
+// and garbage collection when one goroutine runs many seeds. Each Result is
+// the run's own. The zero Runner is ready to use; it is not safe for
+// concurrent use.
+type Runner struct{ r runner }
+
+// Run simulates one policy against the server and workload of cfg, exactly
+// as the function Run does.
+func (x *Runner) Run(cfg Config) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	res, err := x.r.run(&cfg)
+	// Keep the buffers; drop everything that belongs to this run.
+	x.r = runner{clients: x.r.clients[:0], q: queue{items: x.r.q.items[:0], buf: x.r.q.buf, fifo: x.r.q.fifo}}
+	return res, err
 }
 
 type runner struct {
@@ -203,10 +223,16 @@ type runner struct {
 	res     Result
 }
 
-func (r *runner) run() (Result, error) {
+func (r *runner) run(cfg *Config) (Result, error) {
+	r.cfg, r.pol = cfg, &cfg.Policy
 	n := r.cfg.Workload.Clients
-	r.clients = make([]client, n)
-	r.q.items = make([]event, 0, n)
+	if cap(r.clients) >= n {
+		r.clients = r.clients[:n]
+		clear(r.clients)
+	} else {
+		r.clients = make([]client, n)
+	}
+	r.q.init(n, n)
 	serverPCG := newStream(r.cfg.Seed, streamServer, 0)
 	r.server = newServerState(r.cfg.Server, rand.New(&serverPCG))
 	r.rng = rand.New(&r.src)
@@ -234,29 +260,44 @@ func (r *runner) run() (Result, error) {
 			startPCG := newStream(r.cfg.Seed, streamStart, uint64(i))
 			c.start = time.Duration(rand.New(&startPCG).Int64N(int64(spread)))
 		}
-		r.q.push(c.start, int32(i), first)
+		// Start times are in order for a burst; pushInOrder takes any order.
+		c.next = first
+		r.q.pushInOrder(c.start, int32(i))
 	}
 
 	for r.q.len() > 0 {
-		e := r.q.pop()
+		at, i := r.q.pop()
 		r.res.Events++
-		switch e.kind {
+		switch r.clients[i].next {
 		case evReady:
-			r.ready(e.client, e.at)
+			r.ready(i, at)
 		case evSend:
-			if r.gate != nil && r.gate.Ready(epoch.Add(e.at)).Sub(epoch) > e.at {
+			if r.gate != nil && r.gate.Ready(epoch.Add(at)).Sub(epoch) > at {
 				// A retry-after closed the gate since the slot was booked.
-				r.ready(e.client, e.at)
+				r.ready(i, at)
 				continue
 			}
-			r.send(e.client, e.at)
+			r.send(i, at)
 		case evResponse:
-			r.respond(e.client, e.at)
+			r.respond(i, at)
 		}
 	}
 	slices.Sort(r.res.Latencies)
 	r.res.Retries = r.res.Attempts - r.firstAttempts()
 	return r.res, nil
+}
+
+// schedule makes kind the pending event of client i, at time at. A client
+// has at most one pending event.
+func (r *runner) schedule(at time.Duration, i int32, kind eventKind) {
+	r.clients[i].next = kind
+	if kind == evResponse {
+		// Sends happen in time order, so with a fixed response time the
+		// responses are scheduled in time order too.
+		r.q.pushInOrder(at, i)
+		return
+	}
+	r.q.push(at, i)
 }
 
 func (r *runner) firstAttempts() int {
@@ -279,7 +320,7 @@ func (r *runner) ready(i int32, now time.Duration) {
 				r.giveUp(i, now, policies.StopDeadline)
 				return
 			}
-			r.q.push(open, i, evReady)
+			r.schedule(open, i, evReady)
 			return
 		}
 	}
@@ -298,7 +339,7 @@ func (r *runner) ready(i int32, now time.Duration) {
 			return
 		}
 		if at := slot.Sub(epoch); at > now {
-			r.q.push(at, i, evSend)
+			r.schedule(at, i, evSend)
 			return
 		}
 	}
@@ -321,7 +362,7 @@ func (r *runner) send(i int32, now time.Duration) {
 		r.res.Rejected++
 		c.rejPhase = int32(r.server.phase)
 	}
-	r.q.push(at, i, evResponse)
+	r.schedule(at, i, evResponse)
 }
 
 // respond handles the response to a client's attempt.
@@ -351,7 +392,7 @@ func (r *runner) respond(i int32, now time.Duration) {
 	if r.pol.coordinated() {
 		kind = evReady
 	}
-	r.q.push(now+d.Delay, i, kind)
+	r.schedule(now+d.Delay, i, kind)
 }
 
 func (r *runner) giveUp(i int32, now time.Duration, reason policies.StopReason) {

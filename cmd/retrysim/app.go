@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -31,7 +32,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return usageError{err}
 		},
 		HideVersion: true,
-		Commands:    []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand()},
+		Commands:    []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())
@@ -90,6 +91,7 @@ func compareCommand() *cli.Command {
 					}
 					return nil
 				}},
+			verboseFlag(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
@@ -116,9 +118,13 @@ func compareCommand() *cli.Command {
 			} else if k > 1 || cmd.String("format") == "html" {
 				return compareSeeds(ctx, cmd, s, seed, k)
 			}
+			start := time.Now()
 			results, err := s.Run(seed)
 			if err != nil {
 				return err
+			}
+			if cmd.Bool("verbose") {
+				writeEngineStats(cmd.Root().ErrWriter, results, time.Since(start))
 			}
 			c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results}
 			return report.Write(cmd.Root().Writer, cmd.String("format"), &c)

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// checkFailed is returned when an expectation or baseline metric fails: the
+// input was fine, the policies were not (exit 1).
+type checkFailed struct{ expectations, baseline int }
+
+func (e checkFailed) Error() string {
+	var parts []string
+	if e.expectations > 0 {
+		parts = append(parts, fmt.Sprintf("%d expectation(s) failed", e.expectations))
+	}
+	if e.baseline > 0 {
+		parts = append(parts, fmt.Sprintf("%d metric(s) worse than the baseline beyond tolerance", e.baseline))
+	}
+	return "check failed: " + strings.Join(parts, "; ")
+}
+
+func checkCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "check",
+		Usage: "verify the expectations of scenarios (and optionally a baseline) for CI",
+		UsageText: "retrysim check [--file PATH] [--scenario NAME ...] [--seeds K] [--format table|markdown] [--junit FILE]\n" +
+			"               [--baseline FILE ... [--tolerance 5%]]\n\n" +
+			"Exits 0 when every expectation holds and no metric is worse than its baseline beyond the\n" +
+			"tolerance, 1 when something fails, 2 on bad input. See docs/ci.md.\n\n" +
+			"Examples:\n" +
+			"   retrysim check --file scenarios.yaml\n" +
+			"   retrysim check --format markdown --junit check.xml\n" +
+			"   retrysim compare --format json > baseline.json   # once, on the main branch\n" +
+			"   retrysim check --baseline baseline.json --tolerance 5%",
+		Flags: []cli.Flag{
+			fileFlag(),
+			&cli.StringSliceFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "check only scenario `NAME` (repeatable; default: every scenario with expectations)"},
+			&cli.IntFlag{Name: "seeds", HideDefault: true, Usage: "take statistics such as mean(completed) over `K` seeds instead of each scenario's check_seeds"},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: " + strings.Join(report.CheckFormats, ", "),
+				Validator: func(s string) error {
+					if !slices.Contains(report.CheckFormats, s) {
+						return fmt.Errorf("unknown format %q (want one of %s)", s, strings.Join(report.CheckFormats, ", "))
+					}
+					return nil
+				}},
+			&cli.StringFlag{Name: "junit", Usage: "also write the results as JUnit XML to `FILE`"},
+			&cli.StringSliceFlag{Name: "baseline", Usage: "compare with `FILE`, written by 'retrysim compare --format json' (repeatable)"},
+			&cli.StringFlag{Name: "tolerance", Value: "0", Usage: "how much worse than the baseline a metric may get, e.g. 5% (relative to the baseline value)"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Present() {
+				return usagef("check takes no arguments, got %q", cmd.Args().Slice())
+			}
+			f, err := loadFile(cmd)
+			if err != nil {
+				return err
+			}
+			seeds := 0
+			if cmd.IsSet("seeds") {
+				seeds = int(cmd.Int("seeds"))
+				if seeds < 1 || seeds > scenarios.MaxCheckSeeds {
+					return usagef("--seeds must be between 1 and %d, got %d", scenarios.MaxCheckSeeds, seeds)
+				}
+			}
+			tol, err := report.ParseTolerance(cmd.String("tolerance"))
+			if err != nil {
+				return usagef("--tolerance: %v", err)
+			}
+			if cmd.IsSet("tolerance") && len(cmd.StringSlice("baseline")) == 0 {
+				return usagef("--tolerance applies to --baseline, which is not given")
+			}
+			list := f.Scenarios
+			if names := cmd.StringSlice("scenario"); len(names) > 0 {
+				list = nil
+				for _, name := range names {
+					s, err := f.Lookup(name)
+					if err != nil {
+						return usageError{err}
+					}
+					if !slices.Contains(list, s) {
+						list = append(list, s)
+					}
+				}
+			}
+			// Read every baseline before running anything: bad input exits 2 early.
+			type baseline struct {
+				file string
+				doc  *report.Document
+				s    *scenarios.Scenario
+			}
+			var baselines []baseline
+			for _, path := range cmd.StringSlice("baseline") {
+				doc, err := readBaseline(path)
+				if err != nil {
+					return usageError{err}
+				}
+				s, err := f.Lookup(doc.Scenario)
+				if err != nil {
+					return usagef("baseline %s: %v", path, err)
+				}
+				baselines = append(baselines, baseline{path, doc, s})
+			}
+
+			var rep report.CheckReport
+			for _, s := range list {
+				checks, err := checkScenario(ctx, s, seeds)
+				if err != nil {
+					return err
+				}
+				rep.Checks = append(rep.Checks, checks...)
+			}
+			for _, b := range baselines {
+				results, err := b.s.Run(b.doc.Seed)
+				if err != nil {
+					return err
+				}
+				c := report.Comparison{Scenario: b.s.Name, Seed: b.doc.Seed, Results: results}
+				now := c.JSON()
+				rep.Baseline = append(rep.Baseline, report.CompareBaseline(b.file, b.doc, &now, tol)...)
+			}
+			if len(rep.Checks) == 0 && len(rep.Baseline) == 0 {
+				return usagef("nothing to check: no expectations in %s for the chosen scenarios and no --baseline (docs/ci.md shows how to write them)", f.Path)
+			}
+
+			if err := report.WriteCheck(cmd.Root().Writer, cmd.String("format"), &rep); err != nil {
+				return err
+			}
+			if path := cmd.String("junit"); path != "" {
+				if err := writeJUnitFile(path, &rep); err != nil {
+					return err
+				}
+			}
+			if e, b := rep.Failures(); e+b > 0 {
+				return checkFailed{e, b}
+			}
+			return nil
+		},
+	}
+}
+
+// checkScenario runs s on as many seeds as its expectations need and
+// measures each expectation. seeds, when > 0, overrides check_seeds.
+func checkScenario(ctx context.Context, s *scenarios.Scenario, seeds int) ([]report.CheckResult, error) {
+	if len(s.Expect) == 0 {
+		return nil, nil
+	}
+	k := 1
+	if slices.ContainsFunc(s.Expect, func(e scenarios.Expect) bool { return e.OverSeeds() }) {
+		k = s.CheckSeeds
+		if seeds > 0 {
+			k = seeds
+		}
+	}
+	// rows[policy][seed]: each run stores only its own slot.
+	rows := make([][]report.PolicyResult, len(s.Policies))
+	for p := range rows {
+		rows[p] = make([]report.PolicyResult, k)
+	}
+	err := s.RunSeeds(ctx, s.Seed, k, 0, func(seed, p int, r *sim.Result) {
+		rows[p][seed] = report.Row(r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]report.CheckResult, len(s.Expect))
+	for i := range s.Expect {
+		e := &s.Expect[i]
+		out[i] = report.Evaluate(e.Expectation, s.Seed, rows[e.Policy])
+		out[i].Scenario = s.Name
+		out[i].Source = e.Source()
+	}
+	return out, nil
+}
+
+func readBaseline(path string) (*report.Document, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	defer fh.Close()
+	return report.ReadBaseline(path, fh)
+}
+
+func writeJUnitFile(path string, rep *report.CheckReport) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return usageError{fmt.Errorf("--junit: %w", err)}
+	}
+	err = report.WriteJUnit(fh, rep)
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return errors.Join(fmt.Errorf("writing %s", path), err)
+	}
+	return nil
+}

@@ -1,0 +1,238 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// TestExpectableMetrics keeps the metric names that scenario files may bound
+// in step with the metric registry.
+func TestExpectableMetrics(t *testing.T) {
+	if got, want := scenarios.ExpectableMetrics(), MetricNames(); !slices.Equal(got, want) {
+		t.Errorf("scenarios.ExpectableMetrics() = %v,\nreport.MetricNames() = %v", got, want)
+	}
+}
+
+// result builds a PolicyResult the way compare does.
+func result(policy string, clients, completed, attempts int, latencies ...time.Duration) PolicyResult {
+	r := sim.Result{Policy: policy, Clients: clients, Completed: completed, Attempts: attempts,
+		Retries: attempts - clients, GaveUp: clients - completed, Latencies: latencies}
+	if len(latencies) > 0 {
+		r.LastCompletion = latencies[len(latencies)-1]
+	}
+	return Row(&r)
+}
+
+func TestEvaluate(t *testing.T) {
+	runs := []PolicyResult{
+		result("p", 20, 18, 100, time.Second, 2*time.Second),
+		result("p", 20, 10, 120),
+		result("p", 20, 20, 80, 3*time.Second),
+	}
+	cases := []struct {
+		expr     string
+		measured string
+		runs     string
+		pass     bool
+	}{
+		{"completed >= 18", "18", "seed 5", true},
+		{"completed > 18", "18", "seed 5", false},
+		{"mean(completed) >= 16", "16", "seeds 5..7", true},
+		{"min(completed) >= 11", "10", "seeds 5..7", false},
+		{"max(attempts) <= 120", "120", "seeds 5..7", true},
+		{"median(attempts) == 100", "100", "seeds 5..7", true},
+		{"amplification <= 5", "5", "seed 5", true},
+		{"latency_ms.p99 <= 2000", "2000", "seed 5", true},
+		// One run completed nothing: the statistic is over the other two.
+		{"max(latency_ms.p99) <= 2500", "3000", "seeds 5..7 (1 without a value)", false},
+	}
+	for _, c := range cases {
+		e, err := scenarios.ParseExpectation(c.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Evaluate(e, 5, runs)
+		if r.MeasuredText() != c.measured || r.RunsText() != c.runs || r.Pass != c.pass {
+			t.Errorf("%s: measured %s over %s, pass %v; want %s over %s, pass %v", c.expr,
+				r.MeasuredText(), r.RunsText(), r.Pass, c.measured, c.runs, c.pass)
+		}
+		if !r.Pass && !strings.Contains(r.Explain(), c.measured) {
+			t.Errorf("%s: explanation %q does not give the measured value", c.expr, r.Explain())
+		}
+	}
+	// A metric with no value at all fails, whatever the bound.
+	e, _ := scenarios.ParseExpectation("latency_ms.p50 >= 0")
+	r := Evaluate(e, 1, runs[1:2])
+	if r.Pass || r.HasValue || !strings.Contains(r.Explain(), "no value") {
+		t.Errorf("latency of a run that completed nothing: %+v, %q", r, r.Explain())
+	}
+}
+
+func encode(t *testing.T, doc Document) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestReadBaseline(t *testing.T) {
+	doc := Document{Scenario: "s", Seed: 3, Results: []PolicyResult{result("a", 20, 18, 100, time.Second), result("b", 20, 0, 160)}}
+	data := encode(t, doc)
+	got, err := ReadBaseline("base.json", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encode(t, *got), data) {
+		t.Errorf("read back differently:\n%s", encode(t, *got))
+	}
+
+	bad := []struct{ name, data, msg string }{
+		{"empty", "", "not a single-seed JSON report"},
+		{"not json", "scenario: s", "not a single-seed JSON report"},
+		{"array", `[{"scenario": "s"}]`, "not a single-seed JSON report"},
+		{"multi-seed", `{"scenario": "s", "seed": 1, "seeds": 100, "results": [{"policy": "a"}]}`, `missing field "clients"`},
+		{"unknown field", strings.Replace(string(data), `"seed": 3,`, `"seed": 3, "first_seed": 1,`, 1), `unknown field "first_seed"`},
+		{"multi-seed report", `{"schema": "retrysim/multi-seed/v1", "scenario": "s", "first_seed": 1, "seeds": 50, "policies": []}`, `this is a "retrysim/multi-seed/v1" report, not a single-seed one`},
+		{"no scenario", `{"seed": 1, "results": []}`, `missing field "scenario"`},
+		{"no seed", `{"scenario": "s", "results": []}`, `missing field "seed"`},
+		{"no results", `{"scenario": "s", "seed": 1, "results": []}`, "no results"},
+		{"missing metric", strings.Replace(string(data), `"completed": 18,`, ``, 1), `results[0]: missing field "completed"`},
+		{"wrong type", strings.Replace(string(data), `"completed": 18`, `"completed": "18"`, 1), "line 8"},
+		{"trailing", string(data) + "{}", "after top-level value"},
+		{"twice", strings.Replace(string(data), `"policy": "b"`, `"policy": "a"`, 1), "appears twice"},
+	}
+	for _, b := range bad {
+		_, err := ReadBaseline("base.json", strings.NewReader(b.data))
+		if err == nil || !strings.Contains(err.Error(), b.msg) || !strings.HasPrefix(err.Error(), "base.json: ") {
+			t.Errorf("%s: error %v, want base.json: …%s…", b.name, err, b.msg)
+		}
+	}
+}
+
+func TestParseTolerance(t *testing.T) {
+	for in, want := range map[string]float64{"5%": 0.05, "0.5%": 0.005, "0": 0, "0%": 0, "100%": 1} {
+		if got, err := ParseTolerance(in); err != nil || got != want {
+			t.Errorf("ParseTolerance(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"5", "0.05", "-5%", "five%", "%", "2000%"} {
+		if _, err := ParseTolerance(in); err == nil {
+			t.Errorf("ParseTolerance(%q) succeeded", in)
+		}
+	}
+}
+
+func findChange(cs []Change, policy, metric string) *Change {
+	for i := range cs {
+		if cs[i].Policy == policy && cs[i].Metric == metric {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+func TestCompareBaseline(t *testing.T) {
+	base := Document{Scenario: "s", Seed: 1, Results: []PolicyResult{
+		result("a", 20, 18, 100, time.Second, 2*time.Second),
+		result("b", 20, 20, 40, time.Second),
+		result("gone", 20, 20, 20, time.Second),
+	}}
+	now := Document{Scenario: "s", Seed: 1, Results: []PolicyResult{
+		result("a", 20, 12, 104, time.Second, 4*time.Second), // fewer completions, 4% more attempts, slower
+		result("b", 20, 20, 30, time.Second),                 // fewer attempts: better
+		result("new", 20, 0, 160),
+	}}
+	cs := CompareBaseline("base.json", &base, &now, 0.05)
+	check := func(policy, metric string, worse, fail bool, explain string) {
+		t.Helper()
+		c := findChange(cs, policy, metric)
+		if c == nil {
+			t.Fatalf("no change for %s/%s", policy, metric)
+		}
+		if c.Worse != worse || c.Fail != fail || !strings.Contains(c.Explain(), explain) {
+			t.Errorf("%s/%s: worse %v fail %v %q; want worse %v fail %v, %q", policy, metric, c.Worse, c.Fail, c.Explain(), worse, fail, explain)
+		}
+	}
+	check("a", "completed", true, true, "completed fell from 18 to 12 (-6, -33.3%), worse beyond the 5% tolerance (higher is better)")
+	check("a", "attempts", true, false, "attempts rose from 100 to 104 (+4, +4.0%), worse but within the 5% tolerance")
+	check("a", "gave_up", true, true, "gave_up rose from 2 to 8")
+	check("a", "latency_ms.p99", true, true, "latency_ms.p99 rose from 2000 to 4000")
+	check("a", "latency_ms.p50", false, false, "unchanged at 1000")
+	check("b", "attempts", false, false, "attempts fell from 40 to 30 (-10, -25.0%), better")
+	check("gone", "", true, true, "policy gone is in the baseline but no longer in scenario s")
+	if findChange(cs, "new", "completed") != nil {
+		t.Error("a policy new since the baseline was compared")
+	}
+	// With no tolerance, the 4% rise in attempts fails too.
+	if c := findChange(CompareBaseline("base.json", &base, &now, 0), "a", "attempts"); !c.Fail {
+		t.Error("a 4% rise passed with no tolerance")
+	}
+	// A latency that disappears (nothing completes) fails.
+	none := Document{Scenario: "s", Seed: 1, Results: []PolicyResult{result("a", 20, 0, 160)}}
+	if c := findChange(CompareBaseline("base.json", &base, &none, 0.05), "a", "latency_ms.p50"); !c.Fail || !strings.Contains(c.Explain(), "now has no value") {
+		t.Errorf("vanished latency: %+v %q", c, c.Explain())
+	}
+	// The same document against itself: nothing changes.
+	for _, c := range CompareBaseline("base.json", &base, &base, 0) {
+		if c.Changed() || c.Fail {
+			t.Errorf("%s/%s changed against itself", c.Policy, c.Metric)
+		}
+	}
+}
+
+func TestWriteCheckAndJUnit(t *testing.T) {
+	e1, _ := scenarios.ParseExpectation("completed >= 18")
+	e2, _ := scenarios.ParseExpectation("mean(attempts) <= 90")
+	runs := []PolicyResult{result("a", 20, 18, 100, time.Second), result("a", 20, 19, 90, time.Second)}
+	rep := CheckReport{}
+	for _, e := range []scenarios.Expectation{e1, e2} {
+		r := Evaluate(e, 1, runs)
+		r.Scenario, r.Source = "s", "f.yaml:7"
+		rep.Checks = append(rep.Checks, r)
+	}
+	base := Document{Scenario: "s", Seed: 1, Results: []PolicyResult{result("a", 20, 19, 90, time.Second)}}
+	now := Document{Scenario: "s", Seed: 1, Results: runs[:1]}
+	rep.Baseline = CompareBaseline("base.json", &base, &now, 0.05)
+	if e, b := rep.Failures(); e != 1 || b != 5 || rep.OK() {
+		t.Fatalf("failures = %d, %d; want 1 expectation (mean 95 > 90) and 5 metrics (completed, attempts, retries, gave_up, amplification)", e, b)
+	}
+	for _, format := range CheckFormats {
+		var buf bytes.Buffer
+		if err := WriteCheck(&buf, format, &rep); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		for _, want := range []string{"mean(attempts) <= 90", "95", "seeds 1..2", "f.yaml:7", "FAIL",
+			"completed fell from 19 to 18", "1 of 2 expectations hold; 5 of 13 baseline metrics worse beyond tolerance: FAIL"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s output lacks %q:\n%s", format, want, out)
+			}
+		}
+	}
+	if err := WriteCheck(&bytes.Buffer{}, "json", &rep); err == nil {
+		t.Error("unknown format accepted")
+	}
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var got junitSuites
+	if err := xml.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("JUnit output does not parse: %v\n%s", err, buf.String())
+	}
+	if got.Tests != 2+13 || got.Failures != 1+5 || len(got.Suites) != 2 {
+		t.Errorf("JUnit: %d tests, %d failures, %d suites; want 15, 6, 2", got.Tests, got.Failures, len(got.Suites))
+	}
+}

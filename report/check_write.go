@@ -1,0 +1,259 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// CheckFormats lists the formats WriteCheck accepts.
+var CheckFormats = []string{"table", "markdown"}
+
+// CheckReport is everything 'retrysim check' found: expectations measured
+// and metrics compared with baselines, in a fixed order.
+type CheckReport struct {
+	Checks   []CheckResult
+	Baseline []Change
+}
+
+// Failures counts failed expectations and baseline metrics.
+func (r *CheckReport) Failures() (expectations, baseline int) {
+	for i := range r.Checks {
+		if !r.Checks[i].Pass {
+			expectations++
+		}
+	}
+	for i := range r.Baseline {
+		if r.Baseline[i].Fail {
+			baseline++
+		}
+	}
+	return expectations, baseline
+}
+
+// OK reports whether everything held.
+func (r *CheckReport) OK() bool {
+	e, b := r.Failures()
+	return e == 0 && b == 0
+}
+
+func passText(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "FAIL"
+}
+
+// WriteCheck renders r as a table or markdown (for a pull-request comment).
+// Expectations come first, each with its measured value; then every baseline
+// metric that changed or failed; then a summary line.
+func WriteCheck(w io.Writer, format string, r *CheckReport) error {
+	markdown := false
+	switch format {
+	case "table":
+	case "markdown":
+		markdown = true
+	default:
+		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(CheckFormats, ", "))
+	}
+	heading := func(s string) {
+		if markdown {
+			fmt.Fprintf(w, "### %s\n\n", s)
+		} else {
+			fmt.Fprintf(w, "%s\n", s)
+		}
+	}
+	gap := func() { fmt.Fprintln(w) }
+	if len(r.Checks) > 0 {
+		heading("Expectations")
+		rows := make([][]string, len(r.Checks))
+		for i := range r.Checks {
+			c := &r.Checks[i]
+			rows[i] = []string{passText(c.Pass), c.Scenario, c.Policy, c.Expectation.String(), c.MeasuredText(), c.RunsText(), c.Source}
+		}
+		if err := table(w, markdown, []string{"result", "scenario", "policy", "expectation", "measured", "runs", "source"}, rows, 4); err != nil {
+			return err
+		}
+		gap()
+	}
+	if len(r.Baseline) > 0 {
+		heading("Baseline comparison")
+		var rows [][]string
+		unchanged := 0
+		for i := range r.Baseline {
+			c := &r.Baseline[i]
+			if !c.Fail && !c.Changed() {
+				unchanged++
+				continue
+			}
+			result := "better"
+			switch {
+			case c.Fail:
+				result = "FAIL"
+			case c.Worse:
+				result = "worse (within tolerance)"
+			}
+			metric := c.Metric
+			if metric == "" {
+				metric = "(policy missing)"
+			}
+			rows = append(rows, []string{result, c.Scenario, c.Policy, metric, c.BaseText(), c.NowText(), c.DeltaText()})
+		}
+		if len(rows) > 0 {
+			if err := table(w, markdown, []string{"result", "scenario", "policy", "metric", "baseline", "now", "change"}, rows, 4, 5, 6); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(w, "%d of %d baseline metrics unchanged.\n", unchanged, len(r.Baseline))
+		gap()
+	}
+	failedE, failedB := r.Failures()
+	if failedE+failedB > 0 {
+		heading("Failures")
+		for i := range r.Checks {
+			if c := &r.Checks[i]; !c.Pass {
+				fmt.Fprintf(w, "- %s %s/%s: %s\n", c.Source, c.Scenario, c.Policy, c.Explain())
+			}
+		}
+		for i := range r.Baseline {
+			if c := &r.Baseline[i]; c.Fail {
+				fmt.Fprintf(w, "- %s (seed %d) %s/%s: %s\n", c.BaselineFile, c.BaselineSeed, c.Scenario, c.Policy, c.Explain())
+			}
+		}
+		gap()
+	}
+	fmt.Fprintf(w, "%d of %d expectations hold", len(r.Checks)-failedE, len(r.Checks))
+	if len(r.Baseline) > 0 {
+		fmt.Fprintf(w, "; %d of %d baseline metrics worse beyond tolerance", failedB, len(r.Baseline))
+	}
+	if failedE+failedB == 0 {
+		fmt.Fprintln(w, ": PASS")
+	} else {
+		fmt.Fprintln(w, ": FAIL")
+	}
+	return nil
+}
+
+// table renders rows, with the columns listed in numeric right-aligned and
+// the others left-aligned.
+func table(w io.Writer, markdown bool, header []string, rows [][]string, numeric ...int) error {
+	align := make(tw.Alignment, len(header))
+	for i := range header {
+		align[i] = tw.AlignLeft
+		if slices.Contains(numeric, i) {
+			align[i] = tw.AlignRight
+		}
+	}
+	opts := []tablewriter.Option{
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+	}
+	if markdown {
+		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+	} else {
+		opts = append(opts, tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})))
+	}
+	t := tablewriter.NewTable(w, opts...)
+	t.Header(header)
+	for _, row := range rows {
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// JUnit XML, as Jenkins, GitLab and most CI systems read it.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes r as JUnit XML: one test suite per scenario's
+// expectations and one per baseline file, one test case per expectation and
+// per compared metric. No timings are written, so the file is deterministic.
+func WriteJUnit(w io.Writer, r *CheckReport) error {
+	doc := junitSuites{Name: "retrysim check"}
+	suite := func(name string) *junitSuite {
+		for i := range doc.Suites {
+			if doc.Suites[i].Name == name {
+				return &doc.Suites[i]
+			}
+		}
+		doc.Suites = append(doc.Suites, junitSuite{Name: name})
+		return &doc.Suites[len(doc.Suites)-1]
+	}
+	add := func(s *junitSuite, c junitCase) {
+		s.Tests++
+		doc.Tests++
+		if c.Failure != nil {
+			s.Failures++
+			doc.Failures++
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	for i := range r.Checks {
+		c := &r.Checks[i]
+		jc := junitCase{
+			Name:      c.Policy + ": " + c.Expectation.String(),
+			Classname: "retrysim.expect." + c.Scenario,
+			SystemOut: fmt.Sprintf("measured %s over %s (%s)", c.MeasuredText(), c.RunsText(), c.Source),
+		}
+		if !c.Pass {
+			jc.Failure = &junitFailure{Message: c.Explain(), Type: "expectation", Text: c.Source + ": " + c.Explain()}
+		}
+		add(suite("expectations: "+c.Scenario), jc)
+	}
+	for i := range r.Baseline {
+		c := &r.Baseline[i]
+		name := c.Policy + ": " + c.Metric
+		if c.Metric == "" {
+			name = c.Policy
+		}
+		jc := junitCase{Name: name, Classname: "retrysim.baseline." + c.Scenario, SystemOut: c.Explain()}
+		if c.Fail {
+			jc.Failure = &junitFailure{Message: c.Explain(), Type: "baseline", Text: c.Explain()}
+		}
+		add(suite(fmt.Sprintf("baseline: %s (%s, seed %d)", c.BaselineFile, c.Scenario, c.BaselineSeed)), jc)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

@@ -1,0 +1,123 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/sim"
+)
+
+// benchSeeds is a mid-sized scenario for multi-seed benchmarks: 10,000
+// clients, two policies.
+const benchSeeds = `
+scenarios:
+  - name: seeds
+    server:
+      phases:
+        - duration: 5s
+        - admit: 2000
+          window: 1s
+    clients:
+      count: 10000
+      max_attempts: 10
+      deadline: 1m
+    policies:
+      - name: full-jitter
+        cap: 20s
+      - name: capped-exponential
+        cap: 20s
+`
+
+// BenchmarkRunSeeds runs 32 seeds of a 10,000-client scenario on 1 and on 2
+// workers. The speed-up is runs/s at workers=2 over runs/s at workers=1
+// (docs/performance.md). Run it with -cpu 2 so that two cores are there.
+func BenchmarkRunSeeds(b *testing.B) {
+	f, err := Parse("bench.yaml", []byte(benchSeeds))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	const seeds = 32
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			runs := 0
+			for b.Loop() {
+				err := s.RunSeeds(context.Background(), 1, seeds, workers, func(_, _ int, r *sim.Result) {})
+				if err != nil {
+					b.Fatal(err)
+				}
+				runs += seeds * len(s.Policies)
+			}
+			b.ReportMetric(float64(runs)/b.Elapsed().Seconds(), "runs/s")
+		})
+	}
+}
+
+// BenchmarkParallelCeiling is the control for BenchmarkRunSeeds: the same
+// number of jobs, split over workers the same way, but each job is pure
+// arithmetic with no memory traffic. Its speed-up from 1 to 2 workers is the
+// most this machine gives any code; on a machine with two free cores it is 2.
+func BenchmarkParallelCeiling(b *testing.B) {
+	const jobs = 64
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			done := 0
+			for b.Loop() {
+				ch := make(chan int)
+				var sink [2]uint64
+				var wg sync.WaitGroup
+				for w := range workers {
+					wg.Go(func() {
+						x := uint64(w + 1)
+						for range ch {
+							for range 2_000_000 {
+								x = x*6364136223846793005 + 1442695040888963407
+							}
+						}
+						sink[w] = x
+					})
+				}
+				for j := range jobs {
+					ch <- j
+				}
+				close(ch)
+				wg.Wait()
+				done += jobs
+			}
+			b.ReportMetric(float64(done)/b.Elapsed().Seconds(), "jobs/s")
+		})
+	}
+}
+
+// BenchmarkRunSeedsSpeedup alternates 1 and 2 workers on the same 32 seeds
+// within every iteration and reports the ratio of their wall times
+// (speedup), so that a machine whose speed drifts (a shared VM) affects both
+// alike. It also reports the CPU time of 2 workers over that of 1
+// (cpu-ratio: 1 means running in parallel costs no extra work) and the
+// cores the 2-worker runs actually got (CPU time over wall time).
+func BenchmarkRunSeedsSpeedup(b *testing.B) {
+	f, err := Parse("bench.yaml", []byte(benchSeeds))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	var wall, cpu [3]time.Duration
+	for b.Loop() {
+		for _, workers := range []int{1, 2} {
+			start, startCPU := time.Now(), cpuTime()
+			if err := s.RunSeeds(context.Background(), 1, 32, workers, func(_, _ int, r *sim.Result) {}); err != nil {
+				b.Fatal(err)
+			}
+			wall[workers] += time.Since(start)
+			cpu[workers] += cpuTime() - startCPU
+		}
+	}
+	b.ReportMetric(float64(wall[1])/float64(wall[2]), "speedup")
+	if cpu[1] > 0 {
+		b.ReportMetric(float64(cpu[2])/float64(cpu[1]), "cpu-ratio")
+		b.ReportMetric(float64(cpu[2])/float64(wall[2]), "cores-used")
+	}
+}
