@@ -61,6 +61,9 @@ func Evaluate(e scenarios.Expectation, firstSeed uint64, runs []PolicyResult) Ch
 	} else {
 		r.Measured = values[0]
 	}
+	// Compare the value as the report prints it (four decimals), so that an
+	// expectation copied from the report holds.
+	r.Measured = round(r.Measured, 4)
 	r.HasValue = true
 	r.Pass = e.Op.Holds(r.Measured, e.Value)
 	return r

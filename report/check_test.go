@@ -236,3 +236,18 @@ func TestWriteCheckAndJUnit(t *testing.T) {
 		t.Errorf("JUnit: %d tests, %d failures, %d suites; want 15, 6, 2", got.Tests, got.Failures, len(got.Suites))
 	}
 }
+
+// A bound copied from the report (four decimals) must hold: the measured
+// value is compared as printed.
+func TestEvaluateComparesThePrintedValue(t *testing.T) {
+	third := 5266.0 + 2.0/3.0 // 5266.6666…, printed 5266.6667
+	run := PolicyResult{Policy: "p", LatencyMS: Latency{P99: &third}}
+	e, err := scenarios.ParseExpectation("latency_ms.p99 == 5266.6667")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Evaluate(e, 1, []PolicyResult{run})
+	if !r.Pass || r.MeasuredText() != "5266.6667" {
+		t.Fatalf("pass %v, measured %s", r.Pass, r.MeasuredText())
+	}
+}

@@ -169,7 +169,16 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 		return plot.DefaultTicks{}.Ticks(lo, hi)
 	}
 	raw := (hi - lo) / 8
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	// mag = 10^exp, the largest power of ten <= raw, found by plain
+	// multiplication and division (no math.Pow or Log10), so every platform
+	// computes the same ticks and so the same SVG bytes.
+	mag, exp := 1.0, 0
+	for mag*10 <= raw {
+		mag, exp = mag*10, exp+1
+	}
+	for mag > raw {
+		mag, exp = mag/10, exp-1
+	}
 	step := mag
 	for _, m := range []float64{1, 2, 5, 10} {
 		if m*mag >= raw {
@@ -177,11 +186,16 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 			break
 		}
 	}
+	prec := max(0, -exp)
+	if step >= 10*mag {
+		prec = max(0, -exp-1)
+	}
 	var ticks []plot.Tick
-	prec := max(0, -int(math.Floor(math.Log10(step))))
+	// Products are converted explicitly so they are never fused into a
+	// multiply-add, which would round differently on some platforms.
 	for i := math.Ceil(lo / step); ; i++ {
 		v := i * step
-		if v > hi+step*1e-9 {
+		if v > hi+float64(step*1e-9) {
 			break
 		}
 		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
@@ -189,7 +203,7 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 			ticks = append(ticks, plot.Tick{Value: minor})
 		}
 	}
-	if first := math.Ceil(lo/step)*step - step/2; first >= lo {
+	if first := float64(math.Ceil(lo/step)*step) - step/2; first >= lo {
 		ticks = append([]plot.Tick{{Value: first}}, ticks...)
 	}
 	return ticks

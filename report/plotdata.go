@@ -19,6 +19,11 @@ type Timeline struct {
 	Admitted, Rejected []int
 }
 
+// MaxTimelineBuckets bounds a timeline's length: when a run outlasts that
+// many buckets, the bucket doubles (adjacent buckets merge), so a bucket is
+// always a whole multiple of the one asked for.
+const MaxTimelineBuckets = 1000
+
 // RecordTimeline runs cfg and counts its requests per bucket. It uses
 // cfg.OnRequest, replacing any hook already set.
 func RecordTimeline(cfg sim.Config, bucket time.Duration) (Timeline, sim.Result, error) {
@@ -27,7 +32,11 @@ func RecordTimeline(cfg sim.Config, bucket time.Duration) (Timeline, sim.Result,
 	}
 	t := Timeline{Policy: cfg.Policy.Name, Bucket: bucket}
 	cfg.OnRequest = func(at time.Duration, admitted bool) {
-		i := int(at / bucket)
+		i := int(at / t.Bucket)
+		for i >= MaxTimelineBuckets {
+			t.coarsen()
+			i = int(at / t.Bucket)
+		}
 		for len(t.Admitted) <= i {
 			t.Admitted = append(t.Admitted, 0)
 			t.Rejected = append(t.Rejected, 0)
@@ -40,6 +49,21 @@ func RecordTimeline(cfg sim.Config, bucket time.Duration) (Timeline, sim.Result,
 	}
 	r, err := sim.Run(cfg)
 	return t, r, err
+}
+
+// coarsen doubles the bucket, merging buckets 2i and 2i+1 into i.
+func (t *Timeline) coarsen() {
+	t.Bucket *= 2
+	for i := range t.Admitted {
+		if i%2 == 1 {
+			t.Admitted[i/2] += t.Admitted[i]
+			t.Rejected[i/2] += t.Rejected[i]
+		} else {
+			t.Admitted[i/2], t.Rejected[i/2] = t.Admitted[i], t.Rejected[i]
+		}
+	}
+	n := (len(t.Admitted) + 1) / 2
+	t.Admitted, t.Rejected = t.Admitted[:n], t.Rejected[:n]
 }
 
 // DefaultBucket is the timeline bucket for a server: the admission window
@@ -111,6 +135,16 @@ func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k
 			return nil, err
 		}
 		d.Timelines = append(d.Timelines, t)
+	}
+	// Policies that ran longer may have coarser buckets: give all the same.
+	widest := bucket
+	for _, t := range d.Timelines {
+		widest = max(widest, t.Bucket)
+	}
+	for i := range d.Timelines {
+		for d.Timelines[i].Bucket < widest {
+			d.Timelines[i].coarsen()
+		}
 	}
 	return d, nil
 }

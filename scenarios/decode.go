@@ -195,7 +195,8 @@ func (m *mapping) integer(key string, def, lo, hi int64) int64 {
 		m.d.errorf(v, m.field(key), "want a whole number, got %s", describe(v))
 		return def
 	}
-	i, err := strconv.ParseInt(strings.ReplaceAll(v.Value, "_", ""), 0, 64)
+	// Plain decimal only, as in expectations: no hex, no underscores.
+	i, err := strconv.ParseInt(v.Value, 10, 64)
 	if err != nil {
 		m.d.errorf(v, m.field(key), "want a whole number between %d and %d, got %s", lo, hi, v.Value)
 		return def
@@ -213,7 +214,7 @@ func (m *mapping) unsigned(key string, def uint64) uint64 {
 	if v == nil {
 		return def
 	}
-	u, err := strconv.ParseUint(strings.ReplaceAll(v.Value, "_", ""), 0, 64)
+	u, err := strconv.ParseUint(v.Value, 10, 64)
 	if v.Tag != "!!int" || err != nil {
 		m.d.errorf(v, m.field(key), "want a whole number from 0 to %d, got %s", uint64(math.MaxUint64), describe(v))
 		return def
@@ -231,7 +232,7 @@ func (m *mapping) number(key string, def, lo, hi float64) float64 {
 		m.d.errorf(v, m.field(key), "want a number, got %s", describe(v))
 		return def
 	}
-	f, err := strconv.ParseFloat(strings.ReplaceAll(v.Value, "_", ""), 64)
+	f, err := strconv.ParseFloat(v.Value, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		m.d.errorf(v, m.field(key), "want a finite number, got %s", v.Value)
 		return def
@@ -243,11 +244,11 @@ func (m *mapping) number(key string, def, lo, hi float64) float64 {
 	return f
 }
 
-// maxDuration bounds every duration in a scenario: long enough for any
+// MaxDuration bounds every duration in a scenario: long enough for any
 // experiment, short enough that sums of durations cannot overflow.
-const maxDuration = 1000 * time.Hour
+const MaxDuration = 1000 * time.Hour
 
-// duration reads a Go duration such as "1.5s" or "100ms", in [0, maxDuration].
+// duration reads a Go duration such as "1.5s" or "100ms", in [0, MaxDuration].
 func (m *mapping) duration(key string, def time.Duration) time.Duration {
 	v := m.scalar(key, "a duration")
 	if v == nil {
@@ -269,8 +270,8 @@ func (m *mapping) duration(key string, def time.Duration) time.Duration {
 		m.d.errorf(v, m.field(key), "must not be negative, got %v", d)
 		return def
 	}
-	if d > maxDuration {
-		m.d.errorf(v, m.field(key), "must be at most %v, got %v", maxDuration, d)
+	if d > MaxDuration {
+		m.d.errorf(v, m.field(key), "must be at most %v, got %v", MaxDuration, d)
 		return def
 	}
 	return d

@@ -206,6 +206,16 @@ func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
 	for i := range s.Expect {
 		s.Expect[i].node = nil // let the YAML tree go
 	}
+	// Whatever the simulator would still refuse (combinations of fields),
+	// report here, at the policy, rather than when it runs.
+	if len(d.errs) == 0 {
+		for i := range s.Policies {
+			c := s.Config(i, s.Seed)
+			if err := c.Validate(); err != nil {
+				d.errorf(items[i], fmt.Sprintf("%s.policies[%d]", path, i), "%v", err)
+			}
+		}
+	}
 	m.finish("name", "description", "seed", "check_seeds", "server", "clients", "policies")
 	return s
 }
@@ -238,8 +248,11 @@ func (d *decoder) server(n *yaml.Node, path string) *sim.CapacityWindows {
 			pm.errorf("duration", "must be > 0: only the last phase may run on forever")
 		}
 		p.Admit = int(pm.integer("admit", 0, 0, 1<<31-1))
+		errsBefore := len(d.errs)
 		p.Window = pm.duration("window", 0)
 		switch {
+		case len(d.errs) > errsBefore:
+			// The window itself was bad; that error says enough.
 		case p.Admit > 0 && p.Window == 0:
 			pm.errorf("window", "must be > 0 when the phase admits requests (admit %d per window)", p.Admit)
 		case p.Admit == 0 && pm.has("window"):

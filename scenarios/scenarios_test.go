@@ -239,3 +239,19 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestOneErrorPerProblem(t *testing.T) {
+	for _, tt := range []struct{ old, new, want string }{
+		{"window: 1s", "window: -1s", "scenarios[0].server.phases[1].window: must not be negative"},
+		{"count: 20", "count: 0x14", "scenarios[0].clients.count: want a whole number"},
+		{"count: 20", "count: 2_0", "scenarios[0].clients.count: want a whole number"},
+	} {
+		_, err := Parse("x.yaml", []byte(strings.Replace(valid, tt.old, tt.new, 1)))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Fatalf("%s: err = %v, want %q", tt.new, err, tt.want)
+		}
+		if n := strings.Count(err.Error(), "\n") + 1; n != 1 {
+			t.Errorf("%s: %d errors for one problem:\n%v", tt.new, n, err)
+		}
+	}
+}

@@ -134,6 +134,10 @@ func (c *Config) Validate() error {
 		// Against a server that never admits, the run would never end.
 		return fmt.Errorf("policy %q needs max attempts or a deadline", c.Policy.Name)
 	}
+	if d.MaxAttempts <= 0 && c.Server.ResponseTime == Fixed(0) && d.Backoff == (policies.Constant{}) && !c.Policy.coordinated() {
+		// Virtual time would never advance, so no deadline would ever pass.
+		return fmt.Errorf("policy %q retries with no wait against a server that answers in no time: it needs max attempts", c.Policy.Name)
+	}
 	if t := c.Policy.Throttle; t != nil && (t.Count <= 0 || t.Per <= 0 || t.MaxQueue < 0) {
 		return fmt.Errorf("policy %q: throttle needs count > 0, per > 0, max queue >= 0", c.Policy.Name)
 	}
@@ -221,7 +225,13 @@ type runner struct {
 	gate    *policies.Gate
 	thr     *policies.Throttle
 	res     Result
+	err     error // set when the run must stop, e.g. past the horizon
 }
+
+// Horizon bounds virtual time: a run that would schedule an event later
+// than this fails instead of letting time.Duration overflow. About 11 years;
+// it also bounds every sum of a time and a scenario duration (<= 1000 h).
+const Horizon = 100_000 * time.Hour
 
 func (r *runner) run(cfg *Config) (Result, error) {
 	r.cfg, r.pol = cfg, &cfg.Policy
@@ -265,7 +275,7 @@ func (r *runner) run(cfg *Config) (Result, error) {
 		r.q.pushInOrder(c.start, int32(i))
 	}
 
-	for r.q.len() > 0 {
+	for r.q.len() > 0 && r.err == nil {
 		at, i := r.q.pop()
 		r.res.Events++
 		switch r.clients[i].next {
@@ -282,6 +292,9 @@ func (r *runner) run(cfg *Config) (Result, error) {
 			r.respond(i, at)
 		}
 	}
+	if r.err != nil {
+		return Result{}, r.err
+	}
 	slices.Sort(r.res.Latencies)
 	r.res.Retries = r.res.Attempts - r.firstAttempts()
 	return r.res, nil
@@ -290,6 +303,11 @@ func (r *runner) run(cfg *Config) (Result, error) {
 // schedule makes kind the pending event of client i, at time at. A client
 // has at most one pending event.
 func (r *runner) schedule(at time.Duration, i int32, kind eventKind) {
+	if at > Horizon {
+		r.err = fmt.Errorf("policy %q: virtual time would pass the simulator's horizon of %v (client %d, attempt %d); set a deadline or fewer attempts",
+			r.pol.Name, Horizon, i, r.clients[i].attempts+1)
+		return
+	}
 	r.clients[i].next = kind
 	if kind == evResponse {
 		// Sends happen in time order, so with a fixed response time the

@@ -3,6 +3,7 @@ package sim
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -277,5 +278,38 @@ func TestPercentileNearestRank(t *testing.T) {
 	}
 	if _, ok := (&Result{}).Percentile(50); ok {
 		t.Error("percentile of nothing reported ok")
+	}
+}
+
+// A run that would push virtual time past the horizon fails with a clear
+// error rather than letting time.Duration wrap around.
+func TestRunStopsAtTheHorizon(t *testing.T) {
+	// One admission per 1000 h: the 200th client would finish at 199,000 h.
+	c := Config{Seed: 1, Workload: Burst{Clients: 200},
+		Server: &CapacityWindows{ResponseTime: Fixed(0), Phases: []Phase{{Admit: 1, Window: 1000 * time.Hour, Reject: Rejection{Status: 529, Class: policies.Capacity}}}},
+		Policy: Policy{Name: "slow", Decide: policies.Policy{Backoff: policies.Constant{Wait: 1000 * time.Hour}, MaxAttempts: 1000}}}
+	_, err := Run(c)
+	if err == nil || !strings.Contains(err.Error(), "horizon") {
+		t.Fatalf("err = %v, want a horizon error", err)
+	}
+	c.Workload.Clients = 50 // 50 × 1000 h fits
+	if _, err := Run(c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Retries with no wait against a server that answers in no time would never
+// advance virtual time: such a policy needs max attempts.
+func TestZeroTimeRetriesNeedMaxAttempts(t *testing.T) {
+	c := reference(immediate)
+	c.Server.ResponseTime = Fixed(0)
+	c.Policy.Decide.Backoff = policies.Constant{}
+	c.Policy.Decide.MaxAttempts = 0
+	if _, err := Run(c); err == nil || !strings.Contains(err.Error(), "needs max attempts") {
+		t.Fatalf("err = %v", err)
+	}
+	c.Policy.Decide.MaxAttempts = 3
+	if r, err := Run(c); err != nil || r.Attempts != 60 {
+		t.Fatalf("with max attempts: %v, %d attempts", err, r.Attempts)
 	}
 }

@@ -165,6 +165,9 @@ func parseValue(k kind, s string) (int64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%q is not a duration (write e.g. 500ms, 2s)", s)
 		}
+		if d > scenarios.MaxDuration {
+			return 0, fmt.Errorf("%q is longer than %v, the most a scenario allows", s, scenarios.MaxDuration)
+		}
 		return int64(d), nil
 	}
 	v, err := strconv.ParseInt(s, 10, 64)

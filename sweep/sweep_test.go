@@ -176,3 +176,9 @@ func TestRunGridOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRejectsDurationsPastTheScenarioLimit(t *testing.T) {
+	if _, err := Parse("outage=0s:2000h:1000h"); err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -42,6 +42,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	for _, c := range app.Commands {
 		c.OnUsageError = app.OnUsageError
+		// Repeated flags such as --param or --baseline take one value each;
+		// a comma inside a value is part of it.
+		c.DisableSliceFlagSeparator = true
 	}
 	return app.Run(ctx, args)
 }
@@ -97,25 +100,11 @@ func compareCommand() *cli.Command {
 			if cmd.Args().Present() {
 				return usagef("compare takes no arguments, got %q", cmd.Args().Slice())
 			}
-			f, err := loadFile(cmd)
+			s, seed, k, err := pickScenario(cmd)
 			if err != nil {
 				return err
 			}
-			name := cmd.String("scenario")
-			if name == "" {
-				name = f.Default
-			}
-			s, err := f.Lookup(name)
-			if err != nil {
-				return usageError{err}
-			}
-			seed := s.Seed
-			if cmd.IsSet("seed") {
-				seed = cmd.Uint64("seed")
-			}
-			if k, err := seedCount(cmd, seed); err != nil {
-				return err
-			} else if k > 1 || cmd.String("format") == "html" {
+			if k > 1 || cmd.String("format") == "html" {
 				return compareSeeds(ctx, cmd, s, seed, k)
 			}
 			start := time.Now()

@@ -80,6 +80,15 @@ func checkCommand() *cli.Command {
 			if cmd.IsSet("tolerance") && len(cmd.StringSlice("baseline")) == 0 {
 				return usagef("--tolerance applies to --baseline, which is not given")
 			}
+			// Create the JUnit file before running anything, so that a bad
+			// path exits 2 at once rather than after every scenario ran.
+			var junit *os.File
+			if path := cmd.String("junit"); path != "" {
+				if junit, err = os.Create(path); err != nil {
+					return usageError{fmt.Errorf("--junit: %w", err)}
+				}
+				defer junit.Close()
+			}
 			list := f.Scenarios
 			if names := cmd.StringSlice("scenario"); len(names) > 0 {
 				list = nil
@@ -136,8 +145,8 @@ func checkCommand() *cli.Command {
 			if err := report.WriteCheck(cmd.Root().Writer, cmd.String("format"), &rep); err != nil {
 				return err
 			}
-			if path := cmd.String("junit"); path != "" {
-				if err := writeJUnitFile(path, &rep); err != nil {
+			if junit != nil {
+				if err := writeJUnitFile(junit, &rep); err != nil {
 					return err
 				}
 			}
@@ -192,17 +201,13 @@ func readBaseline(path string) (*report.Document, error) {
 	return report.ReadBaseline(path, fh)
 }
 
-func writeJUnitFile(path string, rep *report.CheckReport) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return usageError{fmt.Errorf("--junit: %w", err)}
-	}
-	err = report.WriteJUnit(fh, rep)
+func writeJUnitFile(fh *os.File, rep *report.CheckReport) error {
+	err := report.WriteJUnit(fh, rep)
 	if cerr := fh.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return errors.Join(fmt.Errorf("writing %s", path), err)
+		return errors.Join(fmt.Errorf("writing %s", fh.Name()), err)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync/atomic"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -99,11 +101,21 @@ func runSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, firs
 func compareSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int) error {
 	format := cmd.String("format")
 	if format == "html" {
+		if cmd.Bool("verbose") {
+			return usagef("--verbose works with the table, markdown, csv and json formats, not html")
+		}
 		return writeHTMLReport(ctx, cmd, cmd.Root().Writer, s, first, k)
 	}
-	ms, err := runSeeds(ctx, cmd, s, first, k, nil)
+	var events atomic.Int64 // a sum: the same whatever order runs finish in
+	start := time.Now()
+	ms, err := runSeeds(ctx, cmd, s, first, k, func(_, _ int, r *sim.Result) { events.Add(int64(r.Events)) })
 	if err != nil {
 		return err
+	}
+	if cmd.Bool("verbose") {
+		wall := time.Since(start)
+		fmt.Fprintf(cmd.Root().ErrWriter, "total: %d events in %d runs (%d seeds × %d policies) in %v wall time (%.3g events/s)\n",
+			events.Load(), k*len(s.Policies), k, len(s.Policies), wall.Round(time.Microsecond), float64(events.Load())/wall.Seconds())
 	}
 	doc := ms.Stats()
 	return report.WriteMultiSeed(cmd.Root().Writer, format, &doc)
