@@ -4,12 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // CheckFormats lists the formats WriteCheck accepts.
@@ -77,7 +72,7 @@ func WriteCheck(w io.Writer, format string, r *CheckReport) error {
 			c := &r.Checks[i]
 			rows[i] = []string{passText(c.Pass), c.Scenario, c.Policy, c.Expectation.String(), c.MeasuredText(), c.RunsText(), c.Source}
 		}
-		if err := table(w, markdown, []string{"result", "scenario", "policy", "expectation", "measured", "runs", "source"}, rows, 4); err != nil {
+		if err := table(w, markdown, []string{"result", "scenario", "policy", "expectation", "measured", "runs", "source"}, rows, rightAligned(7, 4)); err != nil {
 			return err
 		}
 		gap()
@@ -106,7 +101,7 @@ func WriteCheck(w io.Writer, format string, r *CheckReport) error {
 			rows = append(rows, []string{result, c.Scenario, c.Policy, metric, c.BaseText(), c.NowText(), c.DeltaText()})
 		}
 		if len(rows) > 0 {
-			if err := table(w, markdown, []string{"result", "scenario", "policy", "metric", "baseline", "now", "change"}, rows, 4, 5, 6); err != nil {
+			if err := table(w, markdown, []string{"result", "scenario", "policy", "metric", "baseline", "now", "change"}, rows, rightAligned(7, 4, 5, 6)); err != nil {
 				return err
 			}
 		}
@@ -138,36 +133,6 @@ func WriteCheck(w io.Writer, format string, r *CheckReport) error {
 		fmt.Fprintln(w, ": FAIL")
 	}
 	return nil
-}
-
-// table renders rows, with the columns listed in numeric right-aligned and
-// the others left-aligned.
-func table(w io.Writer, markdown bool, header []string, rows [][]string, numeric ...int) error {
-	align := make(tw.Alignment, len(header))
-	for i := range header {
-		align[i] = tw.AlignLeft
-		if slices.Contains(numeric, i) {
-			align[i] = tw.AlignRight
-		}
-	}
-	opts := []tablewriter.Option{
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-	}
-	if markdown {
-		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
-	} else {
-		opts = append(opts, tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})))
-	}
-	t := tablewriter.NewTable(w, opts...)
-	t.Header(header)
-	for _, row := range rows {
-		if err := t.Append(row); err != nil {
-			return err
-		}
-	}
-	return t.Render()
 }
 
 // JUnit XML, as Jenkins, GitLab and most CI systems read it.

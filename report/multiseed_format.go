@@ -7,10 +7,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // HeadlineMetrics are the metrics that multi-seed tables, box plots and
@@ -110,11 +106,7 @@ func Verdict(d *Difference) string {
 func writeMultiTable(w io.Writer, markdown bool, doc *MultiSeedDocument) error {
 	cols := append([]string(nil), MultiSeedColumns...)
 	cols[len(cols)-1] += doc.Baseline
-	align := make(tw.Alignment, len(cols))
-	for i := range cols {
-		align[i] = tw.AlignRight
-	}
-	align[0], align[len(cols)-1] = tw.AlignLeft, tw.AlignLeft
+	align := leftAligned(len(cols), 0, len(cols)-1) // policy and verdict left
 	intro := fmt.Sprintf("scenario %s, %s (n = seeds on which the metric exists)\n"+
 		"mean ± half-width of its 95%% confidence interval (Student's t); median, p5, p95 over seeds\n"+
 		"vs %s: change of the mean, paired by seed, Wilcoxon signed-rank test; ~ means no significant difference at α = %.2f\n",
@@ -127,26 +119,12 @@ func writeMultiTable(w io.Writer, markdown bool, doc *MultiSeedDocument) error {
 	}
 	for _, metric := range HeadlineMetrics {
 		m, _ := LookupMetric(metric)
-		opts := []tablewriter.Option{
-			tablewriter.WithHeaderAutoFormat(tw.Off),
-			tablewriter.WithHeaderAlignment(tw.AlignLeft),
-			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		}
 		if markdown {
 			fmt.Fprintf(w, "\n#### %s (%s)\n\n", metric, m.Better)
-			opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
 		} else {
 			fmt.Fprintf(w, "\n%s (%s)\n", metric, m.Better)
-			opts = append(opts, tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})))
 		}
-		t := tablewriter.NewTable(w, opts...)
-		t.Header(cols)
-		for _, row := range MultiSeedRows(doc, metric, "-") {
-			if err := t.Append(row); err != nil {
-				return err
-			}
-		}
-		if err := t.Render(); err != nil {
+		if err := table(w, markdown, cols, MultiSeedRows(doc, metric, "-"), align); err != nil {
 			return err
 		}
 	}

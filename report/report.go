@@ -11,10 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -176,32 +172,15 @@ func writeCSV(w io.Writer, c *Comparison) error {
 }
 
 func writeTable(w io.Writer, markdown bool, c *Comparison) error {
-	// Text columns left, numbers right.
-	align := make(tw.Alignment, len(columns))
-	for i, col := range columns {
-		align[i] = tw.AlignRight
-		if col == "policy" || col == "gave_up_by" {
-			align[i] = tw.AlignLeft
-		}
-	}
-	opts := []tablewriter.Option{
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-	}
 	if markdown {
 		fmt.Fprintf(w, "**%s**, seed %d\n\n", c.Scenario, c.Seed)
-		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
 	} else {
 		fmt.Fprintf(w, "scenario %s, seed %d\n", c.Scenario, c.Seed)
-		opts = append(opts, tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})))
 	}
-	t := tablewriter.NewTable(w, opts...)
-	t.Header(columns)
+	rows := make([][]string, len(c.Results))
 	for i := range c.Results {
-		if err := t.Append(cells(Row(&c.Results[i]), "-")); err != nil {
-			return err
-		}
+		rows[i] = cells(Row(&c.Results[i]), "-")
 	}
-	return t.Render()
+	// Text columns (policy, gave_up_by) left, numbers right.
+	return table(w, markdown, columns, rows, leftAligned(len(columns), 0, 6))
 }

@@ -7,10 +7,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // SweepSchema names the JSON schema of a sweep; docs/output.md describes it.
@@ -158,32 +154,15 @@ func writeSweepTable(w io.Writer, markdown bool, sw *Sweep) error {
 	for i, ax := range sw.Axes {
 		names[i] = ax.Name
 	}
-	align := make(tw.Alignment, len(header))
-	for i := range header {
-		align[i] = tw.AlignRight
-	}
-	align[len(sw.Axes)] = tw.AlignLeft
-	opts := []tablewriter.Option{
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-	}
 	intro := fmt.Sprintf("sweep of %s over %s (%s)", sw.Scenario, strings.Join(names, " × "), sweepSeeds(sw))
 	if markdown {
 		fmt.Fprintf(w, "**%s**\n\n", intro)
-		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
 	} else {
 		fmt.Fprintln(w, intro)
-		opts = append(opts, tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})))
 	}
-	t := tablewriter.NewTable(w, opts...)
-	t.Header(header)
-	for _, row := range rows {
-		if err := t.Append(row); err != nil {
-			return err
-		}
-	}
-	return t.Render()
+	// Parameters and numbers right, the policy column (after the
+	// parameters) left.
+	return table(w, markdown, header, rows, leftAligned(len(header), len(sw.Axes)))
 }
 
 func writeSweepCSV(w io.Writer, sw *Sweep) error {
