@@ -248,7 +248,14 @@ func InAttempt(ctx context.Context) bool { return ctx.Value(attemptKey{}) != nil
 //     once (StopDeadline) instead of sleeping;
 //   - before each attempt Do waits for the gate, a throttle slot and an
 //     in-flight slot, in that order, if configured; those waits count
-//     against the budget, and a gate that opens after it stops Do at once;
+//     against the budget: a gate that opens or a throttle slot that comes
+//     after it stops Do at once, and the wait for an in-flight slot ends
+//     with it (StopDeadline); a gate closed again meanwhile sends the
+//     attempt back to wait for it;
+//   - the caller's context deadline counts as part of the budget: a wait
+//     known to end at or after it stops Do at once (StopDeadline);
+//   - a RetryAfter outcome pushes the gate before the attempt's in-flight
+//     slot is released, so no queued worker starts in between;
 //   - the caller's context ends every wait immediately, and a failure that
 //     coincides with the caller's cancellation is never retried
 //     (StopCancelled);
@@ -282,9 +289,13 @@ type run struct {
 	model    string
 	lastErr  error
 	lastOut  Outcome
+	// classified is true once lastOut holds the classification of lastErr.
+	classified bool
+	holding    bool // the run holds a limiter slot
 }
 
 func (r *run) loop(ctx context.Context, op Operation) error {
+	defer r.releaseSlot() // in case op panics while holding the limiter slot
 	for {
 		if err := ctx.Err(); err != nil {
 			return r.stop(StopCancelled, err)
@@ -295,25 +306,33 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 		r.attempts++
 		err := r.attempt(ctx, op)
 		if err == nil {
+			r.releaseSlot()
 			return nil
 		}
 		now := r.clock.Now()
-		r.lastErr, r.lastOut = err, Outcome{}
+		r.lastErr, r.lastOut, r.classified = err, Outcome{}, false
 		if ctxErr := ctx.Err(); ctxErr != nil {
+			r.releaseSlot()
 			return r.stop(StopCancelled, ctxErr)
 		}
 		out := r.classify(err, now)
 		if out.Class == Success {
 			out.Class = Terminal // a failed operation cannot succeed; do not loop on it
 		}
-		r.lastOut = out
+		r.lastOut, r.classified = out, true
 		if out.Class == RetryAfter && out.ServerWait > 0 && r.gate != nil {
+			// Before the slot is released: a worker queued for it must find
+			// the gate already closed.
 			r.gate.Push(now, out.ServerWait)
 		}
+		r.releaseSlot()
 		if out.Class == Capacity {
 			r.capacity++
 		}
 		d := r.policy.Next(r.attempts, r.prev, now.Sub(r.start), out, r.rng)
+		if d.Stop == NotStopped && !r.beforeContextDeadline(ctx, now.Add(d.Delay)) {
+			d.Stop = StopDeadline // the context would end before the wait does
+		}
 		if d.Stop != NotStopped {
 			return r.stop(d.Stop, nil)
 		}
@@ -334,11 +353,9 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 	}
 }
 
-// attempt runs op once, holding the limiter's slot (taken by waitToStart).
+// attempt runs op once. The limiter's slot, if any, was taken by
+// waitToStart; the loop releases it once the outcome is recorded.
 func (r *run) attempt(ctx context.Context, op Operation) error {
-	if r.limiter != nil {
-		defer r.limiter.Release()
-	}
 	actx := context.WithValue(ctx, attemptKey{}, true)
 	if r.attemptTimeout > 0 {
 		var cancel context.CancelFunc
@@ -348,16 +365,51 @@ func (r *run) attempt(ctx context.Context, op Operation) error {
 	return op(actx, Attempt{Number: r.attempts, Model: r.model})
 }
 
+// releaseSlot gives back the limiter slot if this run holds one.
+func (r *run) releaseSlot() {
+	if r.holding {
+		r.holding = false
+		r.limiter.Release()
+	}
+}
+
+// beforeContextDeadline reports whether t is before ctx's deadline, if it
+// has one: a wait that ends at or after it would only run into it.
+func (r *run) beforeContextDeadline(ctx context.Context, t time.Time) bool {
+	dl, ok := ctx.Deadline()
+	return !ok || t.Before(dl)
+}
+
+// startsInTime reports whether an attempt may start at t: within the budget
+// and before the caller's context deadline.
+func (r *run) startsInTime(ctx context.Context, t time.Time) bool {
+	return r.policy.StartsInTime(t.Sub(r.start)) && r.beforeContextDeadline(ctx, t)
+}
+
+// latestStart returns the last time at which an attempt may start, the
+// earlier of the budget's end and the context's deadline; zero if neither.
+func (r *run) latestStart(ctx context.Context) time.Time {
+	var latest time.Time
+	if r.policy.Deadline > 0 {
+		latest = r.start.Add(r.policy.Deadline)
+	}
+	if dl, ok := ctx.Deadline(); ok && (latest.IsZero() || dl.Before(latest)) {
+		latest = dl
+	}
+	return latest
+}
+
 // waitToStart waits until the next attempt may start: the gate open, a
 // throttle slot reached, an in-flight slot taken. It mirrors the simulator's
 // client: a gate that opens after the budget stops at once; a gate closed
-// again while waiting for a slot sends the attempt back to the gate.
+// again while waiting for a throttle or limiter slot sends the attempt back
+// to the gate. On NotStopped the run holds the limiter slot, if any.
 func (r *run) waitToStart(ctx context.Context) (StopReason, error) {
 	for {
 		now := r.clock.Now()
 		if r.gate != nil {
 			if open := r.gate.Ready(now); open.After(now) {
-				if !r.policy.StartsInTime(open.Sub(r.start)) {
+				if !r.startsInTime(ctx, open) {
 					return StopDeadline, nil
 				}
 				if err := r.clock.Sleep(ctx, open.Sub(now)); err != nil {
@@ -367,11 +419,7 @@ func (r *run) waitToStart(ctx context.Context) (StopReason, error) {
 			}
 		}
 		if r.throttle != nil {
-			var latest time.Time
-			if r.policy.Deadline > 0 {
-				latest = r.start.Add(r.policy.Deadline)
-			}
-			slot, err := r.throttle.Reserve(now, latest)
+			slot, err := r.throttle.Reserve(now, r.latestStart(ctx))
 			switch {
 			case errors.Is(err, ErrQueueFull):
 				return StopQueueFull, err
@@ -382,27 +430,59 @@ func (r *run) waitToStart(ctx context.Context) (StopReason, error) {
 				if err := r.clock.Sleep(ctx, slot.Sub(now)); err != nil {
 					return StopCancelled, err
 				}
-				if r.gate != nil {
-					if now := r.clock.Now(); r.gate.Ready(now).After(now) {
-						continue // a retry-after closed the gate meanwhile
-					}
+				if r.gateClosed() {
+					continue // a retry-after closed the gate meanwhile
 				}
 			}
 		}
-		break
-	}
-	if r.limiter != nil {
-		if err := r.limiter.Acquire(ctx); err != nil {
-			if errors.Is(err, ErrLimitQueueFull) {
-				return StopQueueFull, err
+		if r.limiter != nil {
+			if reason, err := r.acquire(ctx); reason != NotStopped {
+				return reason, err
 			}
-			return StopCancelled, err
+			if !r.startsInTime(ctx, r.clock.Now()) {
+				r.releaseSlot()
+				return StopDeadline, nil
+			}
+			if r.gateClosed() {
+				r.releaseSlot() // a retry-after closed the gate while we queued
+				continue
+			}
 		}
-		if !r.policy.StartsInTime(r.clock.Now().Sub(r.start)) {
-			r.limiter.Release()
-			return StopDeadline, nil
+		return NotStopped, nil
+	}
+}
+
+// gateClosed reports whether the gate, if any, is closed now.
+func (r *run) gateClosed() bool {
+	if r.gate == nil {
+		return false
+	}
+	now := r.clock.Now()
+	return r.gate.Ready(now).After(now)
+}
+
+// acquire takes a limiter slot, waiting no longer than the budget allows.
+func (r *run) acquire(ctx context.Context) (StopReason, error) {
+	actx := ctx
+	if r.policy.Deadline > 0 {
+		// A timeout from the clock's now, not a deadline: the clock may be
+		// a fake one (WithClock), while the context runs on the real clock.
+		left := r.start.Add(r.policy.Deadline).Sub(r.clock.Now())
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, left)
+		defer cancel()
+	}
+	if err := r.limiter.Acquire(actx); err != nil {
+		switch {
+		case errors.Is(err, ErrLimitQueueFull):
+			return StopQueueFull, err
+		case ctx.Err() != nil:
+			return StopCancelled, ctx.Err()
+		default:
+			return StopDeadline, nil // the budget ended first
 		}
 	}
+	r.holding = true
 	return NotStopped, nil
 }
 
