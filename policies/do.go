@@ -153,7 +153,8 @@ func DefaultPolicy() Policy {
 
 // WithPolicy replaces the whole policy (backoff, max attempts, budget). A
 // policy without a backoff gets DefaultPolicy's. A policy with neither
-// MaxAttempts nor Deadline retries until the context ends.
+// MaxAttempts nor Deadline retries until the context ends; one with a
+// negative Deadline sends nothing (see WithBudget).
 func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
 
 // WithBackoff sets the backoff.
@@ -166,10 +167,12 @@ func WithMaxAttempts(n int) Option { return func(c *config) { c.policy.MaxAttemp
 // WithBudget sets the wall-clock budget of one operation, measured from Do's
 // start and including every wait: an attempt that would start after it is
 // not sent, and a wait that would end after it is not begun. 0 means none.
-// An attempt already running is not cut short by the budget; use
+// A negative budget is already spent: Do sends nothing and returns
+// StopDeadline with 0 attempts (as it does for a Policy whose Deadline is
+// negative). An attempt already running is not cut short by the budget; use
 // WithAttemptTimeout or the context for that.
 func WithBudget(d time.Duration) Option {
-	return func(c *config) { c.policy.Deadline = max(d, 0) }
+	return func(c *config) { c.policy.Deadline = d }
 }
 
 // WithClassifier replaces ClassifyError.
@@ -405,6 +408,9 @@ func (r *run) latestStart(ctx context.Context) time.Time {
 // again while waiting for a throttle or limiter slot sends the attempt back
 // to the gate. On NotStopped the run holds the limiter slot, if any.
 func (r *run) waitToStart(ctx context.Context) (StopReason, error) {
+	if r.policy.Deadline < 0 {
+		return StopDeadline, nil // a negative budget is spent before it starts
+	}
 	for {
 		now := r.clock.Now()
 		if r.gate != nil {

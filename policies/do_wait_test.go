@@ -186,3 +186,17 @@ func TestDoThrottlePastContextDeadlineStopsAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// A negative budget is spent before Do starts: nothing is sent.
+func TestDoNegativeBudgetIsSpent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScript(step{rt, nil})
+		var gaveUp int
+		err := policies.Do(t.Context(), s.op, policies.WithBudget(-time.Second),
+			policies.WithHooks(policies.Hooks{OnGiveUp: func(*policies.Error) { gaveUp++ }}))
+		stopped(t, err, policies.StopDeadline, 0)
+		if len(s.starts) != 0 || gaveUp != 1 {
+			t.Errorf("%d attempts sent, %d give-ups reported; want 0 and 1", len(s.starts), gaveUp)
+		}
+	})
+}
