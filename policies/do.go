@@ -199,8 +199,10 @@ func WithHooks(h Hooks) Option { return func(c *config) { c.hooks = h } }
 func WithClock(clk Clock) Option { return func(c *config) { c.clock = clk } }
 
 // WithRand sets the random source of the backoff. A *rand.Rand is not safe
-// for concurrent use: give each concurrent Do its own. Without it, every Do
-// call draws from a fresh ChaCha8 source seeded from crypto/rand.
+// for concurrent use: give each concurrent Do its own. (A Transport does
+// that itself: each request draws from its own generator, seeded from r
+// under a lock.) Without it, every Do call draws from a fresh ChaCha8 source
+// seeded from crypto/rand.
 func WithRand(r *rand.Rand) Option { return func(c *config) { c.rng = r } }
 
 // WithAttemptTimeout bounds each attempt; an attempt that times out is

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
+	"sync"
 )
 
 // MaxErrorBody is the most of a failed response's body that Transport reads
@@ -36,13 +38,51 @@ const maxDrain = 256 << 10
 //     the Do loop around it owns the retries, so they do not multiply.
 //
 // WithAttemptTimeout is ignored here: it would cut off streamed bodies. Use
-// http.Transport's ResponseHeaderTimeout for that.
+// http.Transport's ResponseHeaderTimeout for that. WithFallback is rejected:
+// a Transport cannot change the model named in a request body, so RoundTrip
+// fails at once with ErrFallbackInTransport; put Do around the call instead.
+//
+// A Transport serves concurrent requests, so whatever its Options share is
+// used concurrently: hooks, classifier and clock are called from many
+// requests' goroutines at once and must be safe for that. A *rand.Rand given
+// with WithRand is not used directly: each request draws from its own
+// generator, seeded from the shared one under a lock.
 type Transport struct {
 	// Base sends each attempt; nil means http.DefaultTransport.
 	Base http.RoundTripper
 	// Options configure the Do loop of every request. Share the Gate,
 	// Throttle and Limiter they name across transports on one API key.
 	Options []Option
+}
+
+// ErrFallbackInTransport is returned by Transport.RoundTrip when its options
+// include WithFallback, which a Transport cannot honour.
+var ErrFallbackInTransport = errors.New("policies.Transport: WithFallback has no effect on a Transport (it cannot change the model in the request body); use Do around the call")
+
+// seedMu guards the draws that seed each request's generator from a
+// *rand.Rand shared through a Transport's Options.
+var seedMu sync.Mutex
+
+// requestOptions returns opts for one request: a shared WithRand is replaced
+// by a generator of the request's own, seeded from the shared one.
+func requestOptions(opts []Option) ([]Option, error) {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.fallback != nil {
+		return nil, ErrFallbackInTransport
+	}
+	out := append(append([]Option(nil), opts...), WithAttemptTimeout(0))
+	if c.rng != nil {
+		seedMu.Lock()
+		s1, s2 := c.rng.Uint64(), c.rng.Uint64()
+		seedMu.Unlock()
+		out = append(out, WithRand(rand.New(rand.NewPCG(s1, s2))))
+	}
+	return out, nil
 }
 
 // NewTransport returns a Transport over base with the given options.
@@ -57,6 +97,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		base = http.DefaultTransport
 	}
 	ctx := req.Context()
+	opts, err := requestOptions(t.Options)
+	if err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, err
+	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	if InAttempt(ctx) || !replayable {
 		return base.RoundTrip(req)
@@ -94,8 +141,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = readCloser{io.MultiReader(bytes.NewReader(prefix), resp.Body), resp.Body}
 		return &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: prefix}
 	}
-	opts := append(append([]Option(nil), t.Options...), WithAttemptTimeout(0))
-	err := Do(ctx, op, opts...)
+	err = Do(ctx, op, opts...)
 	if !sent && req.Body != nil {
 		_ = req.Body.Close() // a RoundTripper closes the body even when it sends nothing
 	}

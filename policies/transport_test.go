@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -179,4 +181,48 @@ func TestTransportInsideDoSendsOnce(t *testing.T) {
 			t.Fatalf("err %v, %d Do attempts, %d sends; want 2 and 2 (no nested retries)", err, calls, len(base.sent))
 		}
 	})
+}
+
+// flakyTransport answers 500 to every other request, safely for concurrent use.
+type flakyTransport struct{ n atomic.Int64 }
+
+func (f *flakyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	status := http.StatusOK
+	if f.n.Add(1)%2 == 1 {
+		status = http.StatusInternalServerError
+	}
+	return &http.Response{StatusCode: status, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
+}
+
+// One WithRand shared by concurrent requests through a Transport: each
+// request draws from its own generator, so -race finds nothing.
+func TestTransportSharedRandConcurrent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := policies.NewTransport(&flakyTransport{}, policies.WithRand(rand.New(rand.NewPCG(1, 2))), policies.WithMaxAttempts(3))
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Go(func() {
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+			})
+		}
+		wg.Wait()
+	})
+}
+
+func TestTransportRejectsFallback(t *testing.T) {
+	base := &scriptedTransport{statuses: []int{200}}
+	tr := policies.NewTransport(base, policies.WithFallback(&policies.ModelFallback{Primary: "a", Fallback: "b"}))
+	resp, err := tr.RoundTrip(post(t, "x", true))
+	if resp != nil || !errors.Is(err, policies.ErrFallbackInTransport) {
+		t.Fatalf("RoundTrip = %v, %v; want ErrFallbackInTransport", resp, err)
+	}
+	if len(base.sent) != 0 {
+		t.Errorf("%d requests sent", len(base.sent))
+	}
 }
