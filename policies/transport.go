@@ -27,9 +27,13 @@ const maxDrain = 256 << 10
 //     a streamed body belongs to the caller from then on, and errors inside
 //     it (an SSE error event) are for a Do loop around the whole call.
 //   - A failed response is classified from its status, headers and the first
-//     MaxErrorBody bytes of its body. If it is retried, its body is drained
-//     and closed first. If it is the last, it is returned with a nil error
-//     and its full body, as any RoundTripper returns an HTTP error status.
+//     MaxErrorBody bytes of its body. If it is the last, it is returned with
+//     a nil error and its full body, as any RoundTripper returns an HTTP
+//     error status. If a retry is scheduled, its body is drained (up to
+//     256 KiB) and closed at once, before the wait; the bytes read are kept,
+//     so if a wait for the gate, throttle or limiter then stops the loop,
+//     that response is still returned, its body replayed from memory (ending
+//     in ErrBodyTruncated if it was longer).
 //   - If no response arrived (a connection error, a budget or queue stop
 //     before the first attempt, cancellation), the error is Do's *Error.
 //   - A request whose body cannot be replayed (Body set, GetBody nil) is sent
@@ -117,6 +121,24 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			last = nil
 		}
 	}
+	// release drains and closes the body of a response Do is about to retry,
+	// as soon as the retry is scheduled, so its connection is free during the
+	// wait. The bytes read are kept: if a wait for the gate, throttle or
+	// limiter then stops Do, that response is the last and is handed over.
+	release := func(RetryEvent) {
+		if last != nil {
+			last.Body = drainBody(last.Body)
+		}
+	}
+	opts = append(opts, func(c *config) {
+		user := c.hooks.OnRetryScheduled
+		c.hooks.OnRetryScheduled = func(e RetryEvent) {
+			release(e)
+			if user != nil {
+				user(e)
+			}
+		}
+	})
 	sent := false
 	op := func(actx context.Context, a Attempt) error {
 		discard()
@@ -155,6 +177,30 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return nil, err
 }
+
+// ErrBodyTruncated ends the body of a response Transport returns when it had
+// already drained that body for a retry and the body was longer than the
+// 256 KiB it keeps.
+var ErrBodyTruncated = errors.New("policies.Transport: response body truncated after 256 KiB (it was drained for a retry)")
+
+// drainBody reads up to maxDrain bytes of body, closes it, and returns a body
+// that replays what was read (ending in ErrBodyTruncated if there was more).
+func drainBody(body io.ReadCloser) io.ReadCloser {
+	buf, err := io.ReadAll(io.LimitReader(body, maxDrain+1))
+	_ = body.Close()
+	var r io.Reader = bytes.NewReader(buf)
+	switch {
+	case len(buf) > maxDrain:
+		r = io.MultiReader(bytes.NewReader(buf[:maxDrain]), errReader{ErrBodyTruncated})
+	case err != nil:
+		r = io.MultiReader(r, errReader{err})
+	}
+	return io.NopCloser(r)
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // Middleware adapts the Transport to middleware of the form
 // func(req, next) (resp, err), with next sending one attempt; this is the

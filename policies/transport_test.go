@@ -226,3 +226,52 @@ func TestTransportRejectsFallback(t *testing.T) {
 		t.Errorf("%d requests sent", len(base.sent))
 	}
 }
+
+// A retried response's body is drained and closed as soon as the retry is
+// scheduled, not when the next attempt starts.
+func TestTransportClosesRetriedBodyBeforeTheWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &scriptedTransport{statuses: []int{500, 200}, body: "error body"}
+		var closedAtSchedule []bool
+		tr := policies.NewTransport(base, policies.WithBackoff(policies.Constant{Wait: time.Second}),
+			policies.WithHooks(policies.Hooks{OnRetryScheduled: func(policies.RetryEvent) {
+				closedAtSchedule = append(closedAtSchedule, base.bodies[len(base.bodies)-1].closed.Load())
+			}}))
+		resp, err := tr.RoundTrip(post(t, "p", true))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("RoundTrip = %v, %v", resp, err)
+		}
+		resp.Body.Close()
+		if len(closedAtSchedule) != 1 || !closedAtSchedule[0] {
+			t.Errorf("retried body closed when the retry was scheduled: %v, want [true]", closedAtSchedule)
+		}
+	})
+}
+
+// A response drained for a retry that then never happens (the gate closed
+// past the budget during the wait) is handed over with the bytes kept.
+func TestTransportHandsOverDrainedBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		body := strings.Repeat("e", policies.MaxErrorBody+500)
+		base := &scriptedTransport{statuses: []int{500, 200}, body: body}
+		gate := &policies.Gate{}
+		go func() {
+			time.Sleep(500 * time.Millisecond)
+			gate.Push(time.Now(), time.Hour) // a 429 elsewhere, past the budget
+		}()
+		tr := policies.NewTransport(base, policies.WithGate(gate), policies.WithBudget(10*time.Second),
+			policies.WithBackoff(policies.Constant{Wait: time.Second}))
+		resp, err := tr.RoundTrip(post(t, "p", true))
+		if err != nil || resp.StatusCode != 500 {
+			t.Fatalf("RoundTrip = %v, %v; want the 500", resp, err)
+		}
+		if len(base.sent) != 1 || !base.bodies[0].closed.Load() {
+			t.Fatalf("%d attempts sent; first body closed %v", len(base.sent), base.bodies[0].closed.Load())
+		}
+		got, err := io.ReadAll(resp.Body)
+		if err != nil || string(got) != body {
+			t.Errorf("handed-over body: %d bytes, %v; want all %d", len(got), err, len(body))
+		}
+		resp.Body.Close()
+	})
+}
