@@ -23,8 +23,9 @@ import (
 // server asking for more than a day means in practice.
 const MaxServerWait = 24 * time.Hour
 
-// Spend-limit error codes: a 429 whose body carries one of these in
-// error.details.error_code will fail until a person raises the limit.
+// Spend-limit error codes: an error (a 429, or an error event in a streamed
+// response) whose body carries one of these in error.details.error_code will
+// fail until a person raises the limit.
 const (
 	CodeEnforcedSpendLimit = "enforced_spend_limit_reached"
 	CodeContractSpendLimit = "contract_spend_limit_reached"
@@ -186,9 +187,10 @@ func isPermanentTransportError(err error) bool {
 //
 // Rules, in order:
 //
-//   - A 429 whose body has error.details.error_code "enforced_spend_limit_reached"
-//     or "contract_spend_limit_reached" is Terminal, whatever the headers say:
-//     it fails until a person acts.
+//   - A body with error.details.error_code "enforced_spend_limit_reached" or
+//     "contract_spend_limit_reached" is Terminal, whatever the status (a 429,
+//     or an error event in a streamed 200) and whatever the headers say: it
+//     fails until a person acts.
 //   - A status below 400 is Success, unless the body is an API error object
 //     ({"type":"error","error":{"type":...}}), as an SSE error event in a
 //     streamed 200 response is: then the error type decides, as in
@@ -209,7 +211,7 @@ func ClassifyResponse(status int, header http.Header, body []byte, now time.Time
 	errType, errCode := parseErrorBody(body)
 	out := Outcome{Status: status}
 	switch {
-	case status == http.StatusTooManyRequests && (errCode == CodeEnforcedSpendLimit || errCode == CodeContractSpendLimit):
+	case isSpendLimit(errCode):
 		out.Class = Terminal
 		return out
 	case status < 400 && errType == "":
@@ -259,13 +261,22 @@ func ClassifyErrorType(errType string) Class {
 
 // ClassifyEvent classifies one server-sent event of a streamed response:
 // an "error" event by the error type in its JSON data (as ClassifyErrorType;
-// data that is not an error object is Terminal), every other event Success.
+// data that is not an error object is Terminal; a spend-limit error_code is
+// Terminal whatever the type), every other event Success.
 func ClassifyEvent(event string, data []byte) Outcome {
 	if strings.TrimSpace(event) != "error" {
 		return Outcome{Class: Success, Status: http.StatusOK}
 	}
-	errType, _ := parseErrorBody(data)
+	errType, code := parseErrorBody(data)
+	if isSpendLimit(code) {
+		return Outcome{Class: Terminal, Status: http.StatusOK}
+	}
 	return Outcome{Class: ClassifyErrorType(errType), Status: http.StatusOK}
+}
+
+// isSpendLimit reports whether an error code names a spend limit.
+func isSpendLimit(code string) bool {
+	return code == CodeEnforcedSpendLimit || code == CodeContractSpendLimit
 }
 
 // parseErrorBody returns error.type and error.details.error_code of an API

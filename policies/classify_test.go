@@ -65,6 +65,9 @@ func TestClassifyResponse(t *testing.T) {
 		{"429 enforced spend limit", 429, nil, spendBody(CodeEnforcedSpendLimit), Outcome{Class: Terminal, Status: 429}},
 		{"429 contract spend limit even with should-retry", 429, hdr("x-should-retry", "true", "retry-after", "5"), spendBody(CodeContractSpendLimit), Outcome{Class: Terminal, Status: 429}},
 		{"429 other error code", 429, hdr("retry-after", "1"), spendBody("something_else"), Outcome{Class: RetryAfter, Status: 429, ServerWait: time.Second}},
+		{"streamed 200 error with spend limit", 200, nil, spendBody(CodeEnforcedSpendLimit), Outcome{Class: Terminal, Status: 200}},
+		{"503 with spend limit", 503, hdr("retry-after", "1"), spendBody(CodeContractSpendLimit), Outcome{Class: Terminal, Status: 503}},
+		{"403 with spend limit stays terminal", 403, nil, spendBody(CodeEnforcedSpendLimit), Outcome{Class: Terminal, Status: 403}},
 		{"429 should-retry false", 429, hdr("x-should-retry", "false", "retry-after", "1"), nil, Outcome{Class: Terminal, Status: 429}},
 
 		{"529", 529, nil, errBody("overloaded_error"), Outcome{Class: Capacity, Status: 529}},
@@ -245,6 +248,9 @@ func TestClassifyEvent(t *testing.T) {
 		{"error", errBody("rate_limit_error"), RetryAfter},
 		{"error", errBody("authentication_error"), Terminal},
 		{"error", []byte("not json"), Terminal},
+		{"error", spendBody(CodeEnforcedSpendLimit), Terminal},
+		{"error", spendBody(CodeContractSpendLimit), Terminal},
+		{"error", spendBody("something_else"), RetryAfter},
 	}
 	for _, tt := range tests {
 		if got := ClassifyEvent(tt.event, tt.data); got.Class != tt.want {
