@@ -91,8 +91,10 @@ type Error struct {
 	Attempts int
 	// Last is the last attempt's error; nil if no attempt was sent.
 	Last error
-	// LastOutcome is how Last was classified (zero if no attempt was sent,
-	// or the caller cancelled during the attempt).
+	// LastOutcome is how Last was classified. It is the zero Outcome if no
+	// attempt was classified (none was sent, or the caller cancelled during
+	// the attempt), and the zero Outcome's Class is Success, which prints
+	// "success": check HasOutcome before reading it.
 	LastOutcome Outcome
 	// Cause is what stopped Do apart from Last, if anything: the context's
 	// error for StopCancelled, ErrQueueFull, ErrLimitQueueFull or
@@ -101,6 +103,12 @@ type Error struct {
 	// Elapsed is the time from Do's start to its return.
 	Elapsed time.Duration
 }
+
+// HasOutcome reports whether LastOutcome holds the classification of an
+// attempt. It is false when no attempt was classified: none was sent, or the
+// caller cancelled during the last one. (A classified failure is never
+// Success: Do counts a failed attempt classified as Success as Terminal.)
+func (e *Error) HasOutcome() bool { return e.LastOutcome.Class != Success }
 
 func (e *Error) Error() string {
 	msg := fmt.Sprintf("retry stopped (%v) after %d attempt(s) in %v", e.Reason, e.Attempts, e.Elapsed)
@@ -294,9 +302,7 @@ type run struct {
 	model    string
 	lastErr  error
 	lastOut  Outcome
-	// classified is true once lastOut holds the classification of lastErr.
-	classified bool
-	holding    bool // the run holds a limiter slot
+	holding  bool // the run holds a limiter slot
 }
 
 func (r *run) loop(ctx context.Context, op Operation) error {
@@ -315,7 +321,7 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 			return nil
 		}
 		now := r.clock.Now()
-		r.lastErr, r.lastOut, r.classified = err, Outcome{}, false
+		r.lastErr, r.lastOut = err, Outcome{}
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			r.releaseSlot()
 			return r.stop(StopCancelled, ctxErr)
@@ -324,7 +330,7 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 		if out.Class == Success {
 			out.Class = Terminal // a failed operation cannot succeed; do not loop on it
 		}
-		r.lastOut, r.classified = out, true
+		r.lastOut = out
 		if out.Class == RetryAfter && out.ServerWait > 0 && r.gate != nil {
 			// Before the slot is released: a worker queued for it must find
 			// the gate already closed.

@@ -200,3 +200,34 @@ func TestDoNegativeBudgetIsSpent(t *testing.T) {
 		}
 	})
 }
+
+// HasOutcome tells a classified last attempt from none: the zero
+// LastOutcome prints "success", which no failure is.
+func TestErrorHasOutcome(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		err := policies.Do(ctx, newScript(step{rt, nil}).op)
+		if pe := stopped(t, err, policies.StopCancelled, 0); pe.HasOutcome() {
+			t.Errorf("no attempt sent, but HasOutcome is true (%v)", pe.LastOutcome.Class)
+		}
+
+		ctx, cancel = context.WithCancel(t.Context())
+		time.AfterFunc(rt/2, cancel) // cancelled during the attempt
+		err = policies.Do(ctx, newScript(step{rt, httpErr(500, nil)}).op)
+		if pe := stopped(t, err, policies.StopCancelled, 1); pe.HasOutcome() {
+			t.Errorf("attempt cancelled, but HasOutcome is true (%v)", pe.LastOutcome.Class)
+		}
+
+		err = policies.Do(t.Context(), newScript(step{rt, httpErr(400, nil)}).op)
+		if pe := stopped(t, err, policies.StopTerminal, 1); !pe.HasOutcome() || pe.LastOutcome.Class != policies.Terminal {
+			t.Errorf("terminal attempt: HasOutcome %v, class %v", pe.HasOutcome(), pe.LastOutcome.Class)
+		}
+
+		classifyAsSuccess := func(error, time.Time) policies.Outcome { return policies.Outcome{} }
+		err = policies.Do(t.Context(), newScript(step{rt, errors.New("x")}).op, policies.WithClassifier(classifyAsSuccess))
+		if pe := stopped(t, err, policies.StopTerminal, 1); !pe.HasOutcome() {
+			t.Errorf("failure classified as success: HasOutcome false")
+		}
+	})
+}
