@@ -194,7 +194,12 @@ func WithGate(g *Gate) Option { return func(c *config) { c.gate = g } }
 // slot counts against the budget.
 func WithThrottle(t *Throttle) Option { return func(c *config) { c.throttle = t } }
 
-// WithLimiter makes every attempt hold a slot of l while it runs.
+// WithLimiter makes every attempt hold a slot of l while it runs (until its
+// outcome is classified and the gate pushed). Waiting for the slot counts
+// against the budget: a slot that frees after it stops Do (StopDeadline).
+// Under a Transport an attempt ends when the response headers arrive, so a
+// streamed body the caller reads afterwards is not counted; put Do around
+// the whole call to count it.
 func WithLimiter(l *Limiter) Option { return func(c *config) { c.limiter = l } }
 
 // WithFallback enables the model fallback f; Attempt.Model carries the model.
