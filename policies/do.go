@@ -346,7 +346,7 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 			r.capacity++
 		}
 		d := r.policy.Next(r.attempts, r.prev, now.Sub(r.start), out, r.rng)
-		if d.Stop == NotStopped && !r.beforeContextDeadline(ctx, now.Add(d.Delay)) {
+		if d.Stop == NotStopped && !fitsContext(ctx, d.Delay) {
 			d.Stop = StopDeadline // the context would end before the wait does
 		}
 		if d.Stop != NotStopped {
@@ -389,28 +389,45 @@ func (r *run) releaseSlot() {
 	}
 }
 
-// beforeContextDeadline reports whether t is before ctx's deadline, if it
-// has one: a wait that ends at or after it would only run into it.
-func (r *run) beforeContextDeadline(ctx context.Context, t time.Time) bool {
+// contextLeft returns how long ctx has left before its deadline, and false
+// if it has none. A context deadline is a time on the real clock, so it is
+// turned into a duration there; Do's own clock (WithClock) may be a fake.
+func contextLeft(ctx context.Context) (time.Duration, bool) {
 	dl, ok := ctx.Deadline()
-	return !ok || t.Before(dl)
+	if !ok {
+		return 0, false
+	}
+	return time.Until(dl), true
 }
 
-// startsInTime reports whether an attempt may start at t: within the budget
-// and before the caller's context deadline.
-func (r *run) startsInTime(ctx context.Context, t time.Time) bool {
-	return r.policy.StartsInTime(t.Sub(r.start)) && r.beforeContextDeadline(ctx, t)
+// fitsContext reports whether a wait of d from now ends before ctx's
+// deadline, if it has one: a wait that ends at or after it would only run
+// into it.
+func fitsContext(ctx context.Context, d time.Duration) bool {
+	left, ok := contextLeft(ctx)
+	return !ok || d < left
 }
 
-// latestStart returns the last time at which an attempt may start, the
-// earlier of the budget's end and the context's deadline; zero if neither.
-func (r *run) latestStart(ctx context.Context) time.Time {
+// startsInTime reports whether an attempt may start at t (on the run's
+// clock; now is that clock's present): within the budget and before the
+// caller's context deadline.
+func (r *run) startsInTime(ctx context.Context, now, t time.Time) bool {
+	return r.policy.StartsInTime(t.Sub(r.start)) && fitsContext(ctx, t.Sub(now))
+}
+
+// latestStart returns the last time (on the run's clock) at which an
+// attempt may start, the earlier of the budget's end and the instant before
+// the context's deadline; zero if neither.
+func (r *run) latestStart(ctx context.Context, now time.Time) time.Time {
 	var latest time.Time
 	if r.policy.Deadline > 0 {
 		latest = r.start.Add(r.policy.Deadline)
 	}
-	if dl, ok := ctx.Deadline(); ok && (latest.IsZero() || dl.Before(latest)) {
-		latest = dl
+	if left, ok := contextLeft(ctx); ok {
+		dl := now.Add(left - 1) // a start at the deadline itself would meet an ended context
+		if latest.IsZero() || dl.Before(latest) {
+			latest = dl
+		}
 	}
 	return latest
 }
@@ -428,7 +445,7 @@ func (r *run) waitToStart(ctx context.Context) (StopReason, error) {
 		now := r.clock.Now()
 		if r.gate != nil {
 			if open := r.gate.Ready(now); open.After(now) {
-				if !r.startsInTime(ctx, open) {
+				if !r.startsInTime(ctx, now, open) {
 					return StopDeadline, nil
 				}
 				if err := r.clock.Sleep(ctx, open.Sub(now)); err != nil {
@@ -438,7 +455,7 @@ func (r *run) waitToStart(ctx context.Context) (StopReason, error) {
 			}
 		}
 		if r.throttle != nil {
-			slot, err := r.throttle.Reserve(now, r.latestStart(ctx))
+			slot, err := r.throttle.Reserve(now, r.latestStart(ctx, now))
 			switch {
 			case errors.Is(err, ErrQueueFull):
 				return StopQueueFull, err
@@ -458,7 +475,7 @@ func (r *run) waitToStart(ctx context.Context) (StopReason, error) {
 			if reason, err := r.acquire(ctx); reason != NotStopped {
 				return reason, err
 			}
-			if !r.startsInTime(ctx, r.clock.Now()) {
+			if now := r.clock.Now(); !r.startsInTime(ctx, now, now) {
 				r.releaseSlot()
 				return StopDeadline, nil
 			}

@@ -231,3 +231,26 @@ func TestErrorHasOutcome(t *testing.T) {
 		}
 	})
 }
+
+// The context's deadline is real-clock time; Do measures what is left of it
+// on the real clock even when its own clock (WithClock) is a fake one far
+// from now.
+func TestDoContextDeadlineWithFakeClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, year := range []int{1990, 2200} {
+			clk := &instantClock{now: time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC)}
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			n := 0
+			op := func(context.Context, policies.Attempt) error {
+				if n++; n == 1 {
+					return httpErr(429, nil, "retry-after", "2")
+				}
+				return nil
+			}
+			if err := policies.Do(ctx, op, policies.WithClock(clk)); err != nil || n != 2 {
+				t.Errorf("clock in %d: Do = %v after %d attempts, want success on the retry", year, err, n)
+			}
+			cancel()
+		}
+	})
+}
