@@ -37,10 +37,15 @@ func (c Constant) String() string { return fmt.Sprintf("constant(%v)", c.Wait) }
 
 // Exponential is capped exponential backoff without randomness:
 // min(Cap, Base·Factor^retry).
+//
+// The exponential backoffs (Exponential, FullJitter, EqualJitter,
+// SDKJitter) share these rules for their fields: a Cap <= 0 means no cap,
+// which is MaxDelay (24 h) in practice; a Factor below 1 (0 included) is
+// treated as 1, a constant ceiling of Base; a Base <= 0 gives 0 waits.
 type Exponential struct {
 	Base   time.Duration // wait before retry 0; > 0
-	Factor float64       // growth per retry; >= 1
-	Cap    time.Duration // upper bound; >= Base
+	Factor float64       // growth per retry; >= 1 (less counts as 1)
+	Cap    time.Duration // upper bound; >= Base (<= 0: MaxDelay)
 }
 
 // Delay returns min(Cap, Base·Factor^retry).
@@ -81,7 +86,7 @@ func (e EqualJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Dura
 }
 
 // DecorrelatedJitter draws min(Cap, U[Base, 3·prev)), with prev = Base before
-// the first retry.
+// the first retry. A Cap <= 0 means MaxDelay.
 type DecorrelatedJitter struct {
 	Base time.Duration
 	Cap  time.Duration
@@ -89,10 +94,16 @@ type DecorrelatedJitter struct {
 
 // Delay returns min(Cap, U[Base, 3·max(prev, Base))).
 func (d DecorrelatedJitter) Delay(_ int, prev time.Duration, rng *rand.Rand) time.Duration {
-	prev = max(prev, d.Base)
-	hi := min(3*prev, d.Cap) // the cap also keeps 3·prev from overflowing later
+	limit := d.Cap
+	if limit <= 0 {
+		limit = MaxDelay
+	}
+	// Clamping prev to the cap first changes nothing (3·prev is cut to the
+	// cap anyway) but keeps 3·prev from overflowing.
+	prev = min(max(prev, d.Base), limit)
+	hi := min(3*prev, limit)
 	if hi <= d.Base {
-		return min(d.Base, d.Cap)
+		return max(min(d.Base, limit), 0)
 	}
 	return d.Base + time.Duration(rng.Int64N(int64(hi-d.Base)))
 }
@@ -115,14 +126,26 @@ func (s SDKJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Durati
 	return c - time.Duration(rng.Int64N(int64(quarter)))
 }
 
+// MaxDelay is the ceiling of a backoff whose Cap is unset (<= 0): "no cap"
+// means no cap below a day, which keeps every sum of waits and times free of
+// overflow. It equals MaxServerWait.
+const MaxDelay = MaxServerWait
+
 // ceiling returns min(limit, base·factor^retry), computed by repeated
 // multiplication so every platform rounds the same way (no math.Pow, no
-// fused multiply-add).
+// fused multiply-add). A limit <= 0 means MaxDelay; a factor below 1 counts
+// as 1 (the wait never shrinks); a base <= 0 gives 0.
 func ceiling(base time.Duration, factor float64, limit time.Duration, retry int) time.Duration {
+	if limit <= 0 {
+		limit = MaxDelay
+	}
+	if base <= 0 {
+		return 0
+	}
 	if base >= limit {
 		return limit
 	}
-	if factor <= 1 {
+	if !(factor > 1) { // also NaN
 		return base
 	}
 	d := float64(base)

@@ -114,3 +114,49 @@ func TestFullJitterIsUniformOnAverage(t *testing.T) {
 		t.Fatalf("mean of %d draws from [0, 1s) is %v, want about 500ms", n, mean)
 	}
 }
+
+// A backoff without a Cap is not a tight loop: Cap <= 0 means MaxDelay, and a
+// Factor below 1 counts as 1.
+func TestBackoffWithoutCap(t *testing.T) {
+	s := time.Second
+	for _, tt := range []struct {
+		name  string
+		b     Backoff
+		retry int
+		want  time.Duration
+	}{
+		{"exponential, no cap", Exponential{Base: s, Factor: 2}, 3, 8 * s},
+		{"exponential, negative cap", Exponential{Base: s, Factor: 2, Cap: -1}, 0, s},
+		{"exponential, no cap, huge retry", Exponential{Base: s, Factor: 2}, 1 << 20, MaxDelay},
+		{"exponential, base above no cap", Exponential{Base: 48 * time.Hour, Factor: 2}, 0, MaxDelay},
+		{"exponential, factor 0", Exponential{Base: s, Cap: 10 * s}, 5, s},
+		{"exponential, factor below 1", Exponential{Base: s, Factor: 0.5, Cap: 10 * s}, 5, s},
+		{"decorrelated, no cap, first retry is base", DecorrelatedJitter{Base: s}, 0, -1},
+	} {
+		got := tt.b.Delay(tt.retry, 0, rand.New(rand.NewPCG(1, 2)))
+		if tt.want >= 0 && got != tt.want {
+			t.Errorf("%s: Delay(%d) = %v, want %v", tt.name, tt.retry, got, tt.want)
+		}
+		if tt.want < 0 && (got < s || got >= 3*s) {
+			t.Errorf("%s: Delay(%d) = %v, want in [1s, 3s)", tt.name, tt.retry, got)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, b := range []Backoff{FullJitter{Base: s, Factor: 2}, EqualJitter{Base: s, Factor: 2}, SDKJitter{Base: s, Factor: 2}} {
+		var sum time.Duration
+		for range 100 {
+			d := b.Delay(3, 0, rng)
+			if d < 0 || d > 8*s {
+				t.Fatalf("%#v: Delay(3) = %v, want in [0, 8s]", b, d)
+			}
+			sum += d
+		}
+		if sum == 0 {
+			t.Errorf("%#v without a cap waits 0 every time", b)
+		}
+	}
+	// Decorrelated jitter without a cap neither overflows nor goes negative.
+	if d := (DecorrelatedJitter{Base: s}).Delay(0, time.Duration(1<<62), rand.New(rand.NewPCG(1, 2))); d < s || d > MaxDelay {
+		t.Errorf("decorrelated after a huge prev: %v", d)
+	}
+}

@@ -2,11 +2,14 @@ package policies
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,8 +23,9 @@ import (
 // server asking for more than a day means in practice.
 const MaxServerWait = 24 * time.Hour
 
-// Spend-limit error codes: a 429 whose body carries one of these in
-// error.details.error_code will fail until a person raises the limit.
+// Spend-limit error codes: an error (a 429, or an error event in a streamed
+// response) whose body carries one of these in error.details.error_code will
+// fail until a person raises the limit.
 const (
 	CodeEnforcedSpendLimit = "enforced_spend_limit_reached"
 	CodeContractSpendLimit = "contract_spend_limit_reached"
@@ -74,14 +78,23 @@ func (e *HTTPError) Error() string {
 //
 //   - nil is Success.
 //   - an *HTTPError (anywhere in the chain) is classified by ClassifyResponse.
-//   - context.Canceled is Terminal; context.DeadlineExceeded, and any
-//     net.Error that reports a timeout, is Transient: it is taken to be the
-//     timeout of one attempt. The caller's own cancellation or deadline is
-//     never retried regardless: Do checks the caller's context itself.
-//   - connection errors (any net.Error, connection reset, refused or
-//     aborted, broken pipe, io.EOF or io.ErrUnexpectedEOF: the connection
-//     ended before a whole response) are Transient.
+//   - context.Canceled is Terminal; context.DeadlineExceeded is Transient: it
+//     is taken to be the timeout of one attempt. The caller's own
+//     cancellation or deadline is never retried regardless: Do checks the
+//     caller's context itself.
+//   - errors that a retry cannot fix are Terminal: a TLS certificate that
+//     does not verify (x509 and tls.CertificateVerificationError), a plain
+//     HTTP answer to an HTTPS request (a tls.RecordHeaderError, "server gave
+//     HTTP response to HTTPS client"), an unsupported protocol scheme, and a
+//     host name that does not exist.
+//   - connection errors are Transient: any net.Error that reports a timeout,
+//     a *net.OpError (dial, read or write failed), a DNS failure other than
+//     "not found", connection reset, refused or aborted, broken pipe,
+//     network or host unreachable, and io.EOF or io.ErrUnexpectedEOF (the
+//     connection ended before a whole response).
 //   - anything else is Terminal: an error nobody recognised is not retried.
+//     Being a net.Error is not enough: every *url.Error is one, whatever it
+//     wraps, so Do looks inside it.
 func ClassifyError(err error, now time.Time) Outcome {
 	if err == nil {
 		return Outcome{Class: Success}
@@ -96,18 +109,75 @@ func ClassifyError(err error, now time.Time) Outcome {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return Outcome{Class: Transient}
 	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-		return Outcome{Class: Terminal} // the name does not exist; waiting will not create it
+	if isPermanentTransportError(err) {
+		return Outcome{Class: Terminal}
 	}
-	var ne net.Error
-	if errors.As(err, &ne) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		if dnsErr.IsNotFound {
+			return Outcome{Class: Terminal} // the name does not exist; waiting will not create it
+		}
+		return Outcome{Class: Transient}
+	}
+	if isConnectionError(err) {
 		return Outcome{Class: Transient}
 	}
 	return Outcome{Class: Terminal}
+}
+
+// isConnectionError reports whether err is a failure of the connection that
+// a new attempt may not meet: a timeout, a failed dial, read or write, or the
+// connection ending early.
+func isConnectionError(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return true
+	}
+	for _, target := range transientErrs {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+var transientErrs = []error{
+	syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED, syscall.EPIPE,
+	syscall.ENETUNREACH, syscall.EHOSTUNREACH, syscall.ENETDOWN, syscall.ETIMEDOUT,
+	io.EOF, io.ErrUnexpectedEOF,
+}
+
+// isPermanentTransportError reports whether err is a transport failure that
+// the same request will meet again: a certificate that does not verify, an
+// HTTPS request answered in plain HTTP, an unsupported URL scheme.
+func isPermanentTransportError(err error) bool {
+	var (
+		unknownAuthority x509.UnknownAuthorityError
+		invalidCert      x509.CertificateInvalidError
+		hostname         x509.HostnameError
+		systemRoots      x509.SystemRootsError
+		verification     *tls.CertificateVerificationError
+		recordHeader     tls.RecordHeaderError
+	)
+	if errors.As(err, &unknownAuthority) || errors.As(err, &invalidCert) ||
+		errors.As(err, &hostname) || errors.As(err, &systemRoots) ||
+		errors.As(err, &verification) || errors.As(err, &recordHeader) {
+		return true
+	}
+	// net/http reports these two as plain strings inside a *url.Error.
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		msg := ue.Err.Error()
+		if strings.Contains(msg, "unsupported protocol scheme") ||
+			strings.Contains(msg, "server gave HTTP response to HTTPS client") {
+			return true
+		}
+	}
+	return false
 }
 
 // ClassifyResponse classifies an HTTP response from its status, headers and
@@ -117,9 +187,10 @@ func ClassifyError(err error, now time.Time) Outcome {
 //
 // Rules, in order:
 //
-//   - A 429 whose body has error.details.error_code "enforced_spend_limit_reached"
-//     or "contract_spend_limit_reached" is Terminal, whatever the headers say:
-//     it fails until a person acts.
+//   - A body with error.details.error_code "enforced_spend_limit_reached" or
+//     "contract_spend_limit_reached" is Terminal, whatever the status (a 429,
+//     or an error event in a streamed 200) and whatever the headers say: it
+//     fails until a person acts.
 //   - A status below 400 is Success, unless the body is an API error object
 //     ({"type":"error","error":{"type":...}}), as an SSE error event in a
 //     streamed 200 response is: then the error type decides, as in
@@ -140,7 +211,7 @@ func ClassifyResponse(status int, header http.Header, body []byte, now time.Time
 	errType, errCode := parseErrorBody(body)
 	out := Outcome{Status: status}
 	switch {
-	case status == http.StatusTooManyRequests && (errCode == CodeEnforcedSpendLimit || errCode == CodeContractSpendLimit):
+	case isSpendLimit(errCode):
 		out.Class = Terminal
 		return out
 	case status < 400 && errType == "":
@@ -190,13 +261,22 @@ func ClassifyErrorType(errType string) Class {
 
 // ClassifyEvent classifies one server-sent event of a streamed response:
 // an "error" event by the error type in its JSON data (as ClassifyErrorType;
-// data that is not an error object is Terminal), every other event Success.
+// data that is not an error object is Terminal; a spend-limit error_code is
+// Terminal whatever the type), every other event Success.
 func ClassifyEvent(event string, data []byte) Outcome {
 	if strings.TrimSpace(event) != "error" {
 		return Outcome{Class: Success, Status: http.StatusOK}
 	}
-	errType, _ := parseErrorBody(data)
+	errType, code := parseErrorBody(data)
+	if isSpendLimit(code) {
+		return Outcome{Class: Terminal, Status: http.StatusOK}
+	}
 	return Outcome{Class: ClassifyErrorType(errType), Status: http.StatusOK}
+}
+
+// isSpendLimit reports whether an error code names a spend limit.
+func isSpendLimit(code string) bool {
+	return code == CodeEnforcedSpendLimit || code == CodeContractSpendLimit
 }
 
 // parseErrorBody returns error.type and error.details.error_code of an API

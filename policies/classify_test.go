@@ -2,11 +2,15 @@ package policies
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"syscall"
@@ -61,6 +65,9 @@ func TestClassifyResponse(t *testing.T) {
 		{"429 enforced spend limit", 429, nil, spendBody(CodeEnforcedSpendLimit), Outcome{Class: Terminal, Status: 429}},
 		{"429 contract spend limit even with should-retry", 429, hdr("x-should-retry", "true", "retry-after", "5"), spendBody(CodeContractSpendLimit), Outcome{Class: Terminal, Status: 429}},
 		{"429 other error code", 429, hdr("retry-after", "1"), spendBody("something_else"), Outcome{Class: RetryAfter, Status: 429, ServerWait: time.Second}},
+		{"streamed 200 error with spend limit", 200, nil, spendBody(CodeEnforcedSpendLimit), Outcome{Class: Terminal, Status: 200}},
+		{"503 with spend limit", 503, hdr("retry-after", "1"), spendBody(CodeContractSpendLimit), Outcome{Class: Terminal, Status: 503}},
+		{"403 with spend limit stays terminal", 403, nil, spendBody(CodeEnforcedSpendLimit), Outcome{Class: Terminal, Status: 403}},
 		{"429 should-retry false", 429, hdr("x-should-retry", "false", "retry-after", "1"), nil, Outcome{Class: Terminal, Status: 429}},
 
 		{"529", 529, nil, errBody("overloaded_error"), Outcome{Class: Capacity, Status: 529}},
@@ -206,6 +213,20 @@ func TestClassifyError(t *testing.T) {
 		{"dns not found", &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, Terminal},
 		{"dns temporary", &net.DNSError{Err: "server misbehaving", Name: "x", IsTemporary: true}, Transient},
 		{"unrecognised", errors.New("boom"), Terminal},
+		{"url error around anything", &url.Error{Op: "Get", URL: "u", Err: errors.New("boom")}, Terminal},
+		{"url error around op error", &url.Error{Op: "Get", URL: "u", Err: &net.OpError{Op: "read", Net: "tcp", Err: errors.New("x")}}, Transient},
+		{"url error around reset", &url.Error{Op: "Get", URL: "u", Err: fmt.Errorf("read: %w", syscall.ECONNRESET)}, Transient},
+		{"url error around EPIPE", &url.Error{Op: "Get", URL: "u", Err: syscall.EPIPE}, Transient},
+		{"url error around unexpected EOF", &url.Error{Op: "Get", URL: "u", Err: io.ErrUnexpectedEOF}, Transient},
+		{"connection aborted", syscall.ECONNABORTED, Transient},
+		{"host unreachable", &url.Error{Op: "Get", URL: "u", Err: syscall.EHOSTUNREACH}, Transient},
+		{"unknown authority", &url.Error{Op: "Get", URL: "u", Err: x509.UnknownAuthorityError{}}, Terminal},
+		{"hostname mismatch", &url.Error{Op: "Get", URL: "u", Err: x509.HostnameError{Certificate: &x509.Certificate{}, Host: "h"}}, Terminal},
+		{"expired certificate", &url.Error{Op: "Get", URL: "u", Err: x509.CertificateInvalidError{Reason: x509.Expired}}, Terminal},
+		{"tls verification", &url.Error{Op: "Get", URL: "u", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, Terminal},
+		{"certificate inside op error", &net.OpError{Op: "remote error", Err: x509.UnknownAuthorityError{}}, Terminal},
+		{"unsupported scheme", &url.Error{Op: "Get", URL: "ftp://x", Err: errors.New(`unsupported protocol scheme "ftp"`)}, Terminal},
+		{"http answer to https", &url.Error{Op: "Get", URL: "https://x", Err: errors.New("http: server gave HTTP response to HTTPS client")}, Terminal},
 	}
 	for _, tt := range tests {
 		if got := ClassifyError(tt.err, now); got.Class != tt.want {
@@ -227,6 +248,9 @@ func TestClassifyEvent(t *testing.T) {
 		{"error", errBody("rate_limit_error"), RetryAfter},
 		{"error", errBody("authentication_error"), Terminal},
 		{"error", []byte("not json"), Terminal},
+		{"error", spendBody(CodeEnforcedSpendLimit), Terminal},
+		{"error", spendBody(CodeContractSpendLimit), Terminal},
+		{"error", spendBody("something_else"), RetryAfter},
 	}
 	for _, tt := range tests {
 		if got := ClassifyEvent(tt.event, tt.data); got.Class != tt.want {
@@ -275,4 +299,32 @@ func FuzzServerWait(f *testing.F) {
 		}
 		_ = ClassifyResponse(429, h, []byte(ms), now)
 	})
+}
+
+// TestClassifyErrorRealTransport classifies the errors net/http really
+// returns for mistakes a retry cannot fix. Loopback only, nothing waits.
+func TestClassifyErrorRealTransport(t *testing.T) {
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer plain.Close()
+	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the failed handshake is expected
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	for _, tt := range []struct{ name, url string }{
+		{"unsupported scheme", "ftp://" + plain.Listener.Addr().String()},
+		{"http answer to https", "https://" + plain.Listener.Addr().String()},
+		{"self-signed certificate", tlsSrv.URL},
+	} {
+		resp, err := client.Get(tt.url)
+		if err == nil {
+			resp.Body.Close()
+			t.Errorf("%s: GET %s succeeded", tt.name, tt.url)
+			continue
+		}
+		if got := ClassifyError(err, now); got.Class != Terminal {
+			t.Errorf("%s: ClassifyError(%v) = %v, want terminal", tt.name, err, got.Class)
+		}
+	}
 }

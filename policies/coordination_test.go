@@ -90,3 +90,19 @@ func TestNewThrottleRejectsBadSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestLimiterReleaseWithoutAcquirePanics(t *testing.T) {
+	lim, _ := NewLimiter(2, 0)
+	if err := lim.Acquire(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	lim.Release()
+	defer func() {
+		if r := recover(); r == nil {
+			t.Errorf("a second Release did not panic")
+		} else if lim.InFlight() != 0 {
+			t.Errorf("%d slots taken after the panic", lim.InFlight())
+		}
+	}()
+	lim.Release()
+}

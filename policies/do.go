@@ -91,8 +91,10 @@ type Error struct {
 	Attempts int
 	// Last is the last attempt's error; nil if no attempt was sent.
 	Last error
-	// LastOutcome is how Last was classified (zero if no attempt was sent,
-	// or the caller cancelled during the attempt).
+	// LastOutcome is how Last was classified. It is the zero Outcome if no
+	// attempt was classified (none was sent, or the caller cancelled during
+	// the attempt), and the zero Outcome's Class is Success, which prints
+	// "success": check HasOutcome before reading it.
 	LastOutcome Outcome
 	// Cause is what stopped Do apart from Last, if anything: the context's
 	// error for StopCancelled, ErrQueueFull, ErrLimitQueueFull or
@@ -101,6 +103,12 @@ type Error struct {
 	// Elapsed is the time from Do's start to its return.
 	Elapsed time.Duration
 }
+
+// HasOutcome reports whether LastOutcome holds the classification of an
+// attempt. It is false when no attempt was classified: none was sent, or the
+// caller cancelled during the last one. (A classified failure is never
+// Success: Do counts a failed attempt classified as Success as Terminal.)
+func (e *Error) HasOutcome() bool { return e.LastOutcome.Class != Success }
 
 func (e *Error) Error() string {
 	msg := fmt.Sprintf("retry stopped (%v) after %d attempt(s) in %v", e.Reason, e.Attempts, e.Elapsed)
@@ -153,7 +161,8 @@ func DefaultPolicy() Policy {
 
 // WithPolicy replaces the whole policy (backoff, max attempts, budget). A
 // policy without a backoff gets DefaultPolicy's. A policy with neither
-// MaxAttempts nor Deadline retries until the context ends.
+// MaxAttempts nor Deadline retries until the context ends; one with a
+// negative Deadline sends nothing (see WithBudget).
 func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
 
 // WithBackoff sets the backoff.
@@ -166,10 +175,12 @@ func WithMaxAttempts(n int) Option { return func(c *config) { c.policy.MaxAttemp
 // WithBudget sets the wall-clock budget of one operation, measured from Do's
 // start and including every wait: an attempt that would start after it is
 // not sent, and a wait that would end after it is not begun. 0 means none.
-// An attempt already running is not cut short by the budget; use
+// A negative budget is already spent: Do sends nothing and returns
+// StopDeadline with 0 attempts (as it does for a Policy whose Deadline is
+// negative). An attempt already running is not cut short by the budget; use
 // WithAttemptTimeout or the context for that.
 func WithBudget(d time.Duration) Option {
-	return func(c *config) { c.policy.Deadline = max(d, 0) }
+	return func(c *config) { c.policy.Deadline = d }
 }
 
 // WithClassifier replaces ClassifyError.
@@ -183,7 +194,12 @@ func WithGate(g *Gate) Option { return func(c *config) { c.gate = g } }
 // slot counts against the budget.
 func WithThrottle(t *Throttle) Option { return func(c *config) { c.throttle = t } }
 
-// WithLimiter makes every attempt hold a slot of l while it runs.
+// WithLimiter makes every attempt hold a slot of l while it runs (until its
+// outcome is classified and the gate pushed). Waiting for the slot counts
+// against the budget: a slot that frees after it stops Do (StopDeadline).
+// Under a Transport an attempt ends when the response headers arrive, so a
+// streamed body the caller reads afterwards is not counted; put Do around
+// the whole call to count it.
 func WithLimiter(l *Limiter) Option { return func(c *config) { c.limiter = l } }
 
 // WithFallback enables the model fallback f; Attempt.Model carries the model.
@@ -196,8 +212,10 @@ func WithHooks(h Hooks) Option { return func(c *config) { c.hooks = h } }
 func WithClock(clk Clock) Option { return func(c *config) { c.clock = clk } }
 
 // WithRand sets the random source of the backoff. A *rand.Rand is not safe
-// for concurrent use: give each concurrent Do its own. Without it, every Do
-// call draws from a fresh ChaCha8 source seeded from crypto/rand.
+// for concurrent use: give each concurrent Do its own. (A Transport does
+// that itself: each request draws from its own generator, seeded from r
+// under a lock.) Without it, every Do call draws from a fresh ChaCha8 source
+// seeded from crypto/rand.
 func WithRand(r *rand.Rand) Option { return func(c *config) { c.rng = r } }
 
 // WithAttemptTimeout bounds each attempt; an attempt that times out is
@@ -248,7 +266,14 @@ func InAttempt(ctx context.Context) bool { return ctx.Value(attemptKey{}) != nil
 //     once (StopDeadline) instead of sleeping;
 //   - before each attempt Do waits for the gate, a throttle slot and an
 //     in-flight slot, in that order, if configured; those waits count
-//     against the budget, and a gate that opens after it stops Do at once;
+//     against the budget: a gate that opens or a throttle slot that comes
+//     after it stops Do at once, and the wait for an in-flight slot ends
+//     with it (StopDeadline); a gate closed again meanwhile sends the
+//     attempt back to wait for it;
+//   - the caller's context deadline counts as part of the budget: a wait
+//     known to end at or after it stops Do at once (StopDeadline);
+//   - a RetryAfter outcome pushes the gate before the attempt's in-flight
+//     slot is released, so no queued worker starts in between;
 //   - the caller's context ends every wait immediately, and a failure that
 //     coincides with the caller's cancellation is never retried
 //     (StopCancelled);
@@ -282,9 +307,11 @@ type run struct {
 	model    string
 	lastErr  error
 	lastOut  Outcome
+	holding  bool // the run holds a limiter slot
 }
 
 func (r *run) loop(ctx context.Context, op Operation) error {
+	defer r.releaseSlot() // in case op panics while holding the limiter slot
 	for {
 		if err := ctx.Err(); err != nil {
 			return r.stop(StopCancelled, err)
@@ -295,11 +322,13 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 		r.attempts++
 		err := r.attempt(ctx, op)
 		if err == nil {
+			r.releaseSlot()
 			return nil
 		}
 		now := r.clock.Now()
 		r.lastErr, r.lastOut = err, Outcome{}
 		if ctxErr := ctx.Err(); ctxErr != nil {
+			r.releaseSlot()
 			return r.stop(StopCancelled, ctxErr)
 		}
 		out := r.classify(err, now)
@@ -308,12 +337,18 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 		}
 		r.lastOut = out
 		if out.Class == RetryAfter && out.ServerWait > 0 && r.gate != nil {
+			// Before the slot is released: a worker queued for it must find
+			// the gate already closed.
 			r.gate.Push(now, out.ServerWait)
 		}
+		r.releaseSlot()
 		if out.Class == Capacity {
 			r.capacity++
 		}
 		d := r.policy.Next(r.attempts, r.prev, now.Sub(r.start), out, r.rng)
+		if d.Stop == NotStopped && !fitsContext(ctx, d.Delay) {
+			d.Stop = StopDeadline // the context would end before the wait does
+		}
 		if d.Stop != NotStopped {
 			return r.stop(d.Stop, nil)
 		}
@@ -334,11 +369,9 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 	}
 }
 
-// attempt runs op once, holding the limiter's slot (taken by waitToStart).
+// attempt runs op once. The limiter's slot, if any, was taken by
+// waitToStart; the loop releases it once the outcome is recorded.
 func (r *run) attempt(ctx context.Context, op Operation) error {
-	if r.limiter != nil {
-		defer r.limiter.Release()
-	}
 	actx := context.WithValue(ctx, attemptKey{}, true)
 	if r.attemptTimeout > 0 {
 		var cancel context.CancelFunc
@@ -348,16 +381,71 @@ func (r *run) attempt(ctx context.Context, op Operation) error {
 	return op(actx, Attempt{Number: r.attempts, Model: r.model})
 }
 
+// releaseSlot gives back the limiter slot if this run holds one.
+func (r *run) releaseSlot() {
+	if r.holding {
+		r.holding = false
+		r.limiter.Release()
+	}
+}
+
+// contextLeft returns how long ctx has left before its deadline, and false
+// if it has none. A context deadline is a time on the real clock, so it is
+// turned into a duration there; Do's own clock (WithClock) may be a fake.
+func contextLeft(ctx context.Context) (time.Duration, bool) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return 0, false
+	}
+	return time.Until(dl), true
+}
+
+// fitsContext reports whether a wait of d from now ends before ctx's
+// deadline, if it has one: a wait that ends at or after it would only run
+// into it.
+func fitsContext(ctx context.Context, d time.Duration) bool {
+	left, ok := contextLeft(ctx)
+	return !ok || d < left
+}
+
+// startsInTime reports whether an attempt may start at t (on the run's
+// clock; now is that clock's present): within the budget and before the
+// caller's context deadline.
+func (r *run) startsInTime(ctx context.Context, now, t time.Time) bool {
+	return r.policy.StartsInTime(t.Sub(r.start)) && fitsContext(ctx, t.Sub(now))
+}
+
+// latestStart returns the last time (on the run's clock) at which an
+// attempt may start, the earlier of the budget's end and the instant before
+// the context's deadline; zero if neither.
+func (r *run) latestStart(ctx context.Context, now time.Time) time.Time {
+	var latest time.Time
+	if r.policy.Deadline > 0 {
+		latest = r.start.Add(r.policy.Deadline)
+	}
+	if left, ok := contextLeft(ctx); ok {
+		dl := now.Add(left - 1) // a start at the deadline itself would meet an ended context
+		if latest.IsZero() || dl.Before(latest) {
+			latest = dl
+		}
+	}
+	return latest
+}
+
 // waitToStart waits until the next attempt may start: the gate open, a
 // throttle slot reached, an in-flight slot taken. It mirrors the simulator's
 // client: a gate that opens after the budget stops at once; a gate closed
-// again while waiting for a slot sends the attempt back to the gate.
+// again while waiting for a throttle or limiter slot sends the attempt back
+// to the gate. On NotStopped the run holds the limiter slot, if any.
 func (r *run) waitToStart(ctx context.Context) (StopReason, error) {
+	if r.policy.Deadline < 0 {
+		return StopDeadline, nil // a negative budget is spent before it starts
+	}
 	for {
 		now := r.clock.Now()
 		if r.gate != nil {
 			if open := r.gate.Ready(now); open.After(now) {
-				if !r.policy.StartsInTime(open.Sub(r.start)) {
+				if !r.startsInTime(ctx, now, open) {
 					return StopDeadline, nil
 				}
 				if err := r.clock.Sleep(ctx, open.Sub(now)); err != nil {
@@ -367,11 +455,7 @@ func (r *run) waitToStart(ctx context.Context) (StopReason, error) {
 			}
 		}
 		if r.throttle != nil {
-			var latest time.Time
-			if r.policy.Deadline > 0 {
-				latest = r.start.Add(r.policy.Deadline)
-			}
-			slot, err := r.throttle.Reserve(now, latest)
+			slot, err := r.throttle.Reserve(now, r.latestStart(ctx, now))
 			switch {
 			case errors.Is(err, ErrQueueFull):
 				return StopQueueFull, err
@@ -382,27 +466,59 @@ func (r *run) waitToStart(ctx context.Context) (StopReason, error) {
 				if err := r.clock.Sleep(ctx, slot.Sub(now)); err != nil {
 					return StopCancelled, err
 				}
-				if r.gate != nil {
-					if now := r.clock.Now(); r.gate.Ready(now).After(now) {
-						continue // a retry-after closed the gate meanwhile
-					}
+				if r.gateClosed() {
+					continue // a retry-after closed the gate meanwhile
 				}
 			}
 		}
-		break
-	}
-	if r.limiter != nil {
-		if err := r.limiter.Acquire(ctx); err != nil {
-			if errors.Is(err, ErrLimitQueueFull) {
-				return StopQueueFull, err
+		if r.limiter != nil {
+			if reason, err := r.acquire(ctx); reason != NotStopped {
+				return reason, err
 			}
-			return StopCancelled, err
+			if now := r.clock.Now(); !r.startsInTime(ctx, now, now) {
+				r.releaseSlot()
+				return StopDeadline, nil
+			}
+			if r.gateClosed() {
+				r.releaseSlot() // a retry-after closed the gate while we queued
+				continue
+			}
 		}
-		if !r.policy.StartsInTime(r.clock.Now().Sub(r.start)) {
-			r.limiter.Release()
-			return StopDeadline, nil
+		return NotStopped, nil
+	}
+}
+
+// gateClosed reports whether the gate, if any, is closed now.
+func (r *run) gateClosed() bool {
+	if r.gate == nil {
+		return false
+	}
+	now := r.clock.Now()
+	return r.gate.Ready(now).After(now)
+}
+
+// acquire takes a limiter slot, waiting no longer than the budget allows.
+func (r *run) acquire(ctx context.Context) (StopReason, error) {
+	actx := ctx
+	if r.policy.Deadline > 0 {
+		// A timeout from the clock's now, not a deadline: the clock may be
+		// a fake one (WithClock), while the context runs on the real clock.
+		left := r.start.Add(r.policy.Deadline).Sub(r.clock.Now())
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, left)
+		defer cancel()
+	}
+	if err := r.limiter.Acquire(actx); err != nil {
+		switch {
+		case errors.Is(err, ErrLimitQueueFull):
+			return StopQueueFull, err
+		case ctx.Err() != nil:
+			return StopCancelled, ctx.Err()
+		default:
+			return StopDeadline, nil // the budget ended first
 		}
 	}
+	r.holding = true
 	return NotStopped, nil
 }
 

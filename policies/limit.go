@@ -52,12 +52,14 @@ func (l *Limiter) Acquire(ctx context.Context) error {
 	}
 }
 
-// Release frees a slot taken by Acquire.
+// Release frees a slot taken by Acquire. It panics if no slot is taken: a
+// Release without its Acquire would let more attempts run than the limit
+// (as semaphore.Weighted does, it fails loudly instead).
 func (l *Limiter) Release() {
 	select {
 	case <-l.slots:
 	default:
-		// More releases than acquires: a caller's bug, but not worth a panic.
+		panic("policies: Limiter.Release without a matching Acquire")
 	}
 }
 

@@ -69,7 +69,8 @@ type Policy struct {
 	// 0 means no bound.
 	MaxAttempts int
 	// Deadline bounds an operation's time from its start: an attempt that
-	// would start after it is not sent. 0 means no deadline.
+	// would start after it is not sent. 0 means no deadline; a negative
+	// Deadline is already spent (no attempt starts in time).
 	Deadline time.Duration
 }
 
@@ -101,7 +102,8 @@ func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng
 }
 
 // StartsInTime reports whether an attempt may start at the given time from
-// the operation's start: at or before the deadline.
+// the operation's start: at or before the deadline. With no deadline (0)
+// every time is in time; with a negative one none is.
 func (p Policy) StartsInTime(sinceStart time.Duration) bool {
-	return p.Deadline <= 0 || sinceStart <= p.Deadline
+	return p.Deadline == 0 || p.Deadline > 0 && sinceStart <= p.Deadline
 }

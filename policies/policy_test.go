@@ -63,3 +63,19 @@ func TestNamesOfClassesAndReasons(t *testing.T) {
 		t.Fatalf("reason names: %v %v %v", StopDeadline, StopAttempts, StopQueueFull)
 	}
 }
+
+func TestStartsInTimeNegativeDeadline(t *testing.T) {
+	for _, tt := range []struct {
+		deadline, since time.Duration
+		want            bool
+	}{
+		{0, time.Hour, true},
+		{time.Second, time.Second, true},
+		{time.Second, time.Second + 1, false},
+		{-time.Second, 0, false},
+	} {
+		if got := (Policy{Deadline: tt.deadline}).StartsInTime(tt.since); got != tt.want {
+			t.Errorf("Deadline %v: StartsInTime(%v) = %v, want %v", tt.deadline, tt.since, got, tt.want)
+		}
+	}
+}

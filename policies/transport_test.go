@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -178,5 +180,98 @@ func TestTransportInsideDoSendsOnce(t *testing.T) {
 		if err != nil || calls != 2 || len(base.sent) != 2 {
 			t.Fatalf("err %v, %d Do attempts, %d sends; want 2 and 2 (no nested retries)", err, calls, len(base.sent))
 		}
+	})
+}
+
+// flakyTransport answers 500 to every other request, safely for concurrent use.
+type flakyTransport struct{ n atomic.Int64 }
+
+func (f *flakyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	status := http.StatusOK
+	if f.n.Add(1)%2 == 1 {
+		status = http.StatusInternalServerError
+	}
+	return &http.Response{StatusCode: status, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
+}
+
+// One WithRand shared by concurrent requests through a Transport: each
+// request draws from its own generator, so -race finds nothing.
+func TestTransportSharedRandConcurrent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := policies.NewTransport(&flakyTransport{}, policies.WithRand(rand.New(rand.NewPCG(1, 2))), policies.WithMaxAttempts(3))
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Go(func() {
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+			})
+		}
+		wg.Wait()
+	})
+}
+
+func TestTransportRejectsFallback(t *testing.T) {
+	base := &scriptedTransport{statuses: []int{200}}
+	tr := policies.NewTransport(base, policies.WithFallback(&policies.ModelFallback{Primary: "a", Fallback: "b"}))
+	resp, err := tr.RoundTrip(post(t, "x", true))
+	if resp != nil || !errors.Is(err, policies.ErrFallbackInTransport) {
+		t.Fatalf("RoundTrip = %v, %v; want ErrFallbackInTransport", resp, err)
+	}
+	if len(base.sent) != 0 {
+		t.Errorf("%d requests sent", len(base.sent))
+	}
+}
+
+// A retried response's body is drained and closed as soon as the retry is
+// scheduled, not when the next attempt starts.
+func TestTransportClosesRetriedBodyBeforeTheWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &scriptedTransport{statuses: []int{500, 200}, body: "error body"}
+		var closedAtSchedule []bool
+		tr := policies.NewTransport(base, policies.WithBackoff(policies.Constant{Wait: time.Second}),
+			policies.WithHooks(policies.Hooks{OnRetryScheduled: func(policies.RetryEvent) {
+				closedAtSchedule = append(closedAtSchedule, base.bodies[len(base.bodies)-1].closed.Load())
+			}}))
+		resp, err := tr.RoundTrip(post(t, "p", true))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("RoundTrip = %v, %v", resp, err)
+		}
+		resp.Body.Close()
+		if len(closedAtSchedule) != 1 || !closedAtSchedule[0] {
+			t.Errorf("retried body closed when the retry was scheduled: %v, want [true]", closedAtSchedule)
+		}
+	})
+}
+
+// A response drained for a retry that then never happens (the gate closed
+// past the budget during the wait) is handed over with the bytes kept.
+func TestTransportHandsOverDrainedBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		body := strings.Repeat("e", policies.MaxErrorBody+500)
+		base := &scriptedTransport{statuses: []int{500, 200}, body: body}
+		gate := &policies.Gate{}
+		go func() {
+			time.Sleep(500 * time.Millisecond)
+			gate.Push(time.Now(), time.Hour) // a 429 elsewhere, past the budget
+		}()
+		tr := policies.NewTransport(base, policies.WithGate(gate), policies.WithBudget(10*time.Second),
+			policies.WithBackoff(policies.Constant{Wait: time.Second}))
+		resp, err := tr.RoundTrip(post(t, "p", true))
+		if err != nil || resp.StatusCode != 500 {
+			t.Fatalf("RoundTrip = %v, %v; want the 500", resp, err)
+		}
+		if len(base.sent) != 1 || !base.bodies[0].closed.Load() {
+			t.Fatalf("%d attempts sent; first body closed %v", len(base.sent), base.bodies[0].closed.Load())
+		}
+		got, err := io.ReadAll(resp.Body)
+		if err != nil || string(got) != body {
+			t.Errorf("handed-over body: %d bytes, %v; want all %d", len(got), err, len(body))
+		}
+		resp.Body.Close()
 	})
 }
