@@ -131,10 +131,12 @@ func (s SDKJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Durati
 // overflow. It equals MaxServerWait.
 const MaxDelay = MaxServerWait
 
-// ceiling returns min(limit, base·factor^retry), computed by repeated
-// multiplication so every platform rounds the same way (no math.Pow, no
-// fused multiply-add). A limit <= 0 means MaxDelay; a factor below 1 counts
-// as 1 (the wait never shrinks); a base <= 0 gives 0.
+// ceiling returns min(limit, base·factor^retry). factor^retry is computed by
+// binary exponentiation, O(log retry) multiplications however close factor
+// is to 1, each product converted explicitly so that no platform fuses it
+// into a multiply-add (no math.Pow either): every platform rounds the same
+// way. A limit <= 0 means MaxDelay; a factor below 1 counts as 1 (the wait
+// never shrinks); a base <= 0 gives 0.
 func ceiling(base time.Duration, factor float64, limit time.Duration, retry int) time.Duration {
 	if limit <= 0 {
 		limit = MaxDelay
@@ -148,12 +150,20 @@ func ceiling(base time.Duration, factor float64, limit time.Duration, retry int)
 	if !(factor > 1) { // also NaN
 		return base
 	}
-	d := float64(base)
-	for range retry {
-		d = float64(d * factor)
-		if d >= float64(limit) {
-			return limit
+	enough := float64(limit) / float64(base) // growth that reaches the limit
+	growth, x := 1.0, factor
+	for n := retry; n > 0; n >>= 1 {
+		if n&1 == 1 {
+			growth = float64(growth * x)
+			if growth >= enough {
+				return limit
+			}
 		}
+		x = float64(x * x) // may overflow to +Inf, which only ends the loop sooner
+	}
+	d := float64(float64(base) * growth)
+	if d >= float64(limit) {
+		return limit
 	}
 	return time.Duration(d)
 }

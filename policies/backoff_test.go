@@ -160,3 +160,22 @@ func TestBackoffWithoutCap(t *testing.T) {
 		t.Errorf("decorrelated after a huge prev: %v", d)
 	}
 }
+
+// A factor just above 1 with a huge retry number must cost O(log n), not
+// O(n) multiplications, and still reach the cap.
+func TestCeilingWithFactorNearOne(t *testing.T) {
+	f := FullJitter{Base: time.Nanosecond, Factor: 1.000001, Cap: 1000 * time.Hour}
+	e := Exponential{Base: time.Nanosecond, Factor: 1.000001, Cap: 1000 * time.Hour}
+	if d := e.Delay(1<<40, 0, nil); d != 1000*time.Hour {
+		t.Fatalf("retry 2^40: %v, want the cap", d)
+	}
+	if d := e.Delay(1000, 0, nil); d != time.Nanosecond {
+		t.Fatalf("retry 1000: %v, want 1ns (1.000001^1000 ≈ 1.001)", d)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for n := range 100 {
+		if d := f.Delay(n<<30, 0, rng); d < 0 || d >= 1000*time.Hour {
+			t.Fatalf("full jitter out of range: %v", d)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package policies
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"sync"
 	"time"
 )
@@ -68,8 +70,19 @@ func NewThrottle(count int, per time.Duration, maxQueue int) (*Throttle, error) 
 	return &Throttle{count: int64(count), per: per, maxQueue: maxQueue}, nil
 }
 
+// slot returns the start of slot k: anchor + k·per/count, in 128-bit
+// integer arithmetic so that long periods and many slots cannot overflow;
+// an offset past the largest Duration saturates.
 func (t *Throttle) slot(k int64) time.Time {
-	return t.anchor.Add(time.Duration(k * int64(t.per) / t.count))
+	hi, lo := bits.Mul64(uint64(k), uint64(t.per))
+	if hi >= uint64(t.count) {
+		return t.anchor.Add(math.MaxInt64)
+	}
+	q, _ := bits.Div64(hi, lo, uint64(t.count))
+	if q > math.MaxInt64 {
+		return t.anchor.Add(math.MaxInt64)
+	}
+	return t.anchor.Add(time.Duration(q))
 }
 
 // Reserve books the first free start at or after now. It fails, booking

@@ -106,3 +106,26 @@ func TestLimiterReleaseWithoutAcquirePanics(t *testing.T) {
 	}()
 	lim.Release()
 }
+
+// Many slots of a long period must not overflow: slot k is k·per/count
+// exactly, in 128-bit arithmetic.
+func TestThrottleLongPeriodsDoNotOverflow(t *testing.T) {
+	th, _ := NewThrottle(1<<31-1, 1000*time.Hour, 0)
+	var last time.Time
+	for k := range 5000 {
+		got, err := th.Reserve(at(0), time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k > 0 && !got.After(last) {
+			t.Fatalf("slot %d at %v is not after slot %d at %v", k, got.Sub(t0), k-1, last.Sub(t0))
+		}
+		last = got
+	}
+	// Slot 4999 is 4999·1000h/(2^31−1) ≈ 8.38 s after the first.
+	periods := 4999.0 // a variable, so the product is not a (too large) integer constant
+	want := time.Duration(periods * float64(1000*time.Hour) / (1<<31 - 1))
+	if d := last.Sub(t0); d < want-time.Microsecond || d > want+time.Microsecond {
+		t.Fatalf("slot 4999 at %v, want about %v", d, want)
+	}
+}
