@@ -21,8 +21,18 @@ func (s *Scenario) Run(seed uint64) ([]sim.Result, error) {
 	return results, nil
 }
 
+// parallelMemory is the memory that concurrent runs may take together when
+// RunSeeds picks the number of workers itself: each run holds about
+// bytesPerClient per client, so huge bursts run on fewer cores rather than
+// exhausting memory on a machine with many.
+const (
+	parallelMemory int64 = 16 << 30
+	bytesPerClient int64 = 100 // measured: docs/performance.md
+)
+
 // RunSeeds simulates every policy of s on seeds first, first+1, …,
-// first+k−1, spread over workers goroutines (0 means GOMAXPROCS). For each
+// first+k−1, spread over workers goroutines (0 means GOMAXPROCS, fewer when
+// the runs together would need more than 16 GiB). For each
 // run it calls each(seedIndex, policyIndex, result) from a worker goroutine;
 // each must only store what it needs at that index (the pairs are distinct),
 // so that what the caller builds does not depend on scheduling. The result
@@ -31,6 +41,7 @@ func (s *Scenario) Run(seed uint64) ([]sim.Result, error) {
 func (s *Scenario) RunSeeds(ctx context.Context, first uint64, k, workers int, each func(seed, policy int, r *sim.Result)) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
+		workers = int(min(int64(workers), max(1, parallelMemory/(int64(s.Workload.Clients)*bytesPerClient))))
 	}
 	np := len(s.Policies)
 	total := k * np
