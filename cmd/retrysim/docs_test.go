@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 	"strings"
 	"testing"
 
@@ -116,21 +118,51 @@ func TestReadmeSampleOutput(t *testing.T) {
 	}
 }
 
-// A binary built on its own must carry the built-in scenarios: run it from an
-// empty directory, with no checkout beside it.
-func TestInstalledBinaryNeedsNoCheckout(t *testing.T) {
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// builtBinary builds retrysim once per test run and returns its path.
+func builtBinary(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "retrysim")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "retrysim-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "retrysim")
+		if runtime.GOOS == "windows" {
+			binPath += ".exe"
+		}
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
 	}
+	os.Exit(code)
+}
+
+// A binary built on its own must carry the built-in scenarios: run it from an
+// empty directory, with no checkout beside it.
+func TestInstalledBinaryNeedsNoCheckout(t *testing.T) {
+	bin := builtBinary(t)
 	run := exec.Command(bin, "compare", "--format", "csv")
 	run.Dir = t.TempDir()
 	out, err := run.Output()
@@ -145,4 +177,78 @@ func TestInstalledBinaryNeedsNoCheckout(t *testing.T) {
 	if err := bad.Run(); err == nil || bad.ProcessState.ExitCode() != 2 {
 		t.Fatalf("unknown scenario: err %v, want exit status 2", err)
 	}
+}
+
+// The ```bash blocks of the README and docs/ are scripts (baselines, CI):
+// each must run under bash -euo pipefail with the built binary on PATH, in a
+// scratch directory holding a copy of scenarios.yaml. "go install …@latest"
+// lines are skipped: the binary is already built.
+func TestDocumentedScriptsRun(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	bin := builtBinary(t)
+	scenariosYAML, err := os.ReadFile(filepath.Join(docsRoot, "scenarios.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, _ := filepath.Glob(filepath.Join(docsRoot, "docs", "*.md"))
+	pages = append(pages, filepath.Join(docsRoot, "README.md"))
+	n := 0
+	for _, page := range pages {
+		for i, script := range bashBlocks(t, page) {
+			n++
+			name := fmt.Sprintf("%s#%d", filepath.Base(page), i+1)
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				if err := os.WriteFile(filepath.Join(dir, "scenarios.yaml"), scenariosYAML, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				// A script with a branch may take the other one once it has
+				// left files behind: run those twice.
+				rounds := 1
+				if strings.Contains(script, "if ") {
+					rounds = 2
+				}
+				for round := range rounds {
+					cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+					cmd.Dir = dir
+					cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+					if out, err := cmd.CombinedOutput(); err != nil {
+						t.Fatalf("round %d: %v\n%s\nscript:\n%s", round+1, err, out, script)
+					}
+				}
+			})
+		}
+	}
+	if n == 0 {
+		t.Fatal("found no bash blocks: the extraction is broken")
+	}
+}
+
+// bashBlocks returns the ```bash blocks of a markdown page.
+func bashBlocks(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	var cur []string
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case !in && trimmed == "```bash":
+			in, cur = true, nil
+		case in && strings.HasPrefix(trimmed, "```"):
+			in = false
+			blocks = append(blocks, strings.Join(cur, "\n"))
+		case in && strings.HasPrefix(trimmed, "go install ") && strings.HasSuffix(trimmed, "@latest"):
+			cur = append(cur, ": skipped in the test: "+trimmed)
+		case in:
+			cur = append(cur, line)
+		}
+	}
+	return blocks
 }
