@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/retrysim/retrysim/internal/golden"
