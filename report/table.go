@@ -35,23 +35,20 @@ func table(w io.Writer, markdown bool, header []string, rows [][]string, align t
 
 // rightAligned aligns the listed columns of n right (numbers), the rest left.
 func rightAligned(n int, cols ...int) tw.Alignment {
-	align := make(tw.Alignment, n)
-	for i := range align {
-		align[i] = tw.AlignLeft
-		if slices.Contains(cols, i) {
-			align[i] = tw.AlignRight
-		}
-	}
-	return align
+	return aligned(n, tw.AlignRight, tw.AlignLeft, cols)
 }
 
 // leftAligned aligns the listed columns of n left (text), the rest right.
 func leftAligned(n int, cols ...int) tw.Alignment {
+	return aligned(n, tw.AlignLeft, tw.AlignRight, cols)
+}
+
+func aligned(n int, listed, rest tw.Align, cols []int) tw.Alignment {
 	align := make(tw.Alignment, n)
 	for i := range align {
-		align[i] = tw.AlignRight
+		align[i] = rest
 		if slices.Contains(cols, i) {
-			align[i] = tw.AlignLeft
+			align[i] = listed
 		}
 	}
 	return align

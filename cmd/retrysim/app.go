@@ -54,6 +54,17 @@ func fileFlag() cli.Flag {
 	return &cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "scenario `FILE` to load instead of the built-in scenarios"}
 }
 
+// formatFlag is --format, accepting one of formats (the first is the default).
+func formatFlag(formats []string) cli.Flag {
+	return &cli.StringFlag{Name: "format", Value: formats[0], Usage: "output format: " + strings.Join(formats, ", "),
+		Validator: func(s string) error {
+			if !slices.Contains(formats, s) {
+				return fmt.Errorf("unknown format %q (want one of %s)", s, strings.Join(formats, ", "))
+			}
+			return nil
+		}}
+}
+
 // loadFile returns the scenario file named by --file, or the built-in one.
 func loadFile(cmd *cli.Command) (*scenarios.File, error) {
 	path := cmd.String("file")
@@ -87,13 +98,7 @@ func compareCommand() *cli.Command {
 			fileFlag(),
 			&cli.Uint64Flag{Name: "seed", HideDefault: true, Usage: "random seed `N` (default: the scenario's own seed)"},
 			seedsFlag(),
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: " + strings.Join(compareFormats, ", "),
-				Validator: func(s string) error {
-					if !slices.Contains(compareFormats, s) {
-						return fmt.Errorf("unknown format %q (want one of %s)", s, strings.Join(compareFormats, ", "))
-					}
-					return nil
-				}},
+			formatFlag(compareFormats),
 			verboseFlag(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {

@@ -47,13 +47,7 @@ func checkCommand() *cli.Command {
 			fileFlag(),
 			&cli.StringSliceFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "check only scenario `NAME` (repeatable; default: every scenario with expectations)"},
 			&cli.IntFlag{Name: "seeds", HideDefault: true, Usage: "take statistics such as mean(completed) over `K` seeds instead of each scenario's check_seeds"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: " + strings.Join(report.CheckFormats, ", "),
-				Validator: func(s string) error {
-					if !slices.Contains(report.CheckFormats, s) {
-						return fmt.Errorf("unknown format %q (want one of %s)", s, strings.Join(report.CheckFormats, ", "))
-					}
-					return nil
-				}},
+			formatFlag(report.CheckFormats),
 			&cli.StringFlag{Name: "junit", Usage: "also write the results as JUnit XML to `FILE`"},
 			&cli.StringSliceFlag{Name: "baseline", Usage: "compare with `FILE`, written by 'retrysim compare --format json' (repeatable)"},
 			&cli.StringFlag{Name: "tolerance", Value: "0", Usage: "how much worse than the baseline a metric may get, e.g. 5% (relative to the baseline value)"},

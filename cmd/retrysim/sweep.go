@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -30,13 +29,7 @@ func sweepCommand() *cli.Command {
 			"   retrysim sweep --param base=100ms:2s:100ms --plot plots",
 		Flags: append(scenarioFlags(),
 			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter to vary, `NAME=FROM:TO:STEP` (at most two)"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: " + strings.Join(report.Formats, ", "),
-				Validator: func(s string) error {
-					if !slices.Contains(report.Formats, s) {
-						return fmt.Errorf("unknown format %q (want one of %s)", s, strings.Join(report.Formats, ", "))
-					}
-					return nil
-				}},
+			formatFlag(report.Formats),
 			&cli.StringFlag{Name: "plot", Usage: "also write line plots of each metric to `DIR`"},
 			&cli.StringFlag{Name: "plot-format", Value: "png,svg", Usage: "comma-separated image `FORMATS` for --plot: png, svg"},
 		),
