@@ -1,0 +1,363 @@
+package sim_test
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// The multi-client same-world test: several clients share one Gate and one
+// Throttle, so the coordination paths of both worlds run — the simulator's
+// ready/send events and Do's wait-to-start (gate wait, throttle wait, a gate
+// closed again while waiting for a throttle slot, a budget that ends at the
+// gate or before a slot). The simulator runs the clients through sim.Run;
+// production runs one policies.Do per client in its own goroutine, inside
+// one synctest bubble, against an in-memory server written separately from
+// the simulator's that implements the same capacity windows on the fake
+// clock. Each goroutine draws from the same per-client random stream as the
+// simulator and starts at the same time. Both worlds must make the same
+// attempts (client, start time, admitted), schedule the same retries, and
+// end every client the same way at the same time.
+//
+// Ties. When two clients act at the same instant, the order in which they
+// touch the shared gate, throttle and server decides who gets which throttle
+// slot and which admission. The simulator breaks such ties by event
+// insertion order; goroutines woken at one fake instant run in whatever
+// order the Go scheduler picks. Both orders are legitimate (in production,
+// clients never act at the same nanosecond), but they give the clients
+// different slots, so different attempt times and from then on different
+// random draws: per-client equality is then impossible in principle, and a
+// test relying on it would be flaky, not wrong. So the scenario is chosen so
+// that no two clients ever act at the same instant: start times are spread
+// at random, backoff is full jitter (nanosecond draws), throttle slots are
+// distinct by construction, and — the one structural source of ties — at
+// most one client waits at the gate when it opens (every waiter would wake
+// at the same instant). The test checks this on the simulator's event trace
+// and fails, deterministically and with the instant named, if a change to
+// the scenario or to the code brings a tie in; then pick another seed
+// rather than weaken the comparison.
+
+// clientAttempt is one attempt as the server saw it.
+type clientAttempt struct {
+	client   int
+	at       time.Duration
+	admitted bool
+}
+
+func (a clientAttempt) String() string { return fmt.Sprintf("c%d@%v:%v", a.client, a.at, a.admitted) }
+
+func sortAttempts(as []clientAttempt) {
+	slices.SortFunc(as, func(a, b clientAttempt) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.client, b.client))
+	})
+}
+
+// multiScenario is a burst of clients sharing one gated, throttled policy.
+type multiScenario struct {
+	seed         uint64
+	clients      int
+	spread       time.Duration
+	phases       []sim.Phase
+	responseTime time.Duration
+	pol          sim.Policy
+}
+
+func (s *multiScenario) config() sim.Config {
+	return sim.Config{
+		Seed:     s.seed,
+		Server:   &sim.CapacityWindows{Phases: s.phases, ResponseTime: sim.Fixed(s.responseTime)},
+		Workload: sim.Burst{Clients: s.clients, Spread: s.spread},
+		Policy:   s.pol,
+	}
+}
+
+// world is what one world did, per client where it matters.
+type world struct {
+	attempts []clientAttempt       // sorted by (time, client)
+	events   []events              // hook events, per client
+	final    []string              // how each client ended, with when
+	reasons  []policies.StopReason // why each client stopped; NotStopped if it completed
+}
+
+func newWorld(n int) *world {
+	return &world{events: make([]events, n), final: make([]string, n), reasons: make([]policies.StopReason, n)}
+}
+
+// giveUpFinal is a client's end when it gave up.
+func giveUpFinal(e *policies.Error) string {
+	return fmt.Sprintf("gave up (%v) after %d attempts at +%v", e.Reason, e.Attempts, e.Elapsed)
+}
+
+func completedFinal(elapsed time.Duration) string {
+	return fmt.Sprintf("completed at +%v", elapsed)
+}
+
+// traced is one event the simulator processed.
+type traced struct {
+	at     time.Duration
+	client int
+	kind   string
+	sent   bool // the event sent an attempt
+}
+
+// simulateMulti runs the scenario through the simulator, attributing
+// everything the run reports to the client whose event is being processed.
+func simulateMulti(t *testing.T, s *multiScenario) (*world, []traced, sim.Result) {
+	t.Helper()
+	w := newWorld(s.clients)
+	hooks := make([]policies.Hooks, s.clients)
+	for i := range hooks {
+		hooks[i] = w.events[i].hooks()
+	}
+	var trace []traced
+	cur := -1
+	cfg := s.config()
+	cfg.OnRequest = func(at time.Duration, admitted bool) {
+		w.attempts = append(w.attempts, clientAttempt{cur, at, admitted})
+		trace[len(trace)-1].sent = true
+	}
+	cfg.Hooks = policies.Hooks{
+		OnRetryScheduled: func(ev policies.RetryEvent) { hooks[cur].OnRetryScheduled(ev) },
+		OnGiveUp: func(e *policies.Error) {
+			hooks[cur].OnGiveUp(e)
+			w.final[cur], w.reasons[cur] = giveUpFinal(e), e.Reason
+		},
+	}
+	res, err := sim.RunTraced(cfg, func(at time.Duration, client int, kind string) {
+		cur = client
+		trace = append(trace, traced{at: at, client: client, kind: kind})
+	})
+	if err != nil {
+		t.Fatalf("sim.Run: %v", err)
+	}
+	// A client that did not give up completed with its last response.
+	for i := range w.final {
+		if w.final[i] != "" {
+			continue
+		}
+		last := -1
+		for k, e := range trace {
+			if e.client == i {
+				last = k
+			}
+		}
+		if last < 0 || trace[last].kind != "response" {
+			t.Fatalf("simulator: client %d neither gave up nor ended with a response", i)
+		}
+		w.final[i] = completedFinal(trace[last].at - sim.ClientStart(s.seed, i, s.spread))
+	}
+	sortAttempts(w.attempts)
+	return w, trace, res
+}
+
+// fakeServer is the production side's server: the capacity windows of the
+// scenario on the fake clock, written independently of the simulator's
+// model. A phase admits up to Admit requests in each window (windows
+// aligned to multiples of Window from t = 0) and rejects the rest.
+type fakeServer struct {
+	phases []sim.Phase
+	mu     sync.Mutex
+	served map[[2]int64]int // (phase, window) -> requests admitted
+}
+
+func (f *fakeServer) arrive(at time.Duration) (bool, sim.Rejection) {
+	phase, end := 0, f.phases[0].Duration
+	for phase < len(f.phases)-1 && at >= end {
+		phase++
+		end += f.phases[phase].Duration
+	}
+	p := f.phases[phase]
+	if p.Admit == 0 {
+		return false, p.Reject
+	}
+	key := [2]int64{int64(phase), int64(at / p.Window)}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.served[key] >= p.Admit {
+		return false, p.Reject
+	}
+	f.served[key]++
+	return true, sim.Rejection{}
+}
+
+// produceMulti runs the scenario through policies.Do: one goroutine per
+// client, sharing one Gate and one Throttle, in one synctest bubble.
+func produceMulti(t *testing.T, s *multiScenario) *world {
+	t.Helper()
+	w := newWorld(s.clients)
+	synctest.Test(t, func(t *testing.T) {
+		srv := &fakeServer{phases: s.phases, served: map[[2]int64]int{}}
+		gate := &policies.Gate{}
+		thr, err := policies.NewThrottle(s.pol.Throttle.Count, s.pol.Throttle.Per, s.pol.Throttle.MaxQueue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		origin := time.Now()
+		var mu sync.Mutex // guards w.attempts
+		var wg sync.WaitGroup
+		for i := range s.clients {
+			wg.Go(func() {
+				time.Sleep(sim.ClientStart(s.seed, i, s.spread))
+				start := time.Now()
+				op := func(ctx context.Context, a policies.Attempt) error {
+					now := time.Since(origin)
+					admitted, rej := srv.arrive(now)
+					mu.Lock()
+					w.attempts = append(w.attempts, clientAttempt{i, now, admitted})
+					mu.Unlock()
+					time.Sleep(s.responseTime)
+					if admitted {
+						return nil
+					}
+					return httpRejection(rej)
+				}
+				err := policies.Do(t.Context(), op,
+					policies.WithPolicy(s.pol.Decide),
+					policies.WithRand(rand.New(sim.ClientPolicyStream(s.seed, i))),
+					policies.WithGate(gate),
+					policies.WithThrottle(thr),
+					policies.WithHooks(w.events[i].hooks()),
+				)
+				var pe *policies.Error
+				switch {
+				case err == nil:
+					w.final[i] = completedFinal(time.Since(start))
+				case errors.As(err, &pe):
+					w.final[i], w.reasons[i] = giveUpFinal(pe), pe.Reason
+				default:
+					w.final[i] = "unexpected error: " + err.Error()
+				}
+			})
+		}
+		wg.Wait()
+	})
+	sortAttempts(w.attempts)
+	return w
+}
+
+// gatedScenario: 8 clients over 1.5 s, full jitter with a shared gate and a
+// throttle of 4 starts per second, against a server that is overloaded
+// (529), then rate-limits (429, retry-after 0.3 s), then is unavailable
+// (503), then admits 2 requests per 0.5 s window.
+func gatedScenario(seed uint64) *multiScenario {
+	return &multiScenario{
+		seed:    seed,
+		clients: 8,
+		spread:  1500 * time.Millisecond,
+		phases: []sim.Phase{
+			{Duration: 1500 * time.Millisecond, Reject: sim.Rejection{Status: 529, Class: policies.Capacity}},
+			{Duration: 1500 * time.Millisecond, Reject: sim.Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: 200 * time.Millisecond}},
+			{Duration: time.Second, Reject: sim.Rejection{Status: 503, Class: policies.Capacity}},
+			{Admit: 2, Window: 500 * time.Millisecond, Reject: sim.Rejection{Status: 529, Class: policies.Capacity}},
+		},
+		responseTime: 100 * time.Millisecond,
+		pol: sim.Policy{
+			Name: "gated",
+			Decide: policies.Policy{
+				Backoff:     policies.FullJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 4 * time.Second},
+				MaxAttempts: 12,
+				Deadline:    5 * time.Second,
+			},
+			Gate:     true,
+			Throttle: &sim.Throttle{Count: 4, Per: time.Second},
+		},
+	}
+}
+
+// coverage counts the coordination paths a simulator trace went through.
+type coverage struct {
+	gateWaits   int // a client waited for the gate before starting
+	slotWaits   int // a client waited for a throttle slot
+	gateAtSlot  int // the gate closed again while a client waited for its slot
+	ties        []string
+	statuses    map[int]int
+	completions int
+	giveUps     map[policies.StopReason]int
+}
+
+func coverageOf(trace []traced, w *world) coverage {
+	c := coverage{statuses: map[int]int{}, giveUps: map[policies.StopReason]int{}}
+	prev := map[int]traced{}
+	for k, e := range trace {
+		if k > 0 && trace[k-1].at == e.at && trace[k-1].client != e.client {
+			c.ties = append(c.ties, fmt.Sprintf("clients %d and %d at %v", trace[k-1].client, e.client, e.at))
+		}
+		p, seen := prev[e.client]
+		switch {
+		case e.kind == "ready" && seen && p.kind != "response":
+			c.gateWaits++ // woken at the gate's opening
+		case e.kind == "send":
+			c.slotWaits++
+			if !e.sent {
+				c.gateAtSlot++
+			}
+		}
+		prev[e.client] = e
+	}
+	for _, ev := range w.events {
+		for _, r := range ev.retries {
+			c.statuses[r.Outcome.Status]++
+		}
+	}
+	for _, r := range w.reasons {
+		if r == policies.NotStopped {
+			c.completions++
+		} else {
+			c.giveUps[r]++
+		}
+	}
+	return c
+}
+
+func TestSameCoordinationInSimulatorAndProduction(t *testing.T) {
+	s := gatedScenario(9)
+	simW, trace, res := simulateMulti(t, s)
+	cov := coverageOf(trace, simW)
+	if len(cov.ties) > 0 {
+		t.Fatalf("the scenario has clients acting at the same instant (%v): their order is the event queue's in the simulator and the scheduler's in production, so the worlds cannot be compared client by client; pick another seed", cov.ties)
+	}
+	t.Logf("coverage: %+v", cov)
+	t.Logf("simulator: %d attempts, %d completed, gave up by %v", res.Attempts, res.Completed, res.GaveUpBy)
+	for i, f := range simW.final {
+		t.Logf("client %d: %s", i, f)
+	}
+
+	prodW := produceMulti(t, s)
+	if !slices.Equal(simW.attempts, prodW.attempts) {
+		t.Errorf("attempts differ:\nsimulator:  %v\nproduction: %v", simW.attempts, prodW.attempts)
+	}
+	for i := range s.clients {
+		if !slices.Equal(simW.events[i].retries, prodW.events[i].retries) {
+			t.Errorf("client %d: retry events differ:\nsimulator:  %+v\nproduction: %+v", i, simW.events[i].retries, prodW.events[i].retries)
+		}
+		if !slices.Equal(simW.events[i].giveUps, prodW.events[i].giveUps) {
+			t.Errorf("client %d: give-ups differ:\nsimulator:  %v\nproduction: %v", i, simW.events[i].giveUps, prodW.events[i].giveUps)
+		}
+		if simW.final[i] != prodW.final[i] {
+			t.Errorf("client %d: simulator %s, production %s", i, simW.final[i], prodW.final[i])
+		}
+	}
+	if len(simW.attempts) != res.Attempts {
+		t.Errorf("recorded %d attempts, simulator counted %d", len(simW.attempts), res.Attempts)
+	}
+
+	// The scenario must exercise what it claims.
+	switch {
+	case cov.gateWaits == 0, cov.slotWaits == 0, cov.gateAtSlot == 0:
+		t.Errorf("coordination paths not covered: %+v", cov)
+	case cov.statuses[429] == 0, cov.statuses[529] == 0:
+		t.Errorf("outcomes not covered: %v", cov.statuses)
+	case cov.completions == 0 || cov.completions == s.clients:
+		t.Errorf("want some clients to complete and some to give up: %v", simW.final)
+	}
+}
