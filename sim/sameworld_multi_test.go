@@ -87,10 +87,12 @@ type world struct {
 	events   []events              // hook events, per client
 	final    []string              // how each client ended, with when
 	reasons  []policies.StopReason // why each client stopped; NotStopped if it completed
+	stopIn   []string              // simulator only: the kind of event a give-up came in
+	causes   []error               // production only: each give-up's Cause
 }
 
 func newWorld(n int) *world {
-	return &world{events: make([]events, n), final: make([]string, n), reasons: make([]policies.StopReason, n)}
+	return &world{events: make([]events, n), final: make([]string, n), reasons: make([]policies.StopReason, n), stopIn: make([]string, n), causes: make([]error, n)}
 }
 
 // giveUpFinal is a client's end when it gave up.
@@ -131,6 +133,7 @@ func simulateMulti(t *testing.T, s *multiScenario) (*world, []traced, sim.Result
 		OnGiveUp: func(e *policies.Error) {
 			hooks[cur].OnGiveUp(e)
 			w.final[cur], w.reasons[cur] = giveUpFinal(e), e.Reason
+			w.stopIn[cur] = trace[len(trace)-1].kind
 		},
 	}
 	res, err := sim.RunTraced(cfg, func(at time.Duration, client int, kind string) {
@@ -191,8 +194,12 @@ func (f *fakeServer) arrive(at time.Duration) (bool, sim.Rejection) {
 }
 
 // produceMulti runs the scenario through policies.Do: one goroutine per
-// client, sharing one Gate and one Throttle, in one synctest bubble.
-func produceMulti(t *testing.T, s *multiScenario) *world {
+// client, sharing one Gate and one Throttle, in one synctest bubble. With
+// seq nil every wait is a plain sleep on the bubble's fake clock (Do's
+// default clock) and goroutines woken at the same instant run in the
+// scheduler's order; with a seqClock every wait goes through it, and it
+// wakes them one at a time in the event queue's order.
+func produceMulti(t *testing.T, s *multiScenario, sequenced bool) *world {
 	t.Helper()
 	w := newWorld(s.clients)
 	synctest.Test(t, func(t *testing.T) {
@@ -203,46 +210,165 @@ func produceMulti(t *testing.T, s *multiScenario) *world {
 			t.Fatal(err)
 		}
 		origin := time.Now()
+		var seq *seqClock
+		var clock policies.Clock = realClockInBubble{}
+		if sequenced {
+			seq = &seqClock{reqs: make(chan sleepRequest)}
+			clock = seq
+		}
 		var mu sync.Mutex // guards w.attempts
+		client := func(i int) {
+			if seq != nil {
+				defer seq.finish()
+				seq.until(origin.Add(sim.ClientStart(s.seed, i, s.spread)))
+			} else {
+				time.Sleep(sim.ClientStart(s.seed, i, s.spread))
+			}
+			start := time.Now()
+			op := func(ctx context.Context, a policies.Attempt) error {
+				now := time.Since(origin)
+				admitted, rej := srv.arrive(now)
+				mu.Lock()
+				w.attempts = append(w.attempts, clientAttempt{i, now, admitted})
+				mu.Unlock()
+				if err := clock.Sleep(ctx, s.responseTime); err != nil {
+					return err
+				}
+				if admitted {
+					return nil
+				}
+				return httpRejection(rej)
+			}
+			opts := []policies.Option{
+				policies.WithPolicy(s.pol.Decide),
+				policies.WithRand(rand.New(sim.ClientPolicyStream(s.seed, i))),
+				policies.WithGate(gate),
+				policies.WithThrottle(thr),
+				policies.WithHooks(w.events[i].hooks()),
+			}
+			if seq != nil {
+				opts = append(opts, policies.WithClock(seq))
+			}
+			err := policies.Do(t.Context(), op, opts...)
+			var pe *policies.Error
+			switch {
+			case err == nil:
+				w.final[i] = completedFinal(time.Since(start))
+			case errors.As(err, &pe):
+				w.final[i], w.reasons[i], w.causes[i] = giveUpFinal(pe), pe.Reason, pe.Cause
+			default:
+				w.final[i] = "unexpected error: " + err.Error()
+			}
+		}
+		if seq != nil {
+			seq.run(t, s.clients, client)
+			return
+		}
 		var wg sync.WaitGroup
 		for i := range s.clients {
-			wg.Go(func() {
-				time.Sleep(sim.ClientStart(s.seed, i, s.spread))
-				start := time.Now()
-				op := func(ctx context.Context, a policies.Attempt) error {
-					now := time.Since(origin)
-					admitted, rej := srv.arrive(now)
-					mu.Lock()
-					w.attempts = append(w.attempts, clientAttempt{i, now, admitted})
-					mu.Unlock()
-					time.Sleep(s.responseTime)
-					if admitted {
-						return nil
-					}
-					return httpRejection(rej)
-				}
-				err := policies.Do(t.Context(), op,
-					policies.WithPolicy(s.pol.Decide),
-					policies.WithRand(rand.New(sim.ClientPolicyStream(s.seed, i))),
-					policies.WithGate(gate),
-					policies.WithThrottle(thr),
-					policies.WithHooks(w.events[i].hooks()),
-				)
-				var pe *policies.Error
-				switch {
-				case err == nil:
-					w.final[i] = completedFinal(time.Since(start))
-				case errors.As(err, &pe):
-					w.final[i], w.reasons[i] = giveUpFinal(pe), pe.Reason
-				default:
-					w.final[i] = "unexpected error: " + err.Error()
-				}
-			})
+			wg.Go(func() { client(i) })
 		}
 		wg.Wait()
 	})
 	sortAttempts(w.attempts)
 	return w
+}
+
+// realClockInBubble is the real clock, which synctest fakes; the same as
+// Do's default clock.
+type realClockInBubble struct{}
+
+func (realClockInBubble) Now() time.Time { return time.Now() }
+
+func (realClockInBubble) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// seqClock is a policies.Clock on the bubble's fake clock that runs the
+// client goroutines one at a time: every wait is a request to its run loop,
+// which wakes the waiters in order of (wake time, order of asking) — the
+// simulator's (time, insertion sequence) — and lets the next one go only
+// once the woken goroutine waits again or finishes. It decides nothing a
+// client does; it only fixes the order of clients woken at the same
+// instant, which production leaves to the Go scheduler. Anything else that
+// blocks a client would stall the loop, and synctest reports the deadlock.
+type seqClock struct {
+	reqs chan sleepRequest
+}
+
+// sleepRequest asks to be woken at at; a nil wake says the goroutine has
+// finished.
+type sleepRequest struct {
+	at   time.Time
+	wake chan struct{}
+}
+
+func (c *seqClock) Now() time.Time { return time.Now() }
+
+// Sleep waits for d. The test never cancels its context, so it ignores ctx.
+func (c *seqClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil // as Do's clock: no wait, so the goroutine runs on
+	}
+	c.until(time.Now().Add(d))
+	return nil
+}
+
+// until waits until at, even when that is now.
+func (c *seqClock) until(at time.Time) {
+	wake := make(chan struct{})
+	c.reqs <- sleepRequest{at: at, wake: wake}
+	<-wake
+}
+
+func (c *seqClock) finish() { c.reqs <- sleepRequest{} }
+
+// run starts client(0), ..., client(n-1), each once the one before waits
+// for its start (so their first waits are numbered 0..n-1, as the
+// simulator's first events are), then wakes the waiters one at a time until
+// every client has finished.
+func (c *seqClock) run(t *testing.T, n int, client func(i int)) {
+	type waiter struct {
+		sleepRequest
+		seq int
+	}
+	var waiting []waiter
+	seq := 0
+	add := func(r sleepRequest) {
+		if r.wake == nil {
+			return
+		}
+		waiting = append(waiting, waiter{r, seq})
+		seq++
+		slices.SortFunc(waiting, func(a, b waiter) int {
+			return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.seq, b.seq))
+		})
+	}
+	for i := range n {
+		go client(i)
+		add(<-c.reqs)
+	}
+	for len(waiting) > 0 {
+		next := waiting[0]
+		waiting = waiting[1:]
+		d := time.Until(next.at)
+		if d < 0 {
+			t.Errorf("seqClock: a wait until %v is woken late, at %v", next.at, time.Now())
+		}
+		time.Sleep(d) // every client is blocked: the fake clock jumps
+		close(next.wake)
+		add(<-c.reqs)
+	}
 }
 
 // gatedScenario: 8 clients over 1.5 s, full jitter with a shared gate and a
@@ -276,18 +402,23 @@ func gatedScenario(seed uint64) *multiScenario {
 
 // coverage counts the coordination paths a simulator trace went through.
 type coverage struct {
-	gateWaits   int // a client waited for the gate before starting
-	slotWaits   int // a client waited for a throttle slot
-	gateAtSlot  int // the gate closed again while a client waited for its slot
-	ties        []string
-	statuses    map[int]int
-	completions int
-	giveUps     map[policies.StopReason]int
+	gateWaits  int      // a client woke at the gate's opening
+	herds      int      // instants at which two or more clients woke at the gate's opening
+	slotWaits  int      // a client woke at its throttle slot
+	gateAtSlot int      // ... and found the gate closed again
+	ties       []string // instants at which two or more clients acted
+	statuses   map[int]int
+	// completions, and give-ups by reason; waitDeadlines are give-ups by
+	// budget while waiting for the gate or a throttle slot.
+	completions   int
+	giveUps       map[policies.StopReason]int
+	waitDeadlines int
 }
 
 func coverageOf(trace []traced, w *world) coverage {
 	c := coverage{statuses: map[int]int{}, giveUps: map[policies.StopReason]int{}}
 	prev := map[int]traced{}
+	gateWoken := map[time.Duration]int{}
 	for k, e := range trace {
 		if k > 0 && trace[k-1].at == e.at && trace[k-1].client != e.client {
 			c.ties = append(c.ties, fmt.Sprintf("clients %d and %d at %v", trace[k-1].client, e.client, e.at))
@@ -296,6 +427,9 @@ func coverageOf(trace []traced, w *world) coverage {
 		switch {
 		case e.kind == "ready" && seen && p.kind != "response":
 			c.gateWaits++ // woken at the gate's opening
+			if gateWoken[e.at]++; gateWoken[e.at] == 2 {
+				c.herds++
+			}
 		case e.kind == "send":
 			c.slotWaits++
 			if !e.sent {
@@ -309,34 +443,27 @@ func coverageOf(trace []traced, w *world) coverage {
 			c.statuses[r.Outcome.Status]++
 		}
 	}
-	for _, r := range w.reasons {
-		if r == policies.NotStopped {
+	for i, r := range w.reasons {
+		switch {
+		case r == policies.NotStopped:
 			c.completions++
-		} else {
+		case r == policies.StopDeadline && w.stopIn[i] != "response":
+			c.waitDeadlines++
+			fallthrough
+		default:
 			c.giveUps[r]++
 		}
 	}
 	return c
 }
 
-func TestSameCoordinationInSimulatorAndProduction(t *testing.T) {
-	s := gatedScenario(9)
-	simW, trace, res := simulateMulti(t, s)
-	cov := coverageOf(trace, simW)
-	if len(cov.ties) > 0 {
-		t.Fatalf("the scenario has clients acting at the same instant (%v): their order is the event queue's in the simulator and the scheduler's in production, so the worlds cannot be compared client by client; pick another seed", cov.ties)
-	}
-	t.Logf("coverage: %+v", cov)
-	t.Logf("simulator: %d attempts, %d completed, gave up by %v", res.Attempts, res.Completed, res.GaveUpBy)
-	for i, f := range simW.final {
-		t.Logf("client %d: %s", i, f)
-	}
-
-	prodW := produceMulti(t, s)
+// sameWorlds compares what the two worlds did.
+func sameWorlds(t *testing.T, simW, prodW *world) {
+	t.Helper()
 	if !slices.Equal(simW.attempts, prodW.attempts) {
 		t.Errorf("attempts differ:\nsimulator:  %v\nproduction: %v", simW.attempts, prodW.attempts)
 	}
-	for i := range s.clients {
+	for i := range simW.final {
 		if !slices.Equal(simW.events[i].retries, prodW.events[i].retries) {
 			t.Errorf("client %d: retry events differ:\nsimulator:  %+v\nproduction: %+v", i, simW.events[i].retries, prodW.events[i].retries)
 		}
@@ -347,9 +474,35 @@ func TestSameCoordinationInSimulatorAndProduction(t *testing.T) {
 			t.Errorf("client %d: simulator %s, production %s", i, simW.final[i], prodW.final[i])
 		}
 	}
+}
+
+func logWorld(t *testing.T, w *world, res sim.Result, cov coverage) {
+	t.Helper()
+	ties := len(cov.ties)
+	cov.ties = nil
+	t.Logf("coverage: %+v; %d ties", cov, ties)
+	t.Logf("simulator: %d attempts, %d completed, gave up by %v", res.Attempts, res.Completed, res.GaveUpBy)
+	for i, f := range w.final {
+		t.Logf("client %d: %s", i, f)
+	}
+}
+
+func TestSameCoordinationInSimulatorAndProduction(t *testing.T) {
+	s := gatedScenario(9)
+	simW, trace, res := simulateMulti(t, s)
+	cov := coverageOf(trace, simW)
+	if len(cov.ties) > 0 {
+		t.Fatalf("the scenario has clients acting at the same instant (%v): their order is the event queue's in the simulator and the scheduler's in production, so the worlds cannot be compared client by client; pick another seed", cov.ties)
+	}
+	logWorld(t, simW, res, cov)
 	if len(simW.attempts) != res.Attempts {
 		t.Errorf("recorded %d attempts, simulator counted %d", len(simW.attempts), res.Attempts)
 	}
+
+	sameWorlds(t, simW, produceMulti(t, s, false))
+	// Without ties, waking clients one at a time in the event queue's order
+	// changes nothing: a check of the seqClock the herd test relies on.
+	sameWorlds(t, simW, produceMulti(t, s, true))
 
 	// The scenario must exercise what it claims.
 	switch {
@@ -359,5 +512,92 @@ func TestSameCoordinationInSimulatorAndProduction(t *testing.T) {
 		t.Errorf("outcomes not covered: %v", cov.statuses)
 	case cov.completions == 0 || cov.completions == s.clients:
 		t.Errorf("want some clients to complete and some to give up: %v", simW.final)
+	}
+}
+
+// herdScenario: 10 clients over 0.3 s against a long rate-limited phase,
+// so the gate releases several clients at once and the throttle (4 starts
+// per second, at most 7 waiting) spaces or refuses them. A retry-after long
+// against the budget makes the budget end for some at the gate or before
+// their throttle slot.
+func herdScenario(seed uint64, retryAfter, budget time.Duration) *multiScenario {
+	s := gatedScenario(seed)
+	s.clients = 10
+	s.spread = 300 * time.Millisecond
+	s.phases = []sim.Phase{
+		{Duration: time.Second, Reject: sim.Rejection{Status: 529, Class: policies.Capacity}},
+		{Duration: 3 * time.Second, Reject: sim.Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: retryAfter}},
+		{Duration: time.Second, Reject: sim.Rejection{Status: 503, Class: policies.Capacity}},
+		{Admit: 2, Window: 500 * time.Millisecond, Reject: sim.Rejection{Status: 529, Class: policies.Capacity}},
+	}
+	s.pol.Decide.Deadline = budget
+	s.pol.Throttle = &sim.Throttle{Count: 4, Per: time.Second, MaxQueue: 7}
+	return s
+}
+
+// TestSameHerdInSimulatorAndProduction lets the gate release several
+// clients at the same instant, the case the test above must avoid. The
+// production side runs under a seqClock, which wakes clients due at the
+// same instant in the simulator's order; everything each client then does
+// is Do's own decision. This compares the two worlds' coordination where
+// it matters most: a herd at the gate's opening, spaced by the throttle,
+// with the throttle's queue full for some and the budget running out at the
+// gate or before a slot for others. The cases together must cover all of
+// that.
+func TestSameHerdInSimulatorAndProduction(t *testing.T) {
+	var total coverage
+	var atGate, atThrottle int
+	for _, tc := range []struct {
+		name               string
+		retryAfter, budget time.Duration
+	}{
+		{"retry-after 1s, budget 6s", time.Second, 6 * time.Second},
+		{"retry-after 2s, budget 5s", 2 * time.Second, 5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := herdScenario(1, tc.retryAfter, tc.budget)
+			simW, trace, res := simulateMulti(t, s)
+			cov := coverageOf(trace, simW)
+			logWorld(t, simW, res, cov)
+
+			prodW := produceMulti(t, s, true)
+			sameWorlds(t, simW, prodW)
+
+			// Budget give-ups while waiting: at the gate (it opens too
+			// late; no cause) or at the throttle (no slot in time).
+			for i, r := range simW.reasons {
+				if r == policies.StopDeadline && simW.stopIn[i] != "response" {
+					switch {
+					case prodW.causes[i] == nil:
+						atGate++
+					case errors.Is(prodW.causes[i], policies.ErrTooLate):
+						atThrottle++
+					}
+				}
+			}
+			total.herds += cov.herds
+			total.gateAtSlot += cov.gateAtSlot
+			total.completions += cov.completions
+			if total.statuses == nil {
+				total.statuses, total.giveUps = map[int]int{}, map[policies.StopReason]int{}
+			}
+			for k, v := range cov.statuses {
+				total.statuses[k] += v
+			}
+			for k, v := range cov.giveUps {
+				total.giveUps[k] += v
+			}
+		})
+	}
+	t.Logf("budget ended at the gate for %d clients, before a throttle slot for %d", atGate, atThrottle)
+	switch {
+	case total.herds == 0, total.gateAtSlot == 0, atGate == 0, atThrottle == 0:
+		t.Errorf("coordination paths not covered: %+v; at gate %d, at throttle %d", total, atGate, atThrottle)
+	case total.giveUps[policies.StopQueueFull] == 0:
+		t.Errorf("no client found the throttle's queue full: %+v", total)
+	case total.statuses[429] == 0, total.statuses[529] == 0:
+		t.Errorf("outcomes not covered: %v", total.statuses)
+	case total.completions == 0:
+		t.Errorf("no client completed")
 	}
 }
