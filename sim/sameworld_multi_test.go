@@ -42,10 +42,19 @@ import (
 // at random, backoff is full jitter (nanosecond draws), throttle slots are
 // distinct by construction, and — the one structural source of ties — at
 // most one client waits at the gate when it opens (every waiter would wake
-// at the same instant). The test checks this on the simulator's event trace
+// at the same instant). TestSameCoordinationInSimulatorAndProduction runs
+// such a scenario with Do on its default clock (plain sleeps in the
+// bubble); it checks on the simulator's event trace that no tie happens
 // and fails, deterministically and with the instant named, if a change to
-// the scenario or to the code brings a tie in; then pick another seed
-// rather than weaken the comparison.
+// the scenario or to the code brings one in: then pick another seed rather
+// than weaken the comparison.
+//
+// Herds at the gate's opening are too important to leave out, so
+// TestSameHerdInSimulatorAndProduction allows them and runs Do under a
+// seqClock (below), which wakes goroutines due at the same instant in the
+// event queue's order, (time, insertion sequence), and one at a time. It
+// decides nothing for a client; it only fixes the order the Go scheduler
+// would otherwise pick.
 
 // clientAttempt is one attempt as the server saw it.
 type clientAttempt struct {
