@@ -380,10 +380,12 @@ func (c *seqClock) run(t *testing.T, n int, client func(i int)) {
 	}
 }
 
-// gatedScenario: 8 clients over 1.5 s, full jitter with a shared gate and a
-// throttle of 4 starts per second, against a server that is overloaded
-// (529), then rate-limits (429, retry-after 0.3 s), then is unavailable
-// (503), then admits 2 requests per 0.5 s window.
+// gatedScenario: 8 clients over 1.5 s, full jitter with a shared gate, a
+// throttle of 4 starts per second and a 5 s budget, against a server that
+// is overloaded (529) for 1.5 s, then rate-limits (429, retry-after 0.2 s)
+// for 1.5 s, then is unavailable (503) for 1 s, then admits 2 requests per
+// 0.5 s window. The retry-after is kept shorter than the throttle's spacing
+// so that, for the seed used, no two clients wait at the gate at once.
 func gatedScenario(seed uint64) *multiScenario {
 	return &multiScenario{
 		seed:    seed,
