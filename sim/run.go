@@ -173,6 +173,16 @@ type clientSource struct{ pcg *rand.PCG }
 
 func (s *clientSource) Uint64() uint64 { return s.pcg.Uint64() }
 
+// startTime returns client i's start: 0, or a draw from its own stream
+// uniform over [0, spread) when spread > 0.
+func startTime(seed, i uint64, spread time.Duration) time.Duration {
+	if spread <= 0 {
+		return 0
+	}
+	pcg := newStream(seed, streamStart, i)
+	return time.Duration(rand.New(&pcg).Int64N(int64(spread)))
+}
+
 // client is one operation's state.
 type client struct {
 	pcg       rand.PCG
@@ -226,6 +236,9 @@ type runner struct {
 	thr     *policies.Throttle
 	res     Result
 	err     error // set when the run must stop, e.g. past the horizon
+	// trace, if set (by tests only), is told of every event before it is
+	// processed.
+	trace func(at time.Duration, i int32, kind eventKind)
 }
 
 // Horizon bounds virtual time: a run that would schedule an event later
@@ -266,10 +279,7 @@ func (r *runner) run(cfg *Config) (Result, error) {
 	for i := range r.clients {
 		c := &r.clients[i]
 		c.pcg = newStream(r.cfg.Seed, streamPolicy, uint64(i))
-		if spread > 0 {
-			startPCG := newStream(r.cfg.Seed, streamStart, uint64(i))
-			c.start = time.Duration(rand.New(&startPCG).Int64N(int64(spread)))
-		}
+		c.start = startTime(r.cfg.Seed, uint64(i), spread)
 		// Start times are in order for a burst; pushInOrder takes any order.
 		c.next = first
 		r.q.pushInOrder(c.start, int32(i))
@@ -278,6 +288,9 @@ func (r *runner) run(cfg *Config) (Result, error) {
 	for r.q.len() > 0 && r.err == nil {
 		at, i := r.q.pop()
 		r.res.Events++
+		if r.trace != nil {
+			r.trace(at, i, r.clients[i].next)
+		}
 		switch r.clients[i].next {
 		case evReady:
 			r.ready(i, at)
