@@ -7,6 +7,11 @@
 // The production shell around those decisions is Do (a retry loop around one
 // operation, with the real clock, sleeps and context handling) and Transport
 // (an http.RoundTripper over Do). See docs/client.md.
+//
+// The default classifier, ClassifyError, does not know the errors of the
+// Anthropic Go SDK (anthropic-sdk-go): with it, an *anthropic.Error stops Do,
+// even for a 529. Around SDK calls, use the classifier of package
+// github.com/retrysim/retrysim/policies/anthropicsdk.
 package policies
 
 import (

@@ -94,7 +94,9 @@ func (e *HTTPError) Error() string {
 //     connection ended before a whole response).
 //   - anything else is Terminal: an error nobody recognised is not retried.
 //     Being a net.Error is not enough: every *url.Error is one, whatever it
-//     wraps, so Do looks inside it.
+//     wraps, so Do looks inside it. That includes the Anthropic Go SDK's
+//     *anthropic.Error, which this package does not import: for it, use
+//     Classify from github.com/retrysim/retrysim/policies/anthropicsdk.
 func ClassifyError(err error, now time.Time) Outcome {
 	if err == nil {
 		return Outcome{Class: Success}

@@ -1,38 +1,79 @@
 package policies_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
-// TestDocsClassifierMatchesExample keeps the anthropic-sdk-go classifier shown
-// in docs/client.md identical to the one the examples and SDK tests run.
-func TestDocsClassifierMatchesExample(t *testing.T) {
+// TestDocsNamesExist checks that every policies.X and anthropicsdk.X that
+// docs/client.md names is declared by that package, so a rename cannot
+// leave the page describing an API that is gone.
+func TestDocsNamesExist(t *testing.T) {
 	doc, err := os.ReadFile("../docs/client.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile("example_client_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromDoc, fromSrc := funcText(string(doc), "classifySDK"), funcText(string(src), "classifySDK")
-	if fromDoc == "" || fromDoc != fromSrc {
-		t.Errorf("docs/client.md's classifySDK differs from example_client_test.go's:\ndocs:\n%s\nexample:\n%s", fromDoc, fromSrc)
+	for pkg, dir := range map[string]string{"policies": ".", "anthropicsdk": "anthropicsdk"} {
+		declared := exportedNames(t, dir)
+		re := regexp.MustCompile(`\b` + pkg + `\.([A-Z]\w*)`)
+		matches := re.FindAllStringSubmatch(string(doc), -1)
+		if len(matches) == 0 {
+			t.Errorf("docs/client.md names nothing from %s", pkg)
+		}
+		for _, m := range matches {
+			if !declared[m[1]] {
+				t.Errorf("docs/client.md names %s.%s, which %s does not declare", pkg, m[1], dir)
+			}
+		}
 	}
 }
 
-// funcText returns the text of func name, from its signature to the first
-// closing brace at the start of a line.
-func funcText(s, name string) string {
-	start := strings.Index(s, "func "+name+"(")
-	if start < 0 {
-		return ""
+// exportedNames returns the exported top-level names declared by the
+// non-test Go files in dir.
+func exportedNames(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	end := strings.Index(s[start:], "\n}\n")
-	if end < 0 {
-		return ""
+	names := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			switch d := decl.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					names[d.Name.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					switch s := spec.(type) {
+					case *ast.TypeSpec:
+						names[s.Name.Name] = true
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							names[n.Name] = true
+						}
+					}
+				}
+			}
+		}
 	}
-	return s[start : start+end+2]
+	if len(names) == 0 {
+		t.Fatalf("no declarations in %s", dir)
+	}
+	return names
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/anthropicsdk"
 )
 
 // instantClock lets the examples run at once: Sleep moves its time forward
@@ -30,21 +31,6 @@ func (c *instantClock) Sleep(ctx context.Context, d time.Duration) error {
 
 func newInstantClock() *instantClock {
 	return &instantClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-// classifySDK reads anthropic-sdk-go's *anthropic.Error, including an error
-// event inside a streamed 200 (its StatusCode is 200 and its raw JSON is the
-// event's data), and leaves every other error to policies.ClassifyError.
-func classifySDK(err error, now time.Time) policies.Outcome {
-	var apiErr *anthropic.Error
-	if errors.As(err, &apiErr) {
-		var header http.Header
-		if apiErr.Response != nil {
-			header = apiErr.Response.Header
-		}
-		return policies.ClassifyResponse(apiErr.StatusCode, header, []byte(apiErr.RawJSON()), now)
-	}
-	return policies.ClassifyError(err, now)
 }
 
 func ExampleClassifyResponse() {
@@ -168,7 +154,7 @@ func ExampleDo_anthropicStreaming() {
 		policies.WithBudget(2*time.Minute),
 		policies.WithGate(gate),
 		policies.WithFallback(fallback),
-		policies.WithClassifier(classifySDK),
+		anthropicsdk.WithClassifier(), // reads the SDK's *anthropic.Error
 		policies.WithHooks(policies.Hooks{
 			OnRetryScheduled: func(e policies.RetryEvent) {
 				fmt.Printf("attempt %d: %v (status %d)\n", e.Attempt, e.Outcome.Class, e.Outcome.Status)

@@ -12,6 +12,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/anthropicsdk"
 )
 
 // These tests drive the real anthropic-sdk-go/v2 client, its own retries
@@ -165,7 +166,7 @@ func TestSDKStreamingFallback(t *testing.T) {
 		err := policies.Do(t.Context(), op,
 			policies.WithGate(gate),
 			policies.WithFallback(fb),
-			policies.WithClassifier(classifySDK),
+			anthropicsdk.WithClassifier(),
 			policies.WithHooks(rec.hooks()),
 		)
 		if err != nil {
@@ -214,7 +215,7 @@ func TestSDKSpendCapThroughDo(t *testing.T) {
 		err := policies.Do(t.Context(), func(ctx context.Context, a policies.Attempt) error {
 			_, err := client.Messages.New(ctx, newParams("big"))
 			return err
-		}, policies.WithClassifier(classifySDK))
+		}, anthropicsdk.WithClassifier())
 		var pe *policies.Error
 		var apiErr *anthropic.Error
 		if !errors.As(err, &pe) || pe.Reason != policies.StopTerminal || !errors.As(err, &apiErr) || apiErr.ErrorCode() != "enforced_spend_limit_reached" {
