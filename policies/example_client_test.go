@@ -12,7 +12,6 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/retrysim/retrysim/policies"
-	"github.com/retrysim/retrysim/policies/anthropicsdk"
 )
 
 // instantClock lets the examples run at once: Sleep moves its time forward
@@ -108,68 +107,6 @@ func ExampleDo_giveUp() {
 	// Output:
 	// attempts 3 capacity
 	// retry stopped (attempts) after 3 attempt(s) in 1.001122857s: last error: http 529
-}
-
-// Do around a streaming call of anthropic-sdk-go: an overloaded_error event
-// in the middle of the stream repeats the whole request, and after three
-// capacity failures the operation moves to the fallback model.
-func ExampleDo_anthropicStreaming() {
-	api := newFakeAPI( // stands in for the Messages API
-		reply{status: 529, body: overloadedBody},
-		reply{status: 200, overloadMidStream: true},
-		reply{status: 529, body: overloadedBody},
-		reply{status: 200},
-	)
-	gate := &policies.Gate{}
-	client := anthropic.NewClient(
-		option.WithoutEnvironmentDefaults(),
-		option.WithAPIKey("my-key"),
-		option.WithBaseURL("http://api.test/"),
-		option.WithMaxRetries(0), // policies owns the retries
-		option.WithHTTPClient(&http.Client{Transport: memTransport{api}}),
-	)
-	fallback := &policies.ModelFallback{Primary: "claude-big", Fallback: "claude-small", After: 3}
-
-	var answer string
-	op := func(ctx context.Context, a policies.Attempt) error {
-		stream := client.Messages.NewStreaming(ctx, anthropic.MessageNewParams{
-			Model:     anthropic.Model(a.Model),
-			MaxTokens: 1024,
-			Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hi"))},
-		})
-		defer stream.Close()
-		var msg anthropic.Message // a fresh message per attempt: partial output is discarded
-		for stream.Next() {
-			if err := msg.Accumulate(stream.Current()); err != nil {
-				return err
-			}
-		}
-		if err := stream.Err(); err != nil {
-			return err
-		}
-		answer = msg.Content[0].Text
-		return nil
-	}
-	err := policies.Do(context.Background(), op,
-		policies.WithBudget(2*time.Minute),
-		policies.WithGate(gate),
-		policies.WithFallback(fallback),
-		anthropicsdk.WithClassifier(), // reads the SDK's *anthropic.Error
-		policies.WithHooks(policies.Hooks{
-			OnRetryScheduled: func(e policies.RetryEvent) {
-				fmt.Printf("attempt %d: %v (status %d)\n", e.Attempt, e.Outcome.Class, e.Outcome.Status)
-			},
-			OnFallback: func(e policies.FallbackEvent) { fmt.Printf("switching %s -> %s\n", e.From, e.To) },
-		}),
-		policies.WithClock(newInstantClock()), // example only
-	)
-	fmt.Println(answer, err, api.models())
-	// Output:
-	// attempt 1: capacity (status 529)
-	// attempt 2: capacity (status 200)
-	// switching claude-big -> claude-small
-	// attempt 3: capacity (status 529)
-	// Hello <nil> claude-big,claude-big,claude-big,claude-small
 }
 
 // Transport retries whole HTTP requests for the SDK's non-streaming calls.
