@@ -86,7 +86,7 @@ func loadFile(cmd *cli.Command) (*scenarios.File, error) {
 func compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "compare",
-		Usage: "run every policy of a scenario on one seed and compare them",
+		Usage: "run every policy of a scenario, on one seed or many, and compare them",
 		UsageText: "retrysim compare [--scenario NAME | --file PATH] [--seed N] [--seeds K] [--format table|markdown|csv|json|html]\n\n" +
 			"Examples:\n" +
 			"   retrysim compare                                # default scenario, as a table\n" +
