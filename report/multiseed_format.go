@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -16,17 +15,10 @@ var HeadlineMetrics = []string{"completed", "attempts", "gave_up", "amplificatio
 // WriteMultiSeed renders a multi-seed document as table, markdown, csv or
 // json.
 func WriteMultiSeed(w io.Writer, format string, doc *MultiSeedDocument) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
-	case "csv":
-		return writeMultiCSV(w, doc)
-	case "table", "markdown":
-		return writeMultiTable(w, format == "markdown", doc)
-	}
-	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+	return writeAs(w, format,
+		func() any { return doc },
+		func(w io.Writer) error { return writeMultiCSV(w, doc) },
+		func(w io.Writer, markdown bool) error { return writeMultiTable(w, markdown, doc) })
 }
 
 // seedRange describes the seeds of doc in words, e.g. "seeds 1–100".

@@ -107,15 +107,24 @@ func (c *Comparison) JSON() Document {
 
 // Write renders c in the named format.
 func Write(w io.Writer, format string, c *Comparison) error {
+	return writeAs(w, format,
+		func() any { return c.JSON() },
+		func(w io.Writer) error { return writeCSV(w, c) },
+		func(w io.Writer, markdown bool) error { return writeTable(w, markdown, c) })
+}
+
+// writeAs renders one document in one of Formats: indented JSON of doc(),
+// or the document's own CSV and table (or markdown table) writers.
+func writeAs(w io.Writer, format string, doc func() any, csv func(io.Writer) error, table func(w io.Writer, markdown bool) error) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(c.JSON())
+		return enc.Encode(doc())
 	case "csv":
-		return writeCSV(w, c)
+		return csv(w)
 	case "table", "markdown":
-		return writeTable(w, format == "markdown", c)
+		return table(w, format == "markdown")
 	}
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 }

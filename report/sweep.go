@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -86,22 +85,12 @@ func (sw *Sweep) JSON() SweepDocument {
 	return doc
 }
 
-// axisHeader is a parameter's column header, with its unit.
-func axisHeader(ax SweepAxis) string { return ax.Name }
-
 // WriteSweep renders a sweep as table, markdown, csv or json.
 func WriteSweep(w io.Writer, format string, sw *Sweep) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(sw.JSON())
-	case "csv":
-		return writeSweepCSV(w, sw)
-	case "table", "markdown":
-		return writeSweepTable(w, format == "markdown", sw)
-	}
-	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+	return writeAs(w, format,
+		func() any { return sw.JSON() },
+		func(w io.Writer) error { return writeSweepCSV(w, sw) },
+		func(w io.Writer, markdown bool) error { return writeSweepTable(w, markdown, sw) })
 }
 
 // SweepTableColumns are the metric columns of the sweep table.
@@ -118,7 +107,7 @@ func sweepSeeds(sw *Sweep) string {
 // policy, with each headline metric's mean over the seeds.
 func SweepRows(sw *Sweep, missing string) (header []string, rows [][]string) {
 	for _, ax := range sw.Axes {
-		header = append(header, axisHeader(ax))
+		header = append(header, ax.Name)
 	}
 	header = append(header, "policy")
 	header = append(header, sweepTableMetrics...)

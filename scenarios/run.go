@@ -30,6 +30,11 @@ const (
 	bytesPerClient int64 = 100 // measured: docs/performance.md
 )
 
+// autoWorkers is one worker per core, but no more than fit parallelMemory.
+func autoWorkers(cores, clients int) int {
+	return int(min(int64(cores), max(1, parallelMemory/(int64(clients)*bytesPerClient))))
+}
+
 // RunSeeds simulates every policy of s on seeds first, first+1, …,
 // first+k−1, spread over workers goroutines (0 means GOMAXPROCS, fewer when
 // the runs together would need more than 16 GiB). For each
@@ -40,8 +45,7 @@ const (
 // and returns the first error in (seed, policy) order.
 func (s *Scenario) RunSeeds(ctx context.Context, first uint64, k, workers int, each func(seed, policy int, r *sim.Result)) error {
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-		workers = int(min(int64(workers), max(1, parallelMemory/(int64(s.Workload.Clients)*bytesPerClient))))
+		workers = autoWorkers(runtime.GOMAXPROCS(0), s.Workload.Clients)
 	}
 	np := len(s.Policies)
 	total := k * np
