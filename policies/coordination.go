@@ -38,6 +38,24 @@ func (g *Gate) Ready(now time.Time) time.Time {
 	return now
 }
 
+// Admit holds the attempt until the gate opens.
+func (g *Gate) Admit(now time.Time, _ *Ask) Admission {
+	if open := g.Ready(now); open.After(now) {
+		return Admission{Kind: AdmitHold, At: open}
+	}
+	return Admission{Kind: AdmitPass}
+}
+
+// Observe pushes the gate by a RetryAfter outcome's server wait.
+func (g *Gate) Observe(now time.Time, _ int, out Outcome) {
+	if out.Class == RetryAfter && out.ServerWait > 0 {
+		g.Push(now, out.ServerWait)
+	}
+}
+
+// Release does nothing: the gate holds nothing for an attempt.
+func (g *Gate) Release(time.Time, Waiter, bool) {}
+
 // ErrQueueFull is returned by Throttle.Reserve when its queue is full.
 var ErrQueueFull = errors.New("throttle queue full")
 
@@ -111,3 +129,24 @@ func (t *Throttle) Reserve(now, latest time.Time) (time.Time, error) {
 	t.next++
 	return start, nil
 }
+
+// Admit books the attempt's start (AdmitGrant at the slot). A full queue
+// stops the operation with StopQueueFull, a slot after Ask.Latest with
+// StopDeadline.
+func (t *Throttle) Admit(now time.Time, a *Ask) Admission {
+	slot, err := t.Reserve(now, a.Latest)
+	switch {
+	case errors.Is(err, ErrQueueFull):
+		return Admission{Kind: AdmitDeny, Reason: StopQueueFull, Cause: err}
+	case err != nil:
+		return Admission{Kind: AdmitDeny, Reason: StopDeadline, Cause: err}
+	}
+	return Admission{Kind: AdmitGrant, At: slot}
+}
+
+// Observe does nothing: a throttle spaces starts whatever they return.
+func (t *Throttle) Observe(time.Time, int, Outcome) {}
+
+// Release does nothing: a booked start that goes unused is not given back
+// (the schedule moves on, as a slot missed in real time would).
+func (t *Throttle) Release(time.Time, Waiter, bool) {}

@@ -96,7 +96,7 @@ func TestLimiterReleaseWithoutAcquirePanics(t *testing.T) {
 	if err := lim.Acquire(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	lim.Release()
+	lim.ReleaseSlot()
 	defer func() {
 		if r := recover(); r == nil {
 			t.Errorf("a second Release did not panic")
@@ -104,7 +104,7 @@ func TestLimiterReleaseWithoutAcquirePanics(t *testing.T) {
 			t.Errorf("%d slots taken after the panic", lim.InFlight())
 		}
 	}()
-	lim.Release()
+	lim.ReleaseSlot()
 }
 
 // Many slots of a long period must not overflow: slot k is k·per/count

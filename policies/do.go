@@ -256,8 +256,7 @@ type attemptKey struct{}
 func InAttempt(ctx context.Context) bool { return ctx.Value(attemptKey{}) != nil }
 
 // Do runs op until it succeeds or the policy says stop, and returns nil or
-// an *Error. Decisions come from Policy.Next, the same code the simulator
-// runs:
+// an *Error. It drives the same state machine (Op) the simulator drives:
 //
 //   - each failed attempt is classified (ClassifyError unless
 //     WithClassifier); Terminal outcomes are never retried;
@@ -290,87 +289,133 @@ func Do(ctx context.Context, op Operation, opts ...Option) error {
 		return errors.New("policies.Do: nil context")
 	}
 	c := newConfig(opts)
-	r := &run{config: c, start: c.clock.Now()}
-	if c.fallback != nil {
-		r.model = c.fallback.StartModel()
-	}
+	r := &run{config: c, plan: c.plan(), start: c.clock.Now(), waiter: newChanWaiter()}
+	r.op.Start(&r.plan)
 	return r.loop(ctx, op)
 }
 
-// run is the state of one Do call.
+// plan turns the options into the Plan the Op runs: the gate, throttle and
+// limiter as coordinators, in that order.
+func (c *config) plan() Plan {
+	p := Plan{Policy: c.policy, Fallback: c.fallback, Hooks: c.hooks}
+	if c.gate != nil {
+		p.Coordinators = append(p.Coordinators, c.gate)
+	}
+	if c.throttle != nil {
+		p.Coordinators = append(p.Coordinators, c.throttle)
+	}
+	if c.limiter != nil {
+		p.Coordinators = append(p.Coordinators, c.limiter)
+	}
+	return p
+}
+
+// run is the state of one Do call: the Op and what only the production
+// driver has (the last error, the waiter of a goroutine).
 type run struct {
 	config
-	start    time.Time
-	attempts int
-	prev     time.Duration // wait chosen before the previous retry
-	capacity int           // capacity failures so far
-	model    string
-	lastErr  error
-	lastOut  Outcome
-	holding  bool // the run holds a limiter slot
+	plan    Plan
+	op      Op
+	start   time.Time
+	waiter  *chanWaiter
+	lastErr error
+	lastOut Outcome
 }
 
 func (r *run) loop(ctx context.Context, op Operation) error {
-	defer r.releaseSlot() // in case op panics while holding the limiter slot
+	defer r.abandon() // in case op panics while holding a limiter slot
 	for {
 		if err := ctx.Err(); err != nil {
-			return r.stop(StopCancelled, err)
+			return r.stop(Step{Reason: StopCancelled, Cause: err})
 		}
-		if reason, cause := r.waitToStart(ctx); reason != NotStopped {
-			return r.stop(reason, cause)
+		st := r.op.Before(&r.plan, r.moment(ctx), r.waiter, r.rng)
+		switch st.Kind {
+		case StepStop:
+			return r.stop(st)
+		case StepWait:
+			if err := r.clock.Sleep(ctx, st.Delay); err != nil {
+				r.abandon()
+				return r.stop(Step{Reason: StopCancelled, Cause: err})
+			}
+			continue
+		case StepBlock:
+			if st, stopped := r.block(ctx); stopped {
+				return r.stop(st)
+			}
+			continue
 		}
-		r.attempts++
+		// StepSend.
 		err := r.attempt(ctx, op)
+		m := r.moment(ctx)
 		if err == nil {
-			r.releaseSlot()
+			r.op.After(&r.plan, m, Outcome{}, false, nil, r.rng)
 			return nil
 		}
-		now := r.clock.Now()
 		r.lastErr, r.lastOut = err, Outcome{}
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			r.releaseSlot()
-			return r.stop(StopCancelled, ctxErr)
+			r.abandon()
+			return r.stop(Step{Reason: StopCancelled, Cause: ctxErr})
 		}
-		out := r.classify(err, now)
+		out := r.classify(err, m.Now)
 		if out.Class == Success {
 			out.Class = Terminal // a failed operation cannot succeed; do not loop on it
 		}
 		r.lastOut = out
-		if out.Class == RetryAfter && out.ServerWait > 0 && r.gate != nil {
-			// Before the slot is released: a worker queued for it must find
-			// the gate already closed.
-			r.gate.Push(now, out.ServerWait)
+		st = r.op.After(&r.plan, m, out, true, err, r.rng)
+		if st.Kind == StepStop {
+			return r.stop(st)
 		}
-		r.releaseSlot()
-		if out.Class == Capacity {
-			r.capacity++
-		}
-		d := r.policy.Next(r.attempts, r.prev, now.Sub(r.start), out, r.rng)
-		if d.Stop == NotStopped && !fitsContext(ctx, d.Delay) {
-			d.Stop = StopDeadline // the context would end before the wait does
-		}
-		if d.Stop != NotStopped {
-			return r.stop(d.Stop, nil)
-		}
-		r.prev = d.Delay
-		if out.Class == Capacity && r.fallback != nil && r.fallback.ShouldSwitch(r.model, r.capacity) {
-			from := r.model
-			r.model = r.fallback.Fallback
-			if r.hooks.OnFallback != nil {
-				r.hooks.OnFallback(FallbackEvent{Attempt: r.attempts, From: from, To: r.model})
-			}
-		}
-		if r.hooks.OnRetryScheduled != nil {
-			r.hooks.OnRetryScheduled(RetryEvent{Attempt: r.attempts, Outcome: out, Delay: d.Delay, Err: err})
-		}
-		if err := r.clock.Sleep(ctx, d.Delay); err != nil {
-			return r.stop(StopCancelled, err)
+		if err := r.clock.Sleep(ctx, st.Delay); err != nil {
+			return r.stop(Step{Reason: StopCancelled, Cause: err})
 		}
 	}
 }
 
-// attempt runs op once. The limiter's slot, if any, was taken by
-// waitToStart; the loop releases it once the outcome is recorded.
+// moment reads the clock for the Op. The context's deadline becomes the
+// cutoff: the last instant before it, measured on the real clock (a
+// context deadline is a real-clock time; Do's clock may be a fake one).
+func (r *run) moment(ctx context.Context) Moment {
+	now := r.clock.Now()
+	m := Moment{Now: now, Since: now.Sub(r.start)}
+	if dl, ok := ctx.Deadline(); ok {
+		m.Cutoff = now.Add(time.Until(dl) - 1)
+	}
+	return m
+}
+
+// block waits until the coordinator that queued the operation wakes it; it
+// stops the operation when the budget ends first (StopDeadline) or ctx does
+// (StopCancelled).
+func (r *run) block(ctx context.Context) (Step, bool) {
+	wctx := ctx
+	if d := r.policy.Deadline; d > 0 {
+		// A timeout from the clock's now, not a deadline: the clock may be
+		// a fake one (WithClock), while the context runs on the real clock.
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, r.start.Add(d).Sub(r.clock.Now()))
+		defer cancel()
+	}
+	select {
+	case granted := <-r.waiter.ch:
+		r.op.Woken(granted)
+		return Step{}, false
+	case <-wctx.Done():
+		r.abandon()
+		if err := ctx.Err(); err != nil {
+			return Step{Reason: StopCancelled, Cause: err}, true
+		}
+		return Step{Reason: StopDeadline}, true
+	}
+}
+
+// abandon gives back whatever the coordinators hold for the pending attempt
+// and forgets a wake that raced with it.
+func (r *run) abandon() {
+	r.op.Abandon(&r.plan, r.clock.Now(), r.waiter)
+	r.waiter.drain()
+}
+
+// attempt runs op once.
 func (r *run) attempt(ctx context.Context, op Operation) error {
 	actx := context.WithValue(ctx, attemptKey{}, true)
 	if r.attemptTimeout > 0 {
@@ -378,161 +423,9 @@ func (r *run) attempt(ctx context.Context, op Operation) error {
 		actx, cancel = context.WithTimeout(actx, r.attemptTimeout)
 		defer cancel()
 	}
-	return op(actx, Attempt{Number: r.attempts, Model: r.model})
+	return op(actx, Attempt{Number: r.op.Attempts(), Model: r.op.Model(&r.plan)})
 }
 
-// releaseSlot gives back the limiter slot if this run holds one.
-func (r *run) releaseSlot() {
-	if r.holding {
-		r.holding = false
-		r.limiter.Release()
-	}
-}
-
-// contextLeft returns how long ctx has left before its deadline, and false
-// if it has none. A context deadline is a time on the real clock, so it is
-// turned into a duration there; Do's own clock (WithClock) may be a fake.
-func contextLeft(ctx context.Context) (time.Duration, bool) {
-	dl, ok := ctx.Deadline()
-	if !ok {
-		return 0, false
-	}
-	return time.Until(dl), true
-}
-
-// fitsContext reports whether a wait of d from now ends before ctx's
-// deadline, if it has one: a wait that ends at or after it would only run
-// into it.
-func fitsContext(ctx context.Context, d time.Duration) bool {
-	left, ok := contextLeft(ctx)
-	return !ok || d < left
-}
-
-// startsInTime reports whether an attempt may start at t (on the run's
-// clock; now is that clock's present): within the budget and before the
-// caller's context deadline.
-func (r *run) startsInTime(ctx context.Context, now, t time.Time) bool {
-	return r.policy.StartsInTime(t.Sub(r.start)) && fitsContext(ctx, t.Sub(now))
-}
-
-// latestStart returns the last time (on the run's clock) at which an
-// attempt may start, the earlier of the budget's end and the instant before
-// the context's deadline; zero if neither.
-func (r *run) latestStart(ctx context.Context, now time.Time) time.Time {
-	var latest time.Time
-	if r.policy.Deadline > 0 {
-		latest = r.start.Add(r.policy.Deadline)
-	}
-	if left, ok := contextLeft(ctx); ok {
-		dl := now.Add(left - 1) // a start at the deadline itself would meet an ended context
-		if latest.IsZero() || dl.Before(latest) {
-			latest = dl
-		}
-	}
-	return latest
-}
-
-// waitToStart waits until the next attempt may start: the gate open, a
-// throttle slot reached, an in-flight slot taken. It mirrors the simulator's
-// client: a gate that opens after the budget stops at once; a gate closed
-// again while waiting for a throttle or limiter slot sends the attempt back
-// to the gate. On NotStopped the run holds the limiter slot, if any.
-func (r *run) waitToStart(ctx context.Context) (StopReason, error) {
-	if r.policy.Deadline < 0 {
-		return StopDeadline, nil // a negative budget is spent before it starts
-	}
-	for {
-		now := r.clock.Now()
-		if r.gate != nil {
-			if open := r.gate.Ready(now); open.After(now) {
-				if !r.startsInTime(ctx, now, open) {
-					return StopDeadline, nil
-				}
-				if err := r.clock.Sleep(ctx, open.Sub(now)); err != nil {
-					return StopCancelled, err
-				}
-				continue
-			}
-		}
-		if r.throttle != nil {
-			slot, err := r.throttle.Reserve(now, r.latestStart(ctx, now))
-			switch {
-			case errors.Is(err, ErrQueueFull):
-				return StopQueueFull, err
-			case err != nil:
-				return StopDeadline, err
-			}
-			if slot.After(now) {
-				if err := r.clock.Sleep(ctx, slot.Sub(now)); err != nil {
-					return StopCancelled, err
-				}
-				if r.gateClosed() {
-					continue // a retry-after closed the gate meanwhile
-				}
-			}
-		}
-		if r.limiter != nil {
-			if reason, err := r.acquire(ctx); reason != NotStopped {
-				return reason, err
-			}
-			if now := r.clock.Now(); !r.startsInTime(ctx, now, now) {
-				r.releaseSlot()
-				return StopDeadline, nil
-			}
-			if r.gateClosed() {
-				r.releaseSlot() // a retry-after closed the gate while we queued
-				continue
-			}
-		}
-		return NotStopped, nil
-	}
-}
-
-// gateClosed reports whether the gate, if any, is closed now.
-func (r *run) gateClosed() bool {
-	if r.gate == nil {
-		return false
-	}
-	now := r.clock.Now()
-	return r.gate.Ready(now).After(now)
-}
-
-// acquire takes a limiter slot, waiting no longer than the budget allows.
-func (r *run) acquire(ctx context.Context) (StopReason, error) {
-	actx := ctx
-	if r.policy.Deadline > 0 {
-		// A timeout from the clock's now, not a deadline: the clock may be
-		// a fake one (WithClock), while the context runs on the real clock.
-		left := r.start.Add(r.policy.Deadline).Sub(r.clock.Now())
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, left)
-		defer cancel()
-	}
-	if err := r.limiter.Acquire(actx); err != nil {
-		switch {
-		case errors.Is(err, ErrLimitQueueFull):
-			return StopQueueFull, err
-		case ctx.Err() != nil:
-			return StopCancelled, ctx.Err()
-		default:
-			return StopDeadline, nil // the budget ended first
-		}
-	}
-	r.holding = true
-	return NotStopped, nil
-}
-
-func (r *run) stop(reason StopReason, cause error) error {
-	e := &Error{
-		Reason:      reason,
-		Attempts:    r.attempts,
-		Last:        r.lastErr,
-		LastOutcome: r.lastOut,
-		Cause:       cause,
-		Elapsed:     r.clock.Now().Sub(r.start),
-	}
-	if r.hooks.OnGiveUp != nil {
-		r.hooks.OnGiveUp(e)
-	}
-	return e
+func (r *run) stop(st Step) error {
+	return r.op.GiveUp(&r.plan, st, r.clock.Now().Sub(r.start), r.lastErr, r.lastOut)
 }

@@ -595,7 +595,7 @@ func TestDoLeavesNoGoroutine(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = policies.Do(ctx, newScript(step{rt, nil}).op, append(opts, policies.WithBudget(time.Second))...)
-		lim.Release()
+		lim.ReleaseSlot()
 		check("limiter wait past the budget")
 	})
 }
@@ -613,7 +613,7 @@ func TestDoLimiterWaitCancelled(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Reason != policies.StopCancelled || pe.Attempts != 0 || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Do = %v, want cancelled before any attempt", err)
 		}
-		lim.Release()
+		lim.ReleaseSlot()
 		if lim.InFlight() != 0 {
 			t.Errorf("%d slots taken after release", lim.InFlight())
 		}

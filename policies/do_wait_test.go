@@ -44,7 +44,7 @@ func TestDoLimiterWaitBoundedByBudget(t *testing.T) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("budget stop reports the context's error: %v", err)
 		}
-		lim.Release()
+		lim.ReleaseSlot()
 	})
 }
 
@@ -59,7 +59,7 @@ func TestDoLimiterSlotAfterBudget(t *testing.T) {
 			time.Sleep(time.Second)
 			_ = lim.Acquire(context.Background())
 			time.Sleep(10 * time.Second)
-			lim.Release()
+			lim.ReleaseSlot()
 		}()
 		s := newScript(step{rt, httpErr(500, nil)}, step{rt, nil})
 		err := policies.Do(t.Context(), s.op, policies.WithLimiter(lim), policies.WithBudget(4*time.Second),
@@ -84,7 +84,7 @@ func TestDoLimiterRechecksGate(t *testing.T) {
 		go func() {
 			time.Sleep(time.Second)
 			gate.Push(time.Now(), 5*time.Second) // a 429 elsewhere...
-			lim.Release()                        // ...then its slot frees
+			lim.ReleaseSlot()                        // ...then its slot frees
 		}()
 		s := newScript(step{rt, nil})
 		if err := policies.Do(t.Context(), s.op, policies.WithGate(gate), policies.WithLimiter(lim)); err != nil {

@@ -4,20 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
-// ErrLimitQueueFull is returned by Limiter.Acquire when every slot is taken
-// and the wait queue already holds its maximum.
+// ErrLimitQueueFull is returned by Limiter.Acquire (and given as the cause of
+// StopQueueFull) when every slot is taken and the wait queue already holds
+// its maximum.
 var ErrLimitQueueFull = errors.New("in-flight limit: wait queue full")
 
-// Limiter bounds the attempts in flight at once across every goroutine that
-// shares it, with a bounded queue of waiters. Waiters are served roughly in
-// arrival order. Safe for concurrent use.
+// Limiter bounds the attempts in flight at once across every operation that
+// shares it, with a bounded FIFO queue of waiters. A freed slot passes
+// straight to the first waiter that can still use it, so a newcomer cannot
+// overtake the queue. As a Coordinator it blocks (AdmitBlock) and wakes
+// waiters through their Waiter; Acquire and Release serve callers outside
+// Do. Safe for concurrent use.
 type Limiter struct {
-	slots    chan struct{}
-	maxQueue int64
-	waiting  atomic.Int64
+	max      int
+	maxQueue int
+
+	mu       sync.Mutex
+	inFlight int
+	queue    []limitWaiter // FIFO from head
+	head     int
+}
+
+type limitWaiter struct {
+	w      Waiter
+	latest time.Time // zero: no bound
 }
 
 // NewLimiter returns a limiter allowing maxInFlight attempts at once (> 0).
@@ -26,45 +41,143 @@ func NewLimiter(maxInFlight, maxQueue int) (*Limiter, error) {
 	if maxInFlight <= 0 || maxQueue < 0 {
 		return nil, fmt.Errorf("limiter needs max in flight > 0 and max queue >= 0 (got %d, queue %d)", maxInFlight, maxQueue)
 	}
-	return &Limiter{slots: make(chan struct{}, maxInFlight), maxQueue: int64(maxQueue)}, nil
+	return &Limiter{max: maxInFlight, maxQueue: maxQueue}, nil
 }
 
-// Acquire takes a slot, waiting until one is free or ctx is done. It fails
-// at once with ErrLimitQueueFull when the queue is full, and with ctx.Err()
-// when ctx ends first. Every successful Acquire must be paired with one
-// Release.
+// Admit takes a free slot (AdmitGrant), queues the operation (AdmitBlock),
+// or stops it with StopQueueFull when the queue is full. Waiters whose
+// latest start has passed are woken without a slot and do not count.
+func (l *Limiter) Admit(now time.Time, a *Ask) Admission {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inFlight < l.max && l.waiting() == 0 {
+		l.inFlight++
+		return Admission{Kind: AdmitGrant, At: now}
+	}
+	if l.maxQueue > 0 && l.waiting() >= l.maxQueue {
+		l.expire(now)
+		if l.waiting() >= l.maxQueue {
+			return Admission{Kind: AdmitDeny, Reason: StopQueueFull, Cause: ErrLimitQueueFull}
+		}
+	}
+	l.queue = append(l.queue, limitWaiter{w: a.Waiter, latest: a.Latest})
+	return Admission{Kind: AdmitBlock}
+}
+
+// Observe does nothing: the slot is given back by Release.
+func (l *Limiter) Observe(time.Time, int, Outcome) {}
+
+// Release takes w out of the queue if it is still waiting; otherwise it
+// frees w's slot, handing it to the first waiter that can still use it.
+// It panics if no slot is taken: a Release without its grant would let
+// more attempts run than the limit.
+func (l *Limiter) Release(now time.Time, w Waiter, _ bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w != nil {
+		for i := l.head; i < len(l.queue); i++ {
+			if l.queue[i].w == w {
+				l.queue = append(l.queue[:i], l.queue[i+1:]...)
+				l.compact()
+				return
+			}
+		}
+	}
+	if l.inFlight == 0 {
+		panic("policies: Limiter.Release without a matching Acquire")
+	}
+	for l.waiting() > 0 {
+		next := l.queue[l.head]
+		l.queue[l.head] = limitWaiter{}
+		l.head++
+		l.compact()
+		if !next.latest.IsZero() && now.After(next.latest) {
+			next.w.Wake(now, false) // too late to use a slot
+			continue
+		}
+		next.w.Wake(now, true) // the slot passes to it
+		return
+	}
+	l.inFlight--
+}
+
+func (l *Limiter) waiting() int { return len(l.queue) - l.head }
+
+// compact drops the consumed head of the queue once it is half the slice.
+func (l *Limiter) compact() {
+	if l.head > 0 && l.head*2 >= len(l.queue) {
+		n := copy(l.queue, l.queue[l.head:])
+		clear(l.queue[n:])
+		l.queue, l.head = l.queue[:n], 0
+	}
+}
+
+// expire wakes, without a slot, every waiter whose latest start is before
+// now, and takes it out of the queue.
+func (l *Limiter) expire(now time.Time) {
+	kept := l.queue[:l.head]
+	for _, q := range l.queue[l.head:] {
+		if !q.latest.IsZero() && now.After(q.latest) {
+			q.w.Wake(now, false)
+			continue
+		}
+		kept = append(kept, q)
+	}
+	clear(l.queue[len(kept):])
+	l.queue = kept
+	l.compact()
+}
+
+// Acquire takes a slot for a caller outside Do, waiting until one is free
+// or ctx is done. It fails at once with ErrLimitQueueFull when the queue is
+// full, and with ctx.Err() when ctx ends first. Every successful Acquire
+// must be paired with one Release.
 func (l *Limiter) Acquire(ctx context.Context) error {
-	select {
-	case l.slots <- struct{}{}:
+	w := newChanWaiter()
+	switch a := l.Admit(time.Time{}, &Ask{Waiter: w}); a.Kind {
+	case AdmitGrant:
 		return nil
-	default:
+	case AdmitDeny:
+		return a.Cause
 	}
-	if n := l.waiting.Add(1); l.maxQueue > 0 && n > l.maxQueue {
-		l.waiting.Add(-1)
-		return ErrLimitQueueFull
-	}
-	defer l.waiting.Add(-1)
 	select {
-	case l.slots <- struct{}{}:
-		return nil
+	case <-w.ch:
+		return nil // a waiter without a latest start is always granted
 	case <-ctx.Done():
+		// Leaves the queue, or gives back the slot if it was granted meanwhile.
+		l.Release(time.Time{}, w, false)
 		return ctx.Err()
 	}
 }
 
-// Release frees a slot taken by Acquire. It panics if no slot is taken: a
-// Release without its Acquire would let more attempts run than the limit
-// (as semaphore.Weighted does, it fails loudly instead).
-func (l *Limiter) Release() {
-	select {
-	case <-l.slots:
-	default:
-		panic("policies: Limiter.Release without a matching Acquire")
-	}
-}
+// ReleaseSlot frees a slot taken by Acquire. It panics if no slot is taken.
+func (l *Limiter) ReleaseSlot() { l.Release(time.Time{}, nil, true) }
 
 // InFlight returns the number of slots taken now.
-func (l *Limiter) InFlight() int { return len(l.slots) }
+func (l *Limiter) InFlight() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inFlight
+}
+
+// chanWaiter wakes a goroutine through a channel with room for the one wake
+// an operation can receive per wait.
+type chanWaiter struct{ ch chan bool }
+
+func newChanWaiter() *chanWaiter { return &chanWaiter{ch: make(chan bool, 1)} }
+
+func (w *chanWaiter) Wake(_ time.Time, granted bool) { w.ch <- granted }
+
+// drain takes a wake that arrived after the goroutine stopped waiting, and
+// reports whether it granted a slot.
+func (w *chanWaiter) drain() bool {
+	select {
+	case g := <-w.ch:
+		return g
+	default:
+		return false
+	}
+}
 
 // ModelFallback switches an operation to a fallback model after repeated
 // capacity failures: once an operation has seen After capacity failures

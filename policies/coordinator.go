@@ -1,0 +1,74 @@
+package policies
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Coordinator is state shared by the operations of one client or API key
+// (a gate, a throttle, an in-flight limit; later retry budgets and
+// breakers). Every operation asks it before each attempt (Admit) and tells
+// it each outcome (Observe). Time is always passed in: production passes the
+// real clock, the simulator virtual time mapped onto time.Time. A
+// Coordinator used by Do must be safe for concurrent use; the simulator
+// calls it from one goroutine.
+type Coordinator interface {
+	// Admit decides whether the operation may start an attempt at now.
+	Admit(now time.Time, a *Ask) Admission
+	// Observe is told the outcome of every attempt of every operation that
+	// shares the coordinator; attempt is its number within its operation,
+	// from 1.
+	Observe(now time.Time, attempt int, out Outcome)
+	// Release gives back what an AdmitGrant or AdmitBlock holds for the
+	// waiter's attempt: after its outcome was observed (sent), or unused.
+	Release(now time.Time, w Waiter, sent bool)
+}
+
+// Ask is what an operation tells a coordinator when it asks to start.
+type Ask struct {
+	// Latest is the latest start the operation accepts; zero means no bound.
+	Latest time.Time
+	// Waiter wakes the operation if the coordinator queues it (AdmitBlock).
+	Waiter Waiter
+	// Retry is true for every attempt but an operation's first.
+	Retry bool
+	// Rand is the operation's random source, for coordinators that draw.
+	Rand *rand.Rand
+}
+
+// Waiter wakes an operation that a coordinator queued. Wake may be called
+// from another goroutine (in production, the one whose attempt freed the
+// slot); granted says whether the operation now holds what it queued for.
+// It must not block.
+type Waiter interface {
+	Wake(now time.Time, granted bool)
+}
+
+// AdmitKind is a coordinator's answer to Ask.
+type AdmitKind uint8
+
+const (
+	// AdmitPass lets the attempt through and records nothing: asking again
+	// is harmless (an open gate).
+	AdmitPass AdmitKind = iota
+	// AdmitHold says "not before At": the operation waits, then asks every
+	// coordinator again from the first. Nothing is recorded.
+	AdmitHold
+	// AdmitGrant admits the attempt to start at At (now or later) and holds
+	// something for it (a throttle slot, a limiter slot) until Release.
+	AdmitGrant
+	// AdmitBlock queues the operation; Ask.Waiter will be woken. Release
+	// must be called if the operation stops waiting or, once granted, after
+	// the attempt.
+	AdmitBlock
+	// AdmitDeny stops the operation: Reason, Cause.
+	AdmitDeny
+)
+
+// Admission is a coordinator's answer.
+type Admission struct {
+	Kind   AdmitKind
+	At     time.Time // AdmitHold, AdmitGrant
+	Reason StopReason
+	Cause  error
+}

@@ -1,0 +1,320 @@
+package policies
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Plan is what every operation of one client (or API key) shares: the
+// decision rules, the coordinators, the model fallback and the hooks. Do and
+// Transport build one per call from their options; the simulator builds one
+// per simulated policy. A Plan is read-only once operations use it; its
+// coordinators and fallback carry the shared, changing state.
+type Plan struct {
+	Policy Policy
+	// Coordinators are asked, in order, before every attempt, and told every
+	// outcome. At most 8.
+	Coordinators []Coordinator
+	// Fallback, if set, moves an operation to another model after repeated
+	// capacity failures.
+	Fallback *ModelFallback
+	Hooks    Hooks
+}
+
+// MaxCoordinators bounds Plan.Coordinators (an operation keeps one bit per
+// coordinator).
+const MaxCoordinators = 8
+
+// StepKind says what a driver does next for an operation.
+type StepKind uint8
+
+const (
+	// StepSend: send an attempt now, to Op.Model.
+	StepSend StepKind = iota
+	// StepWait: wait Step.Delay, then call Before.
+	StepWait
+	// StepBlock: a coordinator queued the operation; wait until the Waiter
+	// passed to Before is woken, tell the Op with Woken, then call Before.
+	StepBlock
+	// StepStop: give up (Step.Reason, Step.Cause).
+	StepStop
+	// StepDone: the operation succeeded.
+	StepDone
+)
+
+// Step is an operation's next move, as Before and After decide it.
+type Step struct {
+	Kind StepKind
+	// Delay is the wait before the next Before (StepWait); never negative.
+	Delay time.Duration
+	// Reason and Cause say why the operation stops (StepStop). Cause is nil
+	// or an error such as ErrQueueFull.
+	Reason StopReason
+	Cause  error
+}
+
+// Moment is when a driver asks an operation to decide: the time on the
+// clock its coordinators share, and the time since the operation started.
+type Moment struct {
+	Now   time.Time
+	Since time.Duration
+	// Cutoff, if not zero, is the latest start the driver allows beside the
+	// policy's deadline (Do: the instant before the context's deadline). A
+	// wait that would end after it is not begun.
+	Cutoff time.Time
+}
+
+// Op is the retry state machine of one operation. Both drivers run it: Do
+// with the real clock (sleeping and waking goroutines), the simulator with
+// virtual time (scheduling events). Neither decides anything itself:
+//
+//	for {
+//		step := op.Before(plan, m, waiter, rng)     // may I send?
+//		... wait, block, stop, or send an attempt ...
+//		step = op.After(plan, m, outcome, err, rng) // and now?
+//		... done, stop, or wait and loop ...
+//	}
+//
+// An Op is small and holds no pointers, so a simulator can keep millions.
+// The zero Op is a new operation on the primary model; use Start to apply a
+// sticky fallback. Not safe for concurrent use.
+type Op struct {
+	prev     time.Duration // wait chosen before the previous retry
+	attempts int32         // attempts sent
+	capacity uint16        // capacity failures, for the fallback (saturates)
+	stage    uint8         // index of the next coordinator to ask
+	flags    uint8
+	passed   uint8 // coordinators that let the pending attempt pass without holding anything
+	held     uint8 // coordinators holding something for the pending attempt (or queuing it)
+}
+
+const (
+	flagFallback uint8 = 1 << iota // attempts go to the fallback model
+	flagResume                     // the op waited for a grant: re-ask the passed coordinators
+	flagBlocked                    // queued by coordinator stage; waiting for Woken
+)
+
+// Start prepares a new operation: a sticky fallback that has happened puts
+// it on the fallback model from the first attempt.
+func (o *Op) Start(p *Plan) {
+	*o = Op{}
+	if p.Fallback != nil && p.Fallback.StartModel() == p.Fallback.Fallback && p.Fallback.Fallback != p.Fallback.Primary {
+		o.flags |= flagFallback
+	}
+}
+
+// Attempts returns the number of attempts sent.
+func (o *Op) Attempts() int { return int(o.attempts) }
+
+// OnFallback reports whether the operation's attempts go to the fallback model.
+func (o *Op) OnFallback() bool { return o.flags&flagFallback != 0 }
+
+// Model returns the model of the next attempt: the fallback's Primary or
+// Fallback, or "" without a fallback.
+func (o *Op) Model(p *Plan) string {
+	switch {
+	case p.Fallback == nil:
+		return ""
+	case o.OnFallback():
+		return p.Fallback.Fallback
+	default:
+		return p.Fallback.Primary
+	}
+}
+
+// latest returns the latest start that the policy's deadline and the
+// driver's cutoff allow, or the zero time if neither bounds it.
+func (p *Plan) latest(m Moment) time.Time {
+	var latest time.Time
+	if d := p.Policy.Deadline; d > 0 {
+		latest = m.Now.Add(d - m.Since)
+	}
+	if !m.Cutoff.IsZero() && (latest.IsZero() || m.Cutoff.Before(latest)) {
+		latest = m.Cutoff
+	}
+	return latest
+}
+
+// startsBy reports whether a start at t is no later than latest (zero: no bound).
+func startsBy(t, latest time.Time) bool { return latest.IsZero() || !t.After(latest) }
+
+// Before decides whether the operation may send its next attempt now. It
+// asks the coordinators in order; one may hold the attempt (StepWait), queue
+// it (StepBlock: w will be woken), or stop it (StepStop). After a wait for a
+// grant (a throttle slot, a limiter slot), the coordinators that had simply
+// let it pass are asked again: a gate closed meanwhile sends the attempt
+// back to wait for it, giving up what it held. On StepSend the attempt
+// counts as sent.
+func (o *Op) Before(p *Plan, m Moment, w Waiter, rng *rand.Rand) Step {
+	if !p.Policy.StartsInTime(m.Since) || !startsBy(m.Now, m.Cutoff) {
+		// A negative budget, or a wake-up later than the budget allows.
+		o.releaseAll(p, m.Now, w, false)
+		o.stage, o.passed, o.flags = 0, 0, o.flags&^(flagResume|flagBlocked)
+		return o.stop(p, m, StopDeadline, nil)
+	}
+	if len(p.Coordinators) > 0 {
+		if st, ok := o.admit(p, m, w, rng); !ok {
+			return st
+		}
+	}
+	o.attempts++
+	o.stage, o.passed, o.flags = 0, 0, o.flags&^flagResume
+	return Step{Kind: StepSend}
+}
+
+// admit runs the coordinators for the pending attempt; ok means send now.
+func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
+	ask := Ask{Latest: p.latest(m), Waiter: w, Retry: o.attempts > 0, Rand: rng}
+	if o.flags&flagResume != 0 {
+		o.flags &^= flagResume
+		for i := range int(o.stage) {
+			if o.passed&(1<<i) == 0 {
+				continue
+			}
+			switch a := p.Coordinators[i].Admit(m.Now, &ask); a.Kind {
+			case AdmitPass:
+			case AdmitHold:
+				o.releaseAll(p, m.Now, w, false)
+				return o.hold(p, m, a.At), false
+			default:
+				// Only Pass and Hold are expected from a coordinator that
+				// passed before; anything else ends the attempt's claim.
+				o.releaseAll(p, m.Now, w, false)
+				if a.Kind == AdmitDeny {
+					return o.stop(p, m, a.Reason, a.Cause), false
+				}
+				return Step{Kind: StepWait}, false
+			}
+		}
+	}
+	for int(o.stage) < len(p.Coordinators) {
+		i := o.stage
+		a := p.Coordinators[i].Admit(m.Now, &ask)
+		switch a.Kind {
+		case AdmitPass:
+			o.passed |= 1 << i
+			o.stage++
+		case AdmitHold:
+			o.releaseAll(p, m.Now, w, false)
+			return o.hold(p, m, a.At), false
+		case AdmitGrant:
+			o.held |= 1 << i
+			o.stage++
+			if a.At.After(m.Now) {
+				o.flags |= flagResume
+				return Step{Kind: StepWait, Delay: a.At.Sub(m.Now)}, false
+			}
+		case AdmitBlock:
+			o.held |= 1 << i
+			o.flags |= flagBlocked
+			return Step{Kind: StepBlock}, false
+		case AdmitDeny:
+			o.releaseAll(p, m.Now, w, false)
+			return o.stop(p, m, a.Reason, a.Cause), false
+		}
+	}
+	return Step{}, true
+}
+
+// hold is the step for a coordinator that says "not before at": wait for it,
+// or stop now if at is later than the operation may start.
+func (o *Op) hold(p *Plan, m Moment, at time.Time) Step {
+	o.stage, o.passed, o.flags = 0, 0, o.flags&^flagResume
+	if !startsBy(at, p.latest(m)) {
+		return o.stop(p, m, StopDeadline, nil)
+	}
+	return Step{Kind: StepWait, Delay: max(at.Sub(m.Now), 0)}
+}
+
+// Woken tells the operation that the coordinator that blocked it woke it:
+// granted says whether it now holds what it queued for. If not (its latest
+// start passed while it queued), the next Before stops it.
+func (o *Op) Woken(granted bool) {
+	if o.flags&flagBlocked == 0 {
+		return
+	}
+	o.flags &^= flagBlocked
+	i := o.stage
+	if !granted {
+		o.held &^= 1 << i
+		o.stage, o.passed = 0, 0
+		o.flags &^= flagResume
+		return
+	}
+	o.stage++
+	o.flags |= flagResume
+}
+
+// Abandon gives back whatever the coordinators hold for the pending attempt
+// (a grant, or a place in a queue), e.g. when the caller cancels while the
+// operation waits. The operation may call Before again afterwards.
+func (o *Op) Abandon(p *Plan, now time.Time, w Waiter) {
+	o.releaseAll(p, now, w, false)
+	o.stage, o.passed = 0, 0
+	o.flags &^= flagResume | flagBlocked
+}
+
+// releaseAll gives back every coordinator's hold on the pending attempt.
+func (o *Op) releaseAll(p *Plan, now time.Time, w Waiter, sent bool) {
+	for i := 0; o.held != 0; i++ {
+		if o.held&(1<<i) != 0 {
+			o.held &^= 1 << i
+			p.Coordinators[i].Release(now, w, sent)
+		}
+	}
+}
+
+// After decides what follows an attempt's outcome: StepDone on success,
+// otherwise StepWait (the backoff before the next Before) or StepStop. Every
+// coordinator is told the outcome first (a gate is pushed before a limiter
+// slot is given back, so no queued operation starts in between). err is the
+// attempt's error, passed to the hooks (nil in the simulator). A failure
+// classified as Success counts as Terminal: a failed attempt cannot succeed.
+func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *rand.Rand) Step {
+	if failed && out.Class == Success {
+		out.Class = Terminal
+	}
+	for _, c := range p.Coordinators {
+		c.Observe(m.Now, int(o.attempts), out)
+	}
+	o.releaseAll(p, m.Now, nil, true)
+	if !failed {
+		return Step{Kind: StepDone}
+	}
+	if out.Class == Capacity && o.capacity < ^uint16(0) {
+		o.capacity++
+	}
+	d := p.Policy.Next(int(o.attempts), o.prev, m.Since, out, rng)
+	if d.Stop == NotStopped && !m.Cutoff.IsZero() && m.Now.Add(d.Delay).After(m.Cutoff) {
+		d.Stop = StopDeadline // the driver's cutoff would pass before the wait ends
+	}
+	if d.Stop != NotStopped {
+		return o.stop(p, m, d.Stop, nil)
+	}
+	o.prev = d.Delay
+	if f := p.Fallback; out.Class == Capacity && f != nil && !o.OnFallback() && f.ShouldSwitch(f.Primary, int(o.capacity)) {
+		o.flags |= flagFallback
+		if h := p.Hooks.OnFallback; h != nil {
+			h(FallbackEvent{Attempt: int(o.attempts), From: f.Primary, To: f.Fallback})
+		}
+	}
+	if h := p.Hooks.OnRetryScheduled; h != nil {
+		h(RetryEvent{Attempt: int(o.attempts), Outcome: out, Delay: d.Delay, Err: err})
+	}
+	return Step{Kind: StepWait, Delay: d.Delay}
+}
+
+func (o *Op) stop(_ *Plan, _ Moment, reason StopReason, cause error) Step {
+	return Step{Kind: StepStop, Reason: reason, Cause: cause}
+}
+
+// GiveUp builds the error for a StepStop and tells the OnGiveUp hook, the
+// same way in both drivers. last and lastOut are the last attempt's error
+// and outcome, if any was classified (hasOut).
+func (o *Op) GiveUp(p *Plan, st Step, since time.Duration, last error, lastOut Outcome) *Error {
+	e := &Error{Reason: st.Reason, Attempts: int(o.attempts), Last: last, LastOutcome: lastOut, Cause: st.Cause, Elapsed: since}
+	if h := p.Hooks.OnGiveUp; h != nil {
+		h(e)
+	}
+	return e
+}
