@@ -84,7 +84,7 @@ func TestDoLimiterRechecksGate(t *testing.T) {
 		go func() {
 			time.Sleep(time.Second)
 			gate.Push(time.Now(), 5*time.Second) // a 429 elsewhere...
-			lim.ReleaseSlot()                        // ...then its slot frees
+			lim.ReleaseSlot()                    // ...then its slot frees
 		}()
 		s := newScript(step{rt, nil})
 		if err := policies.Do(t.Context(), s.op, policies.WithGate(gate), policies.WithLimiter(lim)); err != nil {
