@@ -39,7 +39,7 @@ func (g *Gate) Ready(now time.Time) time.Time {
 }
 
 // Admit holds the attempt until the gate opens.
-func (g *Gate) Admit(now time.Time, _ *Ask) Admission {
+func (g *Gate) Admit(now time.Time, _ Ask) Admission {
 	if open := g.Ready(now); open.After(now) {
 		return Admission{Kind: AdmitHold, At: open}
 	}
@@ -133,7 +133,7 @@ func (t *Throttle) Reserve(now, latest time.Time) (time.Time, error) {
 // Admit books the attempt's start (AdmitGrant at the slot). A full queue
 // stops the operation with StopQueueFull, a slot after Ask.Latest with
 // StopDeadline.
-func (t *Throttle) Admit(now time.Time, a *Ask) Admission {
+func (t *Throttle) Admit(now time.Time, a Ask) Admission {
 	slot, err := t.Reserve(now, a.Latest)
 	switch {
 	case errors.Is(err, ErrQueueFull):

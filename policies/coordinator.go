@@ -14,7 +14,7 @@ import (
 // calls it from one goroutine.
 type Coordinator interface {
 	// Admit decides whether the operation may start an attempt at now.
-	Admit(now time.Time, a *Ask) Admission
+	Admit(now time.Time, a Ask) Admission
 	// Observe is told the outcome of every attempt of every operation that
 	// shares the coordinator; attempt is its number within its operation,
 	// from 1.

@@ -47,7 +47,7 @@ func NewLimiter(maxInFlight, maxQueue int) (*Limiter, error) {
 // Admit takes a free slot (AdmitGrant), queues the operation (AdmitBlock),
 // or stops it with StopQueueFull when the queue is full. Waiters whose
 // latest start has passed are woken without a slot and do not count.
-func (l *Limiter) Admit(now time.Time, a *Ask) Admission {
+func (l *Limiter) Admit(now time.Time, a Ask) Admission {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.inFlight < l.max && l.waiting() == 0 {
@@ -134,7 +134,7 @@ func (l *Limiter) expire(now time.Time) {
 // must be paired with one Release.
 func (l *Limiter) Acquire(ctx context.Context) error {
 	w := newChanWaiter()
-	switch a := l.Admit(time.Time{}, &Ask{Waiter: w}); a.Kind {
+	switch a := l.Admit(time.Time{}, Ask{Waiter: w}); a.Kind {
 	case AdmitGrant:
 		return nil
 	case AdmitDeny:

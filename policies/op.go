@@ -109,6 +109,11 @@ func (o *Op) Attempts() int { return int(o.attempts) }
 // OnFallback reports whether the operation's attempts go to the fallback model.
 func (o *Op) OnFallback() bool { return o.flags&flagFallback != 0 }
 
+// Resuming reports whether the operation waits for something a coordinator
+// granted it (a booked throttle slot, a limiter slot): its next Before goes
+// on from there rather than from the first coordinator.
+func (o *Op) Resuming() bool { return o.flags&flagResume != 0 }
+
 // Model returns the model of the next attempt: the fallback's Primary or
 // Fallback, or "" without a fallback.
 func (o *Op) Model(p *Plan) string {
@@ -171,7 +176,7 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 			if o.passed&(1<<i) == 0 {
 				continue
 			}
-			switch a := p.Coordinators[i].Admit(m.Now, &ask); a.Kind {
+			switch a := p.Coordinators[i].Admit(m.Now, ask); a.Kind {
 			case AdmitPass:
 			case AdmitHold:
 				o.releaseAll(p, m.Now, w, false)
@@ -189,7 +194,7 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 	}
 	for int(o.stage) < len(p.Coordinators) {
 		i := o.stage
-		a := p.Coordinators[i].Admit(m.Now, &ask)
+		a := p.Coordinators[i].Admit(m.Now, ask)
 		switch a.Kind {
 		case AdmitPass:
 			o.passed |= 1 << i

@@ -23,7 +23,7 @@ func hugeBurst(n int) Config {
 			},
 		},
 		Workload: Burst{Clients: n},
-		Policy: Policy{Name: "full-jitter", Decide: policies.Policy{
+		Policy: Policy{Name: "full-jitter", Rules: policies.Policy{
 			Backoff:     policies.FullJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 30 * time.Second},
 			MaxAttempts: 10,
 			Deadline:    2 * time.Minute,

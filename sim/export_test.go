@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
+
+	"github.com/retrysim/retrysim/policies"
 )
 
 // Test-only access for sim_test: the random stream a client's policy draws
@@ -19,25 +22,37 @@ func ClientPolicyStream(seed uint64, i int) *rand.PCG {
 // seed builds it: calls must come in time order.
 func NewServerModel(m *CapacityWindows, seed uint64) func(now time.Duration) (admitted bool, rej Rejection, respondAt time.Duration) {
 	pcg := newStream(seed, streamServer, 0)
-	return newServerState(m, rand.New(&pcg)).arrive
+	srv := m.NewServer(rand.New(&pcg))
+	return func(now time.Duration) (bool, Rejection, time.Duration) {
+		r := srv.Arrive(now, Request{})
+		o := r.Outcome
+		return o.Class == policies.Success, Rejection{Status: o.Status, Class: o.Class, RetryAfter: o.ServerWait}, r.At
+	}
 }
 
 // ClientStart returns client i's start time in a run with the given seed
 // and workload spread.
 func ClientStart(seed uint64, i int, spread time.Duration) time.Duration {
-	return startTime(seed, uint64(i), spread)
+	pcg := newStream(seed, streamStart, uint64(i))
+	return Burst{Clients: i + 1, Spread: spread}.Start(i, rand.New(&pcg))
 }
 
 // RunTraced runs cfg as Run does and calls trace with every event just
 // before the run processes it: its time, its client and what it does
-// ("ready", "send" or "response"). Whatever the run reports while
-// processing the event (OnRequest, Hooks) belongs to that client.
+// ("ready": ask to start; "send": start after waiting for a booked slot;
+// "response"). Whatever the run reports while processing the event
+// (OnRequest, Hooks) belongs to that client.
 func RunTraced(cfg Config, trace func(at time.Duration, client int, kind string)) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
-	r := runner{trace: func(at time.Duration, i int32, kind eventKind) {
-		trace(at, int(i), [...]string{evReady: "ready", evSend: "send", evResponse: "response"}[kind])
-	}}
-	return r.run(&cfg)
+	var r runner
+	r.trace = func(at time.Duration, i int32, kind eventKind) {
+		name := map[eventKind]string{evReady: "ready", evResponse: "response"}[kind]
+		if kind == evReady && r.ops[i].op.Resuming() {
+			name = "send"
+		}
+		trace(at, int(i), name)
+	}
+	return r.run(context.Background(), &cfg)
 }

@@ -10,9 +10,8 @@ import (
 type eventKind uint8
 
 const (
-	evReady    eventKind = iota // a client wants to start an attempt
-	evSend                      // a client's attempt reaches the server
-	evResponse                  // the server's response reaches the client
+	evReady    eventKind = iota // an operation asks whether it may send (and sends if so)
+	evResponse                  // the server's response reaches the operation
 )
 
 // event is one scheduled happening. Events fire in order of (at, seq): equal

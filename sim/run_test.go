@@ -19,7 +19,7 @@ const (
 // then 6 per 1-second window; responses after 0.1 s; 20 clients, 8 attempts,
 // 20 s deadline.
 func reference(p Policy) Config {
-	p.Decide.MaxAttempts, p.Decide.Deadline = 8, 20*sec
+	p.Rules.MaxAttempts, p.Rules.Deadline = 8, 20*sec
 	overloaded := Rejection{Status: 529, Class: policies.Capacity}
 	return Config{
 		Seed: 1,
@@ -36,12 +36,15 @@ func reference(p Policy) Config {
 }
 
 var (
-	immediate   = Policy{Name: "immediate", Decide: policies.Policy{Backoff: policies.Constant{Wait: 100 * ms}}}
-	exponential = Policy{Name: "capped-exponential", Decide: policies.Policy{Backoff: policies.Exponential{Base: 500 * ms, Factor: 2, Cap: 8 * sec}}}
-	fullJitter  = Policy{Name: "full-jitter", Decide: policies.Policy{Backoff: policies.FullJitter{Base: 500 * ms, Factor: 2, Cap: 8 * sec}}}
+	immediate   = Policy{Name: "immediate", Rules: policies.Policy{Backoff: policies.Constant{Wait: 100 * ms}}}
+	exponential = Policy{Name: "capped-exponential", Rules: policies.Policy{Backoff: policies.Exponential{Base: 500 * ms, Factor: 2, Cap: 8 * sec}}}
+	fullJitter  = Policy{Name: "full-jitter", Rules: policies.Policy{Backoff: policies.FullJitter{Base: 500 * ms, Factor: 2, Cap: 8 * sec}}}
 	gated       = Policy{Name: "gated", Gate: true, Throttle: &Throttle{Count: 6, Per: sec},
-		Decide: policies.Policy{Backoff: policies.FullJitter{Base: 500 * ms, Factor: 2, Cap: 8 * sec}}}
+		Rules: policies.Policy{Backoff: policies.FullJitter{Base: 500 * ms, Factor: 2, Cap: 8 * sec}}}
 )
+
+// windows returns the capacity-windows server of c, for tests to change.
+func windows(c Config) *CapacityWindows { return c.Server.(*CapacityWindows) }
 
 func mustRun(t *testing.T, c Config) Result {
 	t.Helper()
@@ -131,7 +134,7 @@ func TestClientStreamsAreIndependentOfClientCount(t *testing.T) {
 		c := Config{Seed: 9, Workload: Burst{Clients: n, Spread: 10 * sec},
 			Server: &CapacityWindows{ResponseTime: Fixed(ms), Phases: []Phase{{Duration: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}}, {Admit: 1 << 30, Window: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}}}},
 			Policy: fullJitter}
-		c.Policy.Decide.MaxAttempts = 50
+		c.Policy.Rules.MaxAttempts = 50
 		var starts []time.Duration
 		c.OnRequest = func(at time.Duration, _ bool) { starts = append(starts, at) }
 		mustRun(t, c)
@@ -158,7 +161,7 @@ func TestDeadlineBoundary(t *testing.T) {
 			Server: &CapacityWindows{ResponseTime: Fixed(100 * ms), Phases: []Phase{
 				{Duration: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}},
 				{Admit: 1, Window: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}}}},
-			Policy: Policy{Name: "c", Decide: policies.Policy{Backoff: policies.Constant{Wait: 900 * ms}, Deadline: tt.deadline}}}
+			Policy: Policy{Name: "c", Rules: policies.Policy{Backoff: policies.Constant{Wait: 900 * ms}, Deadline: tt.deadline}}}
 		r := mustRun(t, c)
 		if r.Completed != tt.completed || r.Attempts != tt.attempts {
 			t.Errorf("deadline %v: completed %d attempts %d, want %d and %d", tt.deadline, r.Completed, r.Attempts, tt.completed, tt.attempts)
@@ -172,7 +175,7 @@ func TestGateHoldsAllClientsAfterRetryAfter(t *testing.T) {
 	limited := Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: 2 * sec}
 	c := Config{Seed: 3, Workload: Burst{Clients: 30, Spread: 3 * sec},
 		Server: &CapacityWindows{ResponseTime: Fixed(100 * ms), Phases: []Phase{{Admit: 2, Window: sec, Reject: limited}}},
-		Policy: Policy{Name: "g", Gate: true, Decide: policies.Policy{Backoff: policies.Constant{Wait: 10 * ms}, Deadline: 30 * sec}}}
+		Policy: Policy{Name: "g", Gate: true, Rules: policies.Policy{Backoff: policies.Constant{Wait: 10 * ms}, Deadline: 30 * sec}}}
 	type request struct {
 		at       time.Duration
 		admitted bool
@@ -209,7 +212,7 @@ func TestGateHoldsAllClientsAfterRetryAfter(t *testing.T) {
 
 func TestThrottleQueueFullGivesUp(t *testing.T) {
 	c := reference(Policy{Name: "q", Throttle: &Throttle{Count: 1, Per: sec, MaxQueue: 5},
-		Decide: policies.Policy{Backoff: policies.Constant{Wait: 100 * ms}}})
+		Rules: policies.Policy{Backoff: policies.Constant{Wait: 100 * ms}}})
 	r := mustRun(t, c)
 	// 20 clients ready at 0 s with 1 start per second: the first starts now,
 	// 5 more may wait; the other 14 find the queue full.
@@ -220,9 +223,9 @@ func TestThrottleQueueFullGivesUp(t *testing.T) {
 
 func TestSpreadStartsWithinInterval(t *testing.T) {
 	c := reference(immediate)
-	c.Workload.Spread = 3 * sec
+	c.Workload = Burst{Clients: 20, Spread: 3 * sec}
 	// A server that admits everything: one request per client, at its start.
-	c.Server.Phases = []Phase{{Admit: 100, Window: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}}}
+	windows(c).Phases = []Phase{{Admit: 100, Window: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}}}
 	var starts []time.Duration
 	c.OnRequest = func(at time.Duration, _ bool) { starts = append(starts, at) }
 	mustRun(t, c)
@@ -239,7 +242,7 @@ func TestSpreadStartsWithinInterval(t *testing.T) {
 
 func TestTerminalRejectionStopsAtOnce(t *testing.T) {
 	c := reference(exponential)
-	c.Server.Phases = []Phase{{Reject: Rejection{Status: 400, Class: policies.Terminal}}}
+	windows(c).Phases = []Phase{{Reject: Rejection{Status: 400, Class: policies.Terminal}}}
 	r := mustRun(t, c)
 	if r.Attempts != 20 || r.GaveUpBy[policies.StopTerminal] != 20 {
 		t.Fatalf("attempts %d gave up %v, want 20 terminal give-ups after one attempt each", r.Attempts, r.GaveUpBy)
@@ -249,18 +252,20 @@ func TestTerminalRejectionStopsAtOnce(t *testing.T) {
 func TestRunRejectsBadConfig(t *testing.T) {
 	good := reference(exponential)
 	for name, mutate := range map[string]func(c *Config){
-		"no clients": func(c *Config) { c.Workload.Clients = 0 },
-		"no limits":  func(c *Config) { c.Policy.Decide.MaxAttempts, c.Policy.Decide.Deadline = 0, 0 },
-		"no backoff": func(c *Config) { c.Policy.Decide.Backoff = nil },
-		"no server":  func(c *Config) { c.Server = nil },
+		"no clients":  func(c *Config) { c.Workload = Burst{} },
+		"no workload": func(c *Config) { c.Workload = nil },
+		"no limits":   func(c *Config) { c.Policy.Rules.MaxAttempts, c.Policy.Rules.Deadline = 0, 0 },
+		"no backoff":  func(c *Config) { c.Policy.Rules.Backoff = nil },
+		"no server":   func(c *Config) { c.Server = nil },
 		"zero window": func(c *Config) {
 			c.Server = &CapacityWindows{ResponseTime: Fixed(0), Phases: []Phase{{Admit: 1, Reject: Rejection{Class: policies.Capacity}}}}
 		},
 		"bad throttle":    func(c *Config) { c.Policy.Throttle = &Throttle{Count: 0, Per: sec} },
-		"negative spread": func(c *Config) { c.Workload.Spread = -1 },
+		"negative spread": func(c *Config) { c.Workload = Burst{Clients: 1, Spread: -1} },
+		"bad limit":       func(c *Config) { c.Policy.Limit = &Limit{MaxInFlight: 0} },
 	} {
 		c := good
-		srv := *good.Server
+		srv := *windows(good)
 		c.Server = &srv
 		mutate(&c)
 		if _, err := Run(c); err == nil {
@@ -287,29 +292,37 @@ func TestRunStopsAtTheHorizon(t *testing.T) {
 	// One admission per 1000 h: the 200th client would finish at 199,000 h.
 	c := Config{Seed: 1, Workload: Burst{Clients: 200},
 		Server: &CapacityWindows{ResponseTime: Fixed(0), Phases: []Phase{{Admit: 1, Window: 1000 * time.Hour, Reject: Rejection{Status: 529, Class: policies.Capacity}}}},
-		Policy: Policy{Name: "slow", Decide: policies.Policy{Backoff: policies.Constant{Wait: 1000 * time.Hour}, MaxAttempts: 1000}}}
+		Policy: Policy{Name: "slow", Rules: policies.Policy{Backoff: policies.Constant{Wait: 1000 * time.Hour}, MaxAttempts: 1000}}}
 	_, err := Run(c)
 	if err == nil || !strings.Contains(err.Error(), "horizon") {
 		t.Fatalf("err = %v, want a horizon error", err)
 	}
-	c.Workload.Clients = 50 // 50 × 1000 h fits
+	c.Workload = Burst{Clients: 50} // 50 × 1000 h fits
 	if _, err := Run(c); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // Retries with no wait against a server that answers in no time would never
-// advance virtual time: such a policy needs max attempts.
-func TestZeroTimeRetriesNeedMaxAttempts(t *testing.T) {
-	c := reference(immediate)
-	c.Server.ResponseTime = Fixed(0)
-	c.Policy.Decide.Backoff = policies.Constant{}
-	c.Policy.Decide.MaxAttempts = 0
-	if _, err := Run(c); err == nil || !strings.Contains(err.Error(), "needs max attempts") {
-		t.Fatalf("err = %v", err)
-	}
-	c.Policy.Decide.MaxAttempts = 3
-	if r, err := Run(c); err != nil || r.Attempts != 60 {
-		t.Fatalf("with max attempts: %v, %d attempts", err, r.Attempts)
+// advance virtual time: the engine's stall guard ends such a run with an
+// error, whatever the backoff (here full jitter with a 1 ns cap, whose every
+// draw is 0), while the same policy with max attempts runs.
+func TestStalledVirtualTimeFails(t *testing.T) {
+	for _, b := range []policies.Backoff{
+		policies.Constant{},
+		policies.FullJitter{Base: 1, Factor: 2, Cap: 1},
+		policies.EqualJitter{Base: 1, Factor: 2, Cap: 1},
+	} {
+		c := reference(immediate)
+		windows(c).ResponseTime = Fixed(0)
+		c.Policy.Rules.Backoff = b
+		c.Policy.Rules.MaxAttempts = 0
+		if _, err := Run(c); err == nil || !strings.Contains(err.Error(), "virtual time stopped") {
+			t.Fatalf("%v: err = %v, want the stall error", b, err)
+		}
+		c.Policy.Rules.MaxAttempts = 3
+		if r, err := Run(c); err != nil || r.Attempts != 60 {
+			t.Fatalf("%v with max attempts: %v, %d attempts", b, err, r.Attempts)
+		}
 	}
 }

@@ -139,6 +139,7 @@ func simulateMulti(t *testing.T, s *multiScenario) (*world, []traced, sim.Result
 	}
 	cfg.Hooks = policies.Hooks{
 		OnRetryScheduled: func(ev policies.RetryEvent) { hooks[cur].OnRetryScheduled(ev) },
+		OnFallback:       func(ev policies.FallbackEvent) { hooks[cur].OnFallback(ev) },
 		OnGiveUp: func(e *policies.Error) {
 			hooks[cur].OnGiveUp(e)
 			w.final[cur], w.reasons[cur] = giveUpFinal(e), e.Reason
@@ -213,11 +214,7 @@ func produceMulti(t *testing.T, s *multiScenario, sequenced bool) *world {
 	w := newWorld(s.clients)
 	synctest.Test(t, func(t *testing.T) {
 		srv := &fakeServer{phases: s.phases, served: map[[2]int64]int{}}
-		gate := &policies.Gate{}
-		thr, err := policies.NewThrottle(s.pol.Throttle.Count, s.pol.Throttle.Per, s.pol.Throttle.MaxQueue)
-		if err != nil {
-			t.Fatal(err)
-		}
+		shared := sharedOptions(t, s.pol)
 		origin := time.Now()
 		var seq *seqClock
 		var clock policies.Clock = realClockInBubble{}
@@ -249,12 +246,11 @@ func produceMulti(t *testing.T, s *multiScenario, sequenced bool) *world {
 				return httpRejection(rej)
 			}
 			opts := []policies.Option{
-				policies.WithPolicy(s.pol.Decide),
+				policies.WithPolicy(s.pol.Rules),
 				policies.WithRand(rand.New(sim.ClientPolicyStream(s.seed, i))),
-				policies.WithGate(gate),
-				policies.WithThrottle(thr),
 				policies.WithHooks(w.events[i].hooks()),
 			}
+			opts = append(opts, shared...)
 			if seq != nil {
 				opts = append(opts, policies.WithClock(seq))
 			}
@@ -281,6 +277,35 @@ func produceMulti(t *testing.T, s *multiScenario, sequenced bool) *world {
 	})
 	sortAttempts(w.attempts)
 	return w
+}
+
+// sharedOptions builds, once for all clients, the production counterparts
+// of the simulated policy's coordination: gate, throttle, in-flight limiter
+// and model fallback.
+func sharedOptions(t *testing.T, pol sim.Policy) []policies.Option {
+	t.Helper()
+	var opts []policies.Option
+	if pol.Gate {
+		opts = append(opts, policies.WithGate(&policies.Gate{}))
+	}
+	if th := pol.Throttle; th != nil {
+		thr, err := policies.NewThrottle(th.Count, th.Per, th.MaxQueue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, policies.WithThrottle(thr))
+	}
+	if l := pol.Limit; l != nil {
+		lim, err := policies.NewLimiter(l.MaxInFlight, l.MaxQueue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, policies.WithLimiter(lim))
+	}
+	if f := pol.Fallback; f != nil {
+		opts = append(opts, policies.WithFallback(&policies.ModelFallback{Primary: "primary", Fallback: "fallback", After: f.After, Sticky: f.Sticky}))
+	}
+	return opts
 }
 
 // realClockInBubble is the real clock, which synctest fakes; the same as
@@ -400,7 +425,7 @@ func gatedScenario(seed uint64) *multiScenario {
 		responseTime: 100 * time.Millisecond,
 		pol: sim.Policy{
 			Name: "gated",
-			Decide: policies.Policy{
+			Rules: policies.Policy{
 				Backoff:     policies.FullJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 4 * time.Second},
 				MaxAttempts: 12,
 				Deadline:    5 * time.Second,
@@ -481,6 +506,9 @@ func sameWorlds(t *testing.T, simW, prodW *world) {
 		if !slices.Equal(simW.events[i].giveUps, prodW.events[i].giveUps) {
 			t.Errorf("client %d: give-ups differ:\nsimulator:  %v\nproduction: %v", i, simW.events[i].giveUps, prodW.events[i].giveUps)
 		}
+		if !slices.Equal(simW.events[i].fallbacks, prodW.events[i].fallbacks) {
+			t.Errorf("client %d: fallbacks differ:\nsimulator:  %+v\nproduction: %+v", i, simW.events[i].fallbacks, prodW.events[i].fallbacks)
+		}
 		if simW.final[i] != prodW.final[i] {
 			t.Errorf("client %d: simulator %s, production %s", i, simW.final[i], prodW.final[i])
 		}
@@ -541,7 +569,7 @@ func herdScenario(seed uint64, retryAfter, budget time.Duration) *multiScenario 
 		{Duration: time.Second, Reject: sim.Rejection{Status: 503, Class: policies.Capacity}},
 		{Admit: 2, Window: 500 * time.Millisecond, Reject: sim.Rejection{Status: 529, Class: policies.Capacity}},
 	}
-	s.pol.Decide.Deadline = budget
+	s.pol.Rules.Deadline = budget
 	s.pol.Throttle = &sim.Throttle{Count: 4, Per: time.Second, MaxQueue: 7}
 	return s
 }
@@ -611,4 +639,69 @@ func TestSameHerdInSimulatorAndProduction(t *testing.T) {
 	case total.completions == 0:
 		t.Errorf("no client completed")
 	}
+}
+
+// limitedScenario: 12 clients over 1 s share an in-flight limit of 3 with
+// a queue of at most 4, and switch to the fallback model after 2 capacity
+// failures, against a server that is overloaded for 2 s, then admits 3
+// requests per 0.5 s window, with slow responses (0.3 s) so that attempts
+// overlap and queue. No gate, no throttle: the limiter alone coordinates.
+func limitedScenario(seed uint64) *multiScenario {
+	return &multiScenario{
+		seed:    seed,
+		clients: 12,
+		spread:  time.Second,
+		phases: []sim.Phase{
+			{Duration: 2 * time.Second, Reject: sim.Rejection{Status: 529, Class: policies.Capacity}},
+			{Admit: 3, Window: 500 * time.Millisecond, Reject: sim.Rejection{Status: 529, Class: policies.Capacity}},
+		},
+		responseTime: 300 * time.Millisecond,
+		pol: sim.Policy{
+			Name: "limited",
+			Rules: policies.Policy{
+				Backoff:     policies.FullJitter{Base: 300 * time.Millisecond, Factor: 2, Cap: 2 * time.Second},
+				MaxAttempts: 8,
+				Deadline:    6 * time.Second,
+			},
+			Limit:    &sim.Limit{MaxInFlight: 3, MaxQueue: 4},
+			Fallback: &sim.Fallback{After: 2},
+		},
+	}
+}
+
+// TestSameLimiterInSimulatorAndProduction runs the in-flight limiter and
+// the model fallback in both worlds. A slot freed by a response passes to
+// the first queued client at that instant: in the simulator as an event the
+// limiter schedules, in production as a wake-up on the queued goroutine's
+// channel. The seqClock fixes the order of clients due at one instant; the
+// hand-off itself is causal (the releasing client only sleeps afterwards).
+func TestSameLimiterInSimulatorAndProduction(t *testing.T) {
+	s := limitedScenario(3)
+	simW, _, res := simulateMulti(t, s)
+	logWorld(t, simW, res, coverage{})
+	sameWorlds(t, simW, produceMulti(t, s, false))
+
+	// The scenario must exercise what it claims: attempts that waited for
+	// a slot (started at the instant another client's response arrived),
+	// a full queue, fallbacks, completions.
+	handoffs := 0
+	for _, a := range simW.attempts {
+		for _, b := range simW.attempts {
+			if b.client != a.client && b.at+s.responseTime == a.at {
+				handoffs++
+				break
+			}
+		}
+	}
+	switch {
+	case handoffs == 0:
+		t.Errorf("no attempt waited for a limiter slot")
+	case res.GaveUpBy[policies.StopQueueFull] == 0:
+		t.Errorf("no client found the limiter's queue full: %v", res.GaveUpBy)
+	case res.Fallbacks == 0:
+		t.Errorf("no client switched to the fallback model")
+	case res.Completed == 0:
+		t.Errorf("no client completed")
+	}
+	t.Logf("%d hand-offs, %d fallbacks", handoffs, res.Fallbacks)
 }

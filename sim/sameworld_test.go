@@ -33,8 +33,9 @@ func (a attemptRecord) String() string { return fmt.Sprintf("%v:%v", a.at, a.adm
 // events is what the hooks saw, in the fields both worlds share: the
 // simulator has no Go errors, so Err, Last and Cause are left out.
 type events struct {
-	retries []policies.RetryEvent
-	giveUps []string
+	retries   []policies.RetryEvent
+	giveUps   []string
+	fallbacks []policies.FallbackEvent
 }
 
 func (e *events) hooks() policies.Hooks {
@@ -46,6 +47,7 @@ func (e *events) hooks() policies.Hooks {
 		OnGiveUp: func(err *policies.Error) {
 			e.giveUps = append(e.giveUps, fmt.Sprintf("%v after %d in %v, last %+v", err.Reason, err.Attempts, err.Elapsed, err.LastOutcome))
 		},
+		OnFallback: func(ev policies.FallbackEvent) { e.fallbacks = append(e.fallbacks, ev) },
 	}
 }
 
@@ -94,7 +96,7 @@ func produce(t *testing.T, seed uint64, server *sim.CapacityWindows, pol sim.Pol
 			return httpRejection(rej)
 		}
 		opts := []policies.Option{
-			policies.WithPolicy(pol.Decide),
+			policies.WithPolicy(pol.Rules),
 			policies.WithRand(rand.New(sim.ClientPolicyStream(seed, 0))),
 			policies.WithHooks(ev.hooks()),
 		}
@@ -126,7 +128,7 @@ func httpRejection(rej sim.Rejection) error {
 func fullJitter(maxAttempts int, deadline time.Duration, gate bool) sim.Policy {
 	return sim.Policy{
 		Name: "full-jitter",
-		Decide: policies.Policy{
+		Rules: policies.Policy{
 			Backoff:     policies.FullJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second},
 			MaxAttempts: maxAttempts,
 			Deadline:    deadline,

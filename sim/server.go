@@ -78,8 +78,13 @@ func (s *CapacityWindows) Validate() error {
 	return nil
 }
 
-// serverState is the per-run admission state of a CapacityWindows server.
-type serverState struct {
+// NewServer returns the admission state of one run.
+func (s *CapacityWindows) NewServer(rng *rand.Rand) Server {
+	return &windowsState{model: s, rng: rng, phaseEnd: s.Phases[0].Duration, window: -1}
+}
+
+// windowsState is the per-run admission state of a CapacityWindows server.
+type windowsState struct {
 	model    *CapacityWindows
 	phase    int           // index of the current phase
 	phaseEnd time.Duration // when the current phase ends; unused in the last
@@ -88,14 +93,9 @@ type serverState struct {
 	rng      *rand.Rand
 }
 
-func newServerState(m *CapacityWindows, rng *rand.Rand) *serverState {
-	return &serverState{model: m, rng: rng, phaseEnd: m.Phases[0].Duration, window: -1}
-}
-
-// arrive decides a request arriving at now; calls must come in time order.
-// It returns whether the request was admitted, its rejection if not, and
-// when its response arrives. The last phase holds forever.
-func (s *serverState) arrive(now time.Duration) (admitted bool, rej Rejection, respondAt time.Duration) {
+// Arrive decides a request arriving at now; the last phase holds forever.
+// Both models share the capacity: the fallback model has no windows of its own.
+func (s *windowsState) Arrive(now time.Duration, _ Request) Response {
 	last := len(s.model.Phases) - 1
 	for s.phase < last && now >= s.phaseEnd {
 		s.phase++
@@ -103,16 +103,16 @@ func (s *serverState) arrive(now time.Duration) (admitted bool, rej Rejection, r
 		s.window, s.admitted = -1, 0
 	}
 	p := &s.model.Phases[s.phase]
-	respondAt = now + s.model.ResponseTime.Sample(s.rng)
+	at := now + s.model.ResponseTime.Sample(s.rng)
 	if p.Admit == 0 {
-		return false, p.Reject, respondAt
+		return Response{Outcome: p.Reject.Outcome(), At: at}
 	}
 	if w := int64(now / p.Window); w != s.window {
 		s.window, s.admitted = w, 0
 	}
 	if s.admitted < p.Admit {
 		s.admitted++
-		return true, Rejection{}, respondAt
+		return Response{At: at}
 	}
-	return false, p.Reject, respondAt
+	return Response{Outcome: p.Reject.Outcome(), At: at}
 }

@@ -1,0 +1,170 @@
+// Package sim is retrysim's discrete-event simulator: virtual time, a
+// workload of operations, a server model, and the client side of every
+// operation driven by the policies package's state machine (policies.Op),
+// the same one policies.Do drives in production.
+//
+// A run is single-threaded and deterministic: the same Config gives the same
+// Result on any machine. Time is a time.Duration since the run's origin;
+// randomness comes only from math/rand/v2 PCG streams derived from the seed.
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+// Throttle configures a shared start-rate throttle: Count starts per Per.
+type Throttle struct {
+	Count    int
+	Per      time.Duration
+	MaxQueue int // 0 means unbounded
+}
+
+// Limit configures a shared in-flight limit (policies.Limiter).
+type Limit struct {
+	MaxInFlight int // > 0
+	MaxQueue    int // 0 means unbounded
+}
+
+// Fallback configures a model fallback (policies.ModelFallback): after
+// After capacity failures (0 means policies.DefaultFallbackAfter) an
+// operation's remaining attempts call the fallback model.
+type Fallback struct {
+	After  int
+	Sticky bool
+}
+
+// Policy is one retry policy as the simulator runs it: the decision rules
+// from the policies package plus the shared coordination its operations use,
+// built afresh for every run.
+type Policy struct {
+	Name  string
+	Rules policies.Policy
+	// Gate makes every operation wait out any server-given retry-after.
+	Gate bool
+	// Throttle, if set, spaces every start of every operation.
+	Throttle *Throttle
+	// Limit, if set, bounds the attempts in flight.
+	Limit *Limit
+	// Fallback, if set, moves operations to the fallback model.
+	Fallback *Fallback
+}
+
+// plan builds the policies.Plan of one run: fresh coordinators (gate,
+// throttle, limiter, in that order, as policies.Do orders them) and a fresh
+// fallback.
+func (p *Policy) plan(hooks policies.Hooks) (policies.Plan, error) {
+	plan := policies.Plan{Policy: p.Rules, Hooks: hooks}
+	if p.Gate {
+		plan.Coordinators = append(plan.Coordinators, &policies.Gate{})
+	}
+	if t := p.Throttle; t != nil {
+		thr, err := policies.NewThrottle(t.Count, t.Per, t.MaxQueue)
+		if err != nil {
+			return plan, fmt.Errorf("policy %q: %w", p.Name, err)
+		}
+		plan.Coordinators = append(plan.Coordinators, thr)
+	}
+	if l := p.Limit; l != nil {
+		lim, err := policies.NewLimiter(l.MaxInFlight, l.MaxQueue)
+		if err != nil {
+			return plan, fmt.Errorf("policy %q: %w", p.Name, err)
+		}
+		plan.Coordinators = append(plan.Coordinators, lim)
+	}
+	if f := p.Fallback; f != nil {
+		plan.Fallback = &policies.ModelFallback{Primary: "primary", Fallback: "fallback", After: f.After, Sticky: f.Sticky}
+	}
+	return plan, nil
+}
+
+// Config is everything one run needs.
+type Config struct {
+	Seed     uint64
+	Server   ServerModel
+	Workload Workload
+	Policy   Policy
+	// OnRequest, if set, is told of every request as the server decides it:
+	// its arrival time and whether it was admitted. It must not keep state
+	// that depends on goroutine scheduling; runs call it from one goroutine.
+	OnRequest func(at time.Duration, admitted bool)
+	// Hooks, if set, are told of every retry scheduled, fallback and
+	// give-up, by the same state machine that tells them in production.
+	// Their Err and Last fields are nil (a simulated rejection is not a Go
+	// error) and Elapsed is virtual time since the operation's start. Runs
+	// call them from one goroutine, in event order.
+	Hooks policies.Hooks
+}
+
+// Validate checks a Config before it runs.
+func (c *Config) Validate() error {
+	if c.Server == nil {
+		return errors.New("no server model")
+	}
+	if err := c.Server.Validate(); err != nil {
+		return err
+	}
+	if c.Workload == nil {
+		return errors.New("no workload")
+	}
+	if err := c.Workload.Validate(); err != nil {
+		return err
+	}
+	d := c.Policy.Rules
+	if d.Backoff == nil {
+		return fmt.Errorf("policy %q has no backoff", c.Policy.Name)
+	}
+	if d.MaxAttempts <= 0 && d.Deadline <= 0 {
+		// Against a server that never admits, the run would never end.
+		return fmt.Errorf("policy %q needs max attempts or a deadline", c.Policy.Name)
+	}
+	if t := c.Policy.Throttle; t != nil && (t.Count <= 0 || t.Per <= 0 || t.MaxQueue < 0) {
+		return fmt.Errorf("policy %q: throttle needs count > 0, per > 0, max queue >= 0", c.Policy.Name)
+	}
+	if l := c.Policy.Limit; l != nil && (l.MaxInFlight <= 0 || l.MaxQueue < 0) {
+		return fmt.Errorf("policy %q: in-flight limit needs max in flight > 0, max queue >= 0", c.Policy.Name)
+	}
+	if f := c.Policy.Fallback; f != nil && f.After < 0 {
+		return fmt.Errorf("policy %q: fallback after must be >= 0", c.Policy.Name)
+	}
+	return nil
+}
+
+// Run simulates one policy against the server and workload of cfg.
+func Run(cfg Config) (Result, error) { return RunContext(context.Background(), cfg) }
+
+// RunContext is Run, stopping with ctx's error soon after ctx is done (the
+// engine looks at it every few thousand events).
+func RunContext(ctx context.Context, cfg Config) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	var r runner
+	return r.run(ctx, &cfg)
+}
+
+// A Runner runs simulations one after another and reuses its working memory
+// (operation state and event queue) from run to run, which saves allocation
+// and garbage collection when one goroutine runs many seeds. Each Result is
+// the run's own. The zero Runner is ready to use; it is not safe for
+// concurrent use.
+type Runner struct{ r runner }
+
+// Run simulates one policy against the server and workload of cfg, exactly
+// as the function Run does.
+func (x *Runner) Run(cfg Config) (Result, error) { return x.RunContext(context.Background(), cfg) }
+
+// RunContext is Run with a context, as the function RunContext.
+func (x *Runner) RunContext(ctx context.Context, cfg Config) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	res, err := x.r.run(ctx, &cfg)
+	// Keep the buffers; drop everything that belongs to this run.
+	x.r = runner{ops: x.r.ops[:0], q: queue{items: x.r.q.items[:0], buf: x.r.q.buf, fifo: x.r.q.fifo}}
+	return res, err
+}

@@ -1,0 +1,261 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+// operation is one operation's state in a run: 64 bytes, one cache line.
+type operation struct {
+	pcg   rand.PCG      // the policy's random stream
+	start time.Duration // when the operation started
+	op    policies.Op   // the retry state machine
+	// The pending or last response's outcome, kept compact.
+	wait   time.Duration
+	status int32
+	class  policies.Class
+	next   eventKind // what the operation's pending event does
+}
+
+func (o *operation) outcome() policies.Outcome {
+	return policies.Outcome{Class: o.class, Status: int(o.status), ServerWait: o.wait}
+}
+
+// epoch maps virtual time onto time.Time for the coordinators.
+var epoch = time.Unix(0, 0).UTC()
+
+// Horizon bounds virtual time: a run that would schedule an event later
+// than this fails instead of letting time.Duration overflow. About 11 years;
+// it also bounds every sum of a time and a scenario duration (<= 1000 h).
+const Horizon = 100_000 * time.Hour
+
+// Stall guard: a run fails once it has processed more than
+// stallPerOp·operations + stallBase events without virtual time advancing
+// (zero waits against a server that answers in no time would never end).
+const (
+	stallPerOp = 1000
+	stallBase  = 1_000_000
+)
+
+// pollEvery is how many events pass between looks at the run's context.
+const pollEvery = 1 << 14
+
+type runner struct {
+	cfg     *Config
+	plan    policies.Plan
+	ops     []operation
+	waiters []waiter // only for policies with a blocking coordinator
+	q       queue
+	server  Server
+	src     pcgSource
+	rng     *rand.Rand
+	res     Result
+	err     error // set when the run must stop, e.g. past the horizon
+	// trace, if set (by tests only), is told of every event before it is
+	// processed.
+	trace func(at time.Duration, i int32, kind eventKind)
+}
+
+// waiter wakes operation i of a run when a coordinator (the in-flight
+// limiter) lets it go: it schedules the operation's next Before.
+type waiter struct {
+	r *runner
+	i int32
+}
+
+func (w *waiter) Wake(now time.Time, granted bool) {
+	o := &w.r.ops[w.i]
+	o.op.Woken(granted)
+	w.r.schedule(now.Sub(epoch), w.i, evReady)
+}
+
+func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
+	r.cfg = cfg
+	plan, err := cfg.Policy.plan(cfg.Hooks)
+	if err != nil {
+		return Result{}, err
+	}
+	r.plan = plan
+	n := cfg.Workload.Operations()
+	if cap(r.ops) >= n {
+		r.ops = r.ops[:n]
+		clear(r.ops)
+	} else {
+		r.ops = make([]operation, n)
+	}
+	r.waiters = nil
+	if cfg.Policy.Limit != nil {
+		r.waiters = make([]waiter, n)
+		for i := range r.waiters {
+			r.waiters[i] = waiter{r: r, i: int32(i)}
+		}
+	}
+	r.q.init(n, n)
+	serverPCG := newStream(cfg.Seed, streamServer, 0)
+	r.server = cfg.Server.NewServer(rand.New(&serverPCG))
+	r.rng = rand.New(&r.src)
+	r.res = Result{Policy: cfg.Policy.Name, Clients: n, Latencies: make([]time.Duration, 0, n)}
+
+	var startPCG rand.PCG
+	startRng := rand.New(&pcgSource{&startPCG})
+	for i := range r.ops {
+		o := &r.ops[i]
+		o.pcg = newStream(cfg.Seed, streamPolicy, uint64(i))
+		startPCG = newStream(cfg.Seed, streamStart, uint64(i))
+		o.start = cfg.Workload.Start(i, startRng)
+		o.op.Start(&r.plan)
+		o.next = evReady
+		// Start times are in order for a burst; pushInOrder takes any order.
+		r.q.pushInOrder(o.start, int32(i))
+	}
+
+	stallLimit := stallPerOp*n + stallBase
+	var stallAt time.Duration
+	stalled := 0
+	for r.q.len() > 0 && r.err == nil {
+		at, i := r.q.pop()
+		r.res.Events++
+		if at != stallAt {
+			stallAt, stalled = at, 0
+		} else if stalled++; stalled > stallLimit {
+			return Result{}, fmt.Errorf("policy %q: virtual time stopped at %v for %d events: the policy retries with no wait against a server that answers in no time; give it max attempts or a wait", cfg.Policy.Name, at, stalled)
+		}
+		if r.res.Events%pollEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return Result{}, err
+			}
+		}
+		if r.trace != nil {
+			r.trace(at, i, r.ops[i].next)
+		}
+		switch r.ops[i].next {
+		case evReady:
+			r.ready(i, at)
+		case evResponse:
+			r.respond(i, at)
+		}
+	}
+	if r.err != nil {
+		return Result{}, r.err
+	}
+	slices.Sort(r.res.Latencies)
+	r.res.Retries = r.res.Attempts - r.firstAttempts()
+	return r.res, nil
+}
+
+// schedule makes kind the pending event of operation i, at time at. An
+// operation has at most one pending event.
+func (r *runner) schedule(at time.Duration, i int32, kind eventKind) {
+	if at > Horizon {
+		r.err = fmt.Errorf("policy %q: virtual time would pass the simulator's horizon of %v (client %d, attempt %d); set a deadline or fewer attempts",
+			r.cfg.Policy.Name, Horizon, i, r.ops[i].op.Attempts()+1)
+		return
+	}
+	r.ops[i].next = kind
+	if kind == evResponse {
+		// Sends happen in time order, so with a fixed response time the
+		// responses are scheduled in time order too.
+		r.q.pushInOrder(at, i)
+		return
+	}
+	r.q.push(at, i)
+}
+
+func (r *runner) firstAttempts() int {
+	n := 0
+	for i := range r.ops {
+		if r.ops[i].op.Attempts() > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// moment is the Op's view of time for operation o at virtual time now.
+func moment(o *operation, now time.Duration) policies.Moment {
+	return policies.Moment{Now: epoch.Add(now), Since: now - o.start}
+}
+
+func (r *runner) waiter(i int32) policies.Waiter {
+	if r.waiters == nil {
+		return nil
+	}
+	return &r.waiters[i]
+}
+
+// ready asks operation i's state machine whether it may send now.
+func (r *runner) ready(i int32, now time.Duration) {
+	o := &r.ops[i]
+	r.src.pcg = &o.pcg
+	st := o.op.Before(&r.plan, moment(o, now), r.waiter(i), r.rng)
+	switch st.Kind {
+	case policies.StepSend:
+		r.send(i, now)
+	case policies.StepWait:
+		r.schedule(now+st.Delay, i, evReady)
+	case policies.StepStop:
+		r.giveUp(i, now, st)
+	case policies.StepBlock:
+		// The coordinator wakes it (waiter.Wake).
+	}
+}
+
+// send delivers operation i's attempt to the server.
+func (r *runner) send(i int32, now time.Duration) {
+	o := &r.ops[i]
+	r.res.Attempts++
+	resp := r.server.Arrive(now, Request{Fallback: o.op.OnFallback()})
+	out := resp.Outcome
+	admitted := out.Class == policies.Success
+	if r.cfg.OnRequest != nil {
+		r.cfg.OnRequest(now, admitted)
+	}
+	if admitted {
+		r.res.Admitted++
+	} else {
+		r.res.Rejected++
+	}
+	o.class, o.status, o.wait = out.Class, int32(out.Status), out.ServerWait
+	r.schedule(resp.At, i, evResponse)
+}
+
+// respond handles the response to operation i's attempt.
+func (r *runner) respond(i int32, now time.Duration) {
+	o := &r.ops[i]
+	r.src.pcg = &o.pcg
+	if o.class == policies.Success {
+		r.res.Completed++
+		r.res.Latencies = append(r.res.Latencies, now-o.start)
+		r.res.LastCompletion = max(r.res.LastCompletion, now)
+		o.op.After(&r.plan, moment(o, now), policies.Outcome{}, false, nil, r.rng)
+		return
+	}
+	was := o.op.OnFallback()
+	st := o.op.After(&r.plan, moment(o, now), o.outcome(), true, nil, r.rng)
+	if !was && o.op.OnFallback() {
+		r.res.Fallbacks++
+	}
+	if st.Kind == policies.StepStop {
+		r.giveUp(i, now, st)
+		return
+	}
+	r.schedule(now+st.Delay, i, evReady)
+}
+
+func (r *runner) giveUp(i int32, now time.Duration, st policies.Step) {
+	r.res.GaveUp++
+	r.res.GaveUpBy[st.Reason]++
+	if r.plan.Hooks.OnGiveUp != nil {
+		o := &r.ops[i]
+		var last policies.Outcome
+		if o.op.Attempts() > 0 {
+			last = o.outcome()
+		}
+		o.op.GiveUp(&r.plan, st, now-o.start, nil, last)
+	}
+}

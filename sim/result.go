@@ -1,0 +1,57 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+// Result is what one run measured.
+type Result struct {
+	Policy string
+	// Clients is the number of operations (one per client in a burst).
+	Clients   int
+	Completed int
+	// Attempts counts requests sent; Retries those that were not an
+	// operation's first.
+	Attempts int
+	Retries  int
+	GaveUp   int
+	// GaveUpBy counts give-ups by policies.StopReason.
+	GaveUpBy [policies.NumStopReasons]int
+	// Fallbacks counts operations that switched to the fallback model.
+	Fallbacks int
+	// Latencies holds, sorted, the time from each completed operation's
+	// start to its successful response.
+	Latencies []time.Duration
+	// LastCompletion is the time of the last successful response; 0 if none.
+	LastCompletion time.Duration
+	// Admitted and Rejected count the server's decisions.
+	Admitted, Rejected int
+	// Events is the number of events the engine processed.
+	Events int
+}
+
+// Amplification is attempts per client.
+func (r *Result) Amplification() float64 {
+	if r.Clients == 0 {
+		return 0
+	}
+	return float64(r.Attempts) / float64(r.Clients)
+}
+
+// Percentile returns the nearest-rank p-th percentile (0 < p <= 100) of the
+// completion latencies, and false when nothing completed.
+func (r *Result) Percentile(p float64) (time.Duration, bool) {
+	n := len(r.Latencies)
+	if n == 0 {
+		return 0, false
+	}
+	// Nearest rank: the smallest value with at least p% of values <= it.
+	rank := int(float64(n) * p / 100)
+	if float64(rank) < float64(n)*p/100 {
+		rank++
+	}
+	rank = min(max(rank, 1), n)
+	return r.Latencies[rank-1], true
+}
