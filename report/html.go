@@ -154,11 +154,11 @@ func policyTable(s *scenarios.Scenario) htmlTable {
 	}
 	for _, p := range s.Policies {
 		attempts, deadline := "–", "–"
-		if p.Decide.MaxAttempts > 0 {
-			attempts = strconv.Itoa(p.Decide.MaxAttempts)
+		if p.Rules.MaxAttempts > 0 {
+			attempts = strconv.Itoa(p.Rules.MaxAttempts)
 		}
-		if p.Decide.Deadline > 0 {
-			deadline = p.Decide.Deadline.String()
+		if p.Rules.Deadline > 0 {
+			deadline = p.Rules.Deadline.String()
 		}
 		var coord []string
 		if p.Gate {
@@ -174,7 +174,7 @@ func policyTable(s *scenarios.Scenario) htmlTable {
 		if len(coord) == 0 {
 			coord = append(coord, "none")
 		}
-		t.Rows = append(t.Rows, []string{p.Name, describeBackoff(p.Decide.Backoff), attempts, deadline, strings.Join(coord, "; ")})
+		t.Rows = append(t.Rows, []string{p.Name, describeBackoff(p.Rules.Backoff), attempts, deadline, strings.Join(coord, "; ")})
 	}
 	return t
 }

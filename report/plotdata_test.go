@@ -15,7 +15,7 @@ func TestTimelineCoarsensLongRuns(t *testing.T) {
 	cfg := sim.Config{Seed: 1, Workload: sim.Burst{Clients: 3},
 		Server: &sim.CapacityWindows{ResponseTime: sim.Fixed(time.Millisecond),
 			Phases: []sim.Phase{{Admit: 1, Window: time.Millisecond, Reject: overloaded}}},
-		Policy: sim.Policy{Name: "slow", Decide: policies.Policy{
+		Policy: sim.Policy{Name: "slow", Rules: policies.Policy{
 			Backoff: policies.Constant{Wait: time.Hour}, MaxAttempts: 3}}}
 	tl, r, err := RecordTimeline(cfg, time.Millisecond)
 	if err != nil {

@@ -360,10 +360,10 @@ func (d *decoder) policy(n *yaml.Node, path string, lim limits) (sim.Policy, []E
 			}
 		}
 	}
-	p.Decide.Backoff = d.backoff(m, backoffType)
-	p.Decide.MaxAttempts = int(m.integer("max_attempts", int64(lim.maxAttempts), 0, 1<<31-1))
-	p.Decide.Deadline = m.duration("deadline", lim.deadline)
-	if p.Decide.MaxAttempts == 0 && p.Decide.Deadline == 0 && n != nil {
+	p.Rules.Backoff = d.backoff(m, backoffType)
+	p.Rules.MaxAttempts = int(m.integer("max_attempts", int64(lim.maxAttempts), 0, 1<<31-1))
+	p.Rules.Deadline = m.duration("deadline", lim.deadline)
+	if p.Rules.MaxAttempts == 0 && p.Rules.Deadline == 0 && n != nil {
 		m.errorf("max_attempts", "set max_attempts or deadline (here or under clients): without either, an operation against a server that never admits it would retry forever")
 	}
 	expect := d.expectations(m)

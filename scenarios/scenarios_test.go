@@ -48,12 +48,12 @@ func TestParseValidFileFillsDefaults(t *testing.T) {
 		t.Fatalf("default rejection %+v, want 529 capacity", got)
 	}
 	imm := s.Policies[0]
-	if imm.Decide.Backoff != (policies.Constant{Wait: DefaultImmediate}) || imm.Decide.MaxAttempts != 8 || imm.Decide.Deadline != 20*time.Second {
-		t.Fatalf("immediate = %+v", imm.Decide)
+	if imm.Rules.Backoff != (policies.Constant{Wait: DefaultImmediate}) || imm.Rules.MaxAttempts != 8 || imm.Rules.Deadline != 20*time.Second {
+		t.Fatalf("immediate = %+v", imm.Rules)
 	}
 	g := s.Policies[1]
 	wantBackoff := policies.FullJitter{Base: DefaultBase, Factor: DefaultFactor, Cap: DefaultCap}
-	if !g.Gate || g.Throttle == nil || *g.Throttle != (sim.Throttle{Count: 6, Per: time.Second}) || g.Decide.Backoff != wantBackoff {
+	if !g.Gate || g.Throttle == nil || *g.Throttle != (sim.Throttle{Count: 6, Per: time.Second}) || g.Rules.Backoff != wantBackoff {
 		t.Fatalf("gated = %+v throttle %+v", g, g.Throttle)
 	}
 }
@@ -64,7 +64,7 @@ func TestPolicyOverridesClientLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := f.Scenarios[0].Policies[0].Decide; d.MaxAttempts != 3 || d.Deadline != 5*time.Second {
+	if d := f.Scenarios[0].Policies[0].Rules; d.MaxAttempts != 3 || d.Deadline != 5*time.Second {
 		t.Fatalf("override ignored: %+v", d)
 	}
 }
@@ -174,8 +174,8 @@ func TestBuiltinReferenceScenario(t *testing.T) {
 	var names []string
 	for _, p := range s.Policies {
 		names = append(names, p.Name)
-		if p.Decide.MaxAttempts != 8 || p.Decide.Deadline != 20*time.Second {
-			t.Errorf("%s: limits %+v", p.Name, p.Decide)
+		if p.Rules.MaxAttempts != 8 || p.Rules.Deadline != 20*time.Second {
+			t.Errorf("%s: limits %+v", p.Name, p.Rules)
 		}
 	}
 	if strings.Join(names, ",") != "immediate,capped-exponential,full-jitter,gated" {

@@ -233,22 +233,22 @@ func setBase(s *scenarios.Scenario, v int64) error {
 	base := time.Duration(v)
 	found := false
 	for i := range s.Policies {
-		switch b := s.Policies[i].Decide.Backoff.(type) {
+		switch b := s.Policies[i].Rules.Backoff.(type) {
 		case policies.Exponential:
 			b.Base = base
-			s.Policies[i].Decide.Backoff = b
+			s.Policies[i].Rules.Backoff = b
 		case policies.FullJitter:
 			b.Base = base
-			s.Policies[i].Decide.Backoff = b
+			s.Policies[i].Rules.Backoff = b
 		case policies.EqualJitter:
 			b.Base = base
-			s.Policies[i].Decide.Backoff = b
+			s.Policies[i].Rules.Backoff = b
 		case policies.DecorrelatedJitter:
 			b.Base = base
-			s.Policies[i].Decide.Backoff = b
+			s.Policies[i].Rules.Backoff = b
 		case policies.SDKJitter:
 			b.Base = base
-			s.Policies[i].Decide.Backoff = b
+			s.Policies[i].Rules.Backoff = b
 		default:
 			continue
 		}
@@ -263,8 +263,8 @@ func setBase(s *scenarios.Scenario, v int64) error {
 func setDelay(s *scenarios.Scenario, v int64) error {
 	found := false
 	for i := range s.Policies {
-		if _, ok := s.Policies[i].Decide.Backoff.(policies.Constant); ok {
-			s.Policies[i].Decide.Backoff = policies.Constant{Wait: time.Duration(v)}
+		if _, ok := s.Policies[i].Rules.Backoff.(policies.Constant); ok {
+			s.Policies[i].Rules.Backoff = policies.Constant{Wait: time.Duration(v)}
 			found = true
 		}
 	}
@@ -313,14 +313,14 @@ func setMaxAttempts(s *scenarios.Scenario, v int64) error {
 		return errors.New("too large")
 	}
 	for i := range s.Policies {
-		s.Policies[i].Decide.MaxAttempts = int(v)
+		s.Policies[i].Rules.MaxAttempts = int(v)
 	}
 	return nil
 }
 
 func setDeadline(s *scenarios.Scenario, v int64) error {
 	for i := range s.Policies {
-		s.Policies[i].Decide.Deadline = time.Duration(v)
+		s.Policies[i].Rules.Deadline = time.Duration(v)
 	}
 	return nil
 }

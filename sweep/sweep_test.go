@@ -127,13 +127,13 @@ func TestApplySetsFields(t *testing.T) {
 		t.Error("response time not set")
 	}
 	c := get("base=1s")
-	if b := c.Policies[1].Decide.Backoff.(policies.Exponential); b.Base != time.Second {
+	if b := c.Policies[1].Rules.Backoff.(policies.Exponential); b.Base != time.Second {
 		t.Error("base not set on capped-exponential")
 	}
-	if b := c.Policies[0].Decide.Backoff.(policies.Constant); b.Wait != 100*time.Millisecond {
+	if b := c.Policies[0].Rules.Backoff.(policies.Constant); b.Wait != 100*time.Millisecond {
 		t.Error("base changed immediate's fixed delay")
 	}
-	if c := get("delay=1s"); c.Policies[0].Decide.Backoff.(policies.Constant).Wait != time.Second {
+	if c := get("delay=1s"); c.Policies[0].Rules.Backoff.(policies.Constant).Wait != time.Second {
 		t.Error("delay not set")
 	}
 	if c := get("throttle=2"); c.Policies[3].Throttle.Count != 2 {
