@@ -1,9 +1,12 @@
 package scenarios
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -39,12 +42,28 @@ func (e *FieldError) Error() string {
 	return b.String()
 }
 
+// MaxFileSize bounds the size of a scenario file, in bytes. Scenario files
+// are a few kilobytes; the bound keeps a wrong path (a log, a device) from
+// being read into memory whole.
+const MaxFileSize = 1 << 20
+
+// MaxErrors is how many problems with a file are listed; beyond it, the
+// error says how many more there are.
+const MaxErrors = 20
+
 // decoder walks a YAML node tree by hand, so that every error names the file,
 // line and field, unknown fields are errors, and values are typed strictly.
-// It keeps going after an error and reports all of them.
+// It keeps going after an error, lists the first MaxErrors problems and
+// counts the rest.
+//
+// The tree is a tree: anchors and aliases are refused before decoding (see
+// refuseAliases), so every node is decoded at most once and the work is
+// bounded by the size of the file.
 type decoder struct {
-	file string
-	errs []error
+	file     string
+	errs     []error // the first MaxErrors problems
+	problems int     // all problems found, listed or not
+	mappings int     // mappings decoded, for tests of the bound on work
 }
 
 func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -52,12 +71,120 @@ func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
 	if n != nil {
 		e.Line, e.Column = n.Line, n.Column
 	}
-	d.errs = append(d.errs, e)
+	d.add(e)
 }
 
-func (d *decoder) err() error { return errors.Join(d.errs...) }
+// add records a problem.
+func (d *decoder) add(e *FieldError) {
+	d.problems++
+	if len(d.errs) < MaxErrors {
+		d.errs = append(d.errs, e)
+	}
+}
 
-// resolve follows aliases.
+// err joins the problems listed, adding a count of those that are not.
+func (d *decoder) err() error {
+	errs := d.errs
+	if more := d.problems - len(d.errs); more > 0 {
+		noun := "problems"
+		if more == 1 {
+			noun = "problem"
+		}
+		errs = append(errs[:len(errs):len(errs)], &FieldError{File: d.file, Msg: fmt.Sprintf("and %d more %s", more, noun)})
+	}
+	return errors.Join(errs...)
+}
+
+// tooLarge is the error for a file over MaxFileSize.
+func tooLarge(file string) *FieldError {
+	return &FieldError{File: file, Msg: fmt.Sprintf("file is larger than %d MiB, the limit for a scenario file", MaxFileSize>>20)}
+}
+
+// readFile reads the file at path, but no more than MaxFileSize+1 bytes.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, tooLarge(path)
+	}
+	return data, nil
+}
+
+// parse decodes and validates data, recording every problem in d. It returns
+// nil when the YAML itself cannot be read.
+func (d *decoder) parse(data []byte) *File {
+	doc := d.document(data)
+	if doc == nil {
+		return nil
+	}
+	return d.topLevel(doc)
+}
+
+// document parses data as a single YAML document and returns its root node,
+// or nil after recording why it cannot.
+func (d *decoder) document(data []byte) *yaml.Node {
+	if len(data) > MaxFileSize {
+		d.add(tooLarge(d.file))
+		return nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			d.add(&FieldError{File: d.file, Msg: "file is empty; it needs a list of scenarios"})
+		} else {
+			d.add(syntaxError(d.file, err))
+		}
+		return nil
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		d.errorf(&extra, "", "only one YAML document is allowed")
+		return nil
+	} else if !errors.Is(err, io.EOF) {
+		d.add(syntaxError(d.file, err))
+		return nil
+	}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	if d.refuseAliases(doc); d.problems > 0 {
+		return nil
+	}
+	return doc
+}
+
+// refuseAliases reports every anchor, alias and merge key under n. The
+// loader does not support them: an alias may be walked once per place it
+// is used, and aliases of aliases multiply, so a few kilobytes could expand
+// into gigabytes of decoded values. Refusing them keeps the work linear in
+// the size of the file, and a scenario file loses little by writing values
+// out in full. The walk does not follow aliases, so it visits each node once.
+func (d *decoder) refuseAliases(n *yaml.Node) {
+	if n.Anchor != "" {
+		d.errorf(n, "", "anchors (&%s) are not supported; write the value out in full", n.Anchor)
+	}
+	if n.Kind == yaml.AliasNode {
+		d.errorf(n, "", "aliases (*%s) are not supported; write the value out in full", n.Value)
+	}
+	for i, c := range n.Content {
+		if n.Kind == yaml.MappingNode && i%2 == 0 && c.Kind == yaml.ScalarNode && c.Tag == "!!merge" {
+			d.errorf(c, "", "merge keys (<<) are not supported; write the fields out in full")
+		}
+		d.refuseAliases(c)
+	}
+}
+
+// resolve follows aliases. refuseAliases has refused them before decoding
+// starts, so it has nothing to follow unless that check is taken away.
 func resolve(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
 		n = n.Alias
@@ -78,6 +205,7 @@ type mapping struct {
 
 // mapping starts decoding n as a mapping at path; nil n gives an empty one.
 func (d *decoder) mapping(n *yaml.Node, path string) *mapping {
+	d.mappings++
 	m := &mapping{d: d, node: n, path: path, values: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}, used: map[string]bool{}}
 	n = resolve(n)
 	if n == nil || isNull(n) {
@@ -317,7 +445,7 @@ func describe(n *yaml.Node) string {
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 
 // syntaxError turns a YAML parser error into file:line form.
-func syntaxError(file string, err error) error {
+func syntaxError(file string, err error) *FieldError {
 	msg := err.Error()
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])

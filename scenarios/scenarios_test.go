@@ -133,7 +133,7 @@ func TestFileLevelErrors(t *testing.T) {
 		{"syntax", "scenarios:\n  - name: [\n", "x.yaml:2: invalid YAML"},
 		{"no scenarios", "default: s\n", "x.yaml:1:1: scenarios: missing"},
 		{"scalar document", "hello\n", "x.yaml:1:1: want a mapping of fields"},
-		{"two documents", valid + "---\nscenarios: []\n", "x.yaml:18: only one YAML document"},
+		{"two documents", valid + "---\nscenarios: []\n", "x.yaml:18:1: only one YAML document"},
 		{"unknown default", "default: nope\n" + valid, `x.yaml:1:10: default: no scenario is called "nope"`},
 		{"tab indentation", "scenarios:\n\t- name: s\n", "invalid YAML"},
 	} {
