@@ -7,10 +7,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -140,7 +142,7 @@ func (d *decoder) document(data []byte) *yaml.Node {
 		if errors.Is(err, io.EOF) {
 			d.add(&FieldError{File: d.file, Msg: "file is empty; it needs a list of scenarios"})
 		} else {
-			d.add(syntaxError(d.file, err))
+			d.add(syntaxError(d.file, data, dec, err))
 		}
 		return nil
 	}
@@ -149,7 +151,7 @@ func (d *decoder) document(data []byte) *yaml.Node {
 		d.errorf(&extra, "", "only one YAML document is allowed")
 		return nil
 	} else if !errors.Is(err, io.EOF) {
-		d.add(syntaxError(d.file, err))
+		d.add(syntaxError(d.file, data, dec, err))
 		return nil
 	}
 	doc := &root
@@ -319,12 +321,21 @@ func (m *mapping) integer(key string, def, lo, hi int64) int64 {
 	if v == nil {
 		return def
 	}
-	if v.Tag != "!!int" {
+	// Plain decimal only, as in expectations: no hex, no underscores. YAML
+	// calls a decimal too long for 64 bits a float.
+	if v.Tag != "!!int" && !(v.Tag == "!!float" && decimal.MatchString(v.Value)) {
 		m.d.errorf(v, m.field(key), "want a whole number, got %s", describe(v))
 		return def
 	}
-	// Plain decimal only, as in expectations: no hex, no underscores.
 	i, err := strconv.ParseInt(v.Value, 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		size := "large"
+		if strings.HasPrefix(v.Value, "-") {
+			size = "small"
+		}
+		m.d.errorf(v, m.field(key), "too %s: must be between %d and %d, got %s", size, lo, hi, v.Value)
+		return def
+	}
 	if err != nil {
 		m.d.errorf(v, m.field(key), "want a whole number between %d and %d, got %s", lo, hi, v.Value)
 		return def
@@ -343,12 +354,19 @@ func (m *mapping) unsigned(key string, def uint64) uint64 {
 		return def
 	}
 	u, err := strconv.ParseUint(v.Value, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && (v.Tag == "!!int" || v.Tag == "!!float") {
+		m.d.errorf(v, m.field(key), "too large: must be at most %d, got %s", uint64(math.MaxUint64), v.Value)
+		return def
+	}
 	if v.Tag != "!!int" || err != nil {
 		m.d.errorf(v, m.field(key), "want a whole number from 0 to %d, got %s", uint64(math.MaxUint64), describe(v))
 		return def
 	}
 	return u
 }
+
+// decimal matches a whole number written in plain decimal.
+var decimal = regexp.MustCompile(`^[-+]?[0-9]+$`)
 
 // number reads a finite number in [lo, hi].
 func (m *mapping) number(key string, def, lo, hi float64) float64 {
@@ -442,14 +460,146 @@ func describe(n *yaml.Node) string {
 	return "something else"
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+// Syntax errors.
+//
+// go.yaml.in/yaml/v3 reports a syntax error as a plain error, "yaml: line N:
+// problem", and that N is not where the problem is: it is the line where the
+// enclosing construct began (the plain scalar a stray tab interrupts, the
+// mapping a badly indented key leaves), one less than that for parser
+// errors (a 0-based line printed as if 1-based), and missing altogether when
+// it would be 0. There is no column. The parser itself knows better: libyaml,
+// which it is a port of, keeps the problem's mark (line and column) and the
+// context's mark in its state, where the decoder leaves them after failing.
+// parserState reads them from there, read-only, through reflect; the field
+// names are those of v3.0.6 (go.mod pins the version). If they change, it
+// reports !ok and syntaxError falls back to the line in the message, and the
+// tests of exact positions (TestSyntaxErrorPositions) fail.
 
-// syntaxError turns a YAML parser error into file:line form.
-func syntaxError(file string, err error) *FieldError {
-	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &FieldError{File: file, Line: line, Msg: "invalid YAML: " + msg[len(m[0]):]}
+// libyaml's error types (yaml_error_type_t), as v3 numbers them.
+const (
+	yamlNoError      = 0
+	yamlReaderError  = 2
+	yamlScannerError = 3
+	yamlParserError  = 4
+)
+
+// yamlMark is a position in libyaml's terms: 0-based line and column, the
+// column counted in characters as yaml.Node's is.
+type yamlMark struct{ line, column int }
+
+// parserState is what the decoder's parser recorded about its failure.
+type parserState struct {
+	kind          int      // one of the yaml*Error constants
+	problem       string   // e.g. "did not find expected key"
+	problemMark   yamlMark // where the problem is (scanner and parser errors)
+	problemOffset int      // byte offset of the problem (reader errors)
+	context       string   // e.g. "while parsing a block mapping"; may be empty
+	contextMark   yamlMark // where that context began
+	eventMark     yamlMark // start of the event being composed (other errors)
+}
+
+func readParserState(dec *yaml.Decoder) (st parserState, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false // a field is not of the kind expected
+		}
+	}()
+	p := reflect.ValueOf(dec).Elem().FieldByName("parser")
+	if !p.IsValid() || p.Kind() != reflect.Pointer || p.IsNil() {
+		return st, false
 	}
-	return &FieldError{File: file, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+	p = p.Elem()
+	y, ev := p.FieldByName("parser"), p.FieldByName("event")
+	if !y.IsValid() || !ev.IsValid() {
+		return st, false
+	}
+	field := func(v reflect.Value, name string) reflect.Value {
+		f := v.FieldByName(name)
+		if !f.IsValid() {
+			panic(name)
+		}
+		return f
+	}
+	mark := func(v reflect.Value, name string) yamlMark {
+		m := field(v, name)
+		return yamlMark{int(field(m, "line").Int()), int(field(m, "column").Int())}
+	}
+	st.kind = int(field(y, "error").Int())
+	st.problem = field(y, "problem").String()
+	st.problemMark = mark(y, "problem_mark")
+	st.problemOffset = int(field(y, "problem_offset").Int())
+	st.context = field(y, "context").String()
+	st.contextMark = mark(y, "context_mark")
+	st.eventMark = mark(ev, "start_mark")
+	return st, true
+}
+
+var yamlLine = regexp.MustCompile(`^line (\d+): `)
+
+// syntaxError turns an error of dec, which was reading data, into an error
+// at the position where the parser found the problem.
+func syntaxError(file string, data []byte, dec *yaml.Decoder, err error) *FieldError {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	e := &FieldError{File: file}
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		e.Line, _ = strconv.Atoi(m[1]) // only a fallback: see above
+		msg = msg[len(m[0]):]
+	}
+	st, ok := readParserState(dec)
+	if !ok {
+		e.Msg = "invalid YAML: " + msg
+		return e
+	}
+	at := func(m yamlMark) { e.Line, e.Column = m.line+1, m.column+1 }
+	switch st.kind {
+	case yamlReaderError: // the bytes are not text: "invalid leading UTF-8 octet"
+		e.Line, e.Column = offsetPosition(data, st.problemOffset)
+		e.Msg = "invalid YAML: " + st.problem
+	case yamlScannerError, yamlParserError:
+		end := endMark(data)
+		switch {
+		case st.context == "while scanning a quoted scalar" && st.problem == "found unexpected end of stream":
+			// Where the file ends says nothing; where the string
+			// that is never closed begins does.
+			at(st.contextMark)
+			e.Msg = "invalid YAML: this quoted string is never closed (the file ends inside it)"
+		case st.context != "" && st.problem == "found unexpected end of stream":
+			at(st.contextMark)
+			e.Msg = fmt.Sprintf("invalid YAML: the file ends %s that starts here", st.context)
+		default:
+			pos, where := st.problemMark, ""
+			if !pos.before(end) {
+				// libyaml puts the end of the stream on a line of its
+				// own, which may be past the last line there is.
+				pos, where = end, " at the end of the file"
+			}
+			at(pos)
+			e.Msg = "invalid YAML: " + st.problem + where
+			if st.context != "" && st.contextMark != st.problemMark {
+				e.Msg += fmt.Sprintf(" (%s that starts at line %d, column %d)", st.context, st.contextMark.line+1, st.contextMark.column+1)
+			}
+		}
+	default: // found while building the tree, e.g. an unknown anchor
+		at(st.eventMark)
+		e.Msg = "invalid YAML: " + msg
+	}
+	return e
+}
+
+func (m yamlMark) before(o yamlMark) bool {
+	return m.line < o.line || m.line == o.line && m.column < o.column
+}
+
+// endMark is the position just after the last character of data.
+func endMark(data []byte) yamlMark {
+	line, column := offsetPosition(data, len(data))
+	return yamlMark{line - 1, column - 1}
+}
+
+// offsetPosition gives the 1-based line and column (in characters) of the
+// byte at offset in data.
+func offsetPosition(data []byte, offset int) (line, column int) {
+	offset = min(max(offset, 0), len(data))
+	start := bytes.LastIndexByte(data[:offset], '\n') + 1
+	return bytes.Count(data[:offset], []byte("\n")) + 1, utf8.RuneCount(data[start:offset]) + 1
 }

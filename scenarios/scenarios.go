@@ -226,12 +226,12 @@ func (d *decoder) server(n *yaml.Node, path string) *sim.CapacityWindows {
 		if !last && p.Duration == 0 {
 			pm.errorf("duration", "must be > 0: only the last phase may run on forever")
 		}
-		p.Admit = int(pm.integer("admit", 0, 0, 1<<31-1))
 		errsBefore := d.problems
+		p.Admit = int(pm.integer("admit", 0, 0, 1<<31-1))
 		p.Window = pm.duration("window", 0)
 		switch {
 		case d.problems > errsBefore:
-			// The window itself was bad; that error says enough.
+			// The admit or the window itself was bad; that error says enough.
 		case p.Admit > 0 && p.Window == 0:
 			pm.errorf("window", "must be > 0 when the phase admits requests (admit %d per window)", p.Admit)
 		case p.Admit == 0 && pm.has("window"):

@@ -130,7 +130,7 @@ func TestBadInputErrors(t *testing.T) {
 func TestFileLevelErrors(t *testing.T) {
 	for _, tt := range []struct{ name, src, want string }{
 		{"empty", "", "x.yaml: file is empty"},
-		{"syntax", "scenarios:\n  - name: [\n", "x.yaml:2: invalid YAML"},
+		{"syntax", "scenarios:\n  - name: [\n", "x.yaml:3:1: invalid YAML: did not find expected node content at the end of the file"},
 		{"no scenarios", "default: s\n", "x.yaml:1:1: scenarios: missing"},
 		{"scalar document", "hello\n", "x.yaml:1:1: want a mapping of fields"},
 		{"two documents", valid + "---\nscenarios: []\n", "x.yaml:18:1: only one YAML document"},
@@ -245,6 +245,8 @@ func TestOneErrorPerProblem(t *testing.T) {
 		{"window: 1s", "window: -1s", "scenarios[0].server.phases[1].window: must not be negative"},
 		{"count: 20", "count: 0x14", "scenarios[0].clients.count: want a whole number"},
 		{"count: 20", "count: 2_0", "scenarios[0].clients.count: want a whole number"},
+		// Not also "window: has no effect: this phase admits nothing".
+		{"admit: 6", "admit: 6.5", `x.yaml:7:18: scenarios[0].server.phases[1].admit: want a whole number, got number "6.5"`},
 	} {
 		_, err := Parse("x.yaml", []byte(strings.Replace(valid, tt.old, tt.new, 1)))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
