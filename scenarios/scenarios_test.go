@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -213,19 +214,49 @@ func TestBuiltinScenariosRun(t *testing.T) {
 	}
 }
 
-// The loader must never panic, and every rejection must carry the file name.
+// fileLevel matches the errors about a whole file, which have no line: an
+// empty file, one over MaxFileSize, and the count of problems not listed.
+var (
+	fileLevel = regexp.MustCompile(`^fuzz\.yaml: (file is empty|file is larger than|and \d+ more problems?$)`)
+	withLine  = regexp.MustCompile(`^fuzz\.yaml:[1-9][0-9]*:`)
+)
+
+// The loader must never panic, and every problem it reports must name the
+// file and the line: "fuzz.yaml:LINE:...".
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(valid))
 	if b, err := os.ReadFile("../scenarios.yaml"); err == nil {
 		f.Add(b)
 	}
 	f.Add([]byte("scenarios: [{name: a, server: {phases: [{admit: 1, window: 1s}]}, clients: {count: 1, deadline: 1s}, policies: [{name: gated}]}]"))
+	// Anchors, aliases and merge keys, which are refused.
 	f.Add([]byte("a: &x [*x]"))
+	f.Add([]byte(aliasBomb(3)))
+	f.Add([]byte(strings.Replace(valid, "      count: 20\n", "      <<: {count: 20}\n", 1)))
+	f.Add([]byte("scenarios: *nope\n"))
+	// Syntax errors: each kind of position the loader reports.
+	f.Add([]byte(strings.Replace(valid, "      count: 20\n", "\tcount: 20\n", 1)))
+	f.Add([]byte(strings.Replace(valid, "  - name: s\n", "  - name: s\n    description: a b\n\tc\n", 1)))
+	f.Add([]byte(strings.Replace(valid, "      - name: immediate\n", "      - name: 'immediate\n", 1)))
+	f.Add([]byte(strings.Replace(valid, "      count: 20\n", "       count: 20\n", 1)))
+	f.Add([]byte(strings.Replace(valid, "      count: 20\n", "      count: \xff\n", 1)))
+	f.Add([]byte("scenarios: ["))
+	f.Add([]byte("scenarios: foo: bar\n"))
+	f.Add([]byte(valid + "---\nx: 'y\n"))
+	f.Add([]byte("%YAML 1.1\n%YAML 1.1\n---\n"))
+	// Numbers at and past the edges.
+	f.Add([]byte(strings.Replace(valid, "count: 20", "count: 99999999999999999999", 1)))
+	f.Add([]byte(strings.Replace(valid, "admit: 6", "admit: 6.5", 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse("fuzz.yaml", data)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
-				t.Fatalf("error does not name the file: %v", err)
+			for _, line := range strings.Split(err.Error(), "\n") {
+				if !strings.HasPrefix(line, "fuzz.yaml:") {
+					t.Fatalf("error does not name the file: %q in\n%v", line, err)
+				}
+				if !fileLevel.MatchString(line) && !withLine.MatchString(line) {
+					t.Fatalf("error does not name the line: %q in\n%v", line, err)
+				}
 			}
 			return
 		}
