@@ -58,8 +58,8 @@ const MaxErrors = 20
 // It keeps going after an error, lists the first MaxErrors problems and
 // counts the rest.
 //
-// The tree is a tree: anchors and aliases are refused before decoding (see
-// refuseAliases), so every node is decoded at most once and the work is
+// Anchors and aliases are refused before decoding (see refuseAliases), so
+// the nodes form a plain tree, each is decoded at most once, and the work is
 // bounded by the size of the file.
 type decoder struct {
 	file     string
