@@ -31,28 +31,52 @@ scenarios:
         cap: 20s
 `
 
-// BenchmarkRunSeeds runs 32 seeds of a 10,000-client scenario on 1 and on 2
-// workers. The speed-up is runs/s at workers=2 over runs/s at workers=1
-// (docs/performance.md). Run it with -cpu 2 so that two cores are there.
+// BenchmarkRunSeeds runs seeds through RunSeeds on 1 and on 2 workers, for
+// two kinds of run. The speed-up is runs/s at workers=2 over runs/s at
+// workers=1 (docs/performance.md). Run it with -cpu 2 so that two cores are
+// there.
+//
+//   - workers=W: 32 seeds of a 10,000-client scenario; each run takes
+//     milliseconds, so the simulation is all the work.
+//   - default-1000-seeds/workers=W: 1000 seeds of the built-in default
+//     scenario, as 'retrysim compare --seeds 1000' runs them; each run takes
+//     microseconds, so handing out the runs must cost much less than that
+//     for two workers to gain anything.
 func BenchmarkRunSeeds(b *testing.B) {
 	f, err := Parse("bench.yaml", []byte(benchSeeds))
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := f.Scenarios[0]
-	const seeds = 32
-	for _, workers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			runs := 0
-			for b.Loop() {
-				err := s.RunSeeds(context.Background(), 1, seeds, workers, func(_, _ int, r *sim.Result) {})
-				if err != nil {
-					b.Fatal(err)
+	builtin, err := Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	def, err := builtin.Lookup(builtin.Default)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bench := range []struct {
+		prefix string
+		s      *Scenario
+		seeds  int
+	}{
+		{"", f.Scenarios[0], 32},
+		{"default-1000-seeds/", def, 1000},
+	} {
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%sworkers=%d", bench.prefix, workers), func(b *testing.B) {
+				s := bench.s
+				runs := 0
+				for b.Loop() {
+					err := s.RunSeeds(context.Background(), s.Seed, bench.seeds, workers, func(_, _ int, r *sim.Result) {})
+					if err != nil {
+						b.Fatal(err)
+					}
+					runs += bench.seeds * len(s.Policies)
 				}
-				runs += seeds * len(s.Policies)
-			}
-			b.ReportMetric(float64(runs)/b.Elapsed().Seconds(), "runs/s")
-		})
+				b.ReportMetric(float64(runs)/b.Elapsed().Seconds(), "runs/s")
+			})
+		}
 	}
 }
 

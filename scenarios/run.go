@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/retrysim/retrysim/sim"
 )
@@ -35,6 +36,20 @@ func autoWorkers(cores, clients int) int {
 	return int(min(int64(cores), max(1, parallelMemory/(int64(clients)*bytesPerClient))))
 }
 
+// chunksPerWorker is how many chunks of jobs RunSeeds aims to give each
+// worker. A run of a small scenario takes microseconds, so handing jobs out
+// one at a time costs as much as running them; in chunks, a worker takes
+// work from the shared counter a few dozen times in all. Many chunks per
+// worker keep the workers finishing close together: the last chunk to
+// start is a small part of a worker's share.
+const chunksPerWorker = 16
+
+// chunkSize is how many consecutive jobs a worker takes at a time when
+// there are total jobs for workers workers; at least 1.
+func chunkSize(total, workers int) int {
+	return max(1, total/(max(1, workers)*chunksPerWorker))
+}
+
 // RunSeeds simulates every policy of s on seeds first, first+1, …,
 // first+k−1, spread over workers goroutines (0 means GOMAXPROCS, fewer when
 // the runs together would need more than 16 GiB). For each
@@ -42,7 +57,8 @@ func autoWorkers(cores, clients int) int {
 // each must only store what it needs at that index (the pairs are distinct),
 // so that what the caller builds does not depend on scheduling. The result
 // is only valid during the call. RunSeeds stops early when ctx is cancelled
-// and returns the first error in (seed, policy) order.
+// (runs already started finish) and returns the first error in (seed,
+// policy) order.
 func (s *Scenario) RunSeeds(ctx context.Context, first uint64, k, workers int, each func(seed, policy int, r *sim.Result)) error {
 	if workers <= 0 {
 		workers = autoWorkers(runtime.GOMAXPROCS(0), s.Workload.Clients)
@@ -51,31 +67,35 @@ func (s *Scenario) RunSeeds(ctx context.Context, first uint64, k, workers int, e
 	total := k * np
 	workers = min(workers, total)
 	errs := make([]error, total)
-	jobs := make(chan int)
+	// Job j is (seed j/np, policy j%np). Workers take chunks of
+	// consecutive jobs from next; which worker runs a job changes nothing
+	// but where it runs.
+	chunk := chunkSize(total, workers)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			var runner sim.Runner // reuses its memory from run to run
-			for j := range jobs {
-				seed, p := j/np, j%np
-				r, err := runner.Run(s.Config(p, first+uint64(seed)))
-				if err != nil {
-					errs[j] = err
-					continue
+			for {
+				start := int(next.Add(int64(chunk))) - chunk
+				if start >= total {
+					return
 				}
-				each(seed, p, &r)
+				for j := start; j < min(start+chunk, total); j++ {
+					if ctx.Err() != nil {
+						return
+					}
+					seed, p := j/np, j%np
+					r, err := runner.Run(s.Config(p, first+uint64(seed)))
+					if err != nil {
+						errs[j] = err
+						continue
+					}
+					each(seed, p, &r)
+				}
 			}
 		})
 	}
-feed:
-	for j := range total {
-		select {
-		case jobs <- j:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {

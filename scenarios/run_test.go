@@ -1,6 +1,16 @@
 package scenarios
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/retrysim/retrysim/sim"
+)
 
 // Parallel runs use a core each, but huge bursts run fewer at a time so that
 // together they stay within parallelMemory (docs/performance.md).
@@ -14,6 +24,120 @@ func TestAutoWorkersBoundsMemory(t *testing.T) {
 	} {
 		if got := autoWorkers(tt.cores, tt.clients); got != tt.want {
 			t.Errorf("autoWorkers(%d cores, %d clients) = %d, want %d", tt.cores, tt.clients, got, tt.want)
+		}
+	}
+}
+
+// runAll runs k seeds of s on workers workers and returns a copy of every
+// result, indexed [seed][policy].
+func runAll(t *testing.T, s *Scenario, k, workers int) [][]sim.Result {
+	t.Helper()
+	out := make([][]sim.Result, k)
+	for i := range out {
+		out[i] = make([]sim.Result, len(s.Policies))
+	}
+	err := s.RunSeeds(context.Background(), s.Seed, k, workers, func(seed, p int, r *sim.Result) {
+		c := *r
+		c.Latencies = slices.Clone(r.Latencies) // r is only valid during the call
+		out[seed][p] = c
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Which worker runs which (seed, policy), and in what chunks, must not reach
+// the results.
+func TestRunSeedsResultsDoNotDependOnWorkers(t *testing.T) {
+	f, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Lookup(f.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k = 101 // not a multiple of any chunk size
+	want := runAll(t, s, k, 1)
+	for _, workers := range []int{2, 7} {
+		got := runAll(t, s, k, workers)
+		for seed := range want {
+			for p := range want[seed] {
+				if !reflect.DeepEqual(got[seed][p], want[seed][p]) {
+					t.Fatalf("workers=%d, seed %d, policy %d:\n got %+v\nwant %+v", workers, seed, p, got[seed][p], want[seed][p])
+				}
+			}
+		}
+	}
+}
+
+// The error returned is the first in (seed, policy) order, however the runs
+// are spread.
+func TestRunSeedsFirstErrorInOrder(t *testing.T) {
+	f, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := f.Lookup(f.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := *good
+	bad := func(name string) sim.Policy {
+		p := s.Policies[0]
+		p.Name, p.Decide.MaxAttempts, p.Decide.Deadline = name, 0, 0
+		return p
+	}
+	s.Policies = []sim.Policy{s.Policies[0], bad("first-bad"), bad("second-bad")}
+	for _, workers := range []int{1, 2, 7} {
+		err := s.RunSeeds(context.Background(), 1, 50, workers, func(int, int, *sim.Result) {})
+		if err == nil || !strings.Contains(err.Error(), `"first-bad"`) {
+			t.Errorf("workers=%d: err = %v, want the first bad policy's", workers, err)
+		}
+	}
+}
+
+// Cancelling stops the runs: each worker finishes the run it is in and
+// starts no other.
+func TestRunSeedsStopsWhenCancelled(t *testing.T) {
+	f, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Lookup(f.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, stopAfter = 2, 10
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	runs := 0
+	err = s.RunSeeds(ctx, 1, 1000, workers, func(int, int, *sim.Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		if runs++; runs == stopAfter {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if runs > stopAfter+workers-1 {
+		t.Fatalf("%d runs after cancelling at run %d with %d workers", runs, stopAfter, workers)
+	}
+}
+
+func TestChunkSize(t *testing.T) {
+	for _, tt := range []struct{ total, workers, want int }{
+		{4000, 2, 125}, // --seeds 1000, 4 policies: 16 chunks a worker
+		{4000, 1, 250},
+		{8, 2, 1}, // few long runs: one at a time
+		{0, 0, 1},
+	} {
+		if got := chunkSize(tt.total, tt.workers); got != tt.want {
+			t.Errorf("chunkSize(%d, %d) = %d, want %d", tt.total, tt.workers, got, tt.want)
 		}
 	}
 }

@@ -4,11 +4,7 @@
 package scenarios
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -87,9 +83,9 @@ func Builtin() (*File, error) {
 	return Parse(BuiltinFile, retrysim.BuiltinScenarios)
 }
 
-// Load reads and parses a scenario file.
+// Load reads and parses a scenario file of at most MaxFileSize bytes.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +93,8 @@ func Load(path string) (*File, error) {
 }
 
 // Parse decodes and validates scenario YAML; name is used in error messages.
-// It returns every problem it finds, joined.
+// It returns the problems it finds, joined: the first MaxErrors of them and
+// a count of the rest.
 func Parse(name string, data []byte) (f *File, err error) {
 	defer func() {
 		// The YAML parser is third-party code: never let it crash the tool.
@@ -105,26 +102,8 @@ func Parse(name string, data []byte) (f *File, err error) {
 			f, err = nil, &FieldError{File: name, Msg: fmt.Sprintf("cannot parse: %v", r)}
 		}
 	}()
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var root yaml.Node
-	if err := dec.Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &FieldError{File: name, Msg: "file is empty; it needs a list of scenarios"}
-		}
-		return nil, syntaxError(name, err)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		return nil, &FieldError{File: name, Line: extra.Line, Msg: "only one YAML document is allowed"}
-	} else if !errors.Is(err, io.EOF) {
-		return nil, syntaxError(name, err)
-	}
 	d := &decoder{file: name}
-	doc := &root
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
-		doc = doc.Content[0]
-	}
-	f = d.topLevel(doc)
+	f = d.parse(data)
 	if err := d.err(); err != nil {
 		return nil, err
 	}
@@ -208,7 +187,7 @@ func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
 	}
 	// Whatever the simulator would still refuse (combinations of fields),
 	// report here, at the policy, rather than when it runs.
-	if len(d.errs) == 0 {
+	if d.problems == 0 {
 		for i := range s.Policies {
 			c := s.Config(i, s.Seed)
 			if err := c.Validate(); err != nil {
@@ -247,12 +226,12 @@ func (d *decoder) server(n *yaml.Node, path string) *sim.CapacityWindows {
 		if !last && p.Duration == 0 {
 			pm.errorf("duration", "must be > 0: only the last phase may run on forever")
 		}
+		errsBefore := d.problems
 		p.Admit = int(pm.integer("admit", 0, 0, 1<<31-1))
-		errsBefore := len(d.errs)
 		p.Window = pm.duration("window", 0)
 		switch {
-		case len(d.errs) > errsBefore:
-			// The window itself was bad; that error says enough.
+		case d.problems > errsBefore:
+			// The admit or the window itself was bad; that error says enough.
 		case p.Admit > 0 && p.Window == 0:
 			pm.errorf("window", "must be > 0 when the phase admits requests (admit %d per window)", p.Admit)
 		case p.Admit == 0 && pm.has("window"):

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -130,10 +131,10 @@ func TestBadInputErrors(t *testing.T) {
 func TestFileLevelErrors(t *testing.T) {
 	for _, tt := range []struct{ name, src, want string }{
 		{"empty", "", "x.yaml: file is empty"},
-		{"syntax", "scenarios:\n  - name: [\n", "x.yaml:2: invalid YAML"},
+		{"syntax", "scenarios:\n  - name: [\n", "x.yaml:3:1: invalid YAML: did not find expected node content at the end of the file"},
 		{"no scenarios", "default: s\n", "x.yaml:1:1: scenarios: missing"},
 		{"scalar document", "hello\n", "x.yaml:1:1: want a mapping of fields"},
-		{"two documents", valid + "---\nscenarios: []\n", "x.yaml:18: only one YAML document"},
+		{"two documents", valid + "---\nscenarios: []\n", "x.yaml:18:1: only one YAML document"},
 		{"unknown default", "default: nope\n" + valid, `x.yaml:1:10: default: no scenario is called "nope"`},
 		{"tab indentation", "scenarios:\n\t- name: s\n", "invalid YAML"},
 	} {
@@ -213,19 +214,49 @@ func TestBuiltinScenariosRun(t *testing.T) {
 	}
 }
 
-// The loader must never panic, and every rejection must carry the file name.
+// fileLevel matches the errors about a whole file, which have no line: an
+// empty file, one over MaxFileSize, and the count of problems not listed.
+var (
+	fileLevel = regexp.MustCompile(`^fuzz\.yaml: (file is empty|file is larger than|and \d+ more problems?$)`)
+	withLine  = regexp.MustCompile(`^fuzz\.yaml:[1-9][0-9]*:`)
+)
+
+// The loader must never panic, and every problem it reports must name the
+// file and the line: "fuzz.yaml:LINE:...".
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(valid))
 	if b, err := os.ReadFile("../scenarios.yaml"); err == nil {
 		f.Add(b)
 	}
 	f.Add([]byte("scenarios: [{name: a, server: {phases: [{admit: 1, window: 1s}]}, clients: {count: 1, deadline: 1s}, policies: [{name: gated}]}]"))
+	// Anchors, aliases and merge keys, which are refused.
 	f.Add([]byte("a: &x [*x]"))
+	f.Add([]byte(aliasBomb(3)))
+	f.Add([]byte(strings.Replace(valid, "      count: 20\n", "      <<: {count: 20}\n", 1)))
+	f.Add([]byte("scenarios: *nope\n"))
+	// Syntax errors: each kind of position the loader reports.
+	f.Add([]byte(strings.Replace(valid, "      count: 20\n", "\tcount: 20\n", 1)))
+	f.Add([]byte(strings.Replace(valid, "  - name: s\n", "  - name: s\n    description: a b\n\tc\n", 1)))
+	f.Add([]byte(strings.Replace(valid, "      - name: immediate\n", "      - name: 'immediate\n", 1)))
+	f.Add([]byte(strings.Replace(valid, "      count: 20\n", "       count: 20\n", 1)))
+	f.Add([]byte(strings.Replace(valid, "      count: 20\n", "      count: \xff\n", 1)))
+	f.Add([]byte("scenarios: ["))
+	f.Add([]byte("scenarios: foo: bar\n"))
+	f.Add([]byte(valid + "---\nx: 'y\n"))
+	f.Add([]byte("%YAML 1.1\n%YAML 1.1\n---\n"))
+	// Numbers at and past the edges.
+	f.Add([]byte(strings.Replace(valid, "count: 20", "count: 99999999999999999999", 1)))
+	f.Add([]byte(strings.Replace(valid, "admit: 6", "admit: 6.5", 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse("fuzz.yaml", data)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
-				t.Fatalf("error does not name the file: %v", err)
+			for _, line := range strings.Split(err.Error(), "\n") {
+				if !strings.HasPrefix(line, "fuzz.yaml:") {
+					t.Fatalf("error does not name the file: %q in\n%v", line, err)
+				}
+				if !fileLevel.MatchString(line) && !withLine.MatchString(line) {
+					t.Fatalf("error does not name the line: %q in\n%v", line, err)
+				}
 			}
 			return
 		}
@@ -245,6 +276,8 @@ func TestOneErrorPerProblem(t *testing.T) {
 		{"window: 1s", "window: -1s", "scenarios[0].server.phases[1].window: must not be negative"},
 		{"count: 20", "count: 0x14", "scenarios[0].clients.count: want a whole number"},
 		{"count: 20", "count: 2_0", "scenarios[0].clients.count: want a whole number"},
+		// Not also "window: has no effect: this phase admits nothing".
+		{"admit: 6", "admit: 6.5", `x.yaml:7:18: scenarios[0].server.phases[1].admit: want a whole number, got number "6.5"`},
 	} {
 		_, err := Parse("x.yaml", []byte(strings.Replace(valid, tt.old, tt.new, 1)))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
