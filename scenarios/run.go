@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/retrysim/retrysim/sim"
@@ -58,7 +60,7 @@ func (s *Scenario) RunSeeds(ctx context.Context, first uint64, k, workers int, e
 			var runner sim.Runner // reuses its memory from run to run
 			for j := range jobs {
 				seed, p := j/np, j%np
-				r, err := runner.Run(s.Config(p, first+uint64(seed)))
+				r, err := runOne(&runner, s.Config(p, first+uint64(seed)))
 				if err != nil {
 					errs[j] = err
 					continue
@@ -83,4 +85,25 @@ feed:
 		}
 	}
 	return ctx.Err()
+}
+
+// PanicError is a run that panicked: a bug, returned as an error so that
+// the caller decides how to report it. Stack is the panicking goroutine's.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// runOne runs cfg, turning a panic into a *PanicError (and resetting the
+// runner, whose state is then unknown).
+func runOne(runner *sim.Runner, cfg sim.Config) (r sim.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			*runner = sim.Runner{}
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return runner.Run(cfg)
 }

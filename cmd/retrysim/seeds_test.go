@@ -80,7 +80,7 @@ func TestSeedsFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"compare", "--seeds", "0"}, "--seeds must be between 1"},
-		{[]string{"compare", "--seeds", "-3"}, "--seeds must be between 1"},
+		{[]string{"compare", "--seeds", "-3"}, "must be a non-negative integer"},
 		{[]string{"compare", "--seeds", "many"}, "seeds"},
 		{[]string{"compare", "--seed", "18446744073709551615", "--seeds", "2"}, "runs past the largest seed"},
 		{[]string{"compare", "--format", "pdf"}, "unknown format \"pdf\""},
