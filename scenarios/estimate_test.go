@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,13 +20,13 @@ func TestEstimateBoundsEvents(t *testing.T) {
 		if s.Workload.Clients > 100_000 {
 			continue // huge-burst: checked against its measured count below
 		}
-		events := 0
-		if err := s.RunSeeds(t.Context(), s.Seed, 2, 0, func(_, _ int, r *sim.Result) { events += r.Events }); err != nil {
+		var events atomic.Int64 // each is called from worker goroutines
+		if err := s.RunSeeds(t.Context(), s.Seed, 2, 0, func(_, _ int, r *sim.Result) { events.Add(int64(r.Events)) }); err != nil {
 			t.Fatal(err)
 		}
 		e := s.Estimate(2)
-		if e.Events < float64(events) {
-			t.Errorf("%s: estimate %g events < %d processed", s.Name, e.Events, events)
+		if e.Events < float64(events.Load()) {
+			t.Errorf("%s: estimate %g events < %d processed", s.Name, e.Events, events.Load())
 		}
 		if e.Runs != int64(2*len(s.Policies)) {
 			t.Errorf("%s: %d runs, want %d", s.Name, e.Runs, 2*len(s.Policies))
