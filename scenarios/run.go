@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -11,9 +13,9 @@ import (
 
 // Run simulates every policy of s on one seed, each in its own goroutine,
 // and returns the results in the scenario's policy order.
-func (s *Scenario) Run(seed uint64) ([]sim.Result, error) {
+func (s *Scenario) Run(ctx context.Context, seed uint64) ([]sim.Result, error) {
 	results := make([]sim.Result, len(s.Policies))
-	err := s.RunSeeds(context.Background(), seed, 1, 0, func(_, p int, r *sim.Result) {
+	err := s.RunSeeds(ctx, seed, 1, 0, func(_, p int, r *sim.Result) {
 		results[p] = *r
 	})
 	if err != nil {
@@ -86,7 +88,7 @@ func (s *Scenario) RunSeeds(ctx context.Context, first uint64, k, workers int, e
 						return
 					}
 					seed, p := j/np, j%np
-					r, err := runner.Run(s.Config(p, first+uint64(seed)))
+					r, err := runOne(ctx, &runner, s.Config(p, first+uint64(seed)))
 					if err != nil {
 						errs[j] = err
 						continue
@@ -103,4 +105,25 @@ func (s *Scenario) RunSeeds(ctx context.Context, first uint64, k, workers int, e
 		}
 	}
 	return ctx.Err()
+}
+
+// PanicError is a run that panicked: a bug, returned as an error so that
+// the caller decides how to report it. Stack is the panicking goroutine's.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// runOne runs cfg, turning a panic into a *PanicError (and resetting the
+// runner, whose state is then unknown).
+func runOne(ctx context.Context, runner *sim.Runner, cfg sim.Config) (r sim.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			*runner = sim.Runner{}
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return runner.RunContext(ctx, cfg)
 }

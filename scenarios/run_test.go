@@ -86,7 +86,7 @@ func TestRunSeedsFirstErrorInOrder(t *testing.T) {
 	s := *good
 	bad := func(name string) sim.Policy {
 		p := s.Policies[0]
-		p.Name, p.Decide.MaxAttempts, p.Decide.Deadline = name, 0, 0
+		p.Name, p.Rules.MaxAttempts, p.Rules.Deadline = name, 0, 0
 		return p
 	}
 	s.Policies = []sim.Policy{s.Policies[0], bad("first-bad"), bad("second-bad")}

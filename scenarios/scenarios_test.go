@@ -202,7 +202,7 @@ func TestBuiltinScenariosRun(t *testing.T) {
 		if s.Workload.Clients > 100_000 {
 			continue
 		}
-		res, err := s.Run(s.Seed)
+		res, err := s.Run(t.Context(), s.Seed)
 		if err != nil {
 			t.Fatalf("%s: %v", s.Name, err)
 		}

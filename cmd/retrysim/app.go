@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -17,13 +18,18 @@ import (
 // run is the whole CLI: it parses args (args[0] is the program name) and
 // writes to stdout and stderr. It never exits the process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var helpTopic error // set when 'retrysim help NAME' names no command
 	app := &cli.Command{
 		Name:  "retrysim",
 		Usage: "compare retry policies against a simulated overloaded API",
-		Description: "retrysim runs seeded bursts of clients against a model API server whose capacity\n" +
-			"changes over time, and compares retry policies by completions, attempts and give-ups.\n" +
-			"The same scenario and seed always give byte-identical output.\n\n" +
-			"Built-in scenarios travel inside the binary; --file loads your own (docs/scenarios.md).",
+		Description: "retrysim runs seeded bursts of clients against a model API server whose\n" +
+			"capacity changes over time, and compares retry policies by completions,\n" +
+			"attempts and give-ups. The same scenario and seed always give\n" +
+			"byte-identical output.\n\n" +
+			"Built-in scenarios travel inside the binary; --file loads your own\n" +
+			"(docs/scenarios.md). Exit status: 0 success, 1 failed run or check,\n" +
+			"2 usage or input error, 3 internal error, 130 interrupted (Ctrl-C).",
+		Version:   readBuildVersion().module,
 		Writer:    stdout,
 		ErrWriter: stderr,
 		// Errors are reported once, by main; usage errors exit 2.
@@ -31,8 +37,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
 			return usageError{err}
 		},
-		HideVersion: true,
-		Commands:    []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand()},
+		CommandNotFound: func(_ context.Context, _ *cli.Command, name string) {
+			helpTopic = usagef("no help for %q: there is no such command; run 'retrysim --help'", name)
+		},
+		// 'retrysim completion bash|zsh|fish|pwsh' prints a completion script.
+		EnableShellCompletion: true,
+		ConfigureShellCompletionCommand: func(c *cli.Command) {
+			c.Hidden = false
+			c.Usage = "print a shell completion script (bash, zsh, fish, pwsh)"
+		},
+		Commands: []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())
@@ -46,7 +60,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// a comma inside a value is part of it.
 		c.DisableSliceFlagSeparator = true
 	}
-	return app.Run(ctx, args)
+	useFlagHelp(app)
+	err := app.Run(ctx, args)
+	switch {
+	case helpTopic != nil:
+		return helpTopic
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return errInterrupted
+	}
+	return err
 }
 
 // fileFlag is shared by the commands that read scenarios.
@@ -86,20 +108,23 @@ func loadFile(cmd *cli.Command) (*scenarios.File, error) {
 func compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "compare",
-		Usage: "run every policy of a scenario, on one seed or many, and compare them",
-		UsageText: "retrysim compare [--scenario NAME | --file PATH] [--seed N] [--seeds K] [--format table|markdown|csv|json|html]\n\n" +
+		Usage: "compare the policies of a scenario, on one seed or many",
+		UsageText: "retrysim compare [--scenario NAME | --file PATH] [--seed N] [--seeds K]\n" +
+			"                 [--format table|markdown|csv|json|html] [--force]\n\n" +
 			"Examples:\n" +
-			"   retrysim compare                                # default scenario, as a table\n" +
+			"   retrysim compare                  # default scenario, as a table\n" +
 			"   retrysim compare --scenario long-outage --seed 7\n" +
 			"   retrysim compare --file my.yaml --format json > results.json\n" +
-			"   retrysim compare --seeds 1000                   # mean, 95% CI, median, p5, p95; ~ = no significant difference",
+			"   retrysim compare --seeds 1000     # mean, 95% CI, median, p5, p95\n" +
+			"                                     # (~ = no significant difference)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "scenario `NAME` to run (default: the file's default scenario; see 'retrysim list')"},
 			fileFlag(),
-			&cli.Uint64Flag{Name: "seed", HideDefault: true, Usage: "random seed `N` (default: the scenario's own seed)"},
+			&decimalFlag{Name: "seed", HideDefault: true, Usage: "random seed `N` (default: the scenario's own seed)"},
 			seedsFlag(),
 			formatFlag(compareFormats),
 			verboseFlag(),
+			forceFlag(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
@@ -109,11 +134,18 @@ func compareCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			work := seedsWork(s, k)
+			if cmd.String("format") == "html" {
+				work = plotWork(s, k)
+			}
+			if err := checkWork(cmd, work); err != nil {
+				return err
+			}
 			if k > 1 || cmd.String("format") == "html" {
 				return compareSeeds(ctx, cmd, s, seed, k)
 			}
 			start := time.Now()
-			results, err := s.Run(seed)
+			results, err := s.Run(ctx, seed)
 			if err != nil {
 				return err
 			}

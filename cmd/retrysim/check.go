@@ -33,24 +33,27 @@ func (e checkFailed) Error() string {
 func checkCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "check",
-		Usage: "verify the expectations of scenarios (and optionally a baseline) for CI",
-		UsageText: "retrysim check [--file PATH] [--scenario NAME ...] [--seeds K] [--format table|markdown] [--junit FILE]\n" +
-			"               [--baseline FILE ... [--tolerance 5%]]\n\n" +
-			"Exits 0 when every expectation holds and no metric is worse than its baseline beyond the\n" +
-			"tolerance, 1 when something fails, 2 on bad input. See docs/ci.md.\n\n" +
+		Usage: "verify scenario expectations (and a baseline) for CI",
+		UsageText: "retrysim check [--file PATH] [--scenario NAME ...] [--seeds K]\n" +
+			"               [--format table|markdown] [--junit FILE]\n" +
+			"               [--baseline FILE ... [--tolerance 5%]] [--force]\n\n" +
+			"Exits 0 when every expectation holds and no metric is worse than its\n" +
+			"baseline beyond the tolerance, 1 when something fails, 2 on bad input.\n" +
+			"See docs/ci.md.\n\n" +
 			"Examples:\n" +
 			"   retrysim check --file scenarios.yaml\n" +
 			"   retrysim check --format markdown --junit check.xml\n" +
-			"   retrysim compare --format json > baseline.json   # once, on the main branch\n" +
+			"   retrysim compare --format json > baseline.json   # once, on main\n" +
 			"   retrysim check --baseline baseline.json --tolerance 5%",
 		Flags: []cli.Flag{
 			fileFlag(),
 			&cli.StringSliceFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "check only scenario `NAME` (repeatable; default: every scenario with expectations)"},
-			&cli.IntFlag{Name: "seeds", HideDefault: true, Usage: "take statistics such as mean(completed) over `K` seeds instead of each scenario's check_seeds"},
+			&decimalFlag{Name: "seeds", HideDefault: true, Usage: "take statistics such as mean(completed) over `K` seeds instead of each scenario's check_seeds"},
 			formatFlag(report.CheckFormats),
 			&cli.StringFlag{Name: "junit", Usage: "also write the results as JUnit XML to `FILE`"},
 			&cli.StringSliceFlag{Name: "baseline", Usage: "compare with `FILE`, written by 'retrysim compare --format json' (repeatable)"},
 			&cli.StringFlag{Name: "tolerance", Value: "0", Usage: "how much worse than the baseline a metric may get, e.g. 5% (relative to the baseline value)"},
+			forceFlag(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
@@ -62,10 +65,11 @@ func checkCommand() *cli.Command {
 			}
 			seeds := 0
 			if cmd.IsSet("seeds") {
-				seeds = int(cmd.Int("seeds"))
-				if seeds < 1 || seeds > scenarios.MaxCheckSeeds {
-					return usagef("--seeds must be between 1 and %d, got %d", scenarios.MaxCheckSeeds, seeds)
+				n := cmd.Uint64("seeds")
+				if n < 1 || n > scenarios.MaxCheckSeeds {
+					return usagef("--seeds must be between 1 and %d, got %d", scenarios.MaxCheckSeeds, n)
 				}
+				seeds = int(n)
 			}
 			tol, err := report.ParseTolerance(cmd.String("tolerance"))
 			if err != nil {
@@ -115,6 +119,17 @@ func checkCommand() *cli.Command {
 				baselines = append(baselines, baseline{path, doc, s})
 			}
 
+			var work scenarios.Estimate
+			for _, s := range list {
+				work = work.Add(seedsWork(s, checkSeeds(s, seeds)))
+			}
+			for _, b := range baselines {
+				work = work.Add(b.s.Estimate(1))
+			}
+			if err := checkWork(cmd, work); err != nil {
+				return err
+			}
+
 			var rep report.CheckReport
 			for _, s := range list {
 				checks, err := checkScenario(ctx, s, seeds)
@@ -124,7 +139,7 @@ func checkCommand() *cli.Command {
 				rep.Checks = append(rep.Checks, checks...)
 			}
 			for _, b := range baselines {
-				results, err := b.s.Run(b.doc.Seed)
+				results, err := b.s.Run(ctx, b.doc.Seed)
 				if err != nil {
 					return err
 				}
@@ -158,13 +173,7 @@ func checkScenario(ctx context.Context, s *scenarios.Scenario, seeds int) ([]rep
 	if len(s.Expect) == 0 {
 		return nil, nil
 	}
-	k := 1
-	if slices.ContainsFunc(s.Expect, func(e scenarios.Expect) bool { return e.OverSeeds() }) {
-		k = s.CheckSeeds
-		if seeds > 0 {
-			k = seeds
-		}
-	}
+	k := checkSeeds(s, seeds)
 	// rows[policy][seed]: each run stores only its own slot.
 	rows := make([][]report.PolicyResult, len(s.Policies))
 	for p := range rows {
@@ -184,6 +193,20 @@ func checkScenario(ctx context.Context, s *scenarios.Scenario, seeds int) ([]rep
 		out[i].Source = e.Source()
 	}
 	return out, nil
+}
+
+// checkSeeds is how many seeds checking s takes: 0 without expectations,
+// 1 unless one takes statistics over seeds, then check_seeds or seeds (> 0).
+func checkSeeds(s *scenarios.Scenario, seeds int) int {
+	switch {
+	case len(s.Expect) == 0:
+		return 0
+	case !slices.ContainsFunc(s.Expect, func(e scenarios.Expect) bool { return e.OverSeeds() }):
+		return 1
+	case seeds > 0:
+		return seeds
+	}
+	return s.CheckSeeds
 }
 
 func readBaseline(path string) (*report.Document, error) {

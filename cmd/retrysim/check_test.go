@@ -1,24 +1,15 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/xml"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-)
 
-// invoke runs the command line and returns stdout, stderr and the exit code.
-func invoke(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), append([]string{"retrysim"}, args...), &stdout, &stderr)
-	code := exitCode(err, &stderr)
-	return stdout.String(), stderr.String(), code
-}
+	"github.com/retrysim/retrysim/internal/golden"
+)
 
 // writeFile writes content to name in a fresh temporary directory.
 func writeFile(t *testing.T, name, content string) string {
@@ -61,8 +52,9 @@ func burstFile(t *testing.T, base, expect string) string {
 }
 
 func TestCheckPasses(t *testing.T) {
+	t.Parallel()
 	path := burstFile(t, "500ms", `"completed >= 18", "amplification <= 5.5", "mean(completed) >= 17"`)
-	out, errOut, code := invoke(t, "check", "--file", path)
+	out, errOut, code, _ := runCLI(t, "check", "--file", path)
 	if code != 0 {
 		t.Fatalf("exit %d, want 0\n%s%s", code, out, errOut)
 	}
@@ -74,16 +66,18 @@ func TestCheckPasses(t *testing.T) {
 }
 
 func TestCheckBuiltin(t *testing.T) {
-	out, errOut, code := invoke(t, "check", "--scenario", "overload-burst", "--scenario", "rate-limited-burst", "--scenario", "long-outage")
+	t.Parallel()
+	out, errOut, code, _ := runCLI(t, "check", "--scenario", "overload-burst", "--scenario", "rate-limited-burst", "--scenario", "long-outage")
 	if code != 0 {
 		t.Fatalf("the built-in expectations fail (exit %d):\n%s%s", code, out, errOut)
 	}
 }
 
 func TestCheckFails(t *testing.T) {
+	t.Parallel()
 	path := burstFile(t, "500ms", `"completed >= 19", "latency_ms.p99 <= 16100"`)
 	junit := filepath.Join(t.TempDir(), "check.xml")
-	out, errOut, code := invoke(t, "check", "--file", path, "--format", "markdown", "--junit", junit)
+	out, errOut, code, _ := runCLI(t, "check", "--file", path, "--format", "markdown", "--junit", junit)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
 	}
@@ -109,6 +103,7 @@ func TestCheckFails(t *testing.T) {
 }
 
 func TestCheckBadInput(t *testing.T) {
+	t.Parallel()
 	good := burstFile(t, "500ms", `"completed >= 18"`)
 	cases := []struct {
 		name string
@@ -130,17 +125,17 @@ func TestCheckBadInput(t *testing.T) {
 		{"tolerance without baseline", []string{"check", "--file", good, "--tolerance", "5%"}, "--tolerance applies to --baseline"},
 	}
 	for _, c := range cases {
-		_, errOut, code := invoke(t, c.args...)
+		_, errOut, code, _ := runCLI(t, c.args...)
 		if code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", c.name, code, errOut, c.want)
 		}
 	}
 	// The multi-seed JSON of compare --seeds is not a baseline.
-	multi, _, code := invoke(t, "compare", "--file", good, "--seeds", "5", "--format", "json")
+	multi, _, code, _ := runCLI(t, "compare", "--file", good, "--seeds", "5", "--format", "json")
 	if code != 0 {
 		t.Fatalf("compare --seeds 5: exit %d", code)
 	}
-	if _, errOut, code := invoke(t, "check", "--file", good, "--baseline", writeFile(t, "multi.json", multi)); code != 2 || !strings.Contains(errOut, "multi.json: this is a \"retrysim/multi-seed/v1\" report") {
+	if _, errOut, code, _ := runCLI(t, "check", "--file", good, "--baseline", writeFile(t, "multi.json", multi)); code != 2 || !strings.Contains(errOut, "multi.json: this is a \"retrysim/multi-seed/v1\" report") {
 		t.Errorf("multi-seed baseline: exit %d, %q", code, errOut)
 	}
 	// A file without expectations: nothing to check is bad input.
@@ -150,7 +145,7 @@ func TestCheckBadInput(t *testing.T) {
     clients: {count: 2, max_attempts: 2}
     policies: [{name: immediate}]
 `)
-	if _, errOut, code := invoke(t, "check", "--file", plain); code != 2 || !strings.Contains(errOut, "nothing to check") {
+	if _, errOut, code, _ := runCLI(t, "check", "--file", plain); code != 2 || !strings.Contains(errOut, "nothing to check") {
 		t.Errorf("no expectations: exit %d, %q", code, errOut)
 	}
 }
@@ -169,8 +164,9 @@ func readGolden(t *testing.T, scenario string) string {
 // past the 20s deadline, so fewer operations complete) and checks that the baseline comparison fails and says
 // what changed.
 func TestBaselineCatchesWorsePolicy(t *testing.T) {
+	t.Parallel()
 	good := burstFile(t, "500ms", `"completed >= 1"`)
-	baseline, errOut, code := invoke(t, "compare", "--file", good, "--format", "json")
+	baseline, errOut, code, _ := runCLI(t, "compare", "--file", good, "--format", "json")
 	if code != 0 {
 		t.Fatalf("compare: exit %d: %s", code, errOut)
 	}
@@ -178,7 +174,7 @@ func TestBaselineCatchesWorsePolicy(t *testing.T) {
 
 	// Unchanged policies pass, with or without tolerance.
 	for _, tol := range []string{"0", "5%"} {
-		if out, errOut, code := invoke(t, "check", "--file", good, "--baseline", basePath, "--tolerance", tol); code != 0 {
+		if out, errOut, code, _ := runCLI(t, "check", "--file", good, "--baseline", basePath, "--tolerance", tol); code != 0 {
 			t.Errorf("unchanged, tolerance %s: exit %d\n%s%s", tol, code, out, errOut)
 		} else if !strings.Contains(out, "26 of 26 baseline metrics unchanged.") {
 			t.Errorf("unchanged: output\n%s", out)
@@ -186,7 +182,7 @@ func TestBaselineCatchesWorsePolicy(t *testing.T) {
 	}
 
 	worse := burstFile(t, "4s", `"completed >= 1"`)
-	out, errOut, code := invoke(t, "check", "--file", worse, "--baseline", basePath, "--tolerance", "5%")
+	out, errOut, code, _ := runCLI(t, "check", "--file", worse, "--baseline", basePath, "--tolerance", "5%")
 	if code != 1 {
 		t.Fatalf("worse policy: exit %d, want 1\n%s%s", code, out, errOut)
 	}
@@ -209,7 +205,7 @@ func TestBaselineCatchesWorsePolicy(t *testing.T) {
 	immediate := strings.Replace(strings.NewReplacer("{{expect}}", `"completed >= 0"`).Replace(burst),
 		"      - name: capped-exponential\n        base: {{base}}\n        cap: 8s\n",
 		"      - name: capped-exponential\n        type: immediate\n", 1)
-	if out, errOut, code := invoke(t, "check", "--file", writeFile(t, "imm.yaml", immediate), "--baseline", basePath, "--tolerance", "5%"); code != 1 {
+	if out, errOut, code, _ := runCLI(t, "check", "--file", writeFile(t, "imm.yaml", immediate), "--baseline", basePath, "--tolerance", "5%"); code != 1 {
 		t.Errorf("immediate retries: exit %d, want 1\n%s%s", code, out, errOut)
 	}
 }
@@ -221,7 +217,7 @@ func TestCheckDeterministic(t *testing.T) {
 	var outs []string
 	for _, procs := range []int{1, 2, 4} {
 		prev := runtime.GOMAXPROCS(procs)
-		out, _, code := invoke(t, "check", "--file", path, "--seeds", "30")
+		out, _, code, _ := runCLI(t, "check", "--file", path, "--seeds", "30")
 		runtime.GOMAXPROCS(prev)
 		if code != 0 {
 			t.Fatalf("exit %d", code)
@@ -241,20 +237,23 @@ func TestCheckDeterministic(t *testing.T) {
 // a golden file only for a deliberate change of behaviour: retrysim compare
 // --scenario NAME --format json > testdata/compare-NAME.json.golden.)
 func TestCompareJSONUnchanged(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"overload-burst", "rate-limited-burst", "long-outage"} {
-		out, errOut, code := invoke(t, "compare", "--scenario", s, "--format", "json")
+		out, errOut, code, _ := runCLI(t, "compare", "--scenario", s, "--format", "json")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", s, code, errOut)
 		}
 		if want := readGolden(t, s); out != want {
 			t.Errorf("%s: JSON differs from testdata/compare-%s.json.golden:\n%s", s, s, out)
 		}
+		golden.Check(t, "compare-"+s+".json.stderr", []byte(errOut))
 	}
 }
 
 func TestCompareVerbose(t *testing.T) {
-	quiet, _, _ := invoke(t, "compare", "--format", "json")
-	loud, errOut, code := invoke(t, "compare", "--format", "json", "--verbose")
+	t.Parallel()
+	quiet, _, _, _ := runCLI(t, "compare", "--format", "json")
+	loud, errOut, code, _ := runCLI(t, "compare", "--format", "json", "--verbose")
 	if code != 0 || loud != quiet {
 		t.Fatalf("--verbose changed stdout (exit %d)", code)
 	}

@@ -14,6 +14,7 @@ import (
 )
 
 func TestSweepGolden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -25,11 +26,12 @@ func TestSweepGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, _, err := runErr(t, tt.args...)
+			t.Parallel()
+			out, errOut, _, err := runCLI(t, tt.args...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden.Check(t, tt.name, []byte(out))
+			checkGolden(t, tt.name, out, errOut)
 		})
 	}
 }
@@ -40,7 +42,7 @@ func TestSweepSameOnAnyGOMAXPROCS(t *testing.T) {
 	var outs []string
 	for _, procs := range []int{1, 2} {
 		runtime.GOMAXPROCS(procs)
-		out, _, err := runErr(t, "sweep", "--param", "clients=20:40:20", "--seeds", "4", "--format", "json")
+		out, _, _, err := runCLI(t, "sweep", "--param", "clients=20:40:20", "--seeds", "4", "--format", "json")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,6 +54,7 @@ func TestSweepSameOnAnyGOMAXPROCS(t *testing.T) {
 }
 
 func TestCommandUsageErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
@@ -73,7 +76,7 @@ func TestCommandUsageErrors(t *testing.T) {
 		{[]string{"report", "--out", "-", "extra"}, "report takes no arguments"},
 	}
 	for _, tt := range tests {
-		_, _, err := runErr(t, tt.args...)
+		_, _, _, err := runCLI(t, tt.args...)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: error %v, want one containing %q", tt.args, err, tt.want)
 			continue
@@ -85,9 +88,10 @@ func TestCommandUsageErrors(t *testing.T) {
 }
 
 func TestPlotWritesFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// PNG rendering is slow under -race; report's tests decode PNGs.
-	out, _, err := runErr(t, "plot", "--out", dir, "--seeds", "3", "--format", "svg")
+	out, _, _, err := runCLI(t, "plot", "--out", dir, "--seeds", "3", "--format", "svg")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +123,9 @@ func TestPlotWritesFiles(t *testing.T) {
 }
 
 func TestSweepPlot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	if _, _, err := runErr(t, "sweep", "--param", "clients=10:20:10", "--param", "capacity=3:6:3", "--plot", dir, "--plot-format", "svg"); err != nil {
+	if _, _, _, err := runCLI(t, "sweep", "--param", "clients=10:20:10", "--param", "capacity=3:6:3", "--plot", dir, "--plot-format", "svg"); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"completed", "attempts", "gave_up", "amplification", "latency_ms-p99", "last_completion_ms"} {
@@ -133,7 +138,8 @@ func TestSweepPlot(t *testing.T) {
 // The HTML report is one file that needs nothing else: no scripts, no
 // links to fetch, the plots inline; and the same inputs give the same bytes.
 func TestHTMLReport(t *testing.T) {
-	page, _, err := runErr(t, "report", "--out", "-", "--seeds", "3")
+	t.Parallel()
+	page, _, _, err := runCLI(t, "report", "--out", "-", "--seeds", "3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +158,7 @@ func TestHTMLReport(t *testing.T) {
 			t.Errorf("report contains %q: it must be self-contained", bad)
 		}
 	}
-	again, _, err := runErr(t, "compare", "--format", "html", "--seeds", "3")
+	again, _, _, err := runCLI(t, "compare", "--format", "html", "--seeds", "3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +168,7 @@ func TestHTMLReport(t *testing.T) {
 	if again != page {
 		t.Errorf("compare --format html differs from report:\n%s", golden.Diff(page, again))
 	}
-	one, _, err := runErr(t, "report", "--out", "-")
+	one, _, _, err := runCLI(t, "report", "--out", "-")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,6 +20,7 @@ const docsRoot = "../.."
 // every image the page shows exists. With -update it copies the new images
 // into docs/img.
 func TestDocsPlots(t *testing.T) {
+	t.Parallel()
 	cmds := docCommands(t, "docs/plots.md")
 	if len(cmds) == 0 {
 		t.Fatal("docs/plots.md shows no commands")
@@ -27,10 +29,16 @@ func TestDocsPlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The commands write under docs/img: here, under a scratch directory.
 	scratch := t.TempDir()
-	t.Chdir(scratch)
 	for _, args := range cmds {
-		if _, _, err := runErr(t, args[1:]...); err != nil {
+		args = slices.Clone(args[1:])
+		for i := range args[:len(args)-1] {
+			if args[i] == "--out" || args[i] == "--plot" {
+				args[i+1] = filepath.Join(scratch, args[i+1])
+			}
+		}
+		if _, _, _, err := runCLI(t, args...); err != nil {
 			t.Fatalf("%s: %v", strings.Join(args, " "), err)
 		}
 	}

@@ -2,17 +2,17 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/retrysim/retrysim/internal/golden"
+	"github.com/retrysim/retrysim/scenarios"
 )
 
 // docCommands returns the retrysim command lines in the ```sh blocks of a
@@ -51,9 +51,22 @@ func docCommands(t *testing.T, page string) [][]string {
 	return cmds
 }
 
+// bigClients is the size from which a scenario is too big to run more
+// than once in the tests (huge-burst: 1,000,000 clients, about 5 s).
+const bigClients = 100_000
+
 // Every retrysim command shown in the README and docs/ must run and succeed,
-// from the repository root as a reader would run it.
+// from the repository root as a reader would run it: through the built
+// binary, each in parallel. What is checked is the exit status and that a
+// command printed something (or wrote its --out file); the output itself is
+// pinned by the golden tests. The README's huge-burst command (1,000,000
+// clients) runs here, once: it is the only run of a scenario that big in
+// the whole test suite (TestDocumentedScriptsRun leaves such scenarios out of
+// 'check'; .ci/run checks their expectations with 'retrysim check --file
+// scenarios.yaml').
 func TestDocumentedCommandsRun(t *testing.T) {
+	t.Parallel()
+	bin := builtBinary(t)
 	docs, _ := filepath.Glob(filepath.Join(docsRoot, "docs", "*.md"))
 	docs = append(docs, filepath.Join(docsRoot, "README.md"))
 	root, err := filepath.Abs(docsRoot)
@@ -77,9 +90,9 @@ func TestDocumentedCommandsRun(t *testing.T) {
 	if len(all) < 5 {
 		t.Fatalf("found only %d documented commands: the extraction is broken", len(all))
 	}
-	t.Chdir(root)
 	for _, c := range all {
 		t.Run(c.doc+": "+strings.Join(c.args, " "), func(t *testing.T) {
+			t.Parallel()
 			// Commands that write files write them to a scratch directory.
 			args := slices.Clone(c.args)
 			for i := range args[:len(args)-1] {
@@ -87,11 +100,14 @@ func TestDocumentedCommandsRun(t *testing.T) {
 					args[i+1] = filepath.Join(t.TempDir(), filepath.Base(args[i+1]))
 				}
 			}
-			out, errOut, code := runCLI(t, args...)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
+			cmd := exec.Command(bin, args...)
+			cmd.Dir = root
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v: %s", err, stderr.Bytes())
 			}
-			if out == "" && !slices.Contains(args, "--out") {
+			if stdout.Len() == 0 && !slices.Contains(args, "--out") {
 				t.Fatal("printed nothing")
 			}
 		})
@@ -100,6 +116,7 @@ func TestDocumentedCommandsRun(t *testing.T) {
 
 // The sample output in the README must be what the command prints.
 func TestReadmeSampleOutput(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(docsRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -112,56 +129,16 @@ func TestReadmeSampleOutput(t *testing.T) {
 	start += len("```text\n")
 	end := strings.Index(readme[start:], "```")
 	sample := readme[start : start+end]
-	got, _, _ := runCLI(t, "compare")
+	got, _, _, _ := runCLI(t, "compare")
 	if got != sample {
 		t.Fatalf("README sample output is stale:\n%s", golden.Diff(sample, got))
 	}
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// builtBinary builds retrysim once per test run and returns its path.
-func builtBinary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "retrysim-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "retrysim")
-		if runtime.GOOS == "windows" {
-			binPath += ".exe"
-		}
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
-
 // A binary built on its own must carry the built-in scenarios: run it from an
 // empty directory, with no checkout beside it.
 func TestInstalledBinaryNeedsNoCheckout(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	run := exec.Command(bin, "compare", "--format", "csv")
 	run.Dir = t.TempDir()
@@ -169,7 +146,7 @@ func TestInstalledBinaryNeedsNoCheckout(t *testing.T) {
 	if err != nil {
 		t.Fatalf("installed binary: %v", err)
 	}
-	inProcess, _, _ := runCLI(t, "compare", "--format", "csv")
+	inProcess, _, _, _ := runCLI(t, "compare", "--format", "csv")
 	if string(out) != inProcess {
 		t.Fatalf("installed binary printed\n%s\nwant\n%s", out, inProcess)
 	}
@@ -183,7 +160,16 @@ func TestInstalledBinaryNeedsNoCheckout(t *testing.T) {
 // each must run under bash -euo pipefail with the built binary on PATH, in a
 // scratch directory holding a copy of scenarios.yaml. "go install …@latest"
 // lines are skipped: the binary is already built.
+//
+// 'retrysim check' without --scenario checks every scenario, huge-burst
+// (1,000,000 clients) included, and these scripts run it several times. So
+// that the suite runs that scenario at most once (see
+// TestDocumentedCommandsRun), a shell function in front of the binary adds
+// --scenario for every scenario below bigClients clients to such a check.
+// The scripts' flow, exit statuses and files are tested as written; the
+// expectations of the big scenarios are not (.ci/run checks them).
 func TestDocumentedScriptsRun(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
@@ -192,6 +178,7 @@ func TestDocumentedScriptsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	prelude := smallCheckPrelude(t)
 	pages, _ := filepath.Glob(filepath.Join(docsRoot, "docs", "*.md"))
 	pages = append(pages, filepath.Join(docsRoot, "README.md"))
 	n := 0
@@ -200,6 +187,7 @@ func TestDocumentedScriptsRun(t *testing.T) {
 			n++
 			name := fmt.Sprintf("%s#%d", filepath.Base(page), i+1)
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				dir := t.TempDir()
 				if err := os.WriteFile(filepath.Join(dir, "scenarios.yaml"), scenariosYAML, 0o644); err != nil {
 					t.Fatal(err)
@@ -211,7 +199,7 @@ func TestDocumentedScriptsRun(t *testing.T) {
 					rounds = 2
 				}
 				for round := range rounds {
-					cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+					cmd := exec.Command("bash", "-euo", "pipefail", "-c", prelude+script)
 					cmd.Dir = dir
 					cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 					if out, err := cmd.CombinedOutput(); err != nil {
@@ -224,6 +212,41 @@ func TestDocumentedScriptsRun(t *testing.T) {
 	if n == 0 {
 		t.Fatal("found no bash blocks: the extraction is broken")
 	}
+}
+
+// smallCheckPrelude is a bash function named retrysim that runs the binary,
+// adding --scenario NAME for every built-in scenario with expectations and
+// fewer than bigClients clients to a 'check' that names no scenario.
+func smallCheckPrelude(t *testing.T) string {
+	t.Helper()
+	f, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	skipped := 0
+	for _, s := range f.Scenarios {
+		if len(s.Expect) == 0 {
+			continue
+		}
+		if s.Workload.Clients >= bigClients {
+			skipped++
+			continue
+		}
+		names = append(names, "--scenario "+s.Name)
+	}
+	if skipped == 0 {
+		t.Fatal("no built-in scenario is big: the prelude is no longer needed")
+	}
+	return `retrysim() {
+  if [ "${1:-}" = check ] && [[ " $* " != *" --scenario "* && " $* " != *" -s "* ]]; then
+    shift
+    command retrysim check ` + strings.Join(names, " ") + ` "$@"
+  else
+    command retrysim "$@"
+  fi
+}
+`
 }
 
 // bashBlocks returns the ```bash blocks of a markdown page.

@@ -1,29 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/retrysim/retrysim/internal/golden"
 )
 
-// cli runs the command line in-process and returns stdout, stderr and the
-// exit code main would use.
-func runCLI(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), append([]string{"retrysim"}, args...), &stdout, &stderr)
-	code := exitCode(err, &stderr)
-	return stdout.String(), stderr.String(), code
-}
-
 func TestCompareGolden(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -36,18 +23,20 @@ func TestCompareGolden(t *testing.T) {
 		{"list", []string{"list"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, code := runCLI(t, tt.args...)
-			if code != 0 || errOut != "" {
+			t.Parallel()
+			out, errOut, code, _ := runCLI(t, tt.args...)
+			if code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
-			golden.Check(t, tt.name, []byte(out))
+			checkGolden(t, tt.name, out, errOut)
 		})
 	}
 }
 
 // The JSON must follow the documented schema and agree with the model.
 func TestCompareJSONSchema(t *testing.T) {
-	out, _, code := runCLI(t, "compare", "--format", "json")
+	t.Parallel()
+	out, _, code, _ := runCLI(t, "compare", "--format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -82,20 +71,21 @@ func TestCompareJSONSchema(t *testing.T) {
 func TestCompareDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(prev)
-	one, _, _ := runCLI(t, "compare", "--scenario", "long-outage", "--format", "json")
+	one, _, _, _ := runCLI(t, "compare", "--scenario", "long-outage", "--format", "json")
 	runtime.GOMAXPROCS(2)
-	two, _, _ := runCLI(t, "compare", "--scenario", "long-outage", "--format", "json")
-	again, _, _ := runCLI(t, "compare", "--scenario", "long-outage", "--format", "json")
+	two, _, _, _ := runCLI(t, "compare", "--scenario", "long-outage", "--format", "json")
+	again, _, _, _ := runCLI(t, "compare", "--scenario", "long-outage", "--format", "json")
 	if one != two || two != again {
 		t.Fatal("output differs between GOMAXPROCS 1 and 2 or between runs")
 	}
-	other, _, _ := runCLI(t, "compare", "--scenario", "long-outage", "--format", "json", "--seed", "2")
+	other, _, _, _ := runCLI(t, "compare", "--scenario", "long-outage", "--format", "json", "--seed", "2")
 	if other == one {
 		t.Fatal("seed 2 gave the same output as seed 1: the jittered policies ignore the seed")
 	}
 }
 
 func TestCompareWithFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "mine.yaml")
 	src := `scenarios:
   - name: tiny
@@ -110,7 +100,7 @@ func TestCompareWithFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := runCLI(t, "compare", "--file", path, "--format", "csv")
+	out, errOut, code, _ := runCLI(t, "compare", "--file", path, "--format", "csv")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -125,6 +115,7 @@ func TestCompareWithFile(t *testing.T) {
 }
 
 func TestUsageAndInputErrors(t *testing.T) {
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("scenarios:\n  - name: x\n    clients: {count: 0}\n"), 0o644)
 	for _, tt := range []struct {
@@ -143,7 +134,8 @@ func TestUsageAndInputErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, code := runCLI(t, tt.args...)
+			t.Parallel()
+			out, errOut, code, _ := runCLI(t, tt.args...)
 			if code != tt.code || !strings.Contains(errOut, tt.want) {
 				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errOut, tt.code, tt.want)
 			}
@@ -155,7 +147,8 @@ func TestUsageAndInputErrors(t *testing.T) {
 }
 
 func TestHelpExplains(t *testing.T) {
-	out, _, code := runCLI(t, "compare", "--help")
+	t.Parallel()
+	out, _, code, _ := runCLI(t, "compare", "--help")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}

@@ -20,17 +20,19 @@ import (
 func plotCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plot",
-		Usage: "draw a scenario's timeline, completion-time CDF, outcomes and (with --seeds) distributions",
-		UsageText: "retrysim plot --out DIR [--scenario NAME | --file PATH] [--seed N] [--seeds K] [--format png,svg] [--bucket DURATION]\n\n" +
-			"Writes DIR/timeline, DIR/cdf, DIR/outcomes and, with --seeds K > 1, DIR/distributions,\n" +
-			"each as .png and .svg (1200×800). The timeline shows the first seed; the CDF pools up to 1000 seeds.\n\n" +
+		Usage: "draw timeline, completion CDF, outcomes and distributions",
+		UsageText: "retrysim plot --out DIR [--scenario NAME | --file PATH] [--seed N]\n" +
+			"              [--seeds K] [--format png,svg] [--bucket DURATION] [--force]\n\n" +
+			"Writes DIR/timeline, DIR/cdf, DIR/outcomes and, with --seeds K > 1,\n" +
+			"DIR/distributions, each as .png and .svg (1200×800). The timeline shows\n" +
+			"the first seed; the CDF pools up to 1000 seeds.\n\n" +
 			"Examples:\n" +
 			"   retrysim plot --out plots\n" +
 			"   retrysim plot --out plots --scenario long-outage --seeds 100 --format svg",
 		Flags: append(scenarioFlags(),
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory `DIR` to write the plots to (created if missing)"},
 			&cli.StringFlag{Name: "format", Value: "png,svg", Usage: "comma-separated image `FORMATS`: png, svg"},
-			&cli.DurationFlag{Name: "bucket", Usage: "timeline bucket `DURATION` (default: the server's admission window)"},
+			&cli.DurationFlag{Name: "bucket", HideDefault: true, Usage: "timeline bucket `DURATION` (default: the server's admission window)"},
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
@@ -46,6 +48,9 @@ func plotCommand() *cli.Command {
 			}
 			s, first, k, err := pickScenario(cmd)
 			if err != nil {
+				return err
+			}
+			if err := checkPlotWork(cmd, s, k); err != nil {
 				return err
 			}
 			bucket, err := bucketFlag(cmd, s)

@@ -17,15 +17,16 @@ import (
 func reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "report",
-		Usage: "write a self-contained HTML report (scenario, tables, plots) for a design review",
-		UsageText: "retrysim report --out FILE.html [--scenario NAME | --file PATH] [--seed N] [--seeds K] [--bucket DURATION]\n\n" +
+		Usage: "write a self-contained HTML report for a design review",
+		UsageText: "retrysim report --out FILE.html [--scenario NAME | --file PATH] [--seed N]\n" +
+			"                [--seeds K] [--bucket DURATION] [--force]\n\n" +
 			"Examples:\n" +
 			"   retrysim report --out review.html\n" +
 			"   retrysim report --out review.html --scenario long-outage --seeds 200\n" +
-			"   retrysim compare --format html --seeds 50 > review.html   # the same page on stdout",
+			"   retrysim compare --format html --seeds 50 > review.html  # on stdout",
 		Flags: append(scenarioFlags(),
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "HTML `FILE` to write ('-' for stdout)"},
-			&cli.DurationFlag{Name: "bucket", Usage: "timeline bucket `DURATION` (default: the server's admission window)"},
+			&cli.DurationFlag{Name: "bucket", HideDefault: true, Usage: "timeline bucket `DURATION` (default: the server's admission window)"},
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
@@ -37,6 +38,9 @@ func reportCommand() *cli.Command {
 			}
 			s, first, k, err := pickScenario(cmd)
 			if err != nil {
+				return err
+			}
+			if err := checkPlotWork(cmd, s, k); err != nil {
 				return err
 			}
 			var buf bytes.Buffer

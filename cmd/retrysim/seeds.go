@@ -21,16 +21,23 @@ const maxSeeds = 100_000
 
 // seedsFlag is --seeds, shared by every command that runs scenarios.
 func seedsFlag() cli.Flag {
-	return &cli.IntFlag{Name: "seeds", Value: 1, Usage: "run `K` seeds: seed, seed+1, …, seed+K−1, in parallel on all cores, and report statistics over them"}
+	return &decimalFlag{Name: "seeds", Value: 1, Usage: "run `K` seeds: seed, seed+1, …, seed+K−1, in parallel on all cores, and report statistics over them"}
 }
 
-// scenarioFlags are the flags that pick a scenario and its seeds.
+// seedFlag is --seed.
+func seedFlag() cli.Flag {
+	return &decimalFlag{Name: "seed", HideDefault: true, Usage: "first random seed `N` (default: the scenario's own seed)"}
+}
+
+// scenarioFlags are the flags that pick a scenario and its seeds, and
+// --force.
 func scenarioFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "scenario `NAME` to run (default: the file's default scenario; see 'retrysim list')"},
 		fileFlag(),
-		&cli.Uint64Flag{Name: "seed", HideDefault: true, Usage: "first random seed `N` (default: the scenario's own seed)"},
+		seedFlag(),
 		seedsFlag(),
+		forceFlag(),
 	}
 }
 
@@ -62,10 +69,11 @@ func pickScenario(cmd *cli.Command) (*scenarios.Scenario, uint64, int, error) {
 
 // seedCount validates --seeds against the first seed.
 func seedCount(cmd *cli.Command, first uint64) (int, error) {
-	k := cmd.Int("seeds")
-	if k < 1 || k > maxSeeds {
-		return 0, usagef("--seeds must be between 1 and %d, got %d", maxSeeds, k)
+	n := cmd.Uint64("seeds")
+	if n < 1 || n > maxSeeds {
+		return 0, usagef("--seeds must be between 1 and %d, got %d", maxSeeds, n)
 	}
+	k := int(n)
 	if first > math.MaxUint64-uint64(k-1) {
 		return 0, usagef("--seed %d with --seeds %d runs past the largest seed (%d)", first, k, uint64(math.MaxUint64))
 	}

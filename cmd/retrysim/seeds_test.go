@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"runtime"
 	"strings"
@@ -11,22 +9,16 @@ import (
 	"github.com/retrysim/retrysim/internal/golden"
 )
 
-// runErr runs the CLI with args and returns stdout, stderr and the error.
-func runErr(t *testing.T, args ...string) (string, string, error) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), append([]string{"retrysim"}, args...), &stdout, &stderr)
-	return stdout.String(), stderr.String(), err
-}
-
 func TestCompareSeedsGolden(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"table", "markdown", "csv", "json"} {
 		t.Run(format, func(t *testing.T) {
-			out, _, err := runErr(t, "compare", "--seeds", "12", "--format", format)
+			t.Parallel()
+			out, errOut, _, err := runCLI(t, "compare", "--seeds", "12", "--format", format)
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden.Check(t, "compare-seeds12."+format, []byte(out))
+			checkGolden(t, "compare-seeds12."+format, out, errOut)
 		})
 	}
 }
@@ -34,23 +26,25 @@ func TestCompareSeedsGolden(t *testing.T) {
 // rate-limited-burst has policies that do not differ significantly: the
 // table must say so with "~".
 func TestCompareSeedsNotSignificantGolden(t *testing.T) {
-	out, _, err := runErr(t, "compare", "--scenario", "rate-limited-burst", "--seeds", "10")
+	t.Parallel()
+	out, errOut, _, err := runCLI(t, "compare", "--scenario", "rate-limited-burst", "--seeds", "10")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out, "| ~ (p=") {
 		t.Error("no non-significant comparison marked ~")
 	}
-	golden.Check(t, "compare-rate-limited-seeds10.table", []byte(out))
+	checkGolden(t, "compare-rate-limited-seeds10.table", out, errOut)
 }
 
 // With one seed, compare keeps its single-seed output, whatever --seeds says.
 func TestCompareOneSeedUnchanged(t *testing.T) {
-	plain, _, err := runErr(t, "compare", "--format", "json")
+	t.Parallel()
+	plain, _, _, err := runCLI(t, "compare", "--format", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	one, _, err := runErr(t, "compare", "--format", "json", "--seeds", "1")
+	one, _, _, err := runCLI(t, "compare", "--format", "json", "--seeds", "1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +60,7 @@ func TestCompareSeedsSameOnAnyGOMAXPROCS(t *testing.T) {
 	var outs []string
 	for _, procs := range []int{1, 2, 5} {
 		runtime.GOMAXPROCS(procs)
-		out, _, err := runErr(t, "compare", "--scenario", "long-outage", "--seeds", "16", "--format", "json")
+		out, _, _, err := runCLI(t, "compare", "--scenario", "long-outage", "--seeds", "16", "--format", "json")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,18 +74,19 @@ func TestCompareSeedsSameOnAnyGOMAXPROCS(t *testing.T) {
 }
 
 func TestSeedsFlagErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
 	}{
 		{[]string{"compare", "--seeds", "0"}, "--seeds must be between 1"},
-		{[]string{"compare", "--seeds", "-3"}, "--seeds must be between 1"},
+		{[]string{"compare", "--seeds", "-3"}, "must be a non-negative integer"},
 		{[]string{"compare", "--seeds", "many"}, "seeds"},
 		{[]string{"compare", "--seed", "18446744073709551615", "--seeds", "2"}, "runs past the largest seed"},
 		{[]string{"compare", "--format", "pdf"}, "unknown format \"pdf\""},
 	}
 	for _, tt := range tests {
-		_, _, err := runErr(t, tt.args...)
+		_, _, _, err := runCLI(t, tt.args...)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: error %v, want one containing %q", tt.args, err, tt.want)
 		}

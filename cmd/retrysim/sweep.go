@@ -15,17 +15,25 @@ import (
 func sweepCommand() *cli.Command {
 	var about strings.Builder
 	for _, p := range sweep.Names() {
-		fmt.Fprintf(&about, "   %-14s %s\n", p[0], p[1])
+		for i, line := range wrapWords(p[1], helpWidth-helpIndent-3-14) {
+			if i > 0 {
+				p[0] = ""
+			}
+			fmt.Fprintf(&about, "   %-13s %s\n", p[0], line)
+		}
 	}
 	return &cli.Command{
 		Name:  "sweep",
-		Usage: "vary one or two scenario parameters over a range and report every metric for every policy",
-		UsageText: "retrysim sweep --param NAME=FROM:TO:STEP [--param NAME=FROM:TO:STEP] [--scenario NAME | --file PATH]\n" +
-			"               [--seed N] [--seeds K] [--format table|markdown|csv|json] [--plot DIR [--plot-format png,svg]]\n\n" +
+		Usage: "vary one or two parameters and report every metric",
+		UsageText: "retrysim sweep --param NAME=FROM:TO:STEP [--param NAME=FROM:TO:STEP]\n" +
+			"               [--scenario NAME | --file PATH] [--seed N] [--seeds K]\n" +
+			"               [--format table|markdown|csv|json]\n" +
+			"               [--plot DIR [--plot-format png,svg]] [--force]\n\n" +
 			"Parameters (durations take a unit, e.g. base=100ms:2s:100ms):\n" + about.String() + "\n" +
 			"Examples:\n" +
 			"   retrysim sweep --param clients=10:100:10\n" +
-			"   retrysim sweep --param capacity=2:12:2 --param outage=0s:4s:2s --seeds 20 --format csv\n" +
+			"   retrysim sweep --param capacity=2:12:2 --param outage=0s:4s:2s \\\n" +
+			"      --seeds 20 --format csv\n" +
 			"   retrysim sweep --param base=100ms:2s:100ms --plot plots",
 		Flags: append(scenarioFlags(),
 			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter to vary, `NAME=FROM:TO:STEP` (at most two)"},
@@ -87,6 +95,9 @@ func sweepCommand() *cli.Command {
 						return usagef("--param %v", err)
 					}
 				}
+			}
+			if err := checkSweepWork(cmd, s, params, k); err != nil {
+				return err
 			}
 			bar := progress.New(cmd.Root().ErrWriter, total*k*len(s.Policies), fmt.Sprintf("sweep %s", s.Name))
 			sw, err := sweep.Run(ctx, s, params, first, k, bar.Add)

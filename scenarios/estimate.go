@@ -1,0 +1,204 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// Work estimates and the limits the CLI applies to them. The figures are
+// upper bounds from the scenario's own limits (clients, max attempts,
+// deadline), not predictions: a run usually does far less. docs/scenarios.md
+// ("How much work a run does") explains them.
+const (
+	// EventsPerAttempt bounds the engine events one attempt costs: its
+	// send, its response and the wake-up before the next attempt.
+	EventsPerAttempt = 3
+	// NsPerEvent is the engine's cost per event on one core, rounded up from
+	// docs/performance.md (377 ns/event at 1,000,000 clients on the
+	// development machine). It only turns events into a rough time.
+	NsPerEvent = 400
+	// RefuseEvents and RefuseMemory are the limits above which a command
+	// refuses to start without --force.
+	RefuseEvents = 1e11
+	RefuseMemory = 64 << 30
+	// WarnEvents is the bound above which a command warns that the run
+	// will be long.
+	WarnEvents = 1e9
+)
+
+// Estimate bounds the work of running every policy of a scenario on a
+// number of seeds.
+type Estimate struct {
+	// Runs is seeds × policies.
+	Runs int64
+	// Events bounds the engine events of all runs together.
+	Events float64
+	// Memory bounds the bytes the runs in flight at once take, about
+	// bytesPerClient per client per run.
+	Memory float64
+	// Kept is what the caller keeps of the runs (metrics, latencies), in
+	// bytes; Estimate leaves it 0 for the caller to fill in.
+	Kept float64
+	// Workers is how many runs go in parallel (see RunSeeds).
+	Workers int
+}
+
+// Time is a rough wall time for the estimated events: NsPerEvent per
+// event, spread over the workers.
+func (e Estimate) Time() time.Duration {
+	ns := e.Events * NsPerEvent / float64(max(e.Workers, 1))
+	if ns >= math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(ns)
+}
+
+// Add returns the estimate of running e and then o: events, runs and what
+// is kept add up; the memory of runs in flight is the larger of the two.
+func (e Estimate) Add(o Estimate) Estimate {
+	return Estimate{
+		Runs:    e.Runs + o.Runs,
+		Events:  e.Events + o.Events,
+		Memory:  max(e.Memory, o.Memory),
+		Kept:    e.Kept + o.Kept,
+		Workers: max(e.Workers, o.Workers),
+	}
+}
+
+// TotalMemory bounds the memory at the end of the runs: the runs in flight
+// and what is kept.
+func (e Estimate) TotalMemory() float64 { return e.Memory + e.Kept }
+
+// Refusal says why the estimated work is too much to start without being
+// asked explicitly, or returns "" when it is not.
+func (e Estimate) Refusal() string {
+	switch {
+	case e.Events > RefuseEvents:
+		return fmt.Sprintf("up to %s engine events, over the limit of %s", count(e.Events), count(RefuseEvents))
+	case e.TotalMemory() > RefuseMemory:
+		return fmt.Sprintf("up to %s of memory, over the limit of %s", bytesText(e.TotalMemory()), bytesText(RefuseMemory))
+	}
+	return ""
+}
+
+// Long reports whether the estimate is worth a warning.
+func (e Estimate) Long() bool { return e.Events > WarnEvents }
+
+// String summarises the estimate for a message.
+func (e Estimate) String() string {
+	return fmt.Sprintf("up to %s engine events in %d runs, ~%s on %d core(s), up to %s of memory",
+		count(e.Events), e.Runs, roughTime(e.Time()), max(e.Workers, 1), bytesText(e.TotalMemory()))
+}
+
+// Estimate bounds the work of running every policy of s on seeds seeds.
+func (s *Scenario) Estimate(seeds int) Estimate {
+	clients := float64(s.Workload.Clients)
+	perSeed := 0.0
+	for i := range s.Policies {
+		perSeed += clients * (1 + EventsPerAttempt*attemptBound(s.Server, &s.Policies[i]))
+	}
+	runs := int64(seeds) * int64(len(s.Policies))
+	workers := int(min(int64(autoWorkers(runtime.GOMAXPROCS(0), s.Workload.Clients)), max(runs, 1)))
+	return Estimate{
+		Runs:    runs,
+		Events:  perSeed * float64(seeds),
+		Memory:  float64(workers) * clients * float64(bytesPerClient),
+		Workers: workers,
+	}
+}
+
+// attemptBound is the most attempts one operation of p can make: its
+// max_attempts, or, when only a deadline bounds it, one attempt at the start
+// and one per shortest possible gap between attempts (the server's response
+// time plus the smallest wait the backoff can draw) until the deadline.
+func attemptBound(server *sim.CapacityWindows, p *sim.Policy) float64 {
+	bound := math.Inf(1)
+	if n := p.Rules.MaxAttempts; n > 0 {
+		bound = float64(n)
+	}
+	if d := p.Rules.Deadline; d > 0 {
+		gap := max(minResponse(server)+minWait(p.Rules.Backoff), time.Nanosecond)
+		bound = min(bound, 1+float64(d/gap))
+	}
+	if math.IsInf(bound, 1) {
+		// Neither bound: the loader refuses such policies; count one
+		// attempt per nanosecond of the longest allowed duration.
+		bound = float64(MaxDuration)
+	}
+	return bound
+}
+
+// minResponse is the shortest response time the server can give.
+func minResponse(s *sim.CapacityWindows) time.Duration {
+	if f, ok := s.ResponseTime.(sim.Fixed); ok {
+		return time.Duration(f)
+	}
+	return 0
+}
+
+// minWait is the smallest wait b can draw before any retry; 0 when it is
+// not known (full jitter, or a backoff this function does not know).
+func minWait(b policies.Backoff) time.Duration {
+	first := func(base time.Duration, cap time.Duration) time.Duration {
+		if cap > 0 {
+			return max(min(base, cap), 0)
+		}
+		return max(base, 0)
+	}
+	switch b := b.(type) {
+	case policies.Constant:
+		return max(b.Wait, 0)
+	case policies.Exponential:
+		return first(b.Base, b.Cap)
+	case policies.EqualJitter:
+		return first(b.Base, b.Cap) / 2
+	case policies.SDKJitter:
+		c := first(b.Base, b.Cap)
+		return c - c/4
+	case policies.DecorrelatedJitter:
+		return first(b.Base, b.Cap)
+	}
+	return 0
+}
+
+// count writes a large number of events briefly: 3.2e+09.
+func count(n float64) string {
+	if n < 1e6 {
+		return fmt.Sprintf("%.0f", n)
+	}
+	return fmt.Sprintf("%.2g", n)
+}
+
+// bytesText writes a size in binary units.
+func bytesText(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", b)
+	}
+	return fmt.Sprintf("%.3g %s", b, units[i])
+}
+
+// roughTime writes a duration to about two significant figures.
+func roughTime(d time.Duration) string {
+	switch {
+	case d >= 1000*time.Hour:
+		return fmt.Sprintf("%.2g h", d.Hours())
+	case d >= time.Hour:
+		return d.Round(time.Minute).String()
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}

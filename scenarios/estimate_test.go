@@ -1,0 +1,100 @@
+package scenarios
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// The estimate is an upper bound of the events the engine processes.
+func TestEstimateBoundsEvents(t *testing.T) {
+	f, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.Scenarios {
+		if s.Workload.Clients > 100_000 {
+			continue // huge-burst: checked against its measured count below
+		}
+		var events atomic.Int64 // each is called from worker goroutines
+		if err := s.RunSeeds(t.Context(), s.Seed, 2, 0, func(_, _ int, r *sim.Result) { events.Add(int64(r.Events)) }); err != nil {
+			t.Fatal(err)
+		}
+		e := s.Estimate(2)
+		if e.Events < float64(events.Load()) {
+			t.Errorf("%s: estimate %g events < %d processed", s.Name, e.Events, events.Load())
+		}
+		if e.Runs != int64(2*len(s.Policies)) {
+			t.Errorf("%s: %d runs, want %d", s.Name, e.Runs, 2*len(s.Policies))
+		}
+	}
+	// huge-burst: 13,933,558 events (docs/performance.md); 10 attempts of
+	// 1,000,000 clients bound it by 1e6 × (1 + 3 × 10).
+	s, err := f.Lookup("huge-burst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.Estimate(1)
+	if e.Events != 31e6 || e.Memory < 100e6 || e.Refusal() != "" || e.Long() {
+		t.Errorf("huge-burst: %+v, refusal %q", e, e.Refusal())
+	}
+	// --seeds 100000 on it is refused.
+	if r := s.Estimate(100_000).Refusal(); !strings.Contains(r, "engine events, over the limit") {
+		t.Errorf("huge-burst × 100000 seeds: refusal %q", r)
+	}
+}
+
+func TestAttemptBound(t *testing.T) {
+	server := &sim.CapacityWindows{ResponseTime: sim.Fixed(100 * time.Millisecond)}
+	for _, tt := range []struct {
+		name string
+		p    policies.Policy
+		want float64
+	}{
+		{"max attempts", policies.Policy{MaxAttempts: 8, Deadline: time.Hour, Backoff: policies.FullJitter{Base: time.Second}}, 8},
+		{"deadline, full jitter: response time only", policies.Policy{Deadline: 2 * time.Minute, Backoff: policies.FullJitter{Base: time.Second}}, 1201},
+		{"deadline, constant 400ms", policies.Policy{Deadline: time.Minute, Backoff: policies.Constant{Wait: 400 * time.Millisecond}}, 121},
+		{"deadline, exponential from 900ms", policies.Policy{Deadline: time.Minute, Backoff: policies.Exponential{Base: 900 * time.Millisecond, Cap: time.Hour}}, 61},
+		{"smaller of the two", policies.Policy{MaxAttempts: 1000, Deadline: time.Minute, Backoff: policies.Exponential{Base: 900 * time.Millisecond}}, 61},
+	} {
+		p := sim.Policy{Rules: tt.p}
+		if got := attemptBound(server, &p); got != tt.want {
+			t.Errorf("%s: %g attempts, want %g", tt.name, got, tt.want)
+		}
+	}
+	// A zero response time and no wait floor: one attempt per nanosecond.
+	zero := &sim.CapacityWindows{ResponseTime: sim.Fixed(0)}
+	p := sim.Policy{Rules: policies.Policy{Deadline: time.Second, Backoff: policies.FullJitter{Base: time.Second}}}
+	if got := attemptBound(zero, &p); got != 1e9+1 {
+		t.Errorf("zero floor: %g", got)
+	}
+}
+
+// The examples: 50 M clients for 1000 h with no attempt limit is
+// refused; so is the memory of a huge sweep; a long run only warns.
+func TestEstimateLimits(t *testing.T) {
+	s := &Scenario{
+		Server:   &sim.CapacityWindows{ResponseTime: sim.Fixed(DefaultResponseTime)},
+		Workload: sim.Burst{Clients: MaxClients},
+		Policies: []sim.Policy{{Rules: policies.Policy{Deadline: MaxDuration, Backoff: policies.FullJitter{Base: DefaultBase, Cap: DefaultCap}}}},
+	}
+	if r := s.Estimate(1).Refusal(); !strings.Contains(r, "engine events") {
+		t.Errorf("50 M clients × 1000 h: refusal %q", r)
+	}
+	big := Estimate{Events: 1, Kept: 100 << 30}
+	if r := big.Refusal(); !strings.Contains(r, "100 GiB of memory, over the limit of 64 GiB") {
+		t.Errorf("memory: refusal %q", r)
+	}
+	long := Estimate{Events: 2e9, Workers: 2}
+	if long.Refusal() != "" || !long.Long() || long.Time() != 400*time.Second {
+		t.Errorf("2e9 events: refusal %q, long %v, time %v", long.Refusal(), long.Long(), long.Time())
+	}
+	sum := Estimate{Runs: 1, Events: 10, Memory: 5, Kept: 1}.Add(Estimate{Runs: 2, Events: 20, Memory: 3, Kept: 2})
+	if sum.Runs != 3 || sum.Events != 30 || sum.Memory != 5 || sum.Kept != 3 {
+		t.Errorf("Add: %+v", sum)
+	}
+}
