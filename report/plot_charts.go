@@ -333,7 +333,7 @@ func DistributionFigure(d *PlotData) (*Figure, error) {
 				return nil, err
 			}
 			c := PolicyColor(i)
-			b.FillColor = color.RGBA{c.R, c.G, c.B, 0x66}
+			b.FillColor = boxFill(c)
 			b.BoxStyle.Color = c
 			b.BoxStyle.Width = vg.Points(1.5)
 			b.MedianStyle.Color = c
@@ -352,6 +352,10 @@ func DistributionFigure(d *PlotData) (*Figure, error) {
 	}
 	return fig, nil
 }
+
+// boxFill is the fill of a policy's box: its colour at 40% opacity, pale
+// enough for the median line to stand out.
+func boxFill(c color.NRGBA) color.NRGBA { return color.NRGBA{c.R, c.G, c.B, 0x66} }
 
 // policyAxis labels the x axis with the policies' names, slanted so that
 // long names do not overlap.
