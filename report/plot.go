@@ -7,7 +7,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"strconv"
 
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
@@ -167,7 +166,8 @@ func newPanel(title, xLabel, yLabel string) *plot.Plot {
 }
 
 // niceTicks puts about eight labelled ticks at multiples of 1, 2 or 5 times
-// a power of ten, with an unlabelled tick between each pair.
+// a power of ten, with an unlabelled tick between each pair. Labels group
+// thousands ("2,500,000") and zero is "0", never "-0".
 type niceTicks struct{}
 
 // Ticks implements plot.Ticker.
@@ -205,7 +205,10 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 		if v > hi+float64(step*1e-9) {
 			break
 		}
-		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+		if v == 0 {
+			v = 0 // not -0 when lo < 0
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: plotNumber(v, prec)})
 		if minor := v + step/2; minor <= hi {
 			ticks = append(ticks, plot.Tick{Value: minor})
 		}
@@ -231,8 +234,11 @@ var palette = []color.NRGBA{
 func PolicyColor(i int) color.NRGBA { return palette[i%len(palette)] }
 
 var (
-	colorAdmitted = color.NRGBA{0x59, 0xa1, 0x4f, 0xff}
-	colorRejected = color.NRGBA{0xe1, 0x57, 0x59, 0xff}
+	// Admitted and rejected requests are dark blue and light orange from
+	// the Okabe–Ito palette: distinct for every kind of colour vision and
+	// in lightness too (greyscale prints), besides their position in a bar.
+	colorAdmitted = color.NRGBA{0x00, 0x72, 0xb2, 0xff}
+	colorRejected = color.NRGBA{0xe6, 0x9f, 0x00, 0xff}
 	colorCapacity = color.NRGBA{0x20, 0x20, 0x20, 0xff}
 	colorGrid     = color.NRGBA{0xdd, 0xdd, 0xdd, 0xff}
 )

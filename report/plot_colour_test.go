@@ -7,10 +7,11 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg/draw"
@@ -85,10 +86,20 @@ func checkBoxFills(t *testing.T, d *PlotData) (checked int) {
 	img := renderPNG(t, fig)
 	for panel, spec := range distributionMetrics {
 		m, _ := LookupMetric(spec[0])
+		largest := 0.0
+		for i := range d.Runs.Policies {
+			for _, v := range policyValues(d, i, m) {
+				largest = max(largest, math.Abs(v))
+			}
+		}
+		per, _ := metricAxis(spec[0], "", largest)
 		for i, name := range d.Runs.Policies {
-			vals, _ := d.Runs.Values(i, m)
+			vals := policyValues(d, i, m)
 			if len(vals) == 0 {
 				continue
+			}
+			for j := range vals {
+				vals[j] /= per
 			}
 			b, err := plotter.NewBoxPlot(1, 0, plotter.Values(vals))
 			if err != nil {
@@ -207,4 +218,72 @@ func testSweep(t *testing.T) *Sweep {
 	return sw
 }
 
-func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+// okabeIto is the colour-blind-safe palette of Okabe and Ito (2008).
+var okabeIto = []color.NRGBA{
+	{0xe6, 0x9f, 0x00, 0xff}, {0x56, 0xb4, 0xe9, 0xff}, {0x00, 0x9e, 0x73, 0xff}, {0xf0, 0xe4, 0x42, 0xff},
+	{0x00, 0x72, 0xb2, 0xff}, {0xd5, 0x5e, 0x00, 0xff}, {0xcc, 0x79, 0xa7, 0xff}, {0x00, 0x00, 0x00, 0xff},
+}
+
+// luminance is the WCAG relative luminance of c.
+func luminance(c color.NRGBA) float64 {
+	lin := func(v uint8) float64 {
+		s := float64(v) / 255
+		if s <= 0.04045 {
+			return s / 12.92
+		}
+		return math.Pow((s+0.055)/1.055, 2.4)
+	}
+	return 0.2126*lin(c.R) + 0.7152*lin(c.G) + 0.0722*lin(c.B)
+}
+
+// Admitted and rejected requests are told apart by everyone: two
+// Okabe–Ito colours that also differ in lightness (so they survive any
+// colour vision and greyscale printing), and by position: admitted are
+// always the bottom of a bar, rejected stacked on top.
+func TestTimelineColourBlindSafe(t *testing.T) {
+	for _, c := range []color.NRGBA{colorAdmitted, colorRejected} {
+		if !slices.Contains(okabeIto, c) {
+			t.Errorf("timeline colour %v is not an Okabe–Ito colour", c)
+		}
+	}
+	hi, lo := luminance(colorAdmitted), luminance(colorRejected)
+	if hi < lo {
+		hi, lo = lo, hi
+	}
+	if ratio := (hi + 0.05) / (lo + 0.05); ratio < 2 {
+		t.Errorf("admitted and rejected differ in lightness by a contrast ratio of %.2f, want >= 2", ratio)
+	}
+	fig, err := TimelineFigure(plotData(t, "overload-burst", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := renderPNG(t, fig)
+	// Walk up each pixel column of each panel from the x axis through its
+	// bar: once a rejected pixel is seen, no admitted one may follow.
+	both := 0
+	for panel, p := range fig.Panels {
+		left, right := pixelAt(fig, panel, p.X.Min, 0), pixelAt(fig, panel, p.X.Max, 0)
+		for x := left.X + 1; x < right.X; x++ {
+			seenAdmitted, seenRejected, gap := false, false, 0
+			for y := left.Y - 1; y > 0 && gap <= 3; y-- {
+				switch c := img.At(x, y); {
+				case near(c, colorAdmitted, 2):
+					if seenRejected {
+						t.Errorf("%s, column %d: admitted at y=%d above rejected", p.Title.Text, x, y)
+					}
+					seenAdmitted, gap = true, 0
+				case near(c, colorRejected, 2):
+					seenRejected, gap = true, 0
+				default:
+					gap++ // outlines between the parts of a bar, or the end of it
+				}
+			}
+			if seenAdmitted && seenRejected {
+				both++
+			}
+		}
+	}
+	if both == 0 {
+		t.Error("no bar has both admitted and rejected requests")
+	}
+}
