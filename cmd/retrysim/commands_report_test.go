@@ -87,7 +87,7 @@ func TestCommandUsageErrors(t *testing.T) {
 func TestPlotWritesFiles(t *testing.T) {
 	dir := t.TempDir()
 	// PNG rendering is slow under -race; report's tests decode PNGs.
-	out, _, err := runErr(t, "plot", "--out", dir, "--seeds", "3", "--format", "svg")
+	_, out, err := runErr(t, "plot", "--out", dir, "--seeds", "3", "--format", "svg")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestPlotWritesFiles(t *testing.T) {
 		for _, ext := range []string{"svg"} {
 			want = append(want, name+"."+ext)
 			if !strings.Contains(out, filepath.Join(dir, name+"."+ext)) {
-				t.Errorf("output does not list %s.%s:\n%s", name, ext, out)
+				t.Errorf("stderr does not list %s.%s:\n%s", name, ext, out)
 			}
 		}
 	}

@@ -100,7 +100,7 @@ func collectPlotData(ctx context.Context, cmd *cli.Command, s *scenarios.Scenari
 }
 
 // writeFigures writes every figure in every format into dir and lists the
-// files on stdout.
+// files on stderr: stdout is only for data, so that it can be piped.
 func writeFigures(cmd *cli.Command, dir string, figs []report.NamedFigure, formats []string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -115,7 +115,7 @@ func writeFigures(cmd *cli.Command, dir string, figs []report.NamedFigure, forma
 			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.Root().Writer, "wrote", path)
+			fmt.Fprintln(cmd.Root().ErrWriter, "wrote", path)
 		}
 	}
 	return nil

@@ -50,7 +50,7 @@ func reportCommand() *cli.Command {
 			if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.Root().Writer, "wrote", out)
+			fmt.Fprintln(cmd.Root().ErrWriter, "wrote", out)
 			return nil
 		},
 	}
