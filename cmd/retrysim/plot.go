@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,6 +52,9 @@ func plotCommand() *cli.Command {
 			}
 			bucket, err := bucketFlag(cmd, s)
 			if err != nil {
+				return err
+			}
+			if err := outputDir("--out", dir); err != nil {
 				return err
 			}
 			data, err := collectPlotData(ctx, cmd, s, first, k, bucket)
@@ -119,4 +124,75 @@ func writeFigures(cmd *cli.Command, dir string, figs []report.NamedFigure, forma
 		}
 	}
 	return nil
+}
+
+// outputDir makes dir, the directory flag names for images, and checks that
+// files can be created in it. Commands call it before running anything, so
+// that a bad path fails at once (exit 2) rather than after the simulation.
+func outputDir(flag, dir string) error {
+	if dir == "-" {
+		return usagef("%s -: images cannot go to stdout; name a directory", flag)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("%s %s: %v", flag, dir, pathErr(err))
+	}
+	probe, err := os.CreateTemp(dir, ".retrysim-probe-*")
+	if err != nil {
+		return usagef("%s %s: cannot create files in it: %v", flag, dir, pathErr(err))
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// pendingFile is an output file being made: written under a temporary name
+// beside its path and renamed into place when complete, so that a failed
+// run leaves neither a partial file nor a truncated old one.
+type pendingFile struct {
+	tmp  *os.File
+	path string
+}
+
+// createOutput starts the output file path, named by flag. Commands call it
+// before running anything, so that a bad path fails at once (exit 2).
+func createOutput(flag, path string) (*pendingFile, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, usagef("%s %s: is a directory", flag, path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, usagef("%s %s: cannot create it: %v", flag, path, pathErr(err))
+	}
+	return &pendingFile{tmp, path}, nil
+}
+
+// commit writes data and puts the file in place.
+func (p *pendingFile) commit(data []byte) error {
+	_, err := p.tmp.Write(data)
+	err = errors.Join(err, p.tmp.Chmod(0o644), p.tmp.Close())
+	if err == nil {
+		err = os.Rename(p.tmp.Name(), p.path)
+	}
+	if err != nil {
+		os.Remove(p.tmp.Name())
+		return fmt.Errorf("writing %s: %w", p.path, err)
+	}
+	return nil
+}
+
+// abort removes the temporary file; after commit it does nothing.
+func (p *pendingFile) abort() {
+	if p.tmp.Close() == nil {
+		os.Remove(p.tmp.Name())
+	}
+}
+
+// pathErr drops the path from an *fs.PathError, whose message repeats it
+// (or names a temporary file): "not a directory" rather than "mkdir a/b: not
+// a directory".
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -88,6 +88,11 @@ func sweepCommand() *cli.Command {
 					}
 				}
 			}
+			if dir := cmd.String("plot"); dir != "" {
+				if err := outputDir("--plot", dir); err != nil {
+					return err
+				}
+			}
 			bar := progress.New(cmd.Root().ErrWriter, total*k*len(s.Policies), fmt.Sprintf("sweep %s", s.Name))
 			sw, err := sweep.Run(ctx, s, params, first, k, bar.Add)
 			bar.Done()
