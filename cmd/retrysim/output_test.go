@@ -26,9 +26,9 @@ func TestStdoutIsOnlyData(t *testing.T) {
 		args  []string
 		parse func(string) error
 	}{
-		{[]string{"sweep", "--param", "clients=10:20:10", "--format", "json", "--plot", filepath.Join(dir, "json"), "--plot-format", "svg"}, parseJSON},
-		{[]string{"sweep", "--param", "clients=10:20:10", "--format", "csv", "--plot", filepath.Join(dir, "csv"), "--plot-format", "svg"}, parseCSV},
-		{[]string{"plot", "--out", filepath.Join(dir, "plot"), "--format", "svg"}, empty},
+		{[]string{"sweep", "--param", "clients=10:20:10", "--format", "json", "--plot-dir", filepath.Join(dir, "json"), "--plot-format", "svg"}, parseJSON},
+		{[]string{"sweep", "--param", "clients=10:20:10", "--format", "csv", "--plot-dir", filepath.Join(dir, "csv"), "--plot-format", "svg"}, parseCSV},
+		{[]string{"plot", "--plot-dir", filepath.Join(dir, "plot"), "--plot-format", "svg"}, empty},
 		{[]string{"report", "--out", filepath.Join(dir, "report.html")}, empty},
 	} {
 		stdout, stderr, err := runErr(t, tt.args...)

@@ -76,8 +76,8 @@ func TestBaselineFromStdin(t *testing.T) {
 }
 
 // A bad output path fails before any simulation runs: the error names the
-// flag, nothing is written (sweep prints no results), and '-' is refused
-// where a directory is wanted.
+// flag as given (old names included), nothing is written (sweep prints no
+// results), and '-' is refused where a directory is wanted.
 func TestBadOutputPathFailsFast(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -92,7 +92,9 @@ func TestBadOutputPathFailsFast(t *testing.T) {
 		{[]string{"plot", "--out", "-"}, "--out -"},
 		{[]string{"sweep", "--param", "clients=10:20:10", "--format", "json", "--plot", "blocker/plots"}, "--plot"},
 		{[]string{"sweep", "--param", "clients=10:20:10", "--plot", "-"}, "--plot -"},
-		{[]string{"report", "--out", "blocker/report.html"}, "--out"},
+		{[]string{"plot", "--plot-dir", "blocker/plots", "--plot-format", "svg"}, "--plot-dir blocker/plots: not a directory"},
+		{[]string{"sweep", "--param", "clients=10:20:10", "--format", "csv", "--plot-dir", "-"}, "--plot-dir -"},
+		{[]string{"report", "--out", "blocker/report.html"}, "--out blocker/report.html: cannot create it: not a directory"},
 		{[]string{"report", "--out", "."}, "--out"},
 	} {
 		stdout, stderr, err := runErr(t, tt.args...)

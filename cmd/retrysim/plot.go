@@ -23,26 +23,30 @@ func plotCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plot",
 		Usage: "draw a scenario's timeline, completion-time CDF, outcomes and (with --seeds) distributions",
-		UsageText: "retrysim plot --out DIR [--scenario NAME | --file PATH] [--seed N] [--seeds K] [--format png,svg] [--bucket DURATION]\n\n" +
+		UsageText: "retrysim plot --plot-dir DIR [--scenario NAME | --file PATH] [--seed N] [--seeds K] [--plot-format png,svg] [--bucket DURATION]\n\n" +
 			"Writes DIR/timeline, DIR/cdf, DIR/outcomes and, with --seeds K > 1, DIR/distributions,\n" +
 			"each as .png and .svg (1200×800). The timeline shows the first seed; the CDF pools up to 1000 seeds.\n\n" +
 			"Examples:\n" +
-			"   retrysim plot --out plots\n" +
-			"   retrysim plot --out plots --scenario long-outage --seeds 100 --format svg",
-		Flags: append(scenarioFlags(),
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory `DIR` to write the plots to (created if missing)"},
-			&cli.StringFlag{Name: "format", Value: "png,svg", Usage: "comma-separated image `FORMATS`: png, svg"},
+			"   retrysim plot --plot-dir plots\n" +
+			"   retrysim plot --plot-dir plots --scenario long-outage --seeds 100 --plot-format svg",
+		Flags: append(scenarioFlags(), append(plotFlags("directory `DIR` to write the plots to (created if missing)"),
+			// Old names, before the vocabulary was made one across commands.
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Hidden: true},
+			&cli.StringFlag{Name: "format", Hidden: true},
 			&cli.DurationFlag{Name: "bucket", Usage: "timeline bucket `DURATION` (default: the server's admission window)"},
-		),
+		)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("plot takes no arguments, got %q", cmd.Args().Slice())
 			}
-			dir := cmd.String("out")
-			if dir == "" {
-				return usagef("plot needs --out DIR: where to write the images")
+			dir, dirFlag, err := flagOrOldName(cmd, "plot-dir", "out")
+			if err != nil {
+				return err
 			}
-			formats, err := plotFormats(cmd.String("format"))
+			if dir == "" {
+				return usagef("plot needs --plot-dir DIR: where to write the images")
+			}
+			formats, err := plotFormatsFlag(cmd, "format")
 			if err != nil {
 				return err
 			}
@@ -54,7 +58,7 @@ func plotCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := outputDir("--out", dir); err != nil {
+			if err := outputDir(dirFlag, dir); err != nil {
 				return err
 			}
 			data, err := collectPlotData(ctx, cmd, s, first, k, bucket)
@@ -70,13 +74,49 @@ func plotCommand() *cli.Command {
 	}
 }
 
-// plotFormats parses --format for images.
-func plotFormats(list string) ([]string, error) {
+// plotFlags are --plot-dir and --plot-format, the flags of every command
+// that draws images. dirUsage describes --plot-dir.
+func plotFlags(dirUsage string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "plot-dir", Usage: dirUsage},
+		&cli.StringFlag{Name: "plot-format", Value: "png,svg", Usage: "comma-separated image `FORMATS`: png, svg"},
+	}
+}
+
+// flagOrOldName returns the value of the string flag name or of one of its
+// hidden old names, and the name it was given as ("--out"), for messages.
+// Giving two names of the same flag is a usage error.
+func flagOrOldName(cmd *cli.Command, name string, old ...string) (value, given string, err error) {
+	value, given = cmd.String(name), "--"+name
+	set := ""
+	for _, n := range append([]string{name}, old...) {
+		if !cmd.IsSet(n) {
+			continue
+		}
+		if set != "" {
+			return "", "", usagef("--%s and --%s are the same flag; give one of them", set, n)
+		}
+		set, value, given = n, cmd.String(n), "--"+n
+	}
+	return value, given, nil
+}
+
+// plotFormatsFlag parses --plot-format (or its hidden old name, if any).
+func plotFormatsFlag(cmd *cli.Command, old ...string) ([]string, error) {
+	list, given, err := flagOrOldName(cmd, "plot-format", old...)
+	if err != nil {
+		return nil, err
+	}
+	return plotFormats(given, list)
+}
+
+// plotFormats parses a comma-separated list of image formats, given as flag.
+func plotFormats(flag, list string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
 		if !slices.Contains(report.PlotFormats, f) {
-			return nil, usagef("--format: unknown image format %q (want png, svg or png,svg)", f)
+			return nil, usagef("%s: unknown image format %q (want png, svg or png,svg)", flag, f)
 		}
 		if !slices.Contains(out, f) {
 			out = append(out, f)

@@ -21,18 +21,18 @@ func sweepCommand() *cli.Command {
 		Name:  "sweep",
 		Usage: "vary one or two scenario parameters over a range and report every metric for every policy",
 		UsageText: "retrysim sweep --param NAME=FROM:TO:STEP [--param NAME=FROM:TO:STEP] [--scenario NAME | --file PATH]\n" +
-			"               [--seed N] [--seeds K] [--format table|markdown|csv|json] [--plot DIR [--plot-format png,svg]]\n\n" +
+			"               [--seed N] [--seeds K] [--format table|markdown|csv|json] [--plot-dir DIR [--plot-format png,svg]]\n\n" +
 			"Parameters (durations take a unit, e.g. base=100ms:2s:100ms):\n" + about.String() + "\n" +
 			"Examples:\n" +
 			"   retrysim sweep --param clients=10:100:10\n" +
 			"   retrysim sweep --param capacity=2:12:2 --param outage=0s:4s:2s --seeds 20 --format csv\n" +
-			"   retrysim sweep --param base=100ms:2s:100ms --plot plots",
-		Flags: append(scenarioFlags(),
+			"   retrysim sweep --param base=100ms:2s:100ms --plot-dir plots",
+		Flags: append(scenarioFlags(), append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter to vary, `NAME=FROM:TO:STEP` (at most two)"},
 			formatFlag(report.Formats),
-			&cli.StringFlag{Name: "plot", Usage: "also write line plots of each metric to `DIR`"},
-			&cli.StringFlag{Name: "plot-format", Value: "png,svg", Usage: "comma-separated image `FORMATS` for --plot: png, svg"},
-		),
+		}, append(plotFlags("also write line plots of each metric to `DIR`"),
+			&cli.StringFlag{Name: "plot", Hidden: true}, // the old name of --plot-dir
+		)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("sweep takes no arguments, got %q", cmd.Args().Slice())
@@ -62,11 +62,14 @@ func sweepCommand() *cli.Command {
 			if total > sweep.MaxPoints {
 				return usagef("--param: %d points; at most %d", total, sweep.MaxPoints)
 			}
+			plotDir, plotDirFlag, err := flagOrOldName(cmd, "plot-dir", "plot")
+			if err != nil {
+				return err
+			}
 			var formats []string
-			if cmd.String("plot") != "" {
-				var err error
-				if formats, err = plotFormats(cmd.String("plot-format")); err != nil {
-					return usagef("--plot-format: %v", err)
+			if plotDir != "" {
+				if formats, err = plotFormatsFlag(cmd); err != nil {
+					return err
 				}
 			}
 			s, first, k, err := pickScenario(cmd)
@@ -88,8 +91,8 @@ func sweepCommand() *cli.Command {
 					}
 				}
 			}
-			if dir := cmd.String("plot"); dir != "" {
-				if err := outputDir("--plot", dir); err != nil {
+			if plotDir != "" {
+				if err := outputDir(plotDirFlag, plotDir); err != nil {
 					return err
 				}
 			}
@@ -102,12 +105,12 @@ func sweepCommand() *cli.Command {
 			if err := report.WriteSweep(cmd.Root().Writer, cmd.String("format"), sw); err != nil {
 				return err
 			}
-			if dir := cmd.String("plot"); dir != "" {
+			if plotDir != "" {
 				figs, err := report.SweepFigures(sw)
 				if err != nil {
 					return err
 				}
-				return writeFigures(cmd, dir, figs, formats)
+				return writeFigures(cmd, plotDir, figs, formats)
 			}
 			return nil
 		},
