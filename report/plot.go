@@ -7,7 +7,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"strconv"
 
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
@@ -98,10 +97,25 @@ func (f *Figure) draw(dc draw.Canvas) (err error) {
 	dc.Fill(dc.Rectangle.Path())
 	if f.Title != "" {
 		sty := titleStyle()
-		h := sty.Height(f.Title)
 		pt := vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - vg.Points(8)}
 		dc.FillText(sty, pt, f.Title)
-		dc.Max.Y -= h + vg.Points(14)
+	}
+	grid, canvases := f.layout(dc)
+	for r := range grid {
+		for c, p := range grid[r] {
+			if p != nil {
+				p.Draw(canvases[r][c])
+			}
+		}
+	}
+	return nil
+}
+
+// layout places the panels in a grid under the title on dc, the whole
+// figure, and returns them with the canvas each is drawn on.
+func (f *Figure) layout(dc draw.Canvas) ([][]*plot.Plot, [][]draw.Canvas) {
+	if f.Title != "" {
+		dc.Max.Y -= titleStyle().Height(f.Title) + vg.Points(14)
 	}
 	rows := (len(f.Panels) + f.Cols - 1) / f.Cols
 	grid := make([][]*plot.Plot, rows)
@@ -116,15 +130,7 @@ func (f *Figure) draw(dc draw.Canvas) (err error) {
 	tiles := draw.Tiles{Rows: rows, Cols: f.Cols,
 		PadTop: vg.Points(4), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10),
 		PadX: vg.Points(18), PadY: vg.Points(14)}
-	canvases := plot.Align(grid, tiles, dc)
-	for r := range grid {
-		for c, p := range grid[r] {
-			if p != nil {
-				p.Draw(canvases[r][c])
-			}
-		}
-	}
-	return nil
+	return grid, plot.Align(grid, tiles, dc)
 }
 
 func titleStyle() text.Style {
@@ -160,7 +166,8 @@ func newPanel(title, xLabel, yLabel string) *plot.Plot {
 }
 
 // niceTicks puts about eight labelled ticks at multiples of 1, 2 or 5 times
-// a power of ten, with an unlabelled tick between each pair.
+// a power of ten, with an unlabelled tick between each pair. Labels group
+// thousands ("2,500,000") and zero is "0", never "-0".
 type niceTicks struct{}
 
 // Ticks implements plot.Ticker.
@@ -198,7 +205,10 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 		if v > hi+float64(step*1e-9) {
 			break
 		}
-		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+		if v == 0 {
+			v = 0 // not -0 when lo < 0
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: plotNumber(v, prec)})
 		if minor := v + step/2; minor <= hi {
 			ticks = append(ticks, plot.Tick{Value: minor})
 		}
@@ -209,19 +219,26 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
+// Colours are color.NRGBA, never color.RGBA: RGBA is alpha-premultiplied, so
+// a translucent RGBA built from an opaque colour's channels is invalid (its
+// channels exceed its alpha) and renders as some other colour.
+
 // palette gives policy i its colour (Tableau 10), the same in every plot.
-var palette = []color.RGBA{
+var palette = []color.NRGBA{
 	{0x4e, 0x79, 0xa7, 0xff}, {0xf2, 0x8e, 0x2b, 0xff}, {0xe1, 0x57, 0x59, 0xff}, {0x76, 0xb7, 0xb2, 0xff},
 	{0x59, 0xa1, 0x4f, 0xff}, {0xed, 0xc9, 0x48, 0xff}, {0xb0, 0x7a, 0xa1, 0xff}, {0xff, 0x9d, 0xa7, 0xff},
 	{0x9c, 0x75, 0x5f, 0xff}, {0xba, 0xb0, 0xac, 0xff},
 }
 
 // PolicyColor returns the colour of the i-th policy.
-func PolicyColor(i int) color.RGBA { return palette[i%len(palette)] }
+func PolicyColor(i int) color.NRGBA { return palette[i%len(palette)] }
 
 var (
-	colorAdmitted = color.RGBA{0x59, 0xa1, 0x4f, 0xff}
-	colorRejected = color.RGBA{0xe1, 0x57, 0x59, 0xff}
-	colorCapacity = color.RGBA{0x20, 0x20, 0x20, 0xff}
-	colorGrid     = color.RGBA{0xdd, 0xdd, 0xdd, 0xff}
+	// Admitted and rejected requests are dark blue and light orange from
+	// the Okabe–Ito palette: distinct for every kind of colour vision and
+	// in lightness too (greyscale prints), besides their position in a bar.
+	colorAdmitted = color.NRGBA{0x00, 0x72, 0xb2, 0xff}
+	colorRejected = color.NRGBA{0xe6, 0x9f, 0x00, 0xff}
+	colorCapacity = color.NRGBA{0x20, 0x20, 0x20, 0xff}
+	colorGrid     = color.NRGBA{0xdd, 0xdd, 0xdd, 0xff}
 )

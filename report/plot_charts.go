@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"strconv"
+	"slices"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -57,8 +58,6 @@ func seedWords(m *MultiSeed) string {
 	return fmt.Sprintf("seed %d", m.FirstSeed)
 }
 
-func seconds(d time.Duration) float64 { return d.Seconds() }
-
 // gridLines returns light horizontal grid lines for a panel.
 func gridLines() *plotter.Grid {
 	g := plotter.NewGrid()
@@ -67,10 +66,16 @@ func gridLines() *plotter.Grid {
 	return g
 }
 
-// capacityLine returns the server's admission limit per bucket as a step
-// line from 0 to end.
-func capacityLine(s *sim.CapacityWindows, bucket time.Duration, end float64) (*plotter.Line, float64, error) {
-	var pts plotter.XYs
+// capacityStep is the server's admission limit per bucket from At on.
+type capacityStep struct {
+	At       time.Duration
+	Capacity float64
+}
+
+// capacitySteps returns the server's admission limit per bucket, phase by
+// phase, and its largest value.
+func capacitySteps(s *sim.CapacityWindows, bucket time.Duration) ([]capacityStep, float64) {
+	var steps []capacityStep
 	start := time.Duration(0)
 	peak := 0.0
 	for i, p := range s.Phases {
@@ -79,76 +84,106 @@ func capacityLine(s *sim.CapacityWindows, bucket time.Duration, end float64) (*p
 			c = float64(p.Admit) * float64(bucket) / float64(p.Window)
 		}
 		peak = max(peak, c)
-		if seconds(start) > end {
-			break
-		}
-		pts = append(pts, plotter.XY{X: seconds(start), Y: c})
+		steps = append(steps, capacityStep{start, c})
 		if i == len(s.Phases)-1 || p.Duration == 0 {
 			break
 		}
 		start += p.Duration
 	}
-	pts = append(pts, plotter.XY{X: end, Y: pts[len(pts)-1].Y})
+	return steps, peak
+}
+
+// capacityLine draws the server's admission limit per bucket as a step
+// line from 0 to end, with times in unit.
+func capacityLine(s *sim.CapacityWindows, bucket time.Duration, end time.Duration, unit durationUnit) (*plotter.Line, error) {
+	steps, _ := capacitySteps(s, bucket)
+	var pts plotter.XYs
+	for _, st := range steps {
+		if st.At > end {
+			break
+		}
+		pts = append(pts, plotter.XY{X: unit.of(st.At), Y: st.Capacity})
+	}
+	pts = append(pts, plotter.XY{X: unit.of(end), Y: pts[len(pts)-1].Y})
 	l, err := plotter.NewLine(pts)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	l.StepStyle = plotter.PostStep
 	l.Color = colorCapacity
 	l.Width = vg.Points(2)
 	l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-	return l, peak, nil
+	return l, nil
 }
 
 // TimelineFigure shows, per policy, the requests arriving in each time
-// bucket, admitted and rejected stacked, with the server's capacity.
+// bucket, admitted at the bottom of each bar and rejected stacked on top,
+// with the server's capacity as a dashed line.
+//
+// Panels share the y axis, so that they compare at a glance, unless a
+// panel's own peak (its tallest bar or the capacity, whichever is higher)
+// would then fill less than a quarter of its height: then each panel gets
+// its own y scale, and the title says so. One policy's retry storm would
+// otherwise squash every other panel and the capacity line to a few pixels.
 func TimelineFigure(d *PlotData) (*Figure, error) {
 	n := len(d.Timelines)
 	if n == 0 {
 		return nil, fmt.Errorf("no timelines to plot")
 	}
 	bucket := d.Timelines[0].Bucket
-	buckets, ymax := 1, 0.0
-	for _, t := range d.Timelines {
+	_, capPeak := capacitySteps(d.Server, bucket)
+	buckets := 1
+	peaks := make([]float64, n)
+	for p, t := range d.Timelines {
 		buckets = max(buckets, len(t.Admitted))
+		peaks[p] = capPeak
 		for i := range t.Admitted {
-			ymax = max(ymax, float64(t.Admitted[i]+t.Rejected[i]))
+			peaks[p] = max(peaks[p], float64(t.Admitted[i]+t.Rejected[i]))
 		}
 	}
-	end := seconds(time.Duration(buckets) * bucket)
+	sharedMax := slices.Max(peaks)
+	perPanel := slices.Min(peaks) < sharedMax/4
+	end := time.Duration(buckets) * bucket
+	unit := axisDurationUnit(float64(end) / float64(time.Millisecond))
 	cols := 1
 	if n > 1 {
 		cols = 2
 	}
 	rows := (n + cols - 1) / cols
-	fig := &Figure{
-		Title: fmt.Sprintf("%s: requests per %v, admitted and rejected (seed %d)", d.Scenario, bucket, d.Runs.FirstSeed),
-		Cols:  cols, Height: max(FigureHeight, vg.Length(rows)*vg.Points(200)),
+	title := fmt.Sprintf("%s: requests per %s, admitted and rejected (seed %d)", d.Scenario, plotDuration(bucket), d.Runs.FirstSeed)
+	if perPanel {
+		title = strings.TrimSuffix(title, ")") + "; y scale per panel)"
 	}
-	for _, t := range d.Timelines {
-		p := newPanel(t.Policy, "time since start (s)", fmt.Sprintf("requests per %v", bucket))
+	fig := &Figure{Title: title, Cols: cols, Height: max(FigureHeight, vg.Length(rows)*vg.Points(200))}
+	for pi, t := range d.Timelines {
+		p := newPanel(t.Policy, "time since start ("+unit.name+")", "requests per "+plotDuration(bucket))
 		p.Add(gridLines())
 		total := make([]plotter.HistogramBin, len(t.Admitted))
 		adm := make([]plotter.HistogramBin, len(t.Admitted))
 		for i := range t.Admitted {
-			lo, hi := seconds(time.Duration(i)*bucket), seconds(time.Duration(i+1)*bucket)
+			lo, hi := unit.of(time.Duration(i)*bucket), unit.of(time.Duration(i+1)*bucket)
 			total[i] = plotter.HistogramBin{Min: lo, Max: hi, Weight: float64(t.Admitted[i] + t.Rejected[i])}
 			adm[i] = plotter.HistogramBin{Min: lo, Max: hi, Weight: float64(t.Admitted[i])}
 		}
 		outline := draw.LineStyle{Color: color.White, Width: vg.Points(0.5)}
-		rej := &plotter.Histogram{Bins: total, Width: seconds(bucket), FillColor: colorRejected, LineStyle: outline}
-		ok := &plotter.Histogram{Bins: adm, Width: seconds(bucket), FillColor: colorAdmitted, LineStyle: outline}
-		capLine, peak, err := capacityLine(d.Server, bucket, end)
+		rej := &plotter.Histogram{Bins: total, Width: unit.of(bucket), FillColor: colorRejected, LineStyle: outline}
+		ok := &plotter.Histogram{Bins: adm, Width: unit.of(bucket), FillColor: colorAdmitted, LineStyle: outline}
+		capLine, err := capacityLine(d.Server, bucket, end, unit)
 		if err != nil {
 			return nil, err
 		}
 		p.Add(rej, ok, capLine)
-		p.Legend.Add("admitted", ok)
-		p.Legend.Add("rejected", rej)
+		// Listed top to bottom as the bars stack.
+		p.Legend.Add("rejected (top)", rej)
+		p.Legend.Add("admitted (bottom)", ok)
 		p.Legend.Add("capacity", capLine)
 		p.Legend.Top = true
-		p.X.Min, p.X.Max = 0, end
-		p.Y.Min, p.Y.Max = 0, math.Ceil(max(ymax, peak)*1.1)
+		p.X.Min, p.X.Max = 0, unit.of(end)
+		ymax := sharedMax
+		if perPanel {
+			ymax = peaks[pi]
+		}
+		p.Y.Min, p.Y.Max = 0, math.Ceil(ymax*1.1)
 		fig.Panels = append(fig.Panels, p)
 	}
 	return fig, nil
@@ -159,17 +194,18 @@ func TimelineFigure(d *PlotData) (*Figure, error) {
 func CDFFigure(d *PlotData) (*Figure, error) {
 	seeds := d.LatencySeeds
 	ops := float64(d.Clients * seeds)
-	xmax := 0.0
+	longest := time.Duration(0)
 	for _, l := range d.Latencies {
 		if len(l) > 0 {
-			xmax = max(xmax, seconds(l[len(l)-1]))
+			longest = max(longest, l[len(l)-1])
 		}
 	}
-	if xmax == 0 {
-		xmax = 1
+	if longest == 0 {
+		longest = time.Second
 	}
-	xmax *= 1.05
-	p := newPanel("", "time from an operation's start to its completion (s)", "fraction of operations completed")
+	unit := axisDurationUnit(float64(longest) / float64(time.Millisecond))
+	xmax := unit.of(longest) * 1.05
+	p := newPanel("", "time from an operation's start to its completion ("+unit.name+")", "fraction of operations completed")
 	p.Add(gridLines())
 	for i, l := range d.Latencies {
 		// Steps closer than a fraction of a pixel apart merge into one, so
@@ -177,7 +213,7 @@ func CDFFigure(d *PlotData) (*Figure, error) {
 		minStep := xmax / 4000
 		pts := plotter.XYs{{X: 0, Y: 0}}
 		for j, v := range l {
-			pt := plotter.XY{X: seconds(v), Y: float64(j+1) / ops}
+			pt := plotter.XY{X: unit.of(v), Y: float64(j+1) / ops}
 			if last := &pts[len(pts)-1]; len(pts) > 1 && pt.X-last.X < minStep {
 				last.Y = pt.Y
 				continue
@@ -206,7 +242,7 @@ func CDFFigure(d *PlotData) (*Figure, error) {
 	if seeds > 1 {
 		pooled = fmt.Sprintf("seeds %d–%d", d.Runs.FirstSeed, d.Runs.FirstSeed+uint64(seeds)-1)
 	}
-	title := fmt.Sprintf("%s: completion-time CDF per policy (%s, %d operations each)", d.Scenario, pooled, d.Clients*seeds)
+	title := fmt.Sprintf("%s: completion-time CDF per policy (%s, %s operations each)", d.Scenario, pooled, plotCount(d.Clients*seeds))
 	return &Figure{Title: title, Cols: 1, Panels: []*plot.Plot{p}}, nil
 }
 
@@ -241,7 +277,7 @@ func barPanel(d *PlotData, metric, title, yLabel string) (*plot.Plot, error) {
 		p.Add(bar)
 		ymax = max(ymax, s.CIHigh, s.Mean)
 		labelPts = append(labelPts, plotter.XY{X: float64(i), Y: max(s.CIHigh, s.Mean)})
-		labels = append(labels, strconv.FormatFloat(s.Mean, 'f', min(decimals(metric), 2), 64))
+		labels = append(labels, plotNumber(s.Mean, min(decimals(metric), 2)))
 		if s.N > 1 {
 			errPts = append(errPts, plotter.XY{X: float64(i), Y: s.Mean})
 			errs = append(errs, struct{ Low, High float64 }{s.Mean - s.CILow, s.CIHigh - s.Mean})
@@ -276,8 +312,8 @@ func barPanel(d *PlotData, metric, title, yLabel string) (*plot.Plot, error) {
 // OutcomesFigure shows completions, give-ups and amplification per policy.
 func OutcomesFigure(d *PlotData) (*Figure, error) {
 	spec := [][3]string{
-		{"completed", "Completed", "operations (of " + fmt.Sprint(d.Clients) + ")"},
-		{"gave_up", "Gave up", "operations (of " + fmt.Sprint(d.Clients) + ")"},
+		{"completed", "Completed", "operations (of " + plotCount(d.Clients) + ")"},
+		{"gave_up", "Gave up", "operations (of " + plotCount(d.Clients) + ")"},
 		{"amplification", "Amplification", "attempts per operation"},
 	}
 	title := fmt.Sprintf("%s: outcomes per policy (%s)", d.Scenario, seedWords(d.Runs))
@@ -302,8 +338,26 @@ var distributionMetrics = [][3]string{
 	{"attempts", "Attempts", "requests sent"},
 	{"gave_up", "Gave up", "operations"},
 	{"amplification", "Amplification", "attempts per operation"},
-	{"latency_ms.p99", "p99 completion time", "milliseconds"},
-	{"last_completion_ms", "Last completion", "ms since start"},
+	{"latency_ms.p99", "p99 completion time", "time from the operation's start"},
+	{"last_completion_ms", "Last completion", "time since start"},
+}
+
+// metricAxis returns what to divide a metric's values by for the unit its
+// axis shows, and the axis label, given the largest magnitude on
+// the axis. Metrics in milliseconds are drawn in the unit their range
+// suits (axisDurationUnit); others as they are.
+func metricAxis(metric, label string, largest float64) (float64, string) {
+	if !strings.HasPrefix(metric, "latency_ms.") && metric != "last_completion_ms" {
+		return 1, label
+	}
+	u := axisDurationUnit(largest)
+	return u.ms, label + " (" + u.name + ")"
+}
+
+// policyValues returns policy p's values of a metric over the seeds.
+func policyValues(d *PlotData, p int, m Metric) []float64 {
+	vals, _ := d.Runs.Values(p, m)
+	return vals
 }
 
 // DistributionFigure shows, for each headline metric, its distribution over
@@ -317,23 +371,32 @@ func DistributionFigure(d *PlotData) (*Figure, error) {
 	width := vg.Points(min(40, 150/float64(max(n, 1))))
 	for _, spec := range distributionMetrics {
 		m, _ := LookupMetric(spec[0])
-		p := newPanel(spec[1], "", spec[2])
+		largest := 0.0
+		for i := range d.Runs.Policies {
+			for _, v := range policyValues(d, i, m) {
+				largest = max(largest, math.Abs(v))
+			}
+		}
+		per, yLabel := metricAxis(spec[0], spec[2], largest)
+		p := newPanel(spec[1], "", yLabel)
 		p.Add(gridLines())
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for i := range d.Runs.Policies {
-			vals, _ := d.Runs.Values(i, m)
-			if len(vals) == 0 {
+			raw := policyValues(d, i, m)
+			if len(raw) == 0 {
 				continue
 			}
-			for _, v := range vals {
-				lo, hi = min(lo, v), max(hi, v)
+			vals := make([]float64, len(raw))
+			for j, v := range raw {
+				vals[j] = v / per
+				lo, hi = min(lo, vals[j]), max(hi, vals[j])
 			}
 			b, err := plotter.NewBoxPlot(width, float64(i), plotter.Values(vals))
 			if err != nil {
 				return nil, err
 			}
 			c := PolicyColor(i)
-			b.FillColor = color.RGBA{c.R, c.G, c.B, 0x66}
+			b.FillColor = boxFill(c)
 			b.BoxStyle.Color = c
 			b.BoxStyle.Width = vg.Points(1.5)
 			b.MedianStyle.Color = c
@@ -352,6 +415,10 @@ func DistributionFigure(d *PlotData) (*Figure, error) {
 	}
 	return fig, nil
 }
+
+// boxFill is the fill of a policy's box: its colour at 40% opacity, pale
+// enough for the median line to stand out.
+func boxFill(c color.NRGBA) color.NRGBA { return color.NRGBA{c.R, c.G, c.B, 0x66} }
 
 // policyAxis labels the x axis with the policies' names, slanted so that
 // long names do not overlap.

@@ -115,15 +115,15 @@ func TestPlotPNG(t *testing.T) {
 		}
 	}
 	img, _ := png.Decode(bytes.NewReader(pngs["timeline"]))
-	count := map[color.RGBA]int{}
+	count := map[color.NRGBA]int{}
 	b := img.Bounds()
 	for y := b.Min.Y; y < b.Max.Y; y += 2 {
 		for x := b.Min.X; x < b.Max.X; x += 2 {
 			r, g, bl, _ := img.At(x, y).RGBA()
-			count[color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), 0xff}]++
+			count[color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), 0xff}]++
 		}
 	}
-	for _, c := range []color.RGBA{colorAdmitted, colorRejected} {
+	for _, c := range []color.NRGBA{colorAdmitted, colorRejected} {
 		if count[c] < 200 {
 			t.Errorf("timeline.png has %d pixels of %v, want bars of it", count[c], c)
 		}

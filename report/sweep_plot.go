@@ -39,7 +39,17 @@ func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
 	if x.Title != "" {
 		xLabel = x.Title
 	}
-	if x.Unit != "" {
+	// xs are the first parameter's values as drawn: durations in the unit
+	// their range suits.
+	xs := x.Values
+	if x.Unit == "ms" {
+		unit := axisDurationUnit(max(math.Abs(x.Values[0]), math.Abs(x.Values[len(x.Values)-1])))
+		xs = make([]float64, len(x.Values))
+		for i, v := range x.Values {
+			xs[i] = v / unit.ms
+		}
+		xLabel += " (" + unit.name + ")"
+	} else if x.Unit != "" {
 		xLabel += " (" + x.Unit + ")"
 	}
 	var out []NamedFigure
@@ -54,13 +64,22 @@ func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
 		if rows := (panels + cols - 1) / cols; rows > 2 {
 			fig.Height = vg.Length(rows) * vg.Points(200)
 		}
+		largest := 0.0
+		for i := range sw.Points {
+			for pol := range sw.Policies {
+				if s := metricStats(&stats[i].Policies[pol], metric).Summary; s != nil {
+					largest = max(largest, math.Abs(s.Mean), math.Abs(s.CIHigh))
+				}
+			}
+		}
+		per, yLabel := metricAxis(metric, spec[2], largest)
 		figMax := 0.0
 		for panel := range panels {
 			title := ""
 			if len(sw.Axes) == 2 {
-				title = sw.Axes[1].Name + " = " + sw.Axes[1].Labels[panel]
+				title = sw.Axes[1].Name + " = " + axisLabel(&sw.Axes[1], panel)
 			}
-			p := newPanel(title, xLabel, spec[2])
+			p := newPanel(title, xLabel, yLabel)
 			p.Add(gridLines())
 			ymax := 0.0
 			for pol, name := range sw.Policies {
@@ -74,10 +93,10 @@ func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
 					if ms.Summary == nil {
 						continue
 					}
-					s := ms.Summary
-					pts = append(pts, plotter.XY{X: x.Values[pt.Index[0]], Y: s.Mean})
-					errs = append(errs, struct{ Low, High float64 }{s.Mean - s.CILow, s.CIHigh - s.Mean})
-					ymax = max(ymax, s.CIHigh, s.Mean)
+					mean, ciLow, ciHigh := ms.Summary.Mean/per, ms.Summary.CILow/per, ms.Summary.CIHigh/per
+					pts = append(pts, plotter.XY{X: xs[pt.Index[0]], Y: mean})
+					errs = append(errs, struct{ Low, High float64 }{mean - ciLow, ciHigh - mean})
+					ymax = max(ymax, ciHigh, mean)
 				}
 				if len(pts) == 0 {
 					if panel == 0 {
@@ -104,8 +123,11 @@ func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
 				}
 			}
 			p.Legend.Top = true
-			lo, hi := x.Values[0], x.Values[len(x.Values)-1]
-			pad := math.Max((hi-lo)*0.03, 0.5)
+			lo, hi := xs[0], xs[len(xs)-1]
+			pad := (hi - lo) * 0.03
+			if pad == 0 {
+				pad = max(math.Abs(hi)*0.1, 0.5)
+			}
 			p.X.Min, p.X.Max = lo-pad, hi+pad
 			p.Y.Min = 0
 			fig.Panels = append(fig.Panels, p)
@@ -118,4 +140,17 @@ func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
 		out = append(out, NamedFigure{Name: "sweep-" + strings.ReplaceAll(metric, ".", "-"), Figure: fig})
 	}
 	return out, nil
+}
+
+// axisLabel is value i of a swept parameter as people write it: durations
+// without zero components ("1m", not "1m0s"), counts with thousands
+// separators.
+func axisLabel(ax *SweepAxis, i int) string {
+	switch ax.Unit {
+	case "ms":
+		return plotDuration(msDuration(ax.Values[i]))
+	case "":
+		return plotNumber(ax.Values[i], 0)
+	}
+	return ax.Labels[i]
 }

@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // fileFlag is shared by the commands that read scenarios.
 func fileFlag() cli.Flag {
-	return &cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "scenario `FILE` to load instead of the built-in scenarios"}
+	return &cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "scenario `FILE` to load instead of the built-in scenarios ('-' reads stdin)"}
 }
 
 // formatFlag is --format, accepting one of formats (the first is the default).
@@ -87,16 +87,26 @@ func formatFlag(formats []string) cli.Flag {
 		}}
 }
 
-// loadFile returns the scenario file named by --file, or the built-in one.
+// stdinName names standard input in messages, for --file - and --baseline -.
+const stdinName = "<stdin>"
+
+// loadFile returns the scenario file named by --file ('-' reads stdin), or
+// the built-in one.
 func loadFile(cmd *cli.Command) (*scenarios.File, error) {
 	path := cmd.String("file")
 	var (
 		f   *scenarios.File
 		err error
 	)
-	if path == "" {
+	switch path {
+	case "":
 		f, err = scenarios.Builtin()
-	} else {
+	case "-":
+		var data []byte
+		if data, err = io.ReadAll(cmd.Root().Reader); err == nil {
+			f, err = scenarios.Parse(stdinName, data)
+		}
+	default:
 		f, err = scenarios.Load(path)
 	}
 	if err != nil {

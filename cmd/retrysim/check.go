@@ -51,13 +51,23 @@ func checkCommand() *cli.Command {
 			&decimalFlag{Name: "seeds", HideDefault: true, Usage: "take statistics such as mean(completed) over `K` seeds instead of each scenario's check_seeds"},
 			formatFlag(report.CheckFormats),
 			&cli.StringFlag{Name: "junit", Usage: "also write the results as JUnit XML to `FILE`"},
-			&cli.StringSliceFlag{Name: "baseline", Usage: "compare with `FILE`, written by 'retrysim compare --format json' (repeatable)"},
+			&cli.StringSliceFlag{Name: "baseline", Usage: "compare with `FILE`, written by 'retrysim compare --format json' (repeatable; '-' reads stdin)"},
 			&cli.StringFlag{Name: "tolerance", Value: "0", Usage: "how much worse than the baseline a metric may get, e.g. 5% (relative to the baseline value)"},
 			forceFlag(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("check takes no arguments, got %q", cmd.Args().Slice())
+			}
+			// Standard input can be read once.
+			stdinUsers := 0
+			for _, path := range append(cmd.StringSlice("baseline"), cmd.String("file")) {
+				if path == "-" {
+					stdinUsers++
+				}
+			}
+			if stdinUsers > 1 {
+				return usagef("'-' (standard input) can be given only once among --file and --baseline")
 			}
 			f, err := loadFile(cmd)
 			if err != nil {
@@ -108,13 +118,16 @@ func checkCommand() *cli.Command {
 			}
 			var baselines []baseline
 			for _, path := range cmd.StringSlice("baseline") {
-				doc, err := readBaseline(path)
+				doc, err := readBaseline(cmd, path)
 				if err != nil {
 					return usageError{err}
 				}
 				s, err := f.Lookup(doc.Scenario)
 				if err != nil {
 					return usagef("baseline %s: %v", path, err)
+				}
+				if path == "-" {
+					path = stdinName
 				}
 				baselines = append(baselines, baseline{path, doc, s})
 			}
@@ -209,7 +222,11 @@ func checkSeeds(s *scenarios.Scenario, seeds int) int {
 	return s.CheckSeeds
 }
 
-func readBaseline(path string) (*report.Document, error) {
+// readBaseline reads the baseline named by --baseline; '-' reads stdin.
+func readBaseline(cmd *cli.Command, path string) (*report.Document, error) {
+	if path == "-" {
+		return report.ReadBaseline(stdinName, cmd.Root().Reader)
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)

@@ -65,13 +65,14 @@ func TestCommandUsageErrors(t *testing.T) {
 		{[]string{"sweep", "-p", "clients=1", "-p", "base=1s", "-p", "delay=1s"}, "at most 2 parameters"},
 		{[]string{"sweep", "--param", "outage=1s", "--scenario", "rate-limited-burst"}, "the server has one phase"},
 		{[]string{"sweep", "--param", "clients=1:2:1", "--format", "html"}, "unknown format \"html\""},
-		{[]string{"sweep", "--param", "clients=1:2:1", "--plot", "x", "--plot-format", "gif"}, "unknown image format \"gif\""},
+		{[]string{"sweep", "--param", "clients=1:2:1", "--plot-dir", "x", "--plot-format", "gif"}, "--plot-format: unknown image format \"gif\""},
 		{[]string{"sweep", "-p", "clients=1:1000:1", "-p", "capacity=1:1000:1"}, "at most 10000"},
-		{[]string{"plot"}, "plot needs --out DIR"},
+		{[]string{"plot"}, "plot needs --plot-dir DIR"},
 		{[]string{"plot", "--out", "x", "--format", "pdf"}, "--format: unknown image format \"pdf\""},
-		{[]string{"plot", "--out", "x", "--bucket", "1us"}, "--bucket must be at least 1ms"},
-		{[]string{"plot", "--out", "x", "--seeds", "0"}, "--seeds must be between 1"},
-		{[]string{"plot", "--out", "x", "--scenario", "nope"}, "no scenario \"nope\""},
+		{[]string{"plot", "--plot-dir", "x", "--plot-format", "pdf"}, "--plot-format: unknown image format \"pdf\""},
+		{[]string{"plot", "--plot-dir", "x", "--bucket", "1us"}, "--bucket must be at least 1ms"},
+		{[]string{"plot", "--plot-dir", "x", "--seeds", "0"}, "--seeds must be between 1"},
+		{[]string{"plot", "--plot-dir", "x", "--scenario", "nope"}, "no scenario \"nope\""},
 		{[]string{"report"}, "report needs --out FILE.html"},
 		{[]string{"report", "--out", "-", "extra"}, "report takes no arguments"},
 	}
@@ -91,7 +92,7 @@ func TestPlotWritesFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	// PNG rendering is slow under -race; report's tests decode PNGs.
-	out, _, _, err := runCLI(t, "plot", "--out", dir, "--seeds", "3", "--format", "svg")
+	_, out, _, err := runCLI(t, "plot", "--plot-dir", dir, "--seeds", "3", "--plot-format", "svg")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestPlotWritesFiles(t *testing.T) {
 		for _, ext := range []string{"svg"} {
 			want = append(want, name+"."+ext)
 			if !strings.Contains(out, filepath.Join(dir, name+"."+ext)) {
-				t.Errorf("output does not list %s.%s:\n%s", name, ext, out)
+				t.Errorf("stderr does not list %s.%s:\n%s", name, ext, out)
 			}
 		}
 	}
@@ -125,7 +126,7 @@ func TestPlotWritesFiles(t *testing.T) {
 func TestSweepPlot(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if _, _, _, err := runCLI(t, "sweep", "--param", "clients=10:20:10", "--param", "capacity=3:6:3", "--plot", dir, "--plot-format", "svg"); err != nil {
+	if _, _, _, err := runCLI(t, "sweep", "--param", "clients=10:20:10", "--param", "capacity=3:6:3", "--plot-dir", dir, "--plot-format", "svg"); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"completed", "attempts", "gave_up", "amplification", "latency_ms-p99", "last_completion_ms"} {

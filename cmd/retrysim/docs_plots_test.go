@@ -34,7 +34,7 @@ func TestDocsPlots(t *testing.T) {
 	for _, args := range cmds {
 		args = slices.Clone(args[1:])
 		for i := range args[:len(args)-1] {
-			if args[i] == "--out" || args[i] == "--plot" {
+			if args[i] == "--out" || args[i] == "--plot" || args[i] == "--plot-dir" {
 				args[i+1] = filepath.Join(scratch, args[i+1])
 			}
 		}

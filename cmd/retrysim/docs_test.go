@@ -96,7 +96,7 @@ func TestDocumentedCommandsRun(t *testing.T) {
 			// Commands that write files write them to a scratch directory.
 			args := slices.Clone(c.args)
 			for i := range args[:len(args)-1] {
-				if args[i] == "--out" || args[i] == "--plot" {
+				if args[i] == "--out" || args[i] == "--plot" || args[i] == "--plot-dir" {
 					args[i+1] = filepath.Join(t.TempDir(), filepath.Base(args[i+1]))
 				}
 			}
@@ -107,7 +107,7 @@ func TestDocumentedCommandsRun(t *testing.T) {
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("%v: %s", err, stderr.Bytes())
 			}
-			if stdout.Len() == 0 && !slices.Contains(args, "--out") {
+			if stdout.Len() == 0 && !slices.Contains(args, "--out") && !slices.Contains(args, "--plot-dir") {
 				t.Fatal("printed nothing")
 			}
 		})

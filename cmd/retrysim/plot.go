@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,28 +23,34 @@ func plotCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plot",
 		Usage: "draw timeline, completion CDF, outcomes and distributions",
-		UsageText: "retrysim plot --out DIR [--scenario NAME | --file PATH] [--seed N]\n" +
-			"              [--seeds K] [--format png,svg] [--bucket DURATION] [--force]\n\n" +
+		UsageText: "retrysim plot --plot-dir DIR [--scenario NAME | --file PATH] [--seed N]\n" +
+			"              [--seeds K] [--plot-format png,svg] [--bucket DURATION]\n" +
+			"              [--force]\n\n" +
 			"Writes DIR/timeline, DIR/cdf, DIR/outcomes and, with --seeds K > 1,\n" +
 			"DIR/distributions, each as .png and .svg (1200×800). The timeline shows\n" +
 			"the first seed; the CDF pools up to 1000 seeds.\n\n" +
 			"Examples:\n" +
-			"   retrysim plot --out plots\n" +
-			"   retrysim plot --out plots --scenario long-outage --seeds 100 --format svg",
-		Flags: append(scenarioFlags(),
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory `DIR` to write the plots to (created if missing)"},
-			&cli.StringFlag{Name: "format", Value: "png,svg", Usage: "comma-separated image `FORMATS`: png, svg"},
+			"   retrysim plot --plot-dir plots\n" +
+			"   retrysim plot --plot-dir plots --scenario long-outage --seeds 100 \\\n" +
+			"      --plot-format svg",
+		Flags: append(scenarioFlags(), append(plotFlags("directory `DIR` to write the plots to (created if missing)"),
+			// Old names, before the vocabulary was made one across commands.
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Hidden: true},
+			&cli.StringFlag{Name: "format", Hidden: true},
 			&cli.DurationFlag{Name: "bucket", HideDefault: true, Usage: "timeline bucket `DURATION` (default: the server's admission window)"},
-		),
+		)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("plot takes no arguments, got %q", cmd.Args().Slice())
 			}
-			dir := cmd.String("out")
-			if dir == "" {
-				return usagef("plot needs --out DIR: where to write the images")
+			dir, dirFlag, err := flagOrOldName(cmd, "plot-dir", "out")
+			if err != nil {
+				return err
 			}
-			formats, err := plotFormats(cmd.String("format"))
+			if dir == "" {
+				return usagef("plot needs --plot-dir DIR: where to write the images")
+			}
+			formats, err := plotFormatsFlag(cmd, "format")
 			if err != nil {
 				return err
 			}
@@ -55,6 +63,9 @@ func plotCommand() *cli.Command {
 			}
 			bucket, err := bucketFlag(cmd, s)
 			if err != nil {
+				return err
+			}
+			if err := outputDir(dirFlag, dir); err != nil {
 				return err
 			}
 			data, err := collectPlotData(ctx, cmd, s, first, k, bucket)
@@ -70,13 +81,49 @@ func plotCommand() *cli.Command {
 	}
 }
 
-// plotFormats parses --format for images.
-func plotFormats(list string) ([]string, error) {
+// plotFlags are --plot-dir and --plot-format, the flags of every command
+// that draws images. dirUsage describes --plot-dir.
+func plotFlags(dirUsage string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "plot-dir", Usage: dirUsage},
+		&cli.StringFlag{Name: "plot-format", Value: "png,svg", Usage: "comma-separated image `FORMATS`: png, svg"},
+	}
+}
+
+// flagOrOldName returns the value of the string flag name or of one of its
+// hidden old names, and the name it was given as ("--out"), for messages.
+// Giving two names of the same flag is a usage error.
+func flagOrOldName(cmd *cli.Command, name string, old ...string) (value, given string, err error) {
+	value, given = cmd.String(name), "--"+name
+	set := ""
+	for _, n := range append([]string{name}, old...) {
+		if !cmd.IsSet(n) {
+			continue
+		}
+		if set != "" {
+			return "", "", usagef("--%s and --%s are the same flag; give one of them", set, n)
+		}
+		set, value, given = n, cmd.String(n), "--"+n
+	}
+	return value, given, nil
+}
+
+// plotFormatsFlag parses --plot-format (or its hidden old name, if any).
+func plotFormatsFlag(cmd *cli.Command, old ...string) ([]string, error) {
+	list, given, err := flagOrOldName(cmd, "plot-format", old...)
+	if err != nil {
+		return nil, err
+	}
+	return plotFormats(given, list)
+}
+
+// plotFormats parses a comma-separated list of image formats, given as flag.
+func plotFormats(flag, list string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
 		if !slices.Contains(report.PlotFormats, f) {
-			return nil, usagef("--format: unknown image format %q (want png, svg or png,svg)", f)
+			return nil, usagef("%s: unknown image format %q (want png, svg or png,svg)", flag, f)
 		}
 		if !slices.Contains(out, f) {
 			out = append(out, f)
@@ -105,7 +152,7 @@ func collectPlotData(ctx context.Context, cmd *cli.Command, s *scenarios.Scenari
 }
 
 // writeFigures writes every figure in every format into dir and lists the
-// files on stdout.
+// files on stderr: stdout is only for data, so that it can be piped.
 func writeFigures(cmd *cli.Command, dir string, figs []report.NamedFigure, formats []string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -120,8 +167,79 @@ func writeFigures(cmd *cli.Command, dir string, figs []report.NamedFigure, forma
 			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.Root().Writer, "wrote", path)
+			fmt.Fprintln(cmd.Root().ErrWriter, "wrote", path)
 		}
 	}
 	return nil
+}
+
+// outputDir makes dir, the directory flag names for images, and checks that
+// files can be created in it. Commands call it before running anything, so
+// that a bad path fails at once (exit 2) rather than after the simulation.
+func outputDir(flag, dir string) error {
+	if dir == "-" {
+		return usagef("%s -: images cannot go to stdout; name a directory", flag)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("%s %s: %v", flag, dir, pathErr(err))
+	}
+	probe, err := os.CreateTemp(dir, ".retrysim-probe-*")
+	if err != nil {
+		return usagef("%s %s: cannot create files in it: %v", flag, dir, pathErr(err))
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// pendingFile is an output file being made: written under a temporary name
+// beside its path and renamed into place when complete, so that a failed
+// run leaves neither a partial file nor a truncated old one.
+type pendingFile struct {
+	tmp  *os.File
+	path string
+}
+
+// createOutput starts the output file path, named by flag. Commands call it
+// before running anything, so that a bad path fails at once (exit 2).
+func createOutput(flag, path string) (*pendingFile, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, usagef("%s %s: is a directory", flag, path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, usagef("%s %s: cannot create it: %v", flag, path, pathErr(err))
+	}
+	return &pendingFile{tmp, path}, nil
+}
+
+// commit writes data and puts the file in place.
+func (p *pendingFile) commit(data []byte) error {
+	_, err := p.tmp.Write(data)
+	err = errors.Join(err, p.tmp.Chmod(0o644), p.tmp.Close())
+	if err == nil {
+		err = os.Rename(p.tmp.Name(), p.path)
+	}
+	if err != nil {
+		os.Remove(p.tmp.Name())
+		return fmt.Errorf("writing %s: %w", p.path, err)
+	}
+	return nil
+}
+
+// abort removes the temporary file; after commit it does nothing.
+func (p *pendingFile) abort() {
+	if p.tmp.Close() == nil {
+		os.Remove(p.tmp.Name())
+	}
+}
+
+// pathErr drops the path from an *fs.PathError, whose message repeats it
+// (or names a temporary file): "not a directory" rather than "mkdir a/b: not
+// a directory".
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

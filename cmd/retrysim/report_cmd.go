@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -43,18 +42,25 @@ func reportCommand() *cli.Command {
 			if err := checkPlotWork(cmd, s, k); err != nil {
 				return err
 			}
+			var file *pendingFile
+			if out != "-" {
+				if file, err = createOutput("--out", out); err != nil {
+					return err
+				}
+				defer file.abort()
+			}
 			var buf bytes.Buffer
 			if err := writeHTMLReport(ctx, cmd, &buf, s, first, k); err != nil {
 				return err
 			}
-			if out == "-" {
+			if file == nil {
 				_, err := cmd.Root().Writer.Write(buf.Bytes())
 				return err
 			}
-			if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+			if err := file.commit(buf.Bytes()); err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.Root().Writer, "wrote", out)
+			fmt.Fprintln(cmd.Root().ErrWriter, "wrote", out)
 			return nil
 		},
 	}

@@ -28,19 +28,19 @@ func sweepCommand() *cli.Command {
 		UsageText: "retrysim sweep --param NAME=FROM:TO:STEP [--param NAME=FROM:TO:STEP]\n" +
 			"               [--scenario NAME | --file PATH] [--seed N] [--seeds K]\n" +
 			"               [--format table|markdown|csv|json]\n" +
-			"               [--plot DIR [--plot-format png,svg]] [--force]\n\n" +
+			"               [--plot-dir DIR [--plot-format png,svg]] [--force]\n\n" +
 			"Parameters (durations take a unit, e.g. base=100ms:2s:100ms):\n" + about.String() + "\n" +
 			"Examples:\n" +
 			"   retrysim sweep --param clients=10:100:10\n" +
 			"   retrysim sweep --param capacity=2:12:2 --param outage=0s:4s:2s \\\n" +
 			"      --seeds 20 --format csv\n" +
-			"   retrysim sweep --param base=100ms:2s:100ms --plot plots",
-		Flags: append(scenarioFlags(),
+			"   retrysim sweep --param base=100ms:2s:100ms --plot-dir plots",
+		Flags: append(scenarioFlags(), append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter to vary, `NAME=FROM:TO:STEP` (at most two)"},
 			formatFlag(report.Formats),
-			&cli.StringFlag{Name: "plot", Usage: "also write line plots of each metric to `DIR`"},
-			&cli.StringFlag{Name: "plot-format", Value: "png,svg", Usage: "comma-separated image `FORMATS` for --plot: png, svg"},
-		),
+		}, append(plotFlags("also write line plots of each metric to `DIR`"),
+			&cli.StringFlag{Name: "plot", Hidden: true}, // the old name of --plot-dir
+		)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("sweep takes no arguments, got %q", cmd.Args().Slice())
@@ -70,11 +70,14 @@ func sweepCommand() *cli.Command {
 			if total > sweep.MaxPoints {
 				return usagef("--param: %d points; at most %d", total, sweep.MaxPoints)
 			}
+			plotDir, plotDirFlag, err := flagOrOldName(cmd, "plot-dir", "plot")
+			if err != nil {
+				return err
+			}
 			var formats []string
-			if cmd.String("plot") != "" {
-				var err error
-				if formats, err = plotFormats(cmd.String("plot-format")); err != nil {
-					return usagef("--plot-format: %v", err)
+			if plotDir != "" {
+				if formats, err = plotFormatsFlag(cmd); err != nil {
+					return err
 				}
 			}
 			s, first, k, err := pickScenario(cmd)
@@ -99,6 +102,11 @@ func sweepCommand() *cli.Command {
 			if err := checkSweepWork(cmd, s, params, k); err != nil {
 				return err
 			}
+			if plotDir != "" {
+				if err := outputDir(plotDirFlag, plotDir); err != nil {
+					return err
+				}
+			}
 			bar := progress.New(cmd.Root().ErrWriter, total*k*len(s.Policies), fmt.Sprintf("sweep %s", s.Name))
 			sw, err := sweep.Run(ctx, s, params, first, k, bar.Add)
 			bar.Done()
@@ -108,12 +116,12 @@ func sweepCommand() *cli.Command {
 			if err := report.WriteSweep(cmd.Root().Writer, cmd.String("format"), sw); err != nil {
 				return err
 			}
-			if dir := cmd.String("plot"); dir != "" {
+			if plotDir != "" {
 				figs, err := report.SweepFigures(sw)
 				if err != nil {
 					return err
 				}
-				return writeFigures(cmd, dir, figs, formats)
+				return writeFigures(cmd, plotDir, figs, formats)
 			}
 			return nil
 		},

@@ -1,0 +1,289 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/retrysim/retrysim/sim"
+)
+
+// renderPNG draws f as PNG and decodes it.
+func renderPNG(t *testing.T, f *Figure) image.Image {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := f.Write(&buf, "png"); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// pixelAt returns the PNG pixel of f where panel i draws the data point
+// (x, y), using the same layout as Figure.Write.
+func pixelAt(f *Figure, panel int, x, y float64) image.Point {
+	w, h := f.size()
+	dc := draw.New(vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(plotDPI)))
+	grid, canvases := f.layout(dc)
+	r, c := panel/f.Cols, panel%f.Cols
+	p := grid[r][c]
+	da := p.DataCanvas(canvases[r][c])
+	tx, ty := p.Transforms(&da)
+	toPx := func(l float64) int { return int(l * plotDPI / 72) }
+	return image.Pt(toPx(float64(tx(x))), toPx(float64(h))-toPx(float64(ty(y))))
+}
+
+// over blends c, not premultiplied, over white, as a PNG shows it.
+func over(c color.NRGBA) color.NRGBA {
+	mix := func(v uint8) uint8 { return uint8((int(v)*int(c.A) + 255*(255-int(c.A)) + 127) / 255) }
+	return color.NRGBA{mix(c.R), mix(c.G), mix(c.B), 0xff}
+}
+
+func near(c color.Color, want color.NRGBA, tol int) bool {
+	r, g, b, _ := c.RGBA()
+	d := func(got uint32, want uint8) bool { return abs(int(got>>8)-int(want)) <= tol }
+	return d(r, want.R) && d(g, want.G) && d(b, want.B)
+}
+
+func abs(x int) int { return max(x, -x) }
+
+// Each box of the distributions figure is filled with a pale shade of its
+// policy's colour: checked at pixels inside the box, between the quartile
+// and the median, in the PNG a reader sees.
+func TestDistributionBoxFillColours(t *testing.T) {
+	checked := 0
+	for _, scenario := range []string{"overload-burst", "rate-limited-burst"} {
+		checked += checkBoxFills(t, plotData(t, scenario, 20))
+	}
+	if checked < 4 {
+		t.Fatalf("only %d boxes tall enough to check", checked)
+	}
+}
+
+// checkBoxFills checks the boxes of d's distributions figure that are tall
+// enough to have an inside, and returns how many it checked.
+func checkBoxFills(t *testing.T, d *PlotData) (checked int) {
+	t.Helper()
+	fig, err := DistributionFigure(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := renderPNG(t, fig)
+	for panel, spec := range distributionMetrics {
+		m, _ := LookupMetric(spec[0])
+		largest := 0.0
+		for i := range d.Runs.Policies {
+			for _, v := range policyValues(d, i, m) {
+				largest = max(largest, math.Abs(v))
+			}
+		}
+		per, _ := metricAxis(spec[0], "", largest)
+		for i, name := range d.Runs.Policies {
+			vals := policyValues(d, i, m)
+			if len(vals) == 0 {
+				continue
+			}
+			for j := range vals {
+				vals[j] /= per
+			}
+			b, err := plotter.NewBoxPlot(1, 0, plotter.Values(vals))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The taller half of the box, away from its edges and the median.
+			lo, hi := b.Quartile1, b.Median
+			if b.Quartile3-b.Median > hi-lo {
+				lo, hi = b.Median, b.Quartile3
+			}
+			top, bottom := pixelAt(fig, panel, float64(i), hi), pixelAt(fig, panel, float64(i), lo)
+			if bottom.Y-top.Y < 12 {
+				continue // too flat to have an inside
+			}
+			c := PolicyColor(i)
+			want := over(color.NRGBA{c.R, c.G, c.B, 0x66})
+			match, n := 0, 0
+			for y := top.Y + 4; y <= bottom.Y-4; y++ {
+				n++
+				if near(img.At(top.X, y), want, 3) {
+					match++
+				}
+			}
+			// Grid lines under the box may tint a pixel or two.
+			if match*2 < n {
+				t.Errorf("%s, %s: box at x=%d, y=%d..%d has %v, want %v (pale %v)",
+					d.Scenario+": "+spec[0], name, top.X, top.Y, bottom.Y, img.At(top.X, (top.Y+bottom.Y)/2), want, c)
+			}
+			checked++
+		}
+	}
+	return checked
+}
+
+var (
+	svgColourAttr = regexp.MustCompile(`(?:fill|stroke|color|stop-color)\s*(?::|=")\s*([^;"]*)`)
+	inlineSVGs    = regexp.MustCompile(`(?s)<svg .*?</svg>`)
+	validColour   = regexp.MustCompile(`^(?:#[0-9A-Fa-f]{6}|rgb\(\s*\d{1,3}\s*,\s*\d{1,3}\s*,\s*\d{1,3}\s*\)|none)$`)
+)
+
+// checkSVGColours reports every colour in svg that is not #RRGGBB, rgb()
+// or none.
+func checkSVGColours(t *testing.T, name, svg string) {
+	t.Helper()
+	seen := 0
+	for _, m := range svgColourAttr.FindAllStringSubmatch(svg, -1) {
+		seen++
+		if !validColour.MatchString(strings.TrimSpace(m[1])) {
+			t.Errorf("%s: invalid colour %q in %q", name, m[1], m[0])
+		}
+	}
+	if seen == 0 {
+		t.Errorf("%s: no colours found", name)
+	}
+}
+
+// Every SVG the package writes, standalone or inside the HTML report, uses
+// only colours that browsers understand.
+func TestSVGColoursValid(t *testing.T) {
+	d := plotData(t, "overload-burst", 4)
+	for name, svg := range renderAll(t, d, "svg") {
+		checkSVGColours(t, name+".svg", string(svg))
+	}
+	figs, err := SweepFigures(testSweep(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figs {
+		var buf bytes.Buffer
+		if err := f.Figure.Write(&buf, "svg"); err != nil {
+			t.Fatal(err)
+		}
+		checkSVGColours(t, f.Name+".svg", buf.String())
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, builtinScenario(t, "overload-burst"), d, "retrysim report"); err != nil {
+		t.Fatal(err)
+	}
+	svgs := inlineSVGs.FindAllString(page.String(), -1)
+	if len(svgs) != 4 {
+		t.Fatalf("report.html has %d inline SVGs, want 4", len(svgs))
+	}
+	for i, svg := range svgs {
+		checkSVGColours(t, fmt.Sprintf("report.html, plot %d", i+1), svg)
+	}
+}
+
+// testSweep runs overload-burst at clients 10, 20, 30 (first axis) and
+// with two, then four seconds of outage (second axis), on two seeds.
+func testSweep(t *testing.T) *Sweep {
+	t.Helper()
+	base := builtinScenario(t, "overload-burst")
+	sw := &Sweep{Scenario: base.Name, FirstSeed: base.Seed, Seeds: 2,
+		Axes: []SweepAxis{
+			{Name: "clients", Labels: []string{"10", "20", "30"}, Values: []float64{10, 20, 30}},
+			{Name: "outage", Title: "outage length", Unit: "ms", Labels: []string{"2s", "4s"}, Values: []float64{2000, 4000}},
+		}}
+	for _, p := range base.Policies {
+		sw.Policies = append(sw.Policies, p.Name)
+	}
+	for i, clients := range []int{10, 20, 30} {
+		for j, outage := range []float64{2000, 4000} {
+			s := *base
+			s.Workload.Clients = clients
+			server := *base.Server
+			server.Phases = append([]sim.Phase(nil), base.Server.Phases...)
+			server.Phases[0].Duration = msDuration(outage)
+			s.Server = &server
+			runs := NewMultiSeed(s.Name, s.Seed, sw.Seeds, sw.Policies)
+			if err := s.RunSeeds(context.Background(), s.Seed, sw.Seeds, 0, func(seed, p int, r *sim.Result) { runs.Add(seed, p, r) }); err != nil {
+				t.Fatal(err)
+			}
+			sw.Points = append(sw.Points, SweepPoint{Index: []int{i, j}, Runs: runs})
+		}
+	}
+	return sw
+}
+
+// okabeIto is the colour-blind-safe palette of Okabe and Ito (2008).
+var okabeIto = []color.NRGBA{
+	{0xe6, 0x9f, 0x00, 0xff}, {0x56, 0xb4, 0xe9, 0xff}, {0x00, 0x9e, 0x73, 0xff}, {0xf0, 0xe4, 0x42, 0xff},
+	{0x00, 0x72, 0xb2, 0xff}, {0xd5, 0x5e, 0x00, 0xff}, {0xcc, 0x79, 0xa7, 0xff}, {0x00, 0x00, 0x00, 0xff},
+}
+
+// luminance is the WCAG relative luminance of c.
+func luminance(c color.NRGBA) float64 {
+	lin := func(v uint8) float64 {
+		s := float64(v) / 255
+		if s <= 0.04045 {
+			return s / 12.92
+		}
+		return math.Pow((s+0.055)/1.055, 2.4)
+	}
+	return 0.2126*lin(c.R) + 0.7152*lin(c.G) + 0.0722*lin(c.B)
+}
+
+// Admitted and rejected requests are told apart by everyone: two
+// Okabe–Ito colours that also differ in lightness (so they survive any
+// colour vision and greyscale printing), and by position: admitted are
+// always the bottom of a bar, rejected stacked on top.
+func TestTimelineColourBlindSafe(t *testing.T) {
+	for _, c := range []color.NRGBA{colorAdmitted, colorRejected} {
+		if !slices.Contains(okabeIto, c) {
+			t.Errorf("timeline colour %v is not an Okabe–Ito colour", c)
+		}
+	}
+	hi, lo := luminance(colorAdmitted), luminance(colorRejected)
+	if hi < lo {
+		hi, lo = lo, hi
+	}
+	if ratio := (hi + 0.05) / (lo + 0.05); ratio < 2 {
+		t.Errorf("admitted and rejected differ in lightness by a contrast ratio of %.2f, want >= 2", ratio)
+	}
+	fig, err := TimelineFigure(plotData(t, "overload-burst", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := renderPNG(t, fig)
+	// Walk up each pixel column of each panel from the x axis through its
+	// bar: once a rejected pixel is seen, no admitted one may follow.
+	both := 0
+	for panel, p := range fig.Panels {
+		left, right := pixelAt(fig, panel, p.X.Min, 0), pixelAt(fig, panel, p.X.Max, 0)
+		for x := left.X + 1; x < right.X; x++ {
+			seenAdmitted, seenRejected, gap := false, false, 0
+			for y := left.Y - 1; y > 0 && gap <= 3; y-- {
+				switch c := img.At(x, y); {
+				case near(c, colorAdmitted, 2):
+					if seenRejected {
+						t.Errorf("%s, column %d: admitted at y=%d above rejected", p.Title.Text, x, y)
+					}
+					seenAdmitted, gap = true, 0
+				case near(c, colorRejected, 2):
+					seenRejected, gap = true, 0
+				default:
+					gap++ // outlines between the parts of a bar, or the end of it
+				}
+			}
+			if seenAdmitted && seenRejected {
+				both++
+			}
+		}
+	}
+	if both == 0 {
+		t.Error("no bar has both admitted and rejected requests")
+	}
+}

@@ -1,0 +1,230 @@
+package report
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gonum.org/v1/plot"
+
+	"github.com/retrysim/retrysim/sim"
+)
+
+func tickLabels(m plot.Ticker, lo, hi float64) []string {
+	var out []string
+	for _, t := range m.Ticks(lo, hi) {
+		if t.Label != "" {
+			out = append(out, t.Label)
+		}
+	}
+	return out
+}
+
+func TestPlotNumber(t *testing.T) {
+	for _, tt := range []struct {
+		v    float64
+		prec int
+		want string
+	}{
+		{0, 0, "0"}, {math.Copysign(0, -1), 0, "0"}, {-0.001, 1, "0.0"}, {-0.4, 0, "0"},
+		{999, 0, "999"}, {1000, 0, "1,000"}, {2500000, 0, "2,500,000"}, {-12345.678, 2, "-12,345.68"},
+		{0.25, 2, "0.25"}, {100000, 1, "100,000.0"},
+	} {
+		if got := plotNumber(tt.v, tt.prec); got != tt.want {
+			t.Errorf("plotNumber(%v, %d) = %q, want %q", tt.v, tt.prec, got, tt.want)
+		}
+	}
+}
+
+func TestPlotDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0s", 500 * time.Millisecond: "500ms", time.Second: "1s", 60 * time.Second: "1m",
+		90 * time.Second: "1m30s", time.Hour: "1h", time.Hour + 30*time.Second: "1h30s",
+		time.Hour + 2*time.Minute: "1h2m", 1500 * time.Millisecond: "1.5s",
+	} {
+		if got := plotDuration(d); got != want {
+			t.Errorf("plotDuration(%v) = %q, want %q", d, got, want)
+		}
+		if back, err := time.ParseDuration(plotDuration(d)); err != nil || back != d {
+			t.Errorf("plotDuration(%v) = %q does not parse back (%v, %v)", d, plotDuration(d), back, err)
+		}
+	}
+}
+
+// Axes that start at zero, with a little padding below, show "0", not
+// "-0"; large numbers have thousands separators.
+func TestTickLabels(t *testing.T) {
+	for _, r := range [][2]float64{{-120, 4120}, {-0.12, 4.12}, {-0.5, 10.5}} {
+		labels := tickLabels(niceTicks{}, r[0], r[1])
+		if slices.Contains(labels, "-0") || !slices.Contains(labels, "0") {
+			t.Errorf("ticks over %v: %q, want a 0 and no -0", r, labels)
+		}
+	}
+	labels := tickLabels(niceTicks{}, 0, 2.75e6)
+	if !slices.Contains(labels, "2,500,000") || slices.Contains(labels, "2500000") {
+		t.Errorf("ticks over 0–2.75e6: %q, want 2,500,000", labels)
+	}
+}
+
+func TestAxisDurationUnit(t *testing.T) {
+	for _, tt := range []struct {
+		maxMS float64
+		want  string
+	}{{0, "ms"}, {900, "ms"}, {1000, "s"}, {30_000, "s"}, {179_000, "s"}, {300_000, "min"}, {4 * 3_600_000, "h"}} {
+		if got := axisDurationUnit(tt.maxMS).name; got != tt.want {
+			t.Errorf("axisDurationUnit(%v) = %s, want %s", tt.maxMS, got, tt.want)
+		}
+	}
+}
+
+// labelSweep has an outage axis of 0–30 s and a deadline axis of 30 s and
+// 1 m, labelled as the sweep package labels them. Every point holds the same
+// runs of overload-burst: only the labels are under test.
+func labelSweep(t *testing.T) *Sweep {
+	t.Helper()
+	s := builtinScenario(t, "overload-burst")
+	sw := &Sweep{Scenario: s.Name, FirstSeed: s.Seed, Seeds: 1,
+		Axes: []SweepAxis{
+			{Name: "outage", Title: "outage length", Unit: "ms", Labels: []string{"0s", "15s", "30s"}, Values: []float64{0, 15000, 30000}},
+			{Name: "deadline", Title: "deadline", Unit: "ms", Labels: []string{"30s", "1m0s"}, Values: []float64{30000, 60000}},
+		}}
+	for _, p := range s.Policies {
+		sw.Policies = append(sw.Policies, p.Name)
+	}
+	runs := NewMultiSeed(s.Name, s.Seed, 1, sw.Policies)
+	if err := s.RunSeeds(context.Background(), s.Seed, 1, 0, func(seed, p int, r *sim.Result) { runs.Add(seed, p, r) }); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		for j := range 2 {
+			sw.Points = append(sw.Points, SweepPoint{Index: []int{i, j}, Runs: runs})
+		}
+	}
+	return sw
+}
+
+// Duration parameters are written as people write them and drawn in the
+// unit their range suits: 0–30000 ms is 0–30 s.
+func TestSweepPlotDurationLabels(t *testing.T) {
+	figs, err := SweepFigures(labelSweep(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fig := figs[0].Figure
+	var titles []string
+	for _, p := range fig.Panels {
+		titles = append(titles, p.Title.Text)
+	}
+	if want := []string{"deadline = 30s", "deadline = 1m"}; !slices.Equal(titles, want) {
+		t.Errorf("panel titles %q, want %q", titles, want)
+	}
+	p := fig.Panels[0]
+	if p.X.Label.Text != "outage length (s)" {
+		t.Errorf("x axis label %q, want %q", p.X.Label.Text, "outage length (s)")
+	}
+	labels := tickLabels(p.X.Tick.Marker, p.X.Min, p.X.Max)
+	for _, want := range []string{"0", "10", "20", "30"} {
+		if !slices.Contains(labels, want) {
+			t.Errorf("x ticks %q lack %q", labels, want)
+		}
+	}
+	if slices.Contains(labels, "-0") || slices.ContainsFunc(labels, func(l string) bool { return strings.Contains(l, "000") }) {
+		t.Errorf("x ticks %q: want seconds and no -0", labels)
+	}
+}
+
+// The timeline's panels share the y axis unless that would squash a panel:
+// on long-outage, immediate's retry storm is twenty times gated's traffic,
+// so every panel gets its own scale; panels of alike traffic share one.
+func TestTimelineYScale(t *testing.T) {
+	alike := plotData(t, "overload-burst", 1)
+	for i := range alike.Timelines {
+		t0 := alike.Timelines[0]
+		alike.Timelines[i].Admitted, alike.Timelines[i].Rejected = t0.Admitted, t0.Rejected
+	}
+	for _, tt := range []struct {
+		scenario string
+		d        *PlotData
+		shared   bool
+	}{
+		{"long-outage", plotData(t, "long-outage", 1), false},
+		{"overload-burst", plotData(t, "overload-burst", 1), false},
+		{"overload-burst, every policy like the first", alike, true},
+	} {
+		d := tt.d
+		fig, err := TimelineFigure(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, capPeak := capacitySteps(d.Server, d.Timelines[0].Bucket)
+		var maxes []float64
+		for i, p := range fig.Panels {
+			maxes = append(maxes, p.Y.Max)
+			peak := capPeak
+			for j := range d.Timelines[i].Admitted {
+				peak = max(peak, float64(d.Timelines[i].Admitted[j]+d.Timelines[i].Rejected[j]))
+			}
+			// A panel's own bars and capacity fill at least a quarter of it.
+			if peak < p.Y.Max/4 {
+				t.Errorf("%s, %s: peak %v on a y axis up to %v", tt.scenario, p.Title.Text, peak, p.Y.Max)
+			}
+		}
+		shared := slices.Min(maxes) == slices.Max(maxes)
+		if shared != tt.shared {
+			t.Errorf("%s: y maxima %v, want shared=%v", tt.scenario, maxes, tt.shared)
+		}
+		if says := strings.Contains(fig.Title, "y scale per panel"); says == tt.shared {
+			t.Errorf("%s: title %q should say whether y scales differ", tt.scenario, fig.Title)
+		}
+	}
+}
+
+// Metrics in milliseconds are drawn in the unit their range suits:
+// overload-burst's p99 of about 10,000 ms is drawn as 10 s.
+func TestDurationMetricAxes(t *testing.T) {
+	dist, err := DistributionFigure(plotData(t, "overload-burst", 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := SweepFigures(labelSweep(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sweepP99 *Figure
+	for _, f := range figs {
+		if f.Name == "sweep-latency_ms-p99" {
+			sweepP99 = f.Figure
+		}
+	}
+	for name, p := range map[string]*plot.Plot{"distributions": dist.Panels[4], "sweep": sweepP99.Panels[0]} {
+		if !strings.HasSuffix(p.Y.Label.Text, " (s)") {
+			t.Errorf("%s: p99 axis %q, want seconds", name, p.Y.Label.Text)
+		}
+		if p.Y.Max > 60 {
+			t.Errorf("%s: p99 axis up to %v, want seconds", name, p.Y.Max)
+		}
+	}
+}
+
+// Large counts have thousands separators wherever plots print them.
+func TestLargeCountLabels(t *testing.T) {
+	d := plotData(t, "overload-burst", 1)
+	d.Clients = 2_500_000 // only the labels are under test
+	oc, err := OutcomesFigure(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := oc.Panels[0].Y.Label.Text; got != "operations (of 2,500,000)" {
+		t.Errorf("outcomes y label %q", got)
+	}
+	cdf, err := CDFFigure(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cdf.Title, "2,500,000 operations each") {
+		t.Errorf("CDF title %q", cdf.Title)
+	}
+}
