@@ -177,8 +177,10 @@ func WithMaxAttempts(n int) Option { return func(c *config) { c.policy.MaxAttemp
 // not sent, and a wait that would end after it is not begun. 0 means none.
 // A negative budget is already spent: Do sends nothing and returns
 // StopDeadline with 0 attempts (as it does for a Policy whose Deadline is
-// negative). An attempt already running is not cut short by the budget; use
-// WithAttemptTimeout or the context for that.
+// negative). An attempt still running when the budget ends is cut short:
+// its context ends there, and Do returns StopDeadline with ErrBudgetEnded
+// as the cause, so Do returns within the budget (plus the time op takes to
+// notice its context).
 func WithBudget(d time.Duration) Option {
 	return func(c *config) { c.policy.Deadline = d }
 }
@@ -345,7 +347,7 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 			continue
 		}
 		// StepSend.
-		err := r.attempt(ctx, op)
+		err, cut := r.attempt(ctx, op)
 		m := r.moment(ctx)
 		if err == nil {
 			r.op.After(&r.plan, m, Outcome{}, false, nil, r.rng)
@@ -355,6 +357,10 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			r.abandon()
 			return r.stop(Step{Reason: StopCancelled, Cause: ctxErr})
+		}
+		if cut {
+			r.lastOut = Outcome{Class: Transient}
+			return r.stop(r.op.Expire(&r.plan, m))
 		}
 		out := r.classify(err, m.Now)
 		if out.Class == Success {
@@ -415,15 +421,24 @@ func (r *run) abandon() {
 	r.waiter.drain()
 }
 
-// attempt runs op once.
-func (r *run) attempt(ctx context.Context, op Operation) error {
+// attempt runs op once. Its context ends when the budget does (cut reports
+// that this is why it failed), or after the attempt timeout.
+func (r *run) attempt(ctx context.Context, op Operation) (err error, cut bool) {
 	actx := context.WithValue(ctx, attemptKey{}, true)
+	if d := r.policy.Deadline; d > 0 {
+		// A timeout from the clock's now, not a deadline: the clock may be
+		// a fake one (WithClock), while the context runs on the real clock.
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeoutCause(actx, r.start.Add(d).Sub(r.clock.Now()), ErrBudgetEnded)
+		defer cancel()
+	}
 	if r.attemptTimeout > 0 {
 		var cancel context.CancelFunc
 		actx, cancel = context.WithTimeout(actx, r.attemptTimeout)
 		defer cancel()
 	}
-	return op(actx, Attempt{Number: r.op.Attempts(), Model: r.op.Model(&r.plan)})
+	err = op(actx, Attempt{Number: r.op.Attempts(), Model: r.op.Model(&r.plan)})
+	return err, err != nil && errors.Is(context.Cause(actx), ErrBudgetEnded)
 }
 
 func (r *run) stop(st Step) error {

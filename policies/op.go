@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"errors"
 	"math/rand/v2"
 	"time"
 )
@@ -307,6 +308,24 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 		h(RetryEvent{Attempt: int(o.attempts), Outcome: out, Delay: d.Delay, Err: err})
 	}
 	return Step{Kind: StepWait, Delay: d.Delay}
+}
+
+// ErrBudgetEnded is the cause of a StopDeadline when the operation's budget
+// (Policy.Deadline) ended while an attempt was in flight: the attempt is
+// cut short there, so the budget bounds the whole operation, not only when
+// attempts start.
+var ErrBudgetEnded = errors.New("the budget ended during the attempt")
+
+// Expire ends an attempt that the budget cut short (see ErrBudgetEnded):
+// every coordinator is told it timed out (Transient, no status), what it
+// held is given back, and the operation stops with StopDeadline.
+func (o *Op) Expire(p *Plan, m Moment) Step {
+	out := Outcome{Class: Transient}
+	for _, c := range p.Coordinators {
+		c.Observe(m.Now, int(o.attempts), out)
+	}
+	o.releaseAll(p, m.Now, nil, true)
+	return Step{Kind: StepStop, Reason: StopDeadline, Cause: ErrBudgetEnded}
 }
 
 func (o *Op) stop(_ *Plan, _ Moment, reason StopReason, cause error) Step {

@@ -20,6 +20,7 @@ type operation struct {
 	status int32
 	class  policies.Class
 	next   eventKind // what the operation's pending event does
+	cut    bool      // the pending response comes after the budget: the attempt is cut there
 }
 
 func (o *operation) outcome() policies.Outcome {
@@ -221,13 +222,25 @@ func (r *runner) send(i int32, now time.Duration) {
 		r.res.Rejected++
 	}
 	o.class, o.status, o.wait = out.Class, int32(out.Status), out.ServerWait
-	r.schedule(resp.At, i, evResponse)
+	at := resp.At
+	if d := r.plan.Policy.Deadline; d > 0 && at > o.start+d {
+		// The budget ends first: the client stops waiting there (as
+		// policies.Do's attempt context ends), though the server did the work.
+		at, o.cut = o.start+d, true
+	}
+	r.schedule(at, i, evResponse)
 }
 
 // respond handles the response to operation i's attempt.
 func (r *runner) respond(i int32, now time.Duration) {
 	o := &r.ops[i]
 	r.src.pcg = &o.pcg
+	if o.cut {
+		o.cut = false
+		o.class, o.status, o.wait = policies.Transient, 0, 0 // a timeout, as Do classifies it
+		r.giveUp(i, now, o.op.Expire(&r.plan, moment(o, now)))
+		return
+	}
 	if o.class == policies.Success {
 		r.res.Completed++
 		r.res.Latencies = append(r.res.Latencies, now-o.start)

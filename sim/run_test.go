@@ -150,13 +150,16 @@ func TestClientStreamsAreIndependentOfClientCount(t *testing.T) {
 
 func TestDeadlineBoundary(t *testing.T) {
 	// One client; 529 for 1 s; constant 0.9 s wait; 0.1 s responses. Attempts
-	// start at 0 and 1.0 s. With a 1 s deadline the retry at exactly 1.0 s is
-	// sent (start == deadline is allowed) and admitted; with 999 ms it is not.
+	// start at 0 and 1.0 s. With a 1.1 s deadline the retry is admitted and
+	// its response arrives at the deadline itself, in time. With a 1 s
+	// deadline the retry at exactly 1.0 s is sent (start == deadline is
+	// allowed), but the budget ends before its response: it is cut there and
+	// the client gives up. With 999 ms it is not sent.
 	for _, tt := range []struct {
 		deadline  time.Duration
 		completed int
 		attempts  int
-	}{{sec, 1, 2}, {999 * ms, 0, 1}} {
+	}{{1100 * ms, 1, 2}, {sec, 0, 2}, {999 * ms, 0, 1}} {
 		c := Config{Seed: 1, Workload: Burst{Clients: 1},
 			Server: &CapacityWindows{ResponseTime: Fixed(100 * ms), Phases: []Phase{
 				{Duration: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}},

@@ -237,6 +237,13 @@ func produceMulti(t *testing.T, s *multiScenario, sequenced bool) *world {
 				mu.Lock()
 				w.attempts = append(w.attempts, clientAttempt{i, now, admitted})
 				mu.Unlock()
+				if dl, ok := ctx.Deadline(); ok && time.Until(dl) < s.responseTime {
+					// The budget ends first: wait for it, then give up on
+					// the response, as a real client's request would.
+					_ = clock.Sleep(ctx, time.Until(dl))
+					<-ctx.Done()
+					return ctx.Err()
+				}
 				if err := clock.Sleep(ctx, s.responseTime); err != nil {
 					return err
 				}
