@@ -34,8 +34,12 @@ const maxDrain = 256 << 10
 //     so if a wait for the gate, throttle or limiter then stops the loop,
 //     that response is still returned, its body replayed from memory (ending
 //     in ErrBodyTruncated if it was longer).
-//   - If no response arrived (a connection error, a budget or queue stop
-//     before the first attempt, cancellation), the error is Do's *Error.
+//   - An error of the base RoundTripper (no response arrived) is a failure
+//     of the round trip: ClassifyError retries it unless it is known to be
+//     permanent (see there). If no response arrived at all (connection
+//     errors only, a budget or queue stop before the first attempt,
+//     cancellation), the error is Do's *Error; its Last carries the base's
+//     error, message unchanged, for errors.Is and errors.As.
 //   - A request whose body cannot be replayed (Body set, GetBody nil) is sent
 //     once, without retries.
 //   - A request made from inside a Do attempt (see InAttempt) is sent once:
@@ -153,7 +157,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		sent = true
 		resp, err := base.RoundTrip(r)
 		if err != nil {
-			return err
+			// The round trip failed: ClassifyError retries that unless it
+			// knows the error to be permanent.
+			return &roundTripError{err}
 		}
 		last = resp
 		if resp.StatusCode < 400 {

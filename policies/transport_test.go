@@ -3,9 +3,11 @@ package policies_test
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -274,4 +276,51 @@ func TestTransportHandsOverDrainedBody(t *testing.T) {
 		}
 		resp.Body.Close()
 	})
+}
+
+// erringTransport fails every round trip with err, as http.Transport does
+// (no *url.Error: http.Client adds that).
+type erringTransport struct {
+	err   error
+	sends atomic.Int32
+}
+
+func (e *erringTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	e.sends.Add(1)
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	return nil, e.err
+}
+
+// Errors of the base RoundTripper are failures of the round trip: retried
+// unless known to be permanent, even when net/http reports them as plain
+// strings.
+func TestTransportClassifiesBaseErrors(t *testing.T) {
+	tests := []struct {
+		err  error
+		want policies.StopReason
+	}{
+		{errors.New("http2: client connection lost"), policies.StopAttempts},
+		{errors.New("http: server closed idle connection"), policies.StopAttempts},
+		{errors.New("http2: Transport received Server's graceful shutdown GOAWAY"), policies.StopAttempts},
+		{errors.New(`unsupported protocol scheme "ftp"`), policies.StopTerminal},
+		{errors.New("http: no Host in request URL"), policies.StopTerminal},
+		{&net.DNSError{Err: "no such host", Name: "api.invalid", IsNotFound: true}, policies.StopTerminal},
+		{x509.UnknownAuthorityError{}, policies.StopTerminal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.err.Error(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := &erringTransport{err: tt.err}
+				_, err := policies.NewTransport(base, policies.WithMaxAttempts(3)).RoundTrip(post(t, "p", true))
+				var pe *policies.Error
+				if !errors.As(err, &pe) || pe.Reason != tt.want {
+					t.Errorf("%v: RoundTrip error %v, want a %v stop", tt.err, err, tt.want)
+				} else if pe.Last.Error() != tt.err.Error() || !errors.Is(err, tt.err) {
+					t.Errorf("%v: last error %q, want the base's error as it was", tt.err, pe.Last)
+				}
+			})
+		})
+	}
 }
