@@ -46,6 +46,13 @@ func TestDoWithClassifier(t *testing.T) {
 			retries: []policies.Class{policies.Capacity, policies.Capacity},
 		},
 		{
+			name:    "streamed: ends without message_stop, ok",
+			replies: []reply{{status: 200, cutShort: true}, {status: 200}},
+			stream:  true,
+			models:  "big,big",
+			retries: []policies.Class{policies.Transient},
+		},
+		{
 			name:    "spend cap is not retried",
 			replies: []reply{{status: 429, body: spendCapBody}, {status: 200}},
 			models:  "big",
