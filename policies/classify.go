@@ -449,7 +449,8 @@ func ParseRetryAfterMs(v string) (time.Duration, bool) {
 
 // ParseRetryAfter reads a retry-after value: either non-negative decimal
 // seconds, fractions allowed ("2", "0.5"), or an HTTP-date (any form
-// http.ParseTime accepts). A date gives the time from now until then; a date
+// http.ParseTime accepts, and the IMF-fixdate with "UTC" in place of
+// "GMT"). A date gives the time from now until then; a date
 // at or before now gives 0 with ok == true (retry without waiting for the
 // server). Results are cut to MaxServerWait. Anything else, including a
 // negative number, is malformed and gives ok == false.
@@ -463,7 +464,15 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	}
 	t, err := http.ParseTime(v)
 	if err != nil {
-		return 0, false
+		// Some servers write the IMF-fixdate with "UTC" where RFC 9110 says
+		// "GMT"; both mean offset 0.
+		base, ok := strings.CutSuffix(v, " UTC")
+		if !ok {
+			return 0, false
+		}
+		if t, err = http.ParseTime(base + " GMT"); err != nil {
+			return 0, false
+		}
 	}
 	if !t.After(now) {
 		return 0, true

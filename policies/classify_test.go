@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -143,6 +144,12 @@ func TestParseRetryAfter(t *testing.T) {
 		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
 		{now.Add(400 * 24 * time.Hour).Format(http.TimeFormat), MaxServerWait, true},
 		{"Mon, 99 Foo 2026 99:99:99 GMT", 0, false},
+		{strings.Replace(now.Add(30*time.Second).Format(http.TimeFormat), "GMT", "UTC", 1), 30 * time.Second, true},
+		{strings.Replace(now.Add(-time.Minute).Format(http.TimeFormat), "GMT", "UTC", 1), 0, true},
+		{strings.Replace(now.Add(30*time.Second).Format(time.RFC850), "UTC", "GMT", 1), 30 * time.Second, true},
+		{strings.Replace(now.Add(30*time.Second).Format(http.TimeFormat), "GMT", "PST", 1), 0, false},
+		{strings.Replace(now.Add(30*time.Second).Format(http.TimeFormat), "GMT", "UTCX", 1), 0, false},
+		{"UTC", 0, false},
 	}
 	for _, tt := range tests {
 		got, ok := ParseRetryAfter(tt.in, now)
