@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // MaxServerWait is the longest server wait the header parsers return. A
@@ -60,15 +61,26 @@ type HTTPError struct {
 	Body []byte
 }
 
+// maxQuotedBody is the most of a body, in bytes, that HTTPError's message
+// quotes.
+const maxQuotedBody = 200
+
+// Error returns the status and the start of the body (at most 200 bytes, cut
+// at a character boundary; bytes that are not UTF-8 are replaced).
 func (e *HTTPError) Error() string {
 	msg := "http " + strconv.Itoa(e.StatusCode)
 	if text := http.StatusText(e.StatusCode); text != "" {
 		msg += " " + text
 	}
 	body := strings.TrimSpace(string(e.Body))
-	if len(body) > 200 {
-		body = body[:200] + "..."
+	if len(body) > maxQuotedBody {
+		cut := maxQuotedBody
+		for cut > 0 && !utf8.RuneStart(body[cut]) {
+			cut-- // do not split a character
+		}
+		body = body[:cut] + "..."
 	}
+	body = strings.ToValidUTF8(body, "\uFFFD")
 	if body != "" {
 		msg += ": " + body
 	}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -290,6 +291,25 @@ func TestHTTPErrorMessage(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
+}
+
+// The message quotes at most 200 bytes of the body, cut at a character
+// boundary, and stays valid UTF-8 whatever the body holds.
+func TestHTTPErrorMessageValidUTF8(t *testing.T) {
+	for _, body := range []string{
+		strings.Repeat("é", 150),       // 2-byte runes; the 200th byte ends one
+		"x" + strings.Repeat("é", 150), // the 200th byte is in the middle of one
+		strings.Repeat("日本", 60),       // 3-byte runes
+		"ok \xff\xfe bytes that are not UTF-8",
+	} {
+		msg := (&HTTPError{StatusCode: 529, Body: []byte(body)}).Error()
+		if !utf8.ValidString(msg) {
+			t.Errorf("message for body %q is not valid UTF-8: %q", body, msg)
+		}
+		if quoted, _ := strings.CutPrefix(msg, "http 529: "); len(strings.TrimSuffix(quoted, "...")) > 200 {
+			t.Errorf("message quotes %d bytes of the body, want at most 200", len(quoted))
 		}
 	}
 }
