@@ -72,7 +72,7 @@ func (e *HTTPError) Error() string {
 	if text := http.StatusText(e.StatusCode); text != "" {
 		msg += " " + text
 	}
-	body := strings.TrimSpace(string(e.Body))
+	body := strings.ToValidUTF8(strings.TrimSpace(string(e.Body)), "\uFFFD")
 	if len(body) > maxQuotedBody {
 		cut := maxQuotedBody
 		for cut > 0 && !utf8.RuneStart(body[cut]) {
@@ -80,7 +80,6 @@ func (e *HTTPError) Error() string {
 		}
 		body = body[:cut] + "..."
 	}
-	body = strings.ToValidUTF8(body, "\uFFFD")
 	if body != "" {
 		msg += ": " + body
 	}

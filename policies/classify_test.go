@@ -368,3 +368,122 @@ func TestClassifyErrorRealTransport(t *testing.T) {
 		}
 	}
 }
+
+// checkWait fails unless (d, ok) is a valid parser result: within
+// [0, MaxServerWait], and 0 when ok is false.
+func checkWait(t *testing.T, what, in string, d time.Duration, ok bool) {
+	t.Helper()
+	if d < 0 || d > MaxServerWait || (!ok && d != 0) {
+		t.Fatalf("%s(%q) = %v, %v", what, in, d, ok)
+	}
+}
+
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{
+		"0", "2", " 2 ", "0.5", ".25", "3.", "-1", "+3", "1e3", "0x10", "NaN", "Inf",
+		"86401", "99999999999999999999", "0.0000000001",
+		now.Add(30 * time.Second).Format(http.TimeFormat),
+		strings.Replace(now.Add(30*time.Second).Format(http.TimeFormat), "GMT", "UTC", 1),
+		now.Format(time.RFC850), now.Format(time.ANSIC), "Mon, 99 Foo 2026 99:99:99 GMT", " UTC", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		d, ok := ParseRetryAfter(v, now)
+		checkWait(t, "ParseRetryAfter", v, d, ok)
+		// Decimal seconds read the same as the same digits in milliseconds,
+		// times 1000, whenever neither saturates nor rounds.
+		if ms, okMs := ParseRetryAfterMs(v); okMs != (ok && allDecimal(strings.TrimSpace(v))) {
+			t.Fatalf("ParseRetryAfterMs(%q) ok = %v, ParseRetryAfter ok = %v", v, okMs, ok)
+		} else if okMs && d < MaxServerWait && ms < MaxServerWait/1000 && ms%time.Microsecond == 0 && d != ms*1000 {
+			t.Fatalf("%q: %v as seconds, %v as milliseconds", v, d, ms)
+		}
+		// Spaces around the value do not matter.
+		if d2, ok2 := ParseRetryAfter(" "+v+" ", now); d2 != d || ok2 != ok {
+			t.Fatalf("ParseRetryAfter(%q) = %v, %v, but with spaces around %v, %v", v, d, ok, d2, ok2)
+		}
+	})
+}
+
+// allDecimal reports whether s is digits[.digits] with at least one digit.
+func allDecimal(s string) bool {
+	i, f, _ := strings.Cut(s, ".")
+	return (i != "" || f != "") && allDigits(i) && allDigits(f)
+}
+
+func FuzzParseRetryAfterMs(f *testing.F) {
+	for _, s := range []string{"0", "250", "1500.5", "0.000001", "0.0000001", "86400000", "1e400", "-250", "NaN", "Infinity", "12ms", "", " 7 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		d, ok := ParseRetryAfterMs(v)
+		checkWait(t, "ParseRetryAfterMs", v, d, ok)
+		if ok != allDecimal(strings.TrimSpace(v)) {
+			t.Fatalf("ParseRetryAfterMs(%q) ok = %v", v, ok)
+		}
+		// One more digit of fraction never shortens the wait.
+		if ok && strings.Contains(v, ".") {
+			if d2, _ := ParseRetryAfterMs(strings.TrimSpace(v) + "9"); d2 < d {
+				t.Fatalf("%q gives %v, %q9 gives %v", v, d, v, d2)
+			}
+		}
+	})
+}
+
+func FuzzParseShouldRetry(f *testing.F) {
+	for _, s := range []string{"true", "false", " TRUE ", "False", "", "yes", "1", "truee", "\ttrue\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		retry, ok := ParseShouldRetry(v)
+		want := strings.ToLower(strings.TrimSpace(v))
+		if ok != (want == "true" || want == "false") || ok && retry != (want == "true") || !ok && retry {
+			t.Fatalf("ParseShouldRetry(%q) = %v, %v", v, retry, ok)
+		}
+	})
+}
+
+// ClassifyResponse never panics on any status, header value or body, and
+// its outcome keeps the rules that do not depend on the details.
+func FuzzClassifyResponse(f *testing.F) {
+	f.Add(429, "2", "", "", string(errBody("rate_limit_error")))
+	f.Add(529, "", "1500", "false", string(errBody("overloaded_error")))
+	f.Add(200, "", "", "true", string(errBody("overloaded_error")))
+	f.Add(429, "5", "", "true", string(spendBody(CodeEnforcedSpendLimit)))
+	f.Add(400, "1", "", "true", "not json")
+	f.Add(-1, "x", "y", "z", `{"type":"error","error":null}`)
+	f.Fuzz(func(t *testing.T, status int, retryAfter, retryAfterMs, shouldRetry, body string) {
+		h := http.Header{}
+		h.Set("retry-after", retryAfter)
+		h.Set("retry-after-ms", retryAfterMs)
+		h.Set("x-should-retry", shouldRetry)
+		out := ClassifyResponse(status, h, []byte(body), now)
+		if out.Class > Terminal || out.Status != status || out.ServerWait < 0 || out.ServerWait > MaxServerWait {
+			t.Fatalf("ClassifyResponse(%d, %v, %q) = %+v", status, h, body, out)
+		}
+		if _, code := parseErrorBody([]byte(body)); isSpendLimit(code) && out.Class != Terminal {
+			t.Fatalf("spend limit classified %v", out.Class)
+		}
+		if out.Class == Terminal && out.ServerWait != 0 {
+			t.Fatalf("terminal outcome with a server wait: %+v", out)
+		}
+		if retry, ok := ParseShouldRetry(shouldRetry); ok && !retry && out.Class != Terminal && status >= 400 {
+			t.Fatalf("x-should-retry: false, yet %v", out.Class)
+		}
+	})
+}
+
+func FuzzHTTPErrorMessage(f *testing.F) {
+	for _, s := range []string{"", "plain", strings.Repeat("é", 150), "x" + strings.Repeat("日本", 70), "\xff\xfe", strings.Repeat(" ", 300) + "é"} {
+		f.Add(529, []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		msg := (&HTTPError{StatusCode: status, Body: body}).Error()
+		if !utf8.ValidString(msg) {
+			t.Fatalf("message for %q is not valid UTF-8: %q", body, msg)
+		}
+		if len(msg) > 300 {
+			t.Fatalf("message of %d bytes", len(msg))
+		}
+	})
+}
