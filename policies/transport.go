@@ -136,10 +136,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// The end of the budget, on Do's clock (which WithClock may replace),
 	// for the time limit on reading failed bodies.
-	c := newConfig(opts)
+	cfg := newConfig(opts)
 	var budgetEnd time.Time
-	if c.policy.Deadline > 0 {
-		budgetEnd = c.clock.Now().Add(c.policy.Deadline)
+	if cfg.policy.Deadline > 0 {
+		budgetEnd = cfg.clock.Now().Add(cfg.policy.Deadline)
 	}
 
 	var (
@@ -197,7 +197,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		limit := ErrorBodyTimeout
 		if !budgetEnd.IsZero() {
-			limit = min(limit, budgetEnd.Sub(c.clock.Now()))
+			limit = min(limit, budgetEnd.Sub(cfg.clock.Now()))
 		}
 		if dl, ok := actx.Deadline(); ok {
 			limit = min(limit, time.Until(dl)) // a context deadline is on the real clock
