@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // MaxServerWait is the longest server wait the header parsers return. A
@@ -59,14 +61,24 @@ type HTTPError struct {
 	Body []byte
 }
 
+// maxQuotedBody is the most of a body, in bytes, that HTTPError's message
+// quotes.
+const maxQuotedBody = 200
+
+// Error returns the status and the start of the body (at most 200 bytes, cut
+// at a character boundary; bytes that are not UTF-8 are replaced).
 func (e *HTTPError) Error() string {
 	msg := "http " + strconv.Itoa(e.StatusCode)
 	if text := http.StatusText(e.StatusCode); text != "" {
 		msg += " " + text
 	}
-	body := strings.TrimSpace(string(e.Body))
-	if len(body) > 200 {
-		body = body[:200] + "..."
+	body := strings.ToValidUTF8(strings.TrimSpace(string(e.Body)), "\uFFFD")
+	if len(body) > maxQuotedBody {
+		cut := maxQuotedBody
+		for cut > 0 && !utf8.RuneStart(body[cut]) {
+			cut-- // do not split a character
+		}
+		body = body[:cut] + "..."
 	}
 	if body != "" {
 		msg += ": " + body
@@ -84,19 +96,32 @@ func (e *HTTPError) Error() string {
 //     caller's context itself.
 //   - errors that a retry cannot fix are Terminal: a TLS certificate that
 //     does not verify (x509 and tls.CertificateVerificationError), a plain
-//     HTTP answer to an HTTPS request (a tls.RecordHeaderError, "server gave
-//     HTTP response to HTTPS client"), an unsupported protocol scheme, and a
-//     host name that does not exist.
+//     HTTP answer to an HTTPS request (http.ErrSchemeMismatch, a
+//     tls.RecordHeaderError), a URL that does not parse or has an
+//     unsupported scheme or no host, a request net/http refuses to send
+//     (an invalid method or header), too many redirects, and a host name
+//     that does not exist (a *net.DNSError with IsNotFound).
 //   - connection errors are Transient: any net.Error that reports a timeout,
 //     a *net.OpError (dial, read or write failed), a DNS failure other than
 //     "not found", connection reset, refused or aborted, broken pipe,
-//     network or host unreachable, and io.EOF or io.ErrUnexpectedEOF (the
-//     connection ended before a whole response).
-//   - anything else is Terminal: an error nobody recognised is not retried.
-//     Being a net.Error is not enough: every *url.Error is one, whatever it
-//     wraps, so Do looks inside it. That includes the Anthropic Go SDK's
-//     *anthropic.Error, which this package does not import: for it, use
-//     Classify from github.com/retrysim/retrysim/policies/anthropicsdk.
+//     network or host unreachable, io.EOF or io.ErrUnexpectedEOF (the
+//     connection ended before a whole response), and an HTTP/2 stream reset
+//     (RST_STREAM, as net/http reports it, before the headers or while the
+//     body is read).
+//   - every other failure of a round trip is Transient: an error that
+//     http.Client returns (a *url.Error, whatever it wraps: "http2: client
+//     connection lost", a GOAWAY, "http: server closed idle connection",
+//     ...), or that the base RoundTripper of a Transport returns. The
+//     request got no usable answer, and the next one may.
+//   - anything else is Terminal: an error the operation returned for a
+//     reason of its own (a body that does not decode, a programming error)
+//     is not retried. That includes the Anthropic Go SDK's *anthropic.Error,
+//     which this package does not import: for it, use Classify from
+//     github.com/retrysim/retrysim/policies/anthropicsdk.
+//
+// An error of your own RoundTripper, or of your http.Client's CheckRedirect,
+// comes back inside a *url.Error and so counts as a failure of the round
+// trip; wrap ClassifyError (see Classifier) if such an error should stop Do.
 func ClassifyError(err error, now time.Time) Outcome {
 	if err == nil {
 		return Outcome{Class: Success}
@@ -105,31 +130,22 @@ func ClassifyError(err error, now time.Time) Outcome {
 	if errors.As(err, &he) {
 		return ClassifyResponse(he.StatusCode, he.Header, he.Body, now)
 	}
-	if errors.Is(err, context.Canceled) {
+	switch {
+	case errors.Is(err, context.Canceled):
 		return Outcome{Class: Terminal}
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	case errors.Is(err, context.DeadlineExceeded):
 		return Outcome{Class: Transient}
-	}
-	if isPermanentTransportError(err) {
+	case isPermanentTransportError(err):
 		return Outcome{Class: Terminal}
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		if dnsErr.IsNotFound {
-			return Outcome{Class: Terminal} // the name does not exist; waiting will not create it
-		}
-		return Outcome{Class: Transient}
-	}
-	if isConnectionError(err) {
+	case isConnectionError(err), isStreamReset(err), isRoundTripFailure(err):
 		return Outcome{Class: Transient}
 	}
 	return Outcome{Class: Terminal}
 }
 
 // isConnectionError reports whether err is a failure of the connection that
-// a new attempt may not meet: a timeout, a failed dial, read or write, or the
-// connection ending early.
+// a new attempt may not meet: a timeout, a failed dial, read or write, a DNS
+// failure other than "not found", or the connection ending early.
 func isConnectionError(err error) bool {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
@@ -138,6 +154,10 @@ func isConnectionError(err error) bool {
 	var opErr *net.OpError
 	if errors.As(err, &opErr) {
 		return true
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return true // not IsNotFound: isPermanentTransportError came first
 	}
 	for _, target := range transientErrs {
 		if errors.Is(err, target) {
@@ -153,9 +173,77 @@ var transientErrs = []error{
 	io.EOF, io.ErrUnexpectedEOF,
 }
 
+// http2StreamError has the fields of the HTTP/2 stream error that net/http
+// returns for an RST_STREAM (its own type is unexported). That type converts
+// itself, in errors.As, to any struct with the same field names and
+// convertible types: golang.org/x/net/http2.StreamError is one, and this is
+// another, so the policies package does not need x/net.
+type http2StreamError struct {
+	StreamID uint32
+	Code     uint32 // the HTTP/2 error code, e.g. 2 for INTERNAL_ERROR
+	Cause    error
+}
+
+func (e http2StreamError) Error() string {
+	return fmt.Sprintf("http2 stream %d reset with code %d", e.StreamID, e.Code)
+}
+
+// isStreamReset reports whether err is an HTTP/2 stream error: the server
+// (or a proxy) reset the request's stream, before the response headers or
+// while the body was read.
+func isStreamReset(err error) bool {
+	var se http2StreamError
+	return errors.As(err, &se)
+}
+
+// roundTripError marks an error that Transport's base RoundTripper
+// returned: the request got no response. Its message is the error's own.
+type roundTripError struct{ err error }
+
+func (e *roundTripError) Error() string { return e.err.Error() }
+func (e *roundTripError) Unwrap() error { return e.err }
+
+// roundTripCause returns the error inside the outermost mark of a failed
+// round trip in err's chain: a *url.Error from http.Client (not one from
+// url.Parse, whose Op is "parse") or a roundTripError from Transport.
+func roundTripCause(err error) (error, bool) {
+	for e := err; e != nil; {
+		switch t := e.(type) {
+		case *url.Error:
+			if t.Op != "parse" {
+				return t.Err, true
+			}
+		case *roundTripError:
+			return t.err, true
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			e = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, inner := range u.Unwrap() {
+				if cause, ok := roundTripCause(inner); ok {
+					return cause, true
+				}
+			}
+			return nil, false
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// isRoundTripFailure reports whether err is the failure of an HTTP round
+// trip (see roundTripCause).
+func isRoundTripFailure(err error) bool {
+	_, ok := roundTripCause(err)
+	return ok
+}
+
 // isPermanentTransportError reports whether err is a transport failure that
 // the same request will meet again: a certificate that does not verify, an
-// HTTPS request answered in plain HTTP, an unsupported URL scheme.
+// HTTPS request answered in plain HTTP, a bad URL, a request net/http will
+// not send, a redirect loop, a host name that does not exist.
 func isPermanentTransportError(err error) bool {
 	var (
 		unknownAuthority x509.UnknownAuthorityError
@@ -164,22 +252,49 @@ func isPermanentTransportError(err error) bool {
 		systemRoots      x509.SystemRootsError
 		verification     *tls.CertificateVerificationError
 		recordHeader     tls.RecordHeaderError
+		dnsErr           *net.DNSError
+		urlErr           *url.Error
 	)
-	if errors.As(err, &unknownAuthority) || errors.As(err, &invalidCert) ||
-		errors.As(err, &hostname) || errors.As(err, &systemRoots) ||
-		errors.As(err, &verification) || errors.As(err, &recordHeader) {
+	switch {
+	case errors.As(err, &unknownAuthority), errors.As(err, &invalidCert),
+		errors.As(err, &hostname), errors.As(err, &systemRoots),
+		errors.As(err, &verification), errors.As(err, &recordHeader),
+		errors.Is(err, http.ErrSchemeMismatch):
 		return true
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return true // the name does not exist; waiting will not create it
+	case errors.As(err, &urlErr) && urlErr.Op == "parse":
+		return true // url.Parse failed
 	}
-	// net/http reports these two as plain strings inside a *url.Error.
-	var ue *url.Error
-	if errors.As(err, &ue) && ue.Err != nil {
-		msg := ue.Err.Error()
-		if strings.Contains(msg, "unsupported protocol scheme") ||
-			strings.Contains(msg, "server gave HTTP response to HTTPS client") {
+	// net/http reports these as plain strings, inside a *url.Error from
+	// http.Client or as they are from an http.Transport.
+	cause, ok := roundTripCause(err)
+	if !ok || cause == nil {
+		return false
+	}
+	msg := cause.Error()
+	for _, s := range permanentRoundTripMessages {
+		if strings.Contains(msg, s) {
 			return true
 		}
 	}
 	return false
+}
+
+// permanentRoundTripMessages are parts of the messages of net/http errors
+// (Go 1.26) that the same request meets again.
+var permanentRoundTripMessages = []string{
+	"unsupported protocol scheme",
+	"server gave HTTP response to HTTPS client",
+	"no Host in request URL",
+	"nil Request.URL",
+	"nil Request.Header",
+	"net/http: invalid method",
+	"net/http: invalid header",
+	"net/http: invalid trailer",
+	"RequestURI can't be set in client requests",
+	"stopped after 10 redirects",
+	"failed to parse Location header",
 }
 
 // ClassifyResponse classifies an HTTP response from its status, headers and
@@ -345,7 +460,8 @@ func ParseRetryAfterMs(v string) (time.Duration, bool) {
 
 // ParseRetryAfter reads a retry-after value: either non-negative decimal
 // seconds, fractions allowed ("2", "0.5"), or an HTTP-date (any form
-// http.ParseTime accepts). A date gives the time from now until then; a date
+// http.ParseTime accepts, and the IMF-fixdate with "UTC" in place of
+// "GMT"). A date gives the time from now until then; a date
 // at or before now gives 0 with ok == true (retry without waiting for the
 // server). Results are cut to MaxServerWait. Anything else, including a
 // negative number, is malformed and gives ok == false.
@@ -359,7 +475,15 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	}
 	t, err := http.ParseTime(v)
 	if err != nil {
-		return 0, false
+		// Some servers write the IMF-fixdate with "UTC" where RFC 9110 says
+		// "GMT"; both mean offset 0.
+		base, ok := strings.CutSuffix(v, " UTC")
+		if !ok {
+			return 0, false
+		}
+		if t, err = http.ParseTime(base + " GMT"); err != nil {
+			return 0, false
+		}
 	}
 	if !t.After(now) {
 		return 0, true

@@ -13,9 +13,11 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -143,6 +145,12 @@ func TestParseRetryAfter(t *testing.T) {
 		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
 		{now.Add(400 * 24 * time.Hour).Format(http.TimeFormat), MaxServerWait, true},
 		{"Mon, 99 Foo 2026 99:99:99 GMT", 0, false},
+		{strings.Replace(now.Add(30*time.Second).Format(http.TimeFormat), "GMT", "UTC", 1), 30 * time.Second, true},
+		{strings.Replace(now.Add(-time.Minute).Format(http.TimeFormat), "GMT", "UTC", 1), 0, true},
+		{strings.Replace(now.Add(30*time.Second).Format(time.RFC850), "UTC", "GMT", 1), 30 * time.Second, true},
+		{strings.Replace(now.Add(30*time.Second).Format(http.TimeFormat), "GMT", "PST", 1), 0, false},
+		{strings.Replace(now.Add(30*time.Second).Format(http.TimeFormat), "GMT", "UTCX", 1), 0, false},
+		{"UTC", 0, false},
 	}
 	for _, tt := range tests {
 		got, ok := ParseRetryAfter(tt.in, now)
@@ -213,7 +221,20 @@ func TestClassifyError(t *testing.T) {
 		{"dns not found", &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, Terminal},
 		{"dns temporary", &net.DNSError{Err: "server misbehaving", Name: "x", IsTemporary: true}, Transient},
 		{"unrecognised", errors.New("boom"), Terminal},
-		{"url error around anything", &url.Error{Op: "Get", URL: "u", Err: errors.New("boom")}, Terminal},
+		{"url error around anything", &url.Error{Op: "Get", URL: "u", Err: errors.New("boom")}, Transient},
+		{"url parse error", &url.Error{Op: "parse", URL: "::", Err: errors.New("missing protocol scheme")}, Terminal},
+		{"real url parse error", func() error { _, err := url.Parse("http://[::1"); return err }(), Terminal},
+		{"http2 connection lost", &url.Error{Op: "Post", URL: "u", Err: errors.New("http2: client connection lost")}, Transient},
+		{"http2 GOAWAY", &url.Error{Op: "Post", URL: "u", Err: errors.New("http2: server sent GOAWAY and closed the connection; LastStreamID=1, ErrCode=NO_ERROR, debug=\"\"")}, Transient},
+		{"server closed idle connection", &url.Error{Op: "Post", URL: "u", Err: errors.New("http: server closed idle connection")}, Transient},
+		{"http2 stream reset mid-body", fmt.Errorf("reading: %w", http2StreamError{StreamID: 1, Code: 2}), Transient},
+		{"dns not found in url error", &url.Error{Op: "Get", URL: "u", Err: &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}}}, Terminal},
+		{"scheme mismatch", &url.Error{Op: "Get", URL: "u", Err: http.ErrSchemeMismatch}, Terminal},
+		{"no host", &url.Error{Op: "Get", URL: "http:///x", Err: errors.New("http: no Host in request URL")}, Terminal},
+		{"invalid header", &url.Error{Op: "Get", URL: "u", Err: errors.New(`net/http: invalid header field name "a b"`)}, Terminal},
+		{"redirect loop", &url.Error{Op: "Get", URL: "u", Err: errors.New("stopped after 10 redirects")}, Terminal},
+		{"canceled in url error", &url.Error{Op: "Get", URL: "u", Err: context.Canceled}, Terminal},
+		{"decode error of the operation", fmt.Errorf("decoding answer: %w", errors.New("invalid character")), Terminal},
 		{"url error around op error", &url.Error{Op: "Get", URL: "u", Err: &net.OpError{Op: "read", Net: "tcp", Err: errors.New("x")}}, Transient},
 		{"url error around reset", &url.Error{Op: "Get", URL: "u", Err: fmt.Errorf("read: %w", syscall.ECONNRESET)}, Transient},
 		{"url error around EPIPE", &url.Error{Op: "Get", URL: "u", Err: syscall.EPIPE}, Transient},
@@ -274,6 +295,25 @@ func TestHTTPErrorMessage(t *testing.T) {
 	}
 }
 
+// The message quotes at most 200 bytes of the body, cut at a character
+// boundary, and stays valid UTF-8 whatever the body holds.
+func TestHTTPErrorMessageValidUTF8(t *testing.T) {
+	for _, body := range []string{
+		strings.Repeat("é", 150),       // 2-byte runes; the 200th byte ends one
+		"x" + strings.Repeat("é", 150), // the 200th byte is in the middle of one
+		strings.Repeat("日本", 60),       // 3-byte runes
+		"ok \xff\xfe bytes that are not UTF-8",
+	} {
+		msg := (&HTTPError{StatusCode: 529, Body: []byte(body)}).Error()
+		if !utf8.ValidString(msg) {
+			t.Errorf("message for body %q is not valid UTF-8: %q", body, msg)
+		}
+		if quoted, _ := strings.CutPrefix(msg, "http 529: "); len(strings.TrimSuffix(quoted, "...")) > 200 {
+			t.Errorf("message quotes %d bytes of the body, want at most 200", len(quoted))
+		}
+	}
+}
+
 func FuzzServerWait(f *testing.F) {
 	for _, s := range []string{"0", "2", "1.5", "-1", "1e9", "NaN", "99999999999999999999", ".", "Sun, 06 Nov 1994 08:49:37 GMT", "0.0000000001"} {
 		f.Add(s, s)
@@ -327,4 +367,123 @@ func TestClassifyErrorRealTransport(t *testing.T) {
 			t.Errorf("%s: ClassifyError(%v) = %v, want terminal", tt.name, err, got.Class)
 		}
 	}
+}
+
+// checkWait fails unless (d, ok) is a valid parser result: within
+// [0, MaxServerWait], and 0 when ok is false.
+func checkWait(t *testing.T, what, in string, d time.Duration, ok bool) {
+	t.Helper()
+	if d < 0 || d > MaxServerWait || (!ok && d != 0) {
+		t.Fatalf("%s(%q) = %v, %v", what, in, d, ok)
+	}
+}
+
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{
+		"0", "2", " 2 ", "0.5", ".25", "3.", "-1", "+3", "1e3", "0x10", "NaN", "Inf",
+		"86401", "99999999999999999999", "0.0000000001",
+		now.Add(30 * time.Second).Format(http.TimeFormat),
+		strings.Replace(now.Add(30*time.Second).Format(http.TimeFormat), "GMT", "UTC", 1),
+		now.Format(time.RFC850), now.Format(time.ANSIC), "Mon, 99 Foo 2026 99:99:99 GMT", " UTC", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		d, ok := ParseRetryAfter(v, now)
+		checkWait(t, "ParseRetryAfter", v, d, ok)
+		// Decimal seconds read the same as the same digits in milliseconds,
+		// times 1000, whenever neither saturates nor rounds.
+		if ms, okMs := ParseRetryAfterMs(v); okMs != (ok && allDecimal(strings.TrimSpace(v))) {
+			t.Fatalf("ParseRetryAfterMs(%q) ok = %v, ParseRetryAfter ok = %v", v, okMs, ok)
+		} else if okMs && d < MaxServerWait && ms < MaxServerWait/1000 && ms%time.Microsecond == 0 && d != ms*1000 {
+			t.Fatalf("%q: %v as seconds, %v as milliseconds", v, d, ms)
+		}
+		// Spaces around the value do not matter.
+		if d2, ok2 := ParseRetryAfter(" "+v+" ", now); d2 != d || ok2 != ok {
+			t.Fatalf("ParseRetryAfter(%q) = %v, %v, but with spaces around %v, %v", v, d, ok, d2, ok2)
+		}
+	})
+}
+
+// allDecimal reports whether s is digits[.digits] with at least one digit.
+func allDecimal(s string) bool {
+	i, f, _ := strings.Cut(s, ".")
+	return (i != "" || f != "") && allDigits(i) && allDigits(f)
+}
+
+func FuzzParseRetryAfterMs(f *testing.F) {
+	for _, s := range []string{"0", "250", "1500.5", "0.000001", "0.0000001", "86400000", "1e400", "-250", "NaN", "Infinity", "12ms", "", " 7 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		d, ok := ParseRetryAfterMs(v)
+		checkWait(t, "ParseRetryAfterMs", v, d, ok)
+		if ok != allDecimal(strings.TrimSpace(v)) {
+			t.Fatalf("ParseRetryAfterMs(%q) ok = %v", v, ok)
+		}
+		// One more digit of fraction never shortens the wait.
+		if ok && strings.Contains(v, ".") {
+			if d2, _ := ParseRetryAfterMs(strings.TrimSpace(v) + "9"); d2 < d {
+				t.Fatalf("%q gives %v, %q9 gives %v", v, d, v, d2)
+			}
+		}
+	})
+}
+
+func FuzzParseShouldRetry(f *testing.F) {
+	for _, s := range []string{"true", "false", " TRUE ", "False", "", "yes", "1", "truee", "\ttrue\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		retry, ok := ParseShouldRetry(v)
+		want := strings.ToLower(strings.TrimSpace(v))
+		if ok != (want == "true" || want == "false") || ok && retry != (want == "true") || !ok && retry {
+			t.Fatalf("ParseShouldRetry(%q) = %v, %v", v, retry, ok)
+		}
+	})
+}
+
+// ClassifyResponse never panics on any status, header value or body, and
+// its outcome keeps the rules that do not depend on the details.
+func FuzzClassifyResponse(f *testing.F) {
+	f.Add(429, "2", "", "", string(errBody("rate_limit_error")))
+	f.Add(529, "", "1500", "false", string(errBody("overloaded_error")))
+	f.Add(200, "", "", "true", string(errBody("overloaded_error")))
+	f.Add(429, "5", "", "true", string(spendBody(CodeEnforcedSpendLimit)))
+	f.Add(400, "1", "", "true", "not json")
+	f.Add(-1, "x", "y", "z", `{"type":"error","error":null}`)
+	f.Fuzz(func(t *testing.T, status int, retryAfter, retryAfterMs, shouldRetry, body string) {
+		h := http.Header{}
+		h.Set("retry-after", retryAfter)
+		h.Set("retry-after-ms", retryAfterMs)
+		h.Set("x-should-retry", shouldRetry)
+		out := ClassifyResponse(status, h, []byte(body), now)
+		if out.Class > Terminal || out.Status != status || out.ServerWait < 0 || out.ServerWait > MaxServerWait {
+			t.Fatalf("ClassifyResponse(%d, %v, %q) = %+v", status, h, body, out)
+		}
+		if _, code := parseErrorBody([]byte(body)); isSpendLimit(code) && out.Class != Terminal {
+			t.Fatalf("spend limit classified %v", out.Class)
+		}
+		if out.Class == Terminal && out.ServerWait != 0 {
+			t.Fatalf("terminal outcome with a server wait: %+v", out)
+		}
+		if retry, ok := ParseShouldRetry(shouldRetry); ok && !retry && out.Class != Terminal && status >= 400 {
+			t.Fatalf("x-should-retry: false, yet %v", out.Class)
+		}
+	})
+}
+
+func FuzzHTTPErrorMessage(f *testing.F) {
+	for _, s := range []string{"", "plain", strings.Repeat("é", 150), "x" + strings.Repeat("日本", 70), "\xff\xfe", strings.Repeat(" ", 300) + "é"} {
+		f.Add(529, []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		msg := (&HTTPError{StatusCode: status, Body: body}).Error()
+		if !utf8.ValidString(msg) {
+			t.Fatalf("message for %q is not valid UTF-8: %q", body, msg)
+		}
+		if len(msg) > 300 {
+			t.Fatalf("message of %d bytes", len(msg))
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // MaxErrorBody is the most of a failed response's body that Transport reads
@@ -19,6 +20,17 @@ const MaxErrorBody = 64 << 10
 // maxDrain bounds how much of a retried response's body is read before it is
 // closed; reading it to the end lets the connection be reused.
 const maxDrain = 256 << 10
+
+// ErrorBodyTimeout is the most time Transport spends reading the body of one
+// failed response (the MaxErrorBody bytes it classifies, and the drain
+// before a retry), from the arrival of its headers. The reading also stops
+// when the budget (WithBudget) or the request's context ends, if sooner.
+const ErrorBodyTimeout = 5 * time.Second
+
+// ErrErrorBodyTimeout ends the body of a failed response that Transport
+// returns when its time for reading that body (see ErrorBodyTimeout) ran
+// out in the middle of a read: the bytes read come first, then this error.
+var ErrErrorBodyTimeout = errors.New("policies.Transport: the failed response's body was cut off: it did not arrive within the time for reading it")
 
 // Transport is an http.RoundTripper that retries requests with Do and the
 // Options given. Per request:
@@ -34,8 +46,18 @@ const maxDrain = 256 << 10
 //     so if a wait for the gate, throttle or limiter then stops the loop,
 //     that response is still returned, its body replayed from memory (ending
 //     in ErrBodyTruncated if it was longer).
-//   - If no response arrived (a connection error, a budget or queue stop
-//     before the first attempt, cancellation), the error is Do's *Error.
+//   - Reading and draining a failed body stop after ErrorBodyTimeout, or
+//     when the budget or the request's context ends, if sooner: a body that
+//     trickles cannot hold RoundTrip. The failure is classified from what
+//     arrived. A body cut off that way (closed in the middle of a read) ends
+//     in ErrErrorBodyTimeout after the bytes read; a body whose time ran out
+//     between reads is returned as it is, its rest unread.
+//   - An error of the base RoundTripper (no response arrived) is a failure
+//     of the round trip: ClassifyError retries it unless it is known to be
+//     permanent (see there). If no response arrived at all (connection
+//     errors only, a budget or queue stop before the first attempt,
+//     cancellation), the error is Do's *Error; its Last carries the base's
+//     error, message unchanged, for errors.Is and errors.As.
 //   - A request whose body cannot be replayed (Body set, GetBody nil) is sent
 //     once, without retries.
 //   - A request made from inside a Do attempt (see InAttempt) is sent once:
@@ -112,13 +134,24 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if InAttempt(ctx) || !replayable {
 		return base.RoundTrip(req)
 	}
+	// The end of the budget, on Do's clock (which WithClock may replace),
+	// for the time limit on reading failed bodies.
+	cfg := newConfig(opts)
+	var budgetEnd time.Time
+	if cfg.policy.Deadline > 0 {
+		budgetEnd = cfg.clock.Now().Add(cfg.policy.Deadline)
+	}
 
-	var last *http.Response // the latest response, not yet handed over
+	var (
+		last      *http.Response // the latest response, not yet handed over
+		lastTimed *timedBody     // last's body while its reading is timed
+		lastHead  []byte         // what was read of it to classify it
+	)
 	discard := func() {
 		if last != nil {
 			_, _ = io.Copy(io.Discard, io.LimitReader(last.Body, maxDrain))
 			_ = last.Body.Close()
-			last = nil
+			last, lastTimed = nil, nil
 		}
 	}
 	// release drains and closes the body of a response Do is about to retry,
@@ -128,6 +161,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	release := func(RetryEvent) {
 		if last != nil {
 			last.Body = drainBody(last.Body)
+			lastTimed = nil
 		}
 	}
 	opts = append(opts, func(c *config) {
@@ -153,15 +187,25 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		sent = true
 		resp, err := base.RoundTrip(r)
 		if err != nil {
-			return err
+			// The round trip failed: ClassifyError retries that unless it
+			// knows the error to be permanent.
+			return &roundTripError{err}
 		}
 		last = resp
 		if resp.StatusCode < 400 {
 			return nil
 		}
-		prefix, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
-		resp.Body = readCloser{io.MultiReader(bytes.NewReader(prefix), resp.Body), resp.Body}
-		return &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: prefix}
+		limit := ErrorBodyTimeout
+		if !budgetEnd.IsZero() {
+			limit = min(limit, budgetEnd.Sub(cfg.clock.Now()))
+		}
+		if dl, ok := actx.Deadline(); ok {
+			limit = min(limit, time.Until(dl)) // a context deadline is on the real clock
+		}
+		lastTimed = newTimedBody(actx, resp.Body, limit)
+		lastHead, _ = io.ReadAll(io.LimitReader(lastTimed, MaxErrorBody))
+		resp.Body = readCloser{io.MultiReader(bytes.NewReader(lastHead), lastTimed), lastTimed}
+		return &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: lastHead}
 	}
 	err = Do(ctx, op, opts...)
 	if !sent && req.Body != nil {
@@ -173,9 +217,97 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if last != nil {
+		if lastTimed != nil {
+			// The caller reads the rest of the body without a time limit.
+			rest := lastTimed.handOver()
+			last.Body = readCloser{io.MultiReader(bytes.NewReader(lastHead), rest), rest}
+		}
 		return last, nil
 	}
 	return nil, err
+}
+
+// timedBody is the body of a failed response while Transport reads it. Its
+// time ends when its timer fires or its context ends; from then on Read
+// returns ErrErrorBodyTimeout without touching the body. A Read in progress
+// at that moment is ended by closing the body (net/http's response bodies,
+// and io.Pipe, allow a Close during a Read).
+type timedBody struct {
+	body      io.ReadCloser
+	stopTimer func() bool
+	stopCtx   func() bool
+
+	mu      sync.Mutex
+	reading bool // a Read of body is in progress
+	expired bool // the time for reading is over
+	cut     bool // body was closed to end a Read
+}
+
+// newTimedBody returns body with limit to read it in, also ending when ctx
+// does. A limit <= 0 has already ended.
+func newTimedBody(ctx context.Context, body io.ReadCloser, limit time.Duration) *timedBody {
+	b := &timedBody{body: body}
+	if limit <= 0 {
+		b.expired = true
+		b.stopTimer, b.stopCtx = func() bool { return false }, func() bool { return false }
+		return b
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopTimer = time.AfterFunc(limit, b.expire).Stop
+	b.stopCtx = context.AfterFunc(ctx, b.expire)
+	return b
+}
+
+func (b *timedBody) expire() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.expired {
+		return
+	}
+	b.expired = true
+	if b.reading {
+		b.cut = true
+		_ = b.body.Close()
+	}
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	if b.expired {
+		b.mu.Unlock()
+		return 0, ErrErrorBodyTimeout
+	}
+	b.reading = true
+	b.mu.Unlock()
+	n, err := b.body.Read(p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.reading = false
+	if b.cut {
+		err = ErrErrorBodyTimeout
+	}
+	return n, err
+}
+
+// Close stops the timing and closes the body.
+func (b *timedBody) Close() error {
+	b.stopTimer()
+	b.stopCtx()
+	return b.body.Close()
+}
+
+// handOver stops the timing and returns what is left of the body for the
+// caller to read: the body itself, unless it was cut off.
+func (b *timedBody) handOver() io.ReadCloser {
+	b.stopTimer()
+	b.stopCtx()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cut {
+		return io.NopCloser(errReader{ErrErrorBodyTimeout})
+	}
+	return b.body
 }
 
 // ErrBodyTruncated ends the body of a response Transport returns when it had

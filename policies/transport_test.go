@@ -2,10 +2,13 @@ package policies_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -274,4 +277,198 @@ func TestTransportHandsOverDrainedBody(t *testing.T) {
 		}
 		resp.Body.Close()
 	})
+}
+
+// erringTransport fails every round trip with err, as http.Transport does
+// (no *url.Error: http.Client adds that).
+type erringTransport struct {
+	err   error
+	sends atomic.Int32
+}
+
+func (e *erringTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	e.sends.Add(1)
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	return nil, e.err
+}
+
+// Errors of the base RoundTripper are failures of the round trip: retried
+// unless known to be permanent, even when net/http reports them as plain
+// strings.
+func TestTransportClassifiesBaseErrors(t *testing.T) {
+	tests := []struct {
+		err  error
+		want policies.StopReason
+	}{
+		{errors.New("http2: client connection lost"), policies.StopAttempts},
+		{errors.New("http: server closed idle connection"), policies.StopAttempts},
+		{errors.New("http2: Transport received Server's graceful shutdown GOAWAY"), policies.StopAttempts},
+		{errors.New(`unsupported protocol scheme "ftp"`), policies.StopTerminal},
+		{errors.New("http: no Host in request URL"), policies.StopTerminal},
+		{&net.DNSError{Err: "no such host", Name: "api.invalid", IsNotFound: true}, policies.StopTerminal},
+		{x509.UnknownAuthorityError{}, policies.StopTerminal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.err.Error(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := &erringTransport{err: tt.err}
+				_, err := policies.NewTransport(base, policies.WithMaxAttempts(3)).RoundTrip(post(t, "p", true))
+				var pe *policies.Error
+				if !errors.As(err, &pe) || pe.Reason != tt.want {
+					t.Errorf("%v: RoundTrip error %v, want a %v stop", tt.err, err, tt.want)
+				} else if pe.Last.Error() != tt.err.Error() || !errors.Is(err, tt.err) {
+					t.Errorf("%v: last error %q, want the base's error as it was", tt.err, pe.Last)
+				}
+			})
+		})
+	}
+}
+
+// trickleBody yields burst bytes at once, then n more, one every `every`,
+// then io.EOF. Closing it ends its writer at once.
+func trickleBody(burst, n int, every time.Duration) io.ReadCloser {
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer pw.Close()
+		if _, err := pw.Write(bytes.Repeat([]byte("x"), burst)); err != nil {
+			return
+		}
+		for range n {
+			select {
+			case <-done:
+				return
+			case <-time.After(every):
+			}
+			if _, err := pw.Write([]byte("x")); err != nil {
+				return
+			}
+		}
+	}()
+	return &stopBody{pr, done, sync.Once{}}
+}
+
+type stopBody struct {
+	*io.PipeReader
+	done chan struct{}
+	once sync.Once
+}
+
+func (b *stopBody) Close() error {
+	b.once.Do(func() { close(b.done) })
+	return b.PipeReader.Close()
+}
+
+// slowBodyTransport answers every request with status and a body from
+// newBody, and closes every body it made when the test ends.
+type slowBodyTransport struct {
+	status  int
+	newBody func() io.ReadCloser
+	bodies  []io.ReadCloser
+}
+
+func (s *slowBodyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	b := s.newBody()
+	s.bodies = append(s.bodies, b)
+	return &http.Response{StatusCode: s.status, Header: http.Header{}, Body: b, Request: req}, nil
+}
+
+func (s *slowBodyTransport) closeAll() {
+	for _, b := range s.bodies {
+		_ = b.Close()
+	}
+}
+
+// A failed response whose body trickles does not hold RoundTrip: reading
+// and draining it stop at ErrorBodyTimeout, the budget or the request's
+// deadline, whichever comes first.
+func TestTransportBoundsFailedBodyRead(t *testing.T) {
+	limit := policies.ErrorBodyTimeout
+	tests := []struct {
+		name     string
+		body     func() io.ReadCloser
+		opts     []policies.Option
+		ctxLimit time.Duration // the request's context deadline; 0: an hour
+		cancelAt time.Duration // when the caller cancels; 0: never
+		elapsed  time.Duration // when RoundTrip returns
+		cut      bool          // the returned body ends in ErrErrorBodyTimeout
+		// the request's context ends with the read: RoundTrip may return
+		// the response (a stop at the deadline) or the context's error
+		ctxEnds bool
+	}{
+		{
+			name:    "trickle: own limit per response",
+			body:    func() io.ReadCloser { return trickleBody(10, 1000, time.Second) },
+			opts:    []policies.Option{policies.WithMaxAttempts(2)},
+			elapsed: 2 * limit,
+			cut:     true,
+		},
+		{
+			name:    "trickle after the first 64 KiB: the drain is bounded, the last body handed over whole",
+			body:    func() io.ReadCloser { return trickleBody(policies.MaxErrorBody+10, 1000, time.Second) },
+			opts:    []policies.Option{policies.WithMaxAttempts(2)},
+			elapsed: limit,
+		},
+		{
+			name:    "budget shorter than the limit",
+			body:    func() io.ReadCloser { return trickleBody(10, 1000, time.Second) },
+			opts:    []policies.Option{policies.WithBudget(2 * time.Second), policies.WithBackoff(policies.Constant{Wait: 100 * time.Millisecond})},
+			elapsed: 2 * time.Second,
+			cut:     true,
+		},
+		{
+			name:     "request deadline shorter than the limit",
+			body:     func() io.ReadCloser { return trickleBody(10, 1000, time.Second) },
+			opts:     []policies.Option{policies.WithBudget(0)},
+			ctxLimit: 3 * time.Second,
+			elapsed:  3 * time.Second,
+			cut:      true,
+			ctxEnds:  true,
+		},
+		{
+			name:     "caller cancels during the read",
+			body:     func() io.ReadCloser { return trickleBody(10, 1000, time.Second) },
+			cancelAt: 1500 * time.Millisecond,
+			elapsed:  1500 * time.Millisecond,
+			ctxEnds:  true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := &slowBodyTransport{status: 529, newBody: tt.body}
+				defer base.closeAll()
+				ctx, cancel := context.WithTimeout(t.Context(), cmp.Or(tt.ctxLimit, time.Hour))
+				defer cancel()
+				if tt.cancelAt > 0 {
+					time.AfterFunc(tt.cancelAt, cancel)
+				}
+				opts := append([]policies.Option{policies.WithBackoff(policies.Constant{})}, tt.opts...)
+				start := time.Now()
+				resp, err := policies.NewTransport(base, opts...).RoundTrip(post(t, "p", true).WithContext(ctx))
+				if got := time.Since(start); got != tt.elapsed {
+					t.Errorf("RoundTrip returned after %v, want %v", got, tt.elapsed)
+				}
+				if tt.ctxEnds && resp == nil {
+					if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+						t.Errorf("RoundTrip error %v, want the context's error", err)
+					}
+					return
+				}
+				if err != nil || resp.StatusCode != 529 {
+					t.Fatalf("RoundTrip = %v, %v; want the 529", resp, err)
+				}
+				defer resp.Body.Close()
+				_, err = io.ReadAll(resp.Body)
+				if cut := errors.Is(err, policies.ErrErrorBodyTimeout); cut != tt.cut || !cut && err != nil {
+					t.Errorf("reading the returned body: %v; want cut off: %v", err, tt.cut)
+				}
+			})
+		})
+	}
 }

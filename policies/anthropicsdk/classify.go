@@ -8,6 +8,10 @@
 //
 //	err := policies.Do(ctx, op, anthropicsdk.WithClassifier())
 //
+// Around a streaming call, ReadStream reads the whole message and reports a
+// stream that ended without message_stop as ErrIncompleteStream (Transient)
+// rather than as a short answer.
+//
 // It lives in its own package so that policies itself does not depend on
 // the SDK.
 package anthropicsdk

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/policies/anthropicsdk"
@@ -44,6 +45,13 @@ func TestDoWithClassifier(t *testing.T) {
 			stream:  true,
 			models:  "big,big,big",
 			retries: []policies.Class{policies.Capacity, policies.Capacity},
+		},
+		{
+			name:    "streamed: ends without message_stop, ok",
+			replies: []reply{{status: 200, cutShort: true}, {status: 200}},
+			stream:  true,
+			models:  "big,big",
+			retries: []policies.Class{policies.Transient},
 		},
 		{
 			name:    "spend cap is not retried",
@@ -126,4 +134,37 @@ func TestTransportWithClassifier(t *testing.T) {
 			t.Errorf("requests for %s", got)
 		}
 	})
+}
+
+// The SDK gives Messages.New a per-request timeout (10 minutes unless
+// option.WithRequestTimeout says otherwise), and with a Transport installed
+// that one request holds all of the Transport's attempts and waits: the
+// timeout caps the Transport's budget. docs/client.md says so.
+func TestSDKRequestTimeoutCapsTransportBudget(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    []option.RequestOption
+		elapsed time.Duration // when the call returns
+	}{
+		{"default 10-minute request timeout", nil, 9 * time.Minute},
+		{"request timeout above the budget", []option.RequestOption{option.WithRequestTimeout(20 * time.Minute)}, 15 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI(reply{status: 529, body: overloadedBody})
+				tr := policies.NewTransport(api, policies.WithBudget(15*time.Minute), policies.WithBackoff(policies.Constant{Wait: time.Minute}))
+				client := newClient(tr)
+				start := time.Now()
+				_, err := client.Messages.New(t.Context(), params("big"), tt.opts...)
+				var apiErr *anthropic.Error
+				if !errors.As(err, &apiErr) || apiErr.StatusCode != 529 {
+					t.Fatalf("New = %v, want the last 529", err)
+				}
+				if got := time.Since(start); got != tt.elapsed {
+					t.Errorf("returned after %v, want %v", got, tt.elapsed)
+				}
+			})
+		})
+	}
 }

@@ -55,12 +55,14 @@ func ExampleClassify() {
 
 // Do around a streaming call: an overloaded_error event in the middle of the
 // stream repeats the whole request, and after three capacity failures the
-// operation moves to the fallback model.
+// operation moves to the fallback model. A stream that ends without
+// message_stop is incomplete and repeated too.
 func ExampleWithClassifier() {
 	api := newFakeAPI(
 		reply{status: 529, body: overloadedBody},
 		reply{status: 200, midStream: overloadedBody},
 		reply{status: 529, body: overloadedBody},
+		reply{status: 200, cutShort: true},
 		reply{status: 200},
 	)
 	client := anthropic.NewClient(
@@ -80,16 +82,17 @@ func ExampleWithClassifier() {
 			Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hi"))},
 		})
 		defer stream.Close()
-		var msg anthropic.Message // a fresh message per attempt: partial output is discarded
-		for stream.Next() {
-			if err := msg.Accumulate(stream.Current()); err != nil {
-				return err
-			}
-		}
-		if err := stream.Err(); err != nil {
+		// A fresh message per attempt: partial output is discarded. A stream
+		// that ends without message_stop is an error (ErrIncompleteStream),
+		// not a short answer.
+		msg, err := anthropicsdk.ReadStream(stream)
+		if err != nil {
 			return err
 		}
-		answer = msg.Content[0].Text
+		answer = ""
+		for _, block := range msg.Content {
+			answer += block.Text
+		}
 		return nil
 	}
 	err := policies.Do(context.Background(), op,
@@ -110,5 +113,6 @@ func ExampleWithClassifier() {
 	// attempt 2: capacity (status 200)
 	// switching claude-big -> claude-small
 	// attempt 3: capacity (status 529)
-	// Hello <nil> claude-big,claude-big,claude-big,claude-small
+	// attempt 4: transient (status 0)
+	// Hello <nil> claude-big,claude-big,claude-big,claude-small,claude-small
 }

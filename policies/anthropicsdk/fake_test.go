@@ -12,6 +12,8 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/retrysim/retrysim/policies/anthropicsdk"
 )
 
 // reply is one scripted response of fakeAPI.
@@ -22,6 +24,9 @@ type reply struct {
 	// midStream, for a streamed 200, is the error event's data sent after
 	// the first text delta.
 	midStream string
+	// cutShort, for a streamed 200, ends the stream cleanly after the first
+	// text delta, without message_stop: the answer is incomplete.
+	cutShort bool
 	// connErr makes the round trip fail with this error instead.
 	connErr error
 }
@@ -66,7 +71,7 @@ func (f *fakeAPI) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch {
 	case rep.status == http.StatusOK && params.Stream:
 		header.Set("content-type", "text/event-stream")
-		body = streamBody(params.Model, rep.midStream)
+		body = streamBody(params.Model, rep.midStream, rep.cutShort)
 	case rep.status == http.StatusOK:
 		header.Set("content-type", "application/json")
 		body = `{"id":"msg_1","type":"message","role":"assistant","model":"` + params.Model +
@@ -93,17 +98,22 @@ func (f *fakeAPI) seen() string {
 }
 
 // streamBody is a streamed message answering "Hello"; with errData it breaks
-// off after a first text delta with an error event carrying errData.
-func streamBody(model, errData string) string {
+// off after a first text delta with an error event carrying errData; with
+// cutShort it ends there without one (and without message_stop).
+func streamBody(model, errData string, cutShort bool) string {
 	events := [][2]string{
 		{"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"` + model + `","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}}`},
 		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`},
 	}
-	if errData != "" {
+	switch {
+	case cutShort:
+		events = append(events,
+			[2]string{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}`})
+	case errData != "":
 		events = append(events,
 			[2]string{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}`},
 			[2]string{"error", errData})
-	} else {
+	default:
 		events = append(events,
 			[2]string{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`},
 			[2]string{"content_block_stop", `{"type":"content_block_stop","index":0}`},
@@ -141,13 +151,8 @@ func params(model string) anthropic.MessageNewParams {
 func streamText(ctx context.Context, client anthropic.Client, model string) (string, error) {
 	stream := client.Messages.NewStreaming(ctx, params(model))
 	defer stream.Close()
-	var msg anthropic.Message
-	for stream.Next() {
-		if err := msg.Accumulate(stream.Current()); err != nil {
-			return "", err
-		}
-	}
-	if err := stream.Err(); err != nil {
+	msg, err := anthropicsdk.ReadStream(stream)
+	if err != nil {
 		return "", err
 	}
 	return msg.Content[0].Text, nil
