@@ -291,6 +291,11 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 		o.capacity++
 	}
 	d := p.Policy.Next(int(o.attempts), o.prev, m.Since, out, rng)
+	if dl := p.Policy.Deadline; d.Stop == NotStopped && dl > 0 && m.Since >= dl {
+		// The budget is spent: even a retry with no wait would have no
+		// time to run (and with no time passing, it would loop).
+		d.Stop = StopDeadline
+	}
 	if d.Stop == NotStopped && !m.Cutoff.IsZero() && m.Now.Add(d.Delay).After(m.Cutoff) {
 		d.Stop = StopDeadline // the driver's cutoff would pass before the wait ends
 	}

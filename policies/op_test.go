@@ -1,0 +1,50 @@
+package policies_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+var epoch = time.Unix(0, 0)
+
+func at(d time.Duration, since time.Duration) policies.Moment {
+	return policies.Moment{Now: epoch.Add(d), Since: since}
+}
+
+// The state machine alone, without a driver: the rules the two drivers share.
+func TestOpSteps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	overloaded := policies.Outcome{Class: policies.Capacity, Status: 529}
+	for _, tt := range []struct {
+		name   string
+		policy policies.Policy
+		since  time.Duration // when the failed response arrives
+		want   policies.Step
+	}{
+		{"retry after the backoff", policies.Policy{Backoff: policies.Constant{Wait: time.Second}, Deadline: 10 * time.Second},
+			2 * time.Second, policies.Step{Kind: policies.StepWait, Delay: time.Second}},
+		{"a wait past the budget stops", policies.Policy{Backoff: policies.Constant{Wait: time.Second}, Deadline: 10 * time.Second},
+			9500 * time.Millisecond, policies.Step{Kind: policies.StepStop, Reason: policies.StopDeadline}},
+		// A failure at the budget's very end leaves no time for even a retry
+		// with no wait (which, with no time passing, would loop).
+		{"no retry at the budget's end", policies.Policy{Backoff: policies.Constant{}, Deadline: 10 * time.Second},
+			10 * time.Second, policies.Step{Kind: policies.StepStop, Reason: policies.StopDeadline}},
+		{"attempts", policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 1},
+			0, policies.Step{Kind: policies.StepStop, Reason: policies.StopAttempts}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := &policies.Plan{Policy: tt.policy}
+			var op policies.Op
+			op.Start(plan)
+			if st := op.Before(plan, at(0, 0), nil, rng); st.Kind != policies.StepSend {
+				t.Fatalf("Before = %+v, want send", st)
+			}
+			if got := op.After(plan, at(tt.since, tt.since), overloaded, true, nil, rng); got != tt.want {
+				t.Errorf("After = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
