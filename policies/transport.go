@@ -176,7 +176,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	sent := false
 	op := func(actx context.Context, a Attempt) error {
 		discard()
-		r := req.Clone(actx)
+		// The request runs on its own context: it ends with actx (the
+		// budget, the caller) until the headers arrive, and is detached
+		// from it then, because Do ends actx when the attempt returns while
+		// the body is still to be read. Closing the body releases it.
+		rctx, cancelR := context.WithCancelCause(context.WithValue(ctx, attemptKey{}, true))
+		detach := context.AfterFunc(actx, func() { cancelR(context.Cause(actx)) })
+		r := req.Clone(rctx)
 		if sent && req.Body != nil && req.Body != http.NoBody {
 			body, err := req.GetBody()
 			if err != nil {
@@ -186,11 +192,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		sent = true
 		resp, err := base.RoundTrip(r)
+		detach()
 		if err != nil {
+			cancelR(nil)
 			// The round trip failed: ClassifyError retries that unless it
 			// knows the error to be permanent.
 			return &roundTripError{err}
 		}
+		body := resp.Body
+		resp.Body = readCloser{body, closeFunc(func() error {
+			err := body.Close()
+			cancelR(nil)
+			return err
+		})}
 		last = resp
 		if resp.StatusCode < 400 {
 			return nil
@@ -202,7 +216,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if dl, ok := actx.Deadline(); ok {
 			limit = min(limit, time.Until(dl)) // a context deadline is on the real clock
 		}
-		lastTimed = newTimedBody(actx, resp.Body, limit)
+		lastTimed = newTimedBody(rctx, resp.Body, limit)
 		lastHead, _ = io.ReadAll(io.LimitReader(lastTimed, MaxErrorBody))
 		resp.Body = readCloser{io.MultiReader(bytes.NewReader(lastHead), lastTimed), lastTimed}
 		return &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: lastHead}
@@ -351,3 +365,8 @@ type readCloser struct {
 	io.Reader
 	io.Closer
 }
+
+// closeFunc is a func as an io.Closer.
+type closeFunc func() error
+
+func (f closeFunc) Close() error { return f() }

@@ -472,3 +472,35 @@ func TestTransportBoundsFailedBodyRead(t *testing.T) {
 		})
 	}
 }
+
+// slowHeaders is a base whose responses take d to arrive, unless the
+// request's context ends first.
+type slowHeaders struct{ d time.Duration }
+
+func (s slowHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
+	select {
+	case <-time.After(s.d):
+		return &http.Response{StatusCode: 529, Body: io.NopCloser(strings.NewReader("{}")), Request: r}, nil
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+}
+
+// The budget bounds a Transport's round trip too: headers still awaited at
+// the budget's end are given up there (4 s round trips, 10 s budget: the
+// third, from 9 s, is cut at 10 s).
+func TestTransportBudgetCutsTheRoundTrip(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		tr := policies.NewTransport(slowHeaders{4 * time.Second},
+			policies.WithBackoff(policies.Constant{Wait: 500 * time.Millisecond}), policies.WithBudget(10*time.Second))
+		resp, err := tr.RoundTrip(post(t, "p", true))
+		if elapsed := time.Since(start); elapsed != 10*time.Second {
+			t.Errorf("RoundTrip returned after %v, want at the 10 s budget", elapsed)
+		}
+		// The last attempt got no response: Do's error says why.
+		if resp != nil || !errors.Is(err, policies.ErrBudgetEnded) {
+			t.Fatalf("RoundTrip = %v, %v; want no response and ErrBudgetEnded", resp, err)
+		}
+	})
+}
