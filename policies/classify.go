@@ -18,12 +18,28 @@ import (
 	"unicode/utf8"
 )
 
-// MaxServerWait is the longest server wait the header parsers return. A
-// retry-after-ms or retry-after value above it is cut to MaxServerWait, which
-// keeps the arithmetic on waits free of overflow. Any budget shorter than
-// MaxServerWait therefore stops at once on such a hint, which is what a
-// server asking for more than a day means in practice.
+// MaxServerWait is the longest server wait a retry honours. A server that
+// asks for more stops the operation with a *ServerWaitError (reason
+// StopDeadline) instead of being silently shortened: more than a day is
+// never a wait worth sleeping through. A budget shorter than the wait stops
+// it sooner, as any wait past the budget does.
 const MaxServerWait = 24 * time.Hour
+
+// MaxParsedWait is the largest wait the header parsers return; longer ones
+// saturate here, which keeps the arithmetic on waits free of overflow while
+// still telling a day from a year. About 11 years.
+const MaxParsedWait = 100_000 * time.Hour
+
+// ServerWaitError stops an operation whose server asked to wait longer than
+// MaxServerWait.
+type ServerWaitError struct {
+	Wait  time.Duration // what the server asked (saturated at MaxParsedWait)
+	Limit time.Duration // MaxServerWait
+}
+
+func (e *ServerWaitError) Error() string {
+	return fmt.Sprintf("server asked to wait %v, more than the %v limit", e.Wait, e.Limit)
+}
 
 // Spend-limit error codes: an error (a 429, or an error event in a streamed
 // response) whose body carries one of these in error.details.error_code will
@@ -437,7 +453,7 @@ func ParseShouldRetry(v string) (retry, ok bool) {
 
 // ServerWait returns the wait the headers ask for and whether they ask for
 // one. retry-after-ms is read first; if it is absent or malformed,
-// retry-after is read. Both are cut to MaxServerWait. now is the time the
+// retry-after is read. Both saturate at MaxParsedWait. now is the time the
 // response arrived; it is used only for an HTTP-date retry-after.
 func ServerWait(header http.Header, now time.Time) (time.Duration, bool) {
 	if header == nil {
@@ -452,7 +468,7 @@ func ServerWait(header http.Header, now time.Time) (time.Duration, bool) {
 // ParseRetryAfterMs reads a retry-after-ms value: non-negative decimal
 // milliseconds, fractions allowed ("250", "1500.5"). Spaces around the value
 // are ignored. Signs, exponents, hex, "Inf" and "NaN" are malformed and give
-// ok == false. Values above MaxServerWait give MaxServerWait; precision
+// ok == false. Values above MaxParsedWait give MaxParsedWait; precision
 // beyond a nanosecond rounds up, so a wait is never shortened.
 func ParseRetryAfterMs(v string) (time.Duration, bool) {
 	return parseDecimal(strings.TrimSpace(v), time.Millisecond)
@@ -463,7 +479,7 @@ func ParseRetryAfterMs(v string) (time.Duration, bool) {
 // http.ParseTime accepts, and the IMF-fixdate with "UTC" in place of
 // "GMT"). A date gives the time from now until then; a date
 // at or before now gives 0 with ok == true (retry without waiting for the
-// server). Results are cut to MaxServerWait. Anything else, including a
+// server). Results saturate at MaxParsedWait. Anything else, including a
 // negative number, is malformed and gives ok == false.
 func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
@@ -488,22 +504,22 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	if !t.After(now) {
 		return 0, true
 	}
-	return min(t.Sub(now), MaxServerWait), true
+	return min(t.Sub(now), MaxParsedWait), true
 }
 
 // parseDecimal reads digits[.digits] as a count of unit, exactly: no floating
-// point, saturating at MaxServerWait, rounding leftover precision up.
+// point, saturating at MaxParsedWait, rounding leftover precision up.
 func parseDecimal(s string, unit time.Duration) (time.Duration, bool) {
 	intPart, frac, _ := strings.Cut(s, ".")
 	if intPart == "" && frac == "" || !allDigits(intPart) || !allDigits(frac) {
 		return 0, false
 	}
-	limit := int64(MaxServerWait / unit)
+	limit := int64(MaxParsedWait / unit)
 	var whole int64
 	for i := 0; i < len(intPart); i++ {
 		whole = whole*10 + int64(intPart[i]-'0')
 		if whole > limit {
-			return MaxServerWait, true
+			return MaxParsedWait, true
 		}
 	}
 	d := time.Duration(whole) * unit
@@ -521,7 +537,7 @@ func parseDecimal(s string, unit time.Duration) (time.Duration, bool) {
 		step /= 10
 		d += digit * step
 	}
-	return min(d, MaxServerWait), true
+	return min(d, MaxParsedWait), true
 }
 
 func allDigits(s string) bool {

@@ -62,7 +62,7 @@ func TestClassifyResponse(t *testing.T) {
 		{"429 retry-after past date", 429, hdr("retry-after", now.Add(-time.Hour).Format(http.TimeFormat)), nil, Outcome{Class: RetryAfter, Status: 429}},
 		{"429 negative retry-after ignored", 429, hdr("retry-after", "-5"), nil, Outcome{Class: RetryAfter, Status: 429}},
 		{"429 garbage retry-after ignored", 429, hdr("retry-after", "later"), nil, Outcome{Class: RetryAfter, Status: 429}},
-		{"429 huge retry-after capped", 429, hdr("retry-after", "99999999999999999999"), nil, Outcome{Class: RetryAfter, Status: 429, ServerWait: MaxServerWait}},
+		{"429 huge retry-after capped", 429, hdr("retry-after", "99999999999999999999"), nil, Outcome{Class: RetryAfter, Status: 429, ServerWait: MaxParsedWait}},
 		{"429 without hint", 429, nil, errBody("rate_limit_error"), Outcome{Class: RetryAfter, Status: 429}},
 		{"429 enforced spend limit", 429, nil, spendBody(CodeEnforcedSpendLimit), Outcome{Class: Terminal, Status: 429}},
 		{"429 contract spend limit even with should-retry", 429, hdr("x-should-retry", "true", "retry-after", "5"), spendBody(CodeContractSpendLimit), Outcome{Class: Terminal, Status: 429}},
@@ -126,7 +126,9 @@ func TestParseRetryAfter(t *testing.T) {
 		{"0.0000000001", 1, true}, // below a nanosecond rounds up, never down
 		{"1.0000000000", time.Second, true},
 		{"86400", MaxServerWait, true},
-		{"86401", MaxServerWait, true},
+		{"86401", MaxServerWait + time.Second, true},
+		{"360000000", MaxParsedWait, true},
+		{"360000001", MaxParsedWait, true},
 		{"1e3", 0, false},
 		{"+3", 0, false},
 		{"-1", 0, false},
@@ -143,7 +145,8 @@ func TestParseRetryAfter(t *testing.T) {
 		{now.Add(30 * time.Second).Format(time.ANSIC), 30 * time.Second, true},
 		{now.Format(http.TimeFormat), 0, true},
 		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
-		{now.Add(400 * 24 * time.Hour).Format(http.TimeFormat), MaxServerWait, true},
+		{now.Add(400 * 24 * time.Hour).Format(http.TimeFormat), 400 * 24 * time.Hour, true},
+		{now.Add(200_000 * time.Hour).Format(http.TimeFormat), MaxParsedWait, true},
 		{"Mon, 99 Foo 2026 99:99:99 GMT", 0, false},
 		{strings.Replace(now.Add(30*time.Second).Format(http.TimeFormat), "GMT", "UTC", 1), 30 * time.Second, true},
 		{strings.Replace(now.Add(-time.Minute).Format(http.TimeFormat), "GMT", "UTC", 1), 0, true},
@@ -172,6 +175,7 @@ func TestParseRetryAfterMs(t *testing.T) {
 		{"0.000001", time.Nanosecond, true},
 		{"0.0000001", time.Nanosecond, true}, // rounds up
 		{"86400000", MaxServerWait, true},
+		{"360000000001", MaxParsedWait, true},
 		{"1e400", 0, false},
 		{"-250", 0, false},
 		{"NaN", 0, false},
@@ -323,15 +327,15 @@ func FuzzServerWait(f *testing.F) {
 		h.Set("retry-after-ms", ms)
 		h.Set("retry-after", sec)
 		d, ok := ServerWait(h, now)
-		if d < 0 || d > MaxServerWait || (!ok && d != 0) {
+		if d < 0 || d > MaxParsedWait || (!ok && d != 0) {
 			t.Fatalf("ServerWait(ms=%q, s=%q) = %v, %v", ms, sec, d, ok)
 		}
 		d1, ok1 := ParseRetryAfterMs(ms)
-		if d1 < 0 || d1 > MaxServerWait || (!ok1 && d1 != 0) {
+		if d1 < 0 || d1 > MaxParsedWait || (!ok1 && d1 != 0) {
 			t.Fatalf("ParseRetryAfterMs(%q) = %v, %v", ms, d1, ok1)
 		}
 		d2, ok2 := ParseRetryAfter(sec, now)
-		if d2 < 0 || d2 > MaxServerWait || (!ok2 && d2 != 0) {
+		if d2 < 0 || d2 > MaxParsedWait || (!ok2 && d2 != 0) {
 			t.Fatalf("ParseRetryAfter(%q) = %v, %v", sec, d2, ok2)
 		}
 		if _, ok := ParseShouldRetry(sec); ok && sec == "" {
@@ -373,7 +377,7 @@ func TestClassifyErrorRealTransport(t *testing.T) {
 // [0, MaxServerWait], and 0 when ok is false.
 func checkWait(t *testing.T, what, in string, d time.Duration, ok bool) {
 	t.Helper()
-	if d < 0 || d > MaxServerWait || (!ok && d != 0) {
+	if d < 0 || d > MaxParsedWait || (!ok && d != 0) {
 		t.Fatalf("%s(%q) = %v, %v", what, in, d, ok)
 	}
 }
@@ -395,7 +399,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 		// times 1000, whenever neither saturates nor rounds.
 		if ms, okMs := ParseRetryAfterMs(v); okMs != (ok && allDecimal(strings.TrimSpace(v))) {
 			t.Fatalf("ParseRetryAfterMs(%q) ok = %v, ParseRetryAfter ok = %v", v, okMs, ok)
-		} else if okMs && d < MaxServerWait && ms < MaxServerWait/1000 && ms%time.Microsecond == 0 && d != ms*1000 {
+		} else if okMs && d < MaxParsedWait && ms < MaxParsedWait/1000 && ms%time.Microsecond == 0 && d != ms*1000 {
 			t.Fatalf("%q: %v as seconds, %v as milliseconds", v, d, ms)
 		}
 		// Spaces around the value do not matter.
@@ -458,7 +462,7 @@ func FuzzClassifyResponse(f *testing.F) {
 		h.Set("retry-after-ms", retryAfterMs)
 		h.Set("x-should-retry", shouldRetry)
 		out := ClassifyResponse(status, h, []byte(body), now)
-		if out.Class > Terminal || out.Status != status || out.ServerWait < 0 || out.ServerWait > MaxServerWait {
+		if out.Class > Terminal || out.Status != status || out.ServerWait < 0 || out.ServerWait > MaxParsedWait {
 			t.Fatalf("ClassifyResponse(%d, %v, %q) = %+v", status, h, body, out)
 		}
 		if _, code := parseErrorBody([]byte(body)); isSpendLimit(code) && out.Class != Terminal {

@@ -11,14 +11,31 @@ import (
 
 // Gate holds every worker on one API key until a not-before time. A
 // retry-after from any worker pushes it; capacity errors do not (overload is
-// global, not the key's quota). The zero Gate is open. Safe for concurrent use.
+// global, not the key's quota). One response pushes it by at most MaxPush,
+// so a bogus retry-after cannot lock the key for a day. The zero Gate is
+// open and bounds pushes by DefaultMaxGatePush. Safe for concurrent use.
 type Gate struct {
+	// MaxPush bounds how far one response pushes the gate beyond its now;
+	// 0 means DefaultMaxGatePush, a negative value no bound. The operation
+	// that received the retry-after still waits all of it itself.
+	MaxPush time.Duration
+
 	mu        sync.Mutex
 	notBefore time.Time
 }
 
-// Push moves the not-before time to max(current, now+wait).
+// DefaultMaxGatePush is the bound on one push of a Gate whose MaxPush is 0:
+// rate limits are counted per minute, so no honest retry-after asks more.
+const DefaultMaxGatePush = time.Minute
+
+// Push moves the not-before time to max(current, now+min(wait, MaxPush)).
 func (g *Gate) Push(now time.Time, wait time.Duration) {
+	switch {
+	case g.MaxPush == 0:
+		wait = min(wait, DefaultMaxGatePush)
+	case g.MaxPush > 0:
+		wait = min(wait, g.MaxPush)
+	}
 	t := now.Add(wait)
 	g.mu.Lock()
 	if t.After(g.notBefore) {
@@ -38,10 +55,36 @@ func (g *Gate) Ready(now time.Time) time.Time {
 	return now
 }
 
+// NotBefore returns the time before which the gate holds requests; the
+// zero time if it was never pushed (or was reset).
+func (g *Gate) NotBefore() time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.notBefore
+}
+
+// Reset opens the gate now (e.g. by an operator who knows the key is fine).
+// Workers already waiting for it wait out their sleep; later ones do not.
+func (g *Gate) Reset() {
+	g.mu.Lock()
+	g.notBefore = time.Time{}
+	g.mu.Unlock()
+}
+
+// GateClosedError is the cause of a StopDeadline when the gate opens only
+// after the operation may start.
+type GateClosedError struct {
+	Until time.Time
+}
+
+func (e *GateClosedError) Error() string {
+	return "gate closed until " + e.Until.Format(time.RFC3339Nano) + " (a retry-after on this key)"
+}
+
 // Admit holds the attempt until the gate opens.
 func (g *Gate) Admit(now time.Time, _ Ask) Admission {
 	if open := g.Ready(now); open.After(now) {
-		return Admission{Kind: AdmitHold, At: open}
+		return Admission{Kind: AdmitHold, At: open, Cause: &GateClosedError{Until: open}}
 	}
 	return Admission{Kind: AdmitPass}
 }

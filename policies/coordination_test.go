@@ -129,3 +129,27 @@ func TestThrottleLongPeriodsDoNotOverflow(t *testing.T) {
 		t.Fatalf("slot 4999 at %v, want about %v", d, want)
 	}
 }
+
+// One response pushes a gate by at most MaxPush (DefaultMaxGatePush when 0,
+// unbounded when negative); NotBefore shows the gate and Reset opens it.
+func TestGatePushIsBounded(t *testing.T) {
+	now := time.Unix(1000, 0)
+	for _, tt := range []struct {
+		maxPush, wait, want time.Duration
+	}{
+		{0, 99999 * time.Hour, DefaultMaxGatePush},
+		{0, 2 * time.Second, 2 * time.Second},
+		{10 * time.Second, time.Hour, 10 * time.Second},
+		{-1, time.Hour, time.Hour},
+	} {
+		g := &Gate{MaxPush: tt.maxPush}
+		g.Push(now, tt.wait)
+		if got := g.NotBefore().Sub(now); got != tt.want {
+			t.Errorf("MaxPush %v, push %v: gate closed for %v, want %v", tt.maxPush, tt.wait, got, tt.want)
+		}
+		g.Reset()
+		if !g.NotBefore().IsZero() || g.Ready(now) != now {
+			t.Errorf("MaxPush %v: Reset left the gate closed until %v", tt.maxPush, g.NotBefore())
+		}
+	}
+}

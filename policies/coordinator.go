@@ -52,7 +52,8 @@ const (
 	// is harmless (an open gate).
 	AdmitPass AdmitKind = iota
 	// AdmitHold says "not before At": the operation waits, then asks every
-	// coordinator again from the first. Nothing is recorded.
+	// coordinator again from the first. Nothing is recorded. If At is too
+	// late for the operation, it stops (StopDeadline) with Cause.
 	AdmitHold
 	// AdmitGrant admits the attempt to start at At (now or later) and holds
 	// something for it (a throttle slot, a limiter slot) until Release.
@@ -70,5 +71,5 @@ type Admission struct {
 	Kind   AdmitKind
 	At     time.Time // AdmitHold, AdmitGrant
 	Reason StopReason
-	Cause  error
+	Cause  error // AdmitDeny; for AdmitHold, the cause if the hold stops the operation
 }

@@ -3,6 +3,8 @@ package policies_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -74,6 +76,29 @@ func TestDoLateWakeUpSendsNothingPastTheBudget(t *testing.T) {
 		stopped(t, err, policies.StopDeadline, 1)
 		if attempts != 1 {
 			t.Errorf("%d attempts sent, want 1", attempts)
+		}
+	})
+}
+
+// A server wait above MaxServerWait is never shortened silently: with no
+// budget, Do stops at once and says what the server asked.
+func TestDoRefusesServerWaitOverTheLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		op := func(context.Context, policies.Attempt) error {
+			return &policies.HTTPError{StatusCode: 429, Header: http.Header{"Retry-After": {"360000000"}}}
+		}
+		err := policies.Do(t.Context(), op, policies.WithBudget(0), policies.WithMaxAttempts(5))
+		pe := stopped(t, err, policies.StopDeadline, 1)
+		var swe *policies.ServerWaitError
+		if !errors.As(pe.Cause, &swe) || swe.Wait != 100_000*time.Hour {
+			t.Fatalf("cause %v, want a ServerWaitError for 100000h", pe.Cause)
+		}
+		if want := "server asked to wait 100000h0m0s, more than the 24h0m0s limit"; !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+		if time.Since(start) != 0 {
+			t.Errorf("Do slept %v", time.Since(start))
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -20,6 +21,10 @@ func TestDoGateOpensAfterBudget(t *testing.T) {
 		err := policies.Do(t.Context(), newScript(step{rt, nil}).op, policies.WithGate(gate), policies.WithBudget(5*time.Second))
 		if pe := stopped(t, err, policies.StopDeadline, 0); pe.Elapsed != 0 {
 			t.Errorf("stopped after %v, want at once", pe.Elapsed)
+		}
+		var closed *policies.GateClosedError
+		if !errors.As(err, &closed) || !closed.Until.Equal(gate.NotBefore()) || !strings.Contains(err.Error(), "gate closed until") {
+			t.Errorf("error %v does not say the gate is closed until %v", err, gate.NotBefore())
 		}
 
 		gate = &policies.Gate{}

@@ -181,7 +181,7 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 			case AdmitPass:
 			case AdmitHold:
 				o.releaseAll(p, m.Now, w, false)
-				return o.hold(p, m, a.At), false
+				return o.hold(p, m, a), false
 			default:
 				// Only Pass and Hold are expected from a coordinator that
 				// passed before; anything else ends the attempt's claim.
@@ -202,7 +202,7 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 			o.stage++
 		case AdmitHold:
 			o.releaseAll(p, m.Now, w, false)
-			return o.hold(p, m, a.At), false
+			return o.hold(p, m, a), false
 		case AdmitGrant:
 			o.held |= 1 << i
 			o.stage++
@@ -222,14 +222,15 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 	return Step{}, true
 }
 
-// hold is the step for a coordinator that says "not before at": wait for it,
-// or stop now if at is later than the operation may start.
-func (o *Op) hold(p *Plan, m Moment, at time.Time) Step {
+// hold is the step for a coordinator that says "not before a.At": wait for
+// it, or stop now (with a.Cause) if that is later than the operation may
+// start.
+func (o *Op) hold(p *Plan, m Moment, a Admission) Step {
 	o.stage, o.passed, o.flags = 0, 0, o.flags&^flagResume
-	if !startsBy(at, p.latest(m)) {
-		return o.stop(p, m, StopDeadline, nil)
+	if !startsBy(a.At, p.latest(m)) {
+		return o.stop(p, m, StopDeadline, a.Cause)
 	}
-	return Step{Kind: StepWait, Delay: max(at.Sub(m.Now), 0)}
+	return Step{Kind: StepWait, Delay: max(a.At.Sub(m.Now), 0)}
 }
 
 // Woken tells the operation that the coordinator that blocked it woke it:
@@ -300,7 +301,7 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 		d.Stop = StopDeadline // the driver's cutoff would pass before the wait ends
 	}
 	if d.Stop != NotStopped {
-		return o.stop(p, m, d.Stop, nil)
+		return o.stop(p, m, d.Stop, d.Cause)
 	}
 	o.prev = d.Delay
 	if f := p.Fallback; out.Class == Capacity && f != nil && !o.OnFallback() && f.ShouldSwitch(f.Primary, int(o.capacity)) {

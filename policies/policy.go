@@ -78,6 +78,8 @@ type Policy struct {
 type Decision struct {
 	// Stop is NotStopped when the operation should try again.
 	Stop StopReason
+	// Cause, if not nil, says more about Stop (a *ServerWaitError).
+	Cause error
 	// Delay is the wait from now before the next attempt; never negative.
 	// Meaningful only when Stop is NotStopped.
 	Delay time.Duration
@@ -93,6 +95,9 @@ func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng
 	}
 	if p.MaxAttempts > 0 && attempts >= p.MaxAttempts {
 		return Decision{Stop: StopAttempts}
+	}
+	if out.ServerWait > MaxServerWait {
+		return Decision{Stop: StopDeadline, Cause: &ServerWaitError{Wait: out.ServerWait, Limit: MaxServerWait}}
 	}
 	delay := max(p.Backoff.Delay(attempts-1, prev, rng), out.ServerWait, 0)
 	if !p.StartsInTime(elapsed + delay) {

@@ -613,8 +613,9 @@ func TestSameHerdInSimulatorAndProduction(t *testing.T) {
 			// late; no cause) or at the throttle (no slot in time).
 			for i, r := range simW.reasons {
 				if r == policies.StopDeadline && simW.stopIn[i] != "response" {
+					var closed *policies.GateClosedError
 					switch {
-					case prodW.causes[i] == nil:
+					case errors.As(prodW.causes[i], &closed):
 						atGate++
 					case errors.Is(prodW.causes[i], policies.ErrTooLate):
 						atThrottle++
