@@ -185,6 +185,12 @@ func WithBudget(d time.Duration) Option {
 	return func(c *config) { c.policy.Deadline = d }
 }
 
+// WithServerWaitJitter adds a uniform draw from [0, d) to every server-given
+// wait and every gate hold (Policy.ServerWaitJitter).
+func WithServerWaitJitter(d time.Duration) Option {
+	return func(c *config) { c.policy.ServerWaitJitter = max(d, 0) }
+}
+
 // WithClassifier replaces ClassifyError.
 func WithClassifier(f Classifier) Option { return func(c *config) { c.classify = f } }
 
@@ -262,9 +268,10 @@ func InAttempt(ctx context.Context) bool { return ctx.Value(attemptKey{}) != nil
 //
 //   - each failed attempt is classified (ClassifyError unless
 //     WithClassifier); Terminal outcomes are never retried;
-//   - the wait before a retry is the backoff's draw, but never less than a
-//     server-given wait; if that wait would end after the budget, Do stops at
-//     once (StopDeadline) instead of sleeping;
+//   - the wait before a retry is the server-given wait if there is one
+//     (plus Policy.ServerWaitJitter), else the backoff's draw
+//     (Policy.AtLeastBackoff: the larger of the two); if that wait would end
+//     after the budget, Do stops at once (StopDeadline) instead of sleeping;
 //   - before each attempt Do waits for the gate, a throttle slot and an
 //     in-flight slot, in that order, if configured; those waits count
 //     against the budget: a gate that opens or a throttle slot that comes

@@ -181,7 +181,7 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 			case AdmitPass:
 			case AdmitHold:
 				o.releaseAll(p, m.Now, w, false)
-				return o.hold(p, m, a), false
+				return o.hold(p, m, a, rng), false
 			default:
 				// Only Pass and Hold are expected from a coordinator that
 				// passed before; anything else ends the attempt's claim.
@@ -202,7 +202,7 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 			o.stage++
 		case AdmitHold:
 			o.releaseAll(p, m.Now, w, false)
-			return o.hold(p, m, a), false
+			return o.hold(p, m, a, rng), false
 		case AdmitGrant:
 			o.held |= 1 << i
 			o.stage++
@@ -224,13 +224,13 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 
 // hold is the step for a coordinator that says "not before a.At": wait for
 // it, or stop now (with a.Cause) if that is later than the operation may
-// start.
-func (o *Op) hold(p *Plan, m Moment, a Admission) Step {
+// start. Policy.ServerWaitJitter spreads the operations it releases.
+func (o *Op) hold(p *Plan, m Moment, a Admission, rng *rand.Rand) Step {
 	o.stage, o.passed, o.flags = 0, 0, o.flags&^flagResume
 	if !startsBy(a.At, p.latest(m)) {
 		return o.stop(p, m, StopDeadline, a.Cause)
 	}
-	return Step{Kind: StepWait, Delay: max(a.At.Sub(m.Now), 0)}
+	return Step{Kind: StepWait, Delay: max(a.At.Sub(m.Now), 0) + p.Policy.serverWaitJitter(rng)}
 }
 
 // Woken tells the operation that the coordinator that blocked it woke it:

@@ -72,6 +72,14 @@ type Policy struct {
 	// would start after it is not sent. 0 means no deadline; a negative
 	// Deadline is already spent (no attempt starts in time).
 	Deadline time.Duration
+	// A server-given wait (retry-after) is honoured exactly: it replaces the
+	// backoff's draw. ServerWaitJitter, if > 0, adds a uniform draw from
+	// [0, ServerWaitJitter) to it, and to every hold of a shared gate, so
+	// that workers released together do not all return in one instant.
+	ServerWaitJitter time.Duration
+	// AtLeastBackoff makes a server wait only a floor: the wait is
+	// max(backoff draw, server wait), with no jitter added.
+	AtLeastBackoff bool
 }
 
 // Decision is what a Policy says after a failed attempt.
@@ -89,6 +97,8 @@ type Decision struct {
 // (the failed one included), prev the wait chosen before the previous retry
 // (0 if none), elapsed the time from the operation's start to now, when the
 // failed response arrived. rng is drawn from only if a retry is possible.
+// The wait is the server's (out.ServerWait, plus jitter) if it gave one,
+// else the backoff's draw; see AtLeastBackoff.
 func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng *rand.Rand) Decision {
 	if out.Class == Terminal {
 		return Decision{Stop: StopTerminal}
@@ -99,11 +109,24 @@ func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng
 	if out.ServerWait > MaxServerWait {
 		return Decision{Stop: StopDeadline, Cause: &ServerWaitError{Wait: out.ServerWait, Limit: MaxServerWait}}
 	}
-	delay := max(p.Backoff.Delay(attempts-1, prev, rng), out.ServerWait, 0)
+	var delay time.Duration
+	if out.ServerWait > 0 && !p.AtLeastBackoff {
+		delay = out.ServerWait + p.serverWaitJitter(rng)
+	} else {
+		delay = max(p.Backoff.Delay(attempts-1, prev, rng), out.ServerWait, 0)
+	}
 	if !p.StartsInTime(elapsed + delay) {
 		return Decision{Stop: StopDeadline}
 	}
 	return Decision{Delay: delay}
+}
+
+// serverWaitJitter draws the jitter added to a server-given wait.
+func (p Policy) serverWaitJitter(rng *rand.Rand) time.Duration {
+	if p.ServerWaitJitter <= 0 {
+		return 0
+	}
+	return time.Duration(rng.Int64N(int64(p.ServerWaitJitter)))
 }
 
 // StartsInTime reports whether an attempt may start at the given time from

@@ -23,7 +23,7 @@ func TestPolicyNext(t *testing.T) {
 		{"start exactly at the deadline is allowed", 2, 9 * time.Second, capacity, Decision{Delay: time.Second}},
 		{"start past the deadline gives up", 2, 9*time.Second + 1, capacity, Decision{Stop: StopDeadline}},
 		{"server wait longer than backoff wins", 1, 0, Outcome{Class: RetryAfter, Status: 429, ServerWait: 2 * time.Second}, Decision{Delay: 2 * time.Second}},
-		{"server wait shorter than backoff does not shorten it", 3, 0, Outcome{Class: RetryAfter, ServerWait: 10 * ms}, Decision{Delay: 2 * time.Second}},
+		{"server wait shorter than backoff is honoured exactly", 3, 0, Outcome{Class: RetryAfter, ServerWait: 10 * ms}, Decision{Delay: 10 * ms}},
 		{"server wait past the deadline stops", 1, time.Second, Outcome{Class: RetryAfter, ServerWait: time.Hour}, Decision{Stop: StopDeadline}},
 	}
 	for _, tt := range tests {
@@ -32,6 +32,32 @@ func TestPolicyNext(t *testing.T) {
 				t.Fatalf("Next = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// AtLeastBackoff keeps a server wait as a floor under the backoff;
+// ServerWaitJitter spreads a server wait over [wait, wait+jitter).
+func TestPolicyServerWaitOptions(t *testing.T) {
+	p := Policy{Backoff: Exponential{Base: 500 * ms, Factor: 2, Cap: 8 * time.Second}, AtLeastBackoff: true}
+	short := Outcome{Class: RetryAfter, Status: 429, ServerWait: 10 * ms}
+	if got := p.Next(3, 0, 0, short, nil); got.Delay != 2*time.Second {
+		t.Errorf("at least backoff: delay %v, want the 2 s backoff", got.Delay)
+	}
+	if got := p.Next(1, 0, 0, Outcome{Class: RetryAfter, ServerWait: 3 * time.Second}, nil); got.Delay != 3*time.Second {
+		t.Errorf("at least backoff: delay %v, want the 3 s server wait", got.Delay)
+	}
+	p = Policy{Backoff: Exponential{Base: 500 * ms, Factor: 2, Cap: 8 * time.Second}, ServerWaitJitter: 100 * ms}
+	rng := rand.New(rand.NewPCG(1, 1))
+	seen := map[time.Duration]bool{}
+	for range 50 {
+		d := p.Next(3, 0, 0, short, rng).Delay
+		if d < 10*ms || d >= 110*ms {
+			t.Fatalf("jittered server wait %v outside [10ms, 110ms)", d)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 40 {
+		t.Errorf("only %d distinct jittered waits in 50", len(seen))
 	}
 }
 

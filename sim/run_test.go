@@ -213,6 +213,35 @@ func TestGateHoldsAllClientsAfterRetryAfter(t *testing.T) {
 	}
 }
 
+// Clients released by a gate at the same instant come back together unless
+// the policy jitters server waits: with ServerWaitJitter, no two requests
+// start at the same time.
+func TestServerWaitJitterSpreadsTheHerd(t *testing.T) {
+	limited := Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: 2 * sec}
+	c := Config{Seed: 3, Workload: Burst{Clients: 30},
+		Server: &CapacityWindows{ResponseTime: Fixed(100 * ms), Phases: []Phase{{Admit: 5, Window: sec, Reject: limited}}},
+		Policy: Policy{Name: "g", Gate: true, Rules: policies.Policy{Backoff: policies.Constant{Wait: 10 * ms}, Deadline: 60 * sec}}}
+	sameInstant := func(c Config) int {
+		starts := map[time.Duration]int{}
+		c.OnRequest = func(at time.Duration, _ bool) { starts[at]++ }
+		mustRun(t, c)
+		n := 0
+		for at, k := range starts {
+			if k > 1 && at > 0 { // the burst itself starts together
+				n += k
+			}
+		}
+		return n
+	}
+	if n := sameInstant(c); n == 0 {
+		t.Fatal("without jitter no requests started together: the check proves nothing")
+	}
+	c.Policy.Rules.ServerWaitJitter = 200 * ms
+	if n := sameInstant(c); n != 0 {
+		t.Errorf("with jitter, %d requests started at an instant shared with another", n)
+	}
+}
+
 func TestThrottleQueueFullGivesUp(t *testing.T) {
 	c := reference(Policy{Name: "q", Throttle: &Throttle{Count: 1, Per: sec, MaxQueue: 5},
 		Rules: policies.Policy{Backoff: policies.Constant{Wait: 100 * ms}}})

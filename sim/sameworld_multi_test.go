@@ -436,6 +436,10 @@ func gatedScenario(seed uint64) *multiScenario {
 				Backoff:     policies.FullJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 4 * time.Second},
 				MaxAttempts: 12,
 				Deadline:    5 * time.Second,
+				// Server waits are honoured exactly: without jitter, clients
+				// told the same retry-after at the same instant would return
+				// together.
+				ServerWaitJitter: 50 * time.Millisecond,
 			},
 			Gate:     true,
 			Throttle: &sim.Throttle{Count: 4, Per: time.Second},
@@ -577,6 +581,7 @@ func herdScenario(seed uint64, retryAfter, budget time.Duration) *multiScenario 
 		{Admit: 2, Window: 500 * time.Millisecond, Reject: sim.Rejection{Status: 529, Class: policies.Capacity}},
 	}
 	s.pol.Rules.Deadline = budget
+	s.pol.Rules.ServerWaitJitter = 0 // herds wanted
 	s.pol.Throttle = &sim.Throttle{Count: 4, Per: time.Second, MaxQueue: 7}
 	return s
 }
