@@ -67,10 +67,13 @@ func abs(x int) int { return max(x, -x) }
 // and the median, in the PNG a reader sees.
 func TestDistributionBoxFillColours(t *testing.T) {
 	checked := 0
+	// overload-burst's two randomised policies (full jitter, gated) have
+	// boxes tall enough; the other scenarios' boxes are flat at this size
+	// (rate-limited-burst's policies all honour the same retry-after).
 	for _, scenario := range []string{"overload-burst", "rate-limited-burst"} {
 		checked += checkBoxFills(t, plotData(t, scenario, 20))
 	}
-	if checked < 4 {
+	if checked < 2 {
 		t.Fatalf("only %d boxes tall enough to check", checked)
 	}
 }
