@@ -136,16 +136,15 @@ func (e *Error) Unwrap() []error {
 type Option func(*config)
 
 type config struct {
-	policy         Policy
-	classify       Classifier
-	gate           *Gate
-	throttle       *Throttle
-	limiter        *Limiter
-	fallback       *ModelFallback
-	hooks          Hooks
-	clock          Clock
-	rng            *rand.Rand
-	attemptTimeout time.Duration
+	policy   Policy
+	classify Classifier
+	gate     *Gate
+	throttle *Throttle
+	limiter  *Limiter
+	fallback *ModelFallback
+	hooks    Hooks
+	clock    Clock
+	rng      *rand.Rand
 }
 
 // DefaultPolicy is the policy Do uses unless told otherwise: full-jitter
@@ -229,7 +228,7 @@ func WithRand(r *rand.Rand) Option { return func(c *config) { c.rng = r } }
 // WithAttemptTimeout bounds each attempt; an attempt that times out is
 // Transient (as context.DeadlineExceeded is to ClassifyError). 0 means none.
 func WithAttemptTimeout(d time.Duration) Option {
-	return func(c *config) { c.attemptTimeout = max(d, 0) }
+	return func(c *config) { c.policy.AttemptTimeout = max(d, 0) }
 }
 
 func newConfig(opts []Option) config {
@@ -439,9 +438,9 @@ func (r *run) attempt(ctx context.Context, op Operation) (err error, cut bool) {
 		actx, cancel = context.WithTimeoutCause(actx, r.start.Add(d).Sub(r.clock.Now()), ErrBudgetEnded)
 		defer cancel()
 	}
-	if r.attemptTimeout > 0 {
+	if t := r.policy.AttemptTimeout; t > 0 {
 		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(actx, r.attemptTimeout)
+		actx, cancel = context.WithTimeout(actx, t)
 		defer cancel()
 	}
 	err = op(actx, Attempt{Number: r.op.Attempts(), Model: r.op.Model(&r.plan)})

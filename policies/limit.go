@@ -195,6 +195,10 @@ type ModelFallback struct {
 	After int
 	// Sticky keeps later operations on Fallback once any operation switched.
 	Sticky bool
+	// Consecutive counts only capacity failures in a row: any other failure
+	// (a rate limit, a transient error) starts the count again. Without it
+	// the count runs over the whole operation.
+	Consecutive bool
 
 	switched atomic.Bool
 }

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -163,6 +164,11 @@ func (o *Op) Before(p *Plan, m Moment, w Waiter, rng *rand.Rand) Step {
 			return st
 		}
 	}
+	if o.attempts == math.MaxInt32 {
+		// The counter's limit: an operation makes at most 2^31-1 attempts.
+		o.releaseAll(p, m.Now, w, false)
+		return o.stop(p, m, StopAttempts, nil)
+	}
 	o.attempts++
 	o.stage, o.passed, o.flags = 0, 0, o.flags&^flagResume
 	return Step{Kind: StepSend}
@@ -288,8 +294,11 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 	if !failed {
 		return Step{Kind: StepDone}
 	}
-	if out.Class == Capacity && o.capacity < ^uint16(0) {
+	switch {
+	case out.Class == Capacity && o.capacity < ^uint16(0):
 		o.capacity++
+	case out.Class != Capacity && p.Fallback != nil && p.Fallback.Consecutive:
+		o.capacity = 0
 	}
 	d := p.Policy.Next(int(o.attempts), o.prev, m.Since, out, rng)
 	if dl := p.Policy.Deadline; d.Stop == NotStopped && dl > 0 && m.Since >= dl {

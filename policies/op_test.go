@@ -2,6 +2,7 @@ package policies_test
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,5 +47,33 @@ func TestOpSteps(t *testing.T) {
 				t.Errorf("After = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// The fallback counts capacity failures over the whole operation, or, with
+// Consecutive, only those in a row: a 500 between two 529s starts the count
+// again.
+func TestOpFallbackCount(t *testing.T) {
+	capacity := policies.Outcome{Class: policies.Capacity, Status: 529}
+	transient := policies.Outcome{Class: policies.Transient, Status: 500}
+	for _, tt := range []struct {
+		consecutive bool
+		want        string
+	}{{false, "big,big,big,small"}, {true, "big,big,big,big"}} {
+		plan := &policies.Plan{Policy: policies.Policy{Backoff: policies.Constant{}},
+			Fallback: &policies.ModelFallback{Primary: "big", Fallback: "small", After: 2, Consecutive: tt.consecutive}}
+		var op policies.Op
+		op.Start(plan)
+		var models []string
+		for i, out := range []policies.Outcome{capacity, transient, capacity, transient} {
+			op.Before(plan, at(0, 0), nil, nil)
+			models = append(models, op.Model(plan))
+			if st := op.After(plan, at(time.Duration(i), 0), out, true, nil, nil); st.Kind != policies.StepWait {
+				t.Fatalf("After = %+v", st)
+			}
+		}
+		if got := strings.Join(models, ","); got != tt.want {
+			t.Errorf("consecutive %v: models %s, want %s", tt.consecutive, got, tt.want)
+		}
 	}
 }

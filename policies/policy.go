@@ -72,6 +72,10 @@ type Policy struct {
 	// would start after it is not sent. 0 means no deadline; a negative
 	// Deadline is already spent (no attempt starts in time).
 	Deadline time.Duration
+	// AttemptTimeout, if > 0, bounds each attempt: the client stops waiting
+	// for the response after it and counts the attempt as Transient (a
+	// timeout), to be retried like any other. 0 means none.
+	AttemptTimeout time.Duration
 	// A server-given wait (retry-after) is honoured exactly: it replaces the
 	// backoff's draw. ServerWaitJitter, if > 0, adds a uniform draw from
 	// [0, ServerWaitJitter) to it, and to every hold of a shared gate, so

@@ -34,8 +34,9 @@ type Limit struct {
 // After capacity failures (0 means policies.DefaultFallbackAfter) an
 // operation's remaining attempts call the fallback model.
 type Fallback struct {
-	After  int
-	Sticky bool
+	After       int
+	Sticky      bool
+	Consecutive bool // count only capacity failures in a row
 }
 
 // Policy is one retry policy as the simulator runs it: the decision rules
@@ -77,7 +78,7 @@ func (p *Policy) plan(hooks policies.Hooks) (policies.Plan, error) {
 		plan.Coordinators = append(plan.Coordinators, lim)
 	}
 	if f := p.Fallback; f != nil {
-		plan.Fallback = &policies.ModelFallback{Primary: "primary", Fallback: "fallback", After: f.After, Sticky: f.Sticky}
+		plan.Fallback = &policies.ModelFallback{Primary: "primary", Fallback: "fallback", After: f.After, Sticky: f.Sticky, Consecutive: f.Consecutive}
 	}
 	return plan, nil
 }

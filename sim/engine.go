@@ -210,7 +210,20 @@ func (r *runner) ready(i int32, now time.Duration) {
 func (r *runner) send(i int32, now time.Duration) {
 	o := &r.ops[i]
 	r.res.Attempts++
-	resp := r.server.Arrive(now, Request{Fallback: o.op.OnFallback()})
+	// When the client stops waiting: after its attempt timeout, or at the
+	// end of its budget, whichever comes first.
+	var timeout, budgetEnd time.Duration
+	if t := r.plan.Policy.AttemptTimeout; t > 0 {
+		timeout = now + t
+	}
+	if d := r.plan.Policy.Deadline; d > 0 {
+		budgetEnd = o.start + d
+	}
+	giveUp := timeout
+	if budgetEnd > 0 && (giveUp == 0 || budgetEnd < giveUp) {
+		giveUp = budgetEnd
+	}
+	resp := r.server.Arrive(now, Request{Fallback: o.op.OnFallback(), GiveUpAt: giveUp})
 	out := resp.Outcome
 	admitted := out.Class == policies.Success
 	if r.cfg.OnRequest != nil {
@@ -221,13 +234,17 @@ func (r *runner) send(i int32, now time.Duration) {
 	} else {
 		r.res.Rejected++
 	}
-	o.class, o.status, o.wait = out.Class, int32(out.Status), out.ServerWait
 	at := resp.At
-	if d := r.plan.Policy.Deadline; d > 0 && at > o.start+d {
+	switch {
+	case giveUp > 0 && at > giveUp && giveUp == budgetEnd:
 		// The budget ends first: the client stops waiting there (as
 		// policies.Do's attempt context ends), though the server did the work.
-		at, o.cut = o.start+d, true
+		at, o.cut = giveUp, true
+	case giveUp > 0 && at > giveUp:
+		// The attempt times out: a transient failure, retried as any other.
+		at, out = giveUp, policies.Outcome{Class: policies.Transient}
 	}
+	o.class, o.status, o.wait = out.Class, int32(out.Status), out.ServerWait
 	r.schedule(at, i, evResponse)
 }
 

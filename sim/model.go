@@ -33,6 +33,10 @@ type Server interface {
 type Request struct {
 	// Fallback is true when the attempt calls the fallback model.
 	Fallback bool
+	// GiveUpAt, if > 0, is when the client stops waiting for the response
+	// (its attempt timeout or the end of its budget): a model may skip work
+	// whose client has gone. 0 means the client waits as long as it takes.
+	GiveUpAt time.Duration
 }
 
 // Response is the server's answer to one request.

@@ -358,3 +358,38 @@ func TestStalledVirtualTimeFails(t *testing.T) {
 		}
 	}
 }
+
+// A per-attempt timeout: the client stops waiting after it and retries, as
+// policies.Do does with WithAttemptTimeout. Responses take 2 s, the timeout
+// is 0.5 s, the backoff 0.1 s: attempts start at 0, 0.6 and 1.2 s, each
+// times out (transient), and the third is the last.
+func TestAttemptTimeout(t *testing.T) {
+	var starts []time.Duration
+	var gaveUp *policies.Error
+	var retries []policies.RetryEvent
+	c := Config{Seed: 1, Workload: Burst{Clients: 1},
+		Server:    &CapacityWindows{ResponseTime: Fixed(2 * sec), Phases: []Phase{{Admit: 10, Window: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}}}},
+		Policy:    Policy{Name: "t", Rules: policies.Policy{Backoff: policies.Constant{Wait: 100 * ms}, MaxAttempts: 3, AttemptTimeout: 500 * ms}},
+		OnRequest: func(at time.Duration, _ bool) { starts = append(starts, at) },
+		Hooks: policies.Hooks{
+			OnRetryScheduled: func(e policies.RetryEvent) { retries = append(retries, e) },
+			OnGiveUp:         func(e *policies.Error) { gaveUp = e },
+		}}
+	r := mustRun(t, c)
+	if !slices.Equal(starts, []time.Duration{0, 600 * ms, 1200 * ms}) {
+		t.Errorf("attempts at %v, want 0, 0.6 s, 1.2 s", starts)
+	}
+	if r.Completed != 0 || r.Admitted != 3 || gaveUp == nil || gaveUp.Reason != policies.StopAttempts || gaveUp.Elapsed != 1700*ms {
+		t.Errorf("completed %d, admitted %d, give-up %+v; want the server's work counted, no completion, attempts at 1.7 s", r.Completed, r.Admitted, gaveUp)
+	}
+	for _, e := range retries {
+		if e.Outcome != (policies.Outcome{Class: policies.Transient}) {
+			t.Errorf("retry after %+v, want a transient timeout", e.Outcome)
+		}
+	}
+	// Without the timeout the first attempt completes at 2 s.
+	c.Policy.Rules.AttemptTimeout = 0
+	if r := mustRun(t, c); r.Completed != 1 || r.LastCompletion != 2*sec {
+		t.Errorf("without a timeout: completed %d at %v", r.Completed, r.LastCompletion)
+	}
+}

@@ -310,7 +310,7 @@ func sharedOptions(t *testing.T, pol sim.Policy) []policies.Option {
 		opts = append(opts, policies.WithLimiter(lim))
 	}
 	if f := pol.Fallback; f != nil {
-		opts = append(opts, policies.WithFallback(&policies.ModelFallback{Primary: "primary", Fallback: "fallback", After: f.After, Sticky: f.Sticky}))
+		opts = append(opts, policies.WithFallback(&policies.ModelFallback{Primary: "primary", Fallback: "fallback", After: f.After, Sticky: f.Sticky, Consecutive: f.Consecutive}))
 	}
 	return opts
 }
