@@ -268,7 +268,12 @@ func (o *Op) Abandon(p *Plan, now time.Time, w Waiter) {
 }
 
 // releaseAll gives back every coordinator's hold on the pending attempt.
+// The waiter is passed on only while the operation is queued, so that a
+// coordinator looks for it in its queue only when it can be there.
 func (o *Op) releaseAll(p *Plan, now time.Time, w Waiter, sent bool) {
+	if o.flags&flagBlocked == 0 {
+		w = nil
+	}
 	for i := 0; o.held != 0; i++ {
 		if o.held&(1<<i) != 0 {
 			o.held &^= 1 << i
