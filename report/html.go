@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -46,59 +46,73 @@ type htmlPage struct {
 	Figures     []htmlFigure
 }
 
+// SVGFigure is a figure drawn as SVG, for the HTML page.
+type SVGFigure struct {
+	Caption string
+	SVG     []byte
+}
+
 // WriteHTML writes one self-contained HTML page for a design review: the
 // scenario, its results as tables (single-seed, or statistics over seeds)
-// and every plot as inline SVG. command is the command line shown as the
-// way to make the page again. The same inputs give the same bytes.
-func WriteHTML(w io.Writer, s *scenarios.Scenario, d *PlotData, command string) error {
+// and every figure as inline SVG (report/plot draws them). command is the
+// command line shown as the way to make the page again. The same inputs
+// give the same bytes.
+func WriteHTML(w io.Writer, s *scenarios.Scenario, m *runs.MultiSeed, figures []SVGFigure, command string) error {
 	page := htmlPage{
 		Title:       "retrysim: " + s.Name,
 		Scenario:    s.Name,
 		Description: s.Description,
 		Command:     command,
-		Seeds:       seedWords(d.Runs),
+		Seeds:       seedWords(m),
 		Setup:       []htmlTable{serverTable(s), policyTable(s)},
 	}
-	if d.Runs.Seeds() == 1 {
-		header := columns
+	if m.Seeds() == 1 {
+		header := Columns(m.Metrics)
 		var rows [][]string
-		for p := range d.Runs.Policies {
-			rows = append(rows, cells(d.Runs.First[p], "–"))
+		for p := range m.Policies {
+			rows = append(rows, Cells(firstRow(m, p), "–"))
 		}
-		numeric := make([]bool, len(header))
-		for i, c := range header {
-			numeric[i] = c != "policy" && c != "gave_up_by"
+		numeric := textColumns(m.Metrics)
+		for i := range numeric {
+			numeric[i] = !numeric[i]
 		}
-		page.Results = append(page.Results, htmlTable{Caption: "Results, seed " + strconv.FormatUint(d.Runs.FirstSeed, 10), Header: header, Numeric: numeric, Rows: rows})
+		page.Results = append(page.Results, htmlTable{Caption: "Results, seed " + strconv.FormatUint(m.FirstSeed, 10), Header: header, Numeric: numeric, Rows: rows})
 	} else {
-		doc := d.Runs.Stats()
+		doc := Stats(m)
 		page.Notes = []string{
 			"n: seeds on which the metric exists (latencies need a completion). " +
 				"Mean ± half-width of its 95% confidence interval (Student's t); median, p5 and p95 over the seeds.",
 			fmt.Sprintf("vs %s: change of the mean, paired by seed, two-sided Wilcoxon signed-rank test; "+
 				"~ means no significant difference at α = %.2f.", doc.Baseline, doc.Alpha),
 		}
-		for _, metric := range HeadlineMetrics {
-			m, _ := LookupMetric(metric)
-			header := append([]string(nil), MultiSeedColumns...)
-			header[len(header)-1] += doc.Baseline
+		for _, metric := range doc.HeadlineMetrics() {
+			header := MultiSeedColumns(&doc)
 			numeric := []bool{false, true, true, true, true, true, false}
-			page.Results = append(page.Results, htmlTable{Caption: metric + " (" + m.Better.String() + ")",
+			page.Results = append(page.Results, htmlTable{Caption: metric.Name + " (" + metric.Better.String() + ")",
 				Header: header, Numeric: numeric, Rows: MultiSeedRows(&doc, metric, "–")})
 		}
 	}
-	figs, err := Figures(d)
-	if err != nil {
-		return err
-	}
-	for _, f := range figs {
-		var buf bytes.Buffer
-		if err := f.Figure.Write(&buf, "svg"); err != nil {
-			return err
-		}
-		page.Figures = append(page.Figures, htmlFigure{Caption: f.Figure.Title, SVG: template.HTML(inlineSVG(buf.String()))})
+	for _, f := range figures {
+		page.Figures = append(page.Figures, htmlFigure{Caption: f.Caption, SVG: template.HTML(inlineSVG(string(f.SVG)))})
 	}
 	return htmlTemplate.Execute(w, page)
+}
+
+// firstRow is policy p's row on the first seed of m.
+func firstRow(m *runs.MultiSeed, p int) PolicyResult {
+	pr := PolicyResult{Policy: m.Policies[p], Clients: m.Clients, Metrics: m.Metrics, Values: make([]float64, len(m.Metrics))}
+	for i, metric := range m.Metrics {
+		pr.Values[i] = m.Series(p, metric)[0]
+	}
+	return pr
+}
+
+// seedWords says which seeds m ran: "seed 1" or "seeds 1–100".
+func seedWords(m *runs.MultiSeed) string {
+	if k := m.Seeds(); k > 1 {
+		return fmt.Sprintf("seeds %d–%d", m.FirstSeed, m.FirstSeed+uint64(k)-1)
+	}
+	return fmt.Sprintf("seed %d", m.FirstSeed)
 }
 
 // inlineSVG drops the XML prolog and comment so the SVG can sit inside HTML.

@@ -190,30 +190,6 @@ func TestBuiltinReferenceScenario(t *testing.T) {
 	}
 }
 
-// Every built-in scenario must run. The large ones (huge-burst, 1,000,000
-// clients) take seconds, far more under -race; .ci/run runs them through
-// 'retrysim check', whose expectations bound their results.
-func TestBuiltinScenariosRun(t *testing.T) {
-	f, err := Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range f.Scenarios {
-		if s.Workload.Clients > 100_000 {
-			continue
-		}
-		res, err := s.Run(t.Context(), s.Seed)
-		if err != nil {
-			t.Fatalf("%s: %v", s.Name, err)
-		}
-		for _, r := range res {
-			if r.Completed+r.GaveUp != r.Clients {
-				t.Errorf("%s/%s: %d completed + %d gave up != %d clients", s.Name, r.Policy, r.Completed, r.GaveUp, r.Clients)
-			}
-		}
-	}
-}
-
 // fileLevel matches the errors about a whole file, which have no line: an
 // empty file, one over MaxFileSize, and the count of problems not listed.
 var (

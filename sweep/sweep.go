@@ -4,7 +4,6 @@
 package sweep
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
-	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -79,6 +77,9 @@ type Param struct {
 	info   *paramInfo
 	Values []int64 // counts, or durations in nanoseconds
 }
+
+// Title describes the parameter on a plot's axis.
+func (p *Param) Title() string { return p.info.title }
 
 // Unit is "" for counts and "ms" for durations (as JSON and CSV report them).
 func (p *Param) Unit() string {
@@ -323,74 +324,4 @@ func setDeadline(s *scenarios.Scenario, v int64) error {
 		s.Policies[i].Rules.Deadline = time.Duration(v)
 	}
 	return nil
-}
-
-// Run runs every policy of s on k seeds from first at every point of the
-// grid the parameters span (the last parameter varies fastest). Each point
-// runs its seeds and policies in parallel; results merge in a fixed order.
-// done, if set, is called after every simulation run.
-func Run(ctx context.Context, s *scenarios.Scenario, ps []Param, first uint64, k int, done func()) (*report.Sweep, error) {
-	if len(ps) == 0 || len(ps) > MaxParams {
-		return nil, fmt.Errorf("sweep needs 1 or %d parameters, got %d", MaxParams, len(ps))
-	}
-	if len(ps) == 2 && ps[0].Name == ps[1].Name {
-		return nil, fmt.Errorf("parameter %s is given twice", ps[0].Name)
-	}
-	total := 1
-	for _, p := range ps {
-		total *= len(p.Values)
-	}
-	if total > MaxPoints {
-		return nil, fmt.Errorf("%d points; at most %d", total, MaxPoints)
-	}
-	out := &report.Sweep{Scenario: s.Name, FirstSeed: first, Seeds: k}
-	for _, p := range s.Policies {
-		out.Policies = append(out.Policies, p.Name)
-	}
-	for _, p := range ps {
-		ax := report.SweepAxis{Name: p.Name, Title: p.info.title, Unit: p.Unit()}
-		for i := range p.Values {
-			ax.Labels = append(ax.Labels, p.Label(i))
-			ax.Values = append(ax.Values, p.Number(i))
-		}
-		out.Axes = append(out.Axes, ax)
-	}
-	idx := make([]int, len(ps))
-	for range total {
-		values := make([]int64, len(ps))
-		for i, p := range ps {
-			values[i] = p.Values[idx[i]]
-		}
-		sc, err := Apply(s, ps, values)
-		if err != nil {
-			return nil, err
-		}
-		runs := report.NewMultiSeed(s.Name, first, k, out.Policies)
-		err = sc.RunSeeds(ctx, first, k, 0, func(seed, p int, r *sim.Result) {
-			runs.Add(seed, p, r)
-			if done != nil {
-				done()
-			}
-		})
-		if err != nil {
-			return nil, fmt.Errorf("at %s: %w", pointLabel(ps, idx), err)
-		}
-		out.Points = append(out.Points, report.SweepPoint{Index: append([]int(nil), idx...), Runs: runs})
-		for i := len(idx) - 1; i >= 0; i-- {
-			idx[i]++
-			if idx[i] < len(ps[i].Values) {
-				break
-			}
-			idx[i] = 0
-		}
-	}
-	return out, nil
-}
-
-func pointLabel(ps []Param, idx []int) string {
-	parts := make([]string, len(ps))
-	for i, p := range ps {
-		parts[i] = p.Name + "=" + p.Label(idx[i])
-	}
-	return strings.Join(parts, " ")
 }
