@@ -7,12 +7,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
-	"github.com/retrysim/retrysim/sim"
 )
 
 //go:embed html_report.tmpl
@@ -124,45 +121,17 @@ func inlineSVG(svg string) string {
 }
 
 func serverTable(s *scenarios.Scenario) htmlTable {
-	t := htmlTable{
-		Caption: fmt.Sprintf("Server (every response arrives %s after its request)", responseTime(s.Server)),
-		Header:  []string{"phase", "from", "until", "admits", "rejects with"},
-		Numeric: []bool{true, true, true, false, false},
+	caption, header, rows := scenarios.DescribeServer(s.Server)
+	numeric := make([]bool, len(header))
+	for i := range numeric {
+		numeric[i] = i < 3 // phase, from, until
 	}
-	start := time.Duration(0)
-	for i, p := range s.Server.Phases {
-		until := "forever"
-		if i < len(s.Server.Phases)-1 {
-			until = (start + p.Duration).String()
-		}
-		admits := "nothing"
-		if p.Admit > 0 {
-			admits = fmt.Sprintf("%d per %v window", p.Admit, p.Window)
-		}
-		rej := fmt.Sprintf("%d (%v)", p.Reject.Status, p.Reject.Class)
-		if p.Reject.RetryAfter > 0 {
-			rej += fmt.Sprintf(", retry-after %v", p.Reject.RetryAfter)
-		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), start.String(), until, admits, rej})
-		start += p.Duration
-	}
-	return t
-}
-
-func responseTime(s *sim.CapacityWindows) string {
-	if f, ok := s.ResponseTime.(sim.Fixed); ok {
-		return time.Duration(f).String()
-	}
-	return "a random time"
+	return htmlTable{Caption: caption, Header: header, Numeric: numeric, Rows: rows}
 }
 
 func policyTable(s *scenarios.Scenario) htmlTable {
-	clients := fmt.Sprintf("%d clients, one operation each, starting at t = 0", s.Workload.Clients)
-	if s.Workload.Spread > 0 {
-		clients = fmt.Sprintf("%d clients, one operation each, starting uniformly over %v", s.Workload.Clients, s.Workload.Spread)
-	}
 	t := htmlTable{
-		Caption: "Policies (" + clients + ")",
+		Caption: "Policies (" + scenarios.DescribeWorkload(s.Workload) + ")",
 		Header:  []string{"policy", "backoff", "max attempts", "deadline", "coordination"},
 		Numeric: []bool{false, false, true, true, false},
 	}
@@ -174,43 +143,7 @@ func policyTable(s *scenarios.Scenario) htmlTable {
 		if p.Rules.Deadline > 0 {
 			deadline = p.Rules.Deadline.String()
 		}
-		var coord []string
-		if p.Gate {
-			coord = append(coord, "shared retry-after gate")
-		}
-		if th := p.Throttle; th != nil {
-			c := fmt.Sprintf("throttle %d starts per %v", th.Count, th.Per)
-			if th.MaxQueue > 0 {
-				c += fmt.Sprintf(", queue ≤ %d", th.MaxQueue)
-			}
-			coord = append(coord, c)
-		}
-		if len(coord) == 0 {
-			coord = append(coord, "none")
-		}
-		t.Rows = append(t.Rows, []string{p.Name, describeBackoff(p.Rules.Backoff), attempts, deadline, strings.Join(coord, "; ")})
+		t.Rows = append(t.Rows, []string{p.Name, scenarios.DescribeBackoff(p.Rules.Backoff), attempts, deadline, scenarios.DescribeCoordination(&p)})
 	}
 	return t
-}
-
-// describeBackoff writes a backoff's shape with its parameters.
-func describeBackoff(b policies.Backoff) string {
-	factor := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-	switch b := b.(type) {
-	case policies.Constant:
-		return fmt.Sprintf("fixed %v", b.Wait)
-	case policies.Exponential:
-		return fmt.Sprintf("min(%v, %v·%s^n)", b.Cap, b.Base, factor(b.Factor))
-	case policies.FullJitter:
-		return fmt.Sprintf("full jitter: U(0, min(%v, %v·%s^n))", b.Cap, b.Base, factor(b.Factor))
-	case policies.EqualJitter:
-		return fmt.Sprintf("equal jitter over min(%v, %v·%s^n)", b.Cap, b.Base, factor(b.Factor))
-	case policies.DecorrelatedJitter:
-		return fmt.Sprintf("decorrelated jitter: min(%v, U(%v, 3·previous))", b.Cap, b.Base)
-	case policies.SDKJitter:
-		return fmt.Sprintf("SDK jitter: min(%v, %v·%s^n)·U(0.75, 1]", b.Cap, b.Base, factor(b.Factor))
-	case nil:
-		return "none"
-	}
-	return fmt.Sprintf("%T", b)
 }

@@ -202,7 +202,7 @@ func listCommand() *cli.Command {
 			}
 			fmt.Fprintf(w, "(* runs when no --scenario is given)\n\nPolicy types:\n")
 			for _, t := range scenarios.PolicyTypes() {
-				fmt.Fprintf(w, "   %-19s  %s\n", t[0], t[1])
+				fmt.Fprintf(w, "   %-19s  %s\n", t.Name, t.About)
 			}
 			return nil
 		},

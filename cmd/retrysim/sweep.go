@@ -11,17 +11,19 @@ import (
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/report/plot"
 	"github.com/retrysim/retrysim/runs"
+	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sweep"
 )
 
 func sweepCommand() *cli.Command {
 	var about strings.Builder
-	for _, p := range sweep.Names() {
-		for i, line := range wrapWords(p[1], helpWidth-helpIndent-3-14) {
+	for _, p := range scenarios.Params() {
+		name := p.Name
+		for i, line := range wrapWords(p.About, helpWidth-helpIndent-3-14) {
 			if i > 0 {
-				p[0] = ""
+				name = ""
 			}
-			fmt.Fprintf(&about, "   %-13s %s\n", p[0], line)
+			fmt.Fprintf(&about, "   %-13s %s\n", name, line)
 		}
 	}
 	return &cli.Command{
