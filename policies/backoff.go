@@ -17,6 +17,7 @@ package policies
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 )
 
@@ -40,55 +41,68 @@ func (c Constant) Delay(int, time.Duration, *rand.Rand) time.Duration { return c
 
 func (c Constant) String() string { return fmt.Sprintf("constant(%v)", c.Wait) }
 
-// Exponential is capped exponential backoff without randomness:
-// min(Cap, Base·Factor^retry).
+// Ceiling is the shape the exponential backoffs (Exponential, FullJitter,
+// EqualJitter, SDKJitter) share: the ceiling of the wait before retry n is
+// min(Cap, Base·Factor^n). Each of them is a Ceiling with its own Delay, so
+// that a composite literal names the fields directly
+// (FullJitter{Base: time.Second, Factor: 2}) and code that works on any of
+// them takes a type parameter constrained by ~Ceiling.
 //
-// The exponential backoffs (Exponential, FullJitter, EqualJitter,
-// SDKJitter) share these rules for their fields: a Cap <= 0 means no cap,
-// which is MaxDelay (24 h) in practice; a Factor below 1 (0 included) is
-// treated as 1, a constant ceiling of Base; a Base <= 0 gives 0 waits.
-type Exponential struct {
-	Base   time.Duration // wait before retry 0; > 0
+// The rules for the fields: a Cap <= 0 means no cap, which is MaxDelay
+// (24 h) in practice; a Factor below 1 (0 included) is treated as 1, a
+// constant ceiling of Base; a Base <= 0 gives 0 waits.
+type Ceiling struct {
+	Base   time.Duration // ceiling of the wait before retry 0; > 0
 	Factor float64       // growth per retry; >= 1 (less counts as 1)
 	Cap    time.Duration // upper bound; >= Base (<= 0: MaxDelay)
 }
 
-// Delay returns min(Cap, Base·Factor^retry).
-func (e Exponential) Delay(retry int, _ time.Duration, _ *rand.Rand) time.Duration {
-	return ceiling(e.Base, e.Factor, e.Cap, retry)
+// At returns the ceiling before retry n: min(Cap, Base·Factor^n).
+func (c Ceiling) At(retry int) time.Duration { return ceiling(c.Base, c.Factor, c.Cap, retry) }
+
+// String lists the fields: "base 500ms, factor 2, cap 8s".
+func (c Ceiling) String() string {
+	return fmt.Sprintf("base %v, factor %s, cap %v", c.Base, strconv.FormatFloat(c.Factor, 'g', -1, 64), c.Cap)
 }
 
-// FullJitter draws the wait uniformly from [0, min(Cap, Base·Factor^retry)).
-type FullJitter struct {
-	Base   time.Duration
-	Factor float64
-	Cap    time.Duration
+// Exponential is capped exponential backoff without randomness:
+// min(Cap, Base·Factor^retry).
+type Exponential Ceiling
+
+// Delay returns min(Cap, Base·Factor^retry).
+func (e Exponential) Delay(retry int, _ time.Duration, _ *rand.Rand) time.Duration {
+	return Ceiling(e).At(retry)
 }
+
+func (e Exponential) String() string { return "exponential(" + Ceiling(e).String() + ")" }
+
+// FullJitter draws the wait uniformly from [0, min(Cap, Base·Factor^retry)).
+type FullJitter Ceiling
 
 // Delay draws from [0, ceiling) with integer-nanosecond resolution.
 func (f FullJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Duration {
-	c := ceiling(f.Base, f.Factor, f.Cap, retry)
+	c := Ceiling(f).At(retry)
 	if c <= 0 {
 		return 0
 	}
 	return time.Duration(rng.Int64N(int64(c)))
 }
 
+func (f FullJitter) String() string { return "full-jitter(" + Ceiling(f).String() + ")" }
+
 // EqualJitter waits half the ceiling plus a uniform draw from the other half.
-type EqualJitter struct {
-	Base   time.Duration
-	Factor float64
-	Cap    time.Duration
-}
+type EqualJitter Ceiling
 
 // Delay returns ceiling/2 + U[0, ceiling/2).
 func (e EqualJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Duration {
-	half := ceiling(e.Base, e.Factor, e.Cap, retry) / 2
+	half := Ceiling(e).At(retry) / 2
 	if half <= 0 {
 		return 0
 	}
 	return half + time.Duration(rng.Int64N(int64(half)))
 }
+
+func (e EqualJitter) String() string { return "equal-jitter(" + Ceiling(e).String() + ")" }
 
 // DecorrelatedJitter draws min(Cap, U[Base, 3·prev)), with prev = Base before
 // the first retry. A Cap <= 0 means MaxDelay.
@@ -113,23 +127,25 @@ func (d DecorrelatedJitter) Delay(_ int, prev time.Duration, rng *rand.Rand) tim
 	return d.Base + time.Duration(rng.Int64N(int64(hi-d.Base)))
 }
 
+func (d DecorrelatedJitter) String() string {
+	return fmt.Sprintf("decorrelated-jitter(base %v, cap %v)", d.Base, d.Cap)
+}
+
 // SDKJitter is the multiplicative jitter of the Anthropic SDKs: the ceiling
 // reduced by a random amount of up to 25%, i.e. in (0.75·ceiling, ceiling].
-type SDKJitter struct {
-	Base   time.Duration
-	Factor float64
-	Cap    time.Duration
-}
+type SDKJitter Ceiling
 
 // Delay returns ceiling − U[0, ceiling/4).
 func (s SDKJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Duration {
-	c := ceiling(s.Base, s.Factor, s.Cap, retry)
+	c := Ceiling(s).At(retry)
 	quarter := c / 4
 	if quarter <= 0 {
 		return c
 	}
 	return c - time.Duration(rng.Int64N(int64(quarter)))
 }
+
+func (s SDKJitter) String() string { return "sdk-jitter(" + Ceiling(s).String() + ")" }
 
 // MaxDelay is the ceiling of a backoff whose Cap is unset (<= 0): "no cap"
 // means no cap below a day, which keeps every sum of waits and times free of

@@ -6,15 +6,14 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/stats"
 )
 
-// HeadlineMetrics are the metrics that multi-seed tables, box plots and
-// sweep tables show; JSON and CSV carry every metric.
-var HeadlineMetrics = []string{"completed", "attempts", "gave_up", "amplification", "latency_ms.p50", "latency_ms.p99", "last_completion_ms"}
-
-// WriteMultiSeed renders a multi-seed document as table, markdown, csv or
-// json.
-func WriteMultiSeed(w io.Writer, format string, doc *MultiSeedDocument) error {
+// WriteMultiSeed renders a multi-seed document in format, one of Formats.
+// Tables show the headline metrics; JSON and CSV carry every metric.
+func WriteMultiSeed(w io.Writer, format Format, doc *MultiSeedDocument) error {
 	return writeAs(w, format,
 		func() any { return doc },
 		func(w io.Writer) error { return writeMultiCSV(w, doc) },
@@ -29,16 +28,9 @@ func seedRange(doc *MultiSeedDocument) string {
 	return fmt.Sprintf("seeds %d–%d", doc.FirstSeed, doc.FirstSeed+uint64(doc.Seeds)-1)
 }
 
-// decimals is how many decimals tables show for a metric.
-func decimals(metric string) int {
-	switch {
-	case strings.HasPrefix(metric, "latency_ms."), metric == "last_completion_ms":
-		return 1
-	case metric == "amplification":
-		return 3
-	}
-	return 2
-}
+// Stats finds the policy's statistics of the named metric; nil if it has
+// none.
+func (ps *PolicyStats) Stats(metric string) *MetricStats { return metricStats(ps, metric) }
 
 // metricStats finds a policy's statistics of one metric.
 func metricStats(ps *PolicyStats, metric string) *MetricStats {
@@ -50,18 +42,23 @@ func metricStats(ps *PolicyStats, metric string) *MetricStats {
 	return nil
 }
 
-// MultiSeedColumns are the columns of the multi-seed tables.
-var MultiSeedColumns = []string{"policy", "n", "mean ± 95% CI", "median", "p5", "p95", "vs "}
+// MultiSeedColumns returns the columns of the multi-seed tables of doc.
+func MultiSeedColumns(doc *MultiSeedDocument) []string {
+	return []string{"policy", "n", "mean ± 95% CI", "median", "p5", "p95", "vs " + doc.Baseline}
+}
+
+// HeadlineMetrics returns the metrics of doc that tables of statistics show.
+func (d *MultiSeedDocument) HeadlineMetrics() []*metrics.Metric { return metrics.Headline(d.metrics) }
 
 // MultiSeedRows returns the table rows of one metric: one per policy, with
 // missing values as missing.
-func MultiSeedRows(doc *MultiSeedDocument, metric string, missing string) [][]string {
-	dec := decimals(metric)
+func MultiSeedRows(doc *MultiSeedDocument, metric *metrics.Metric, missing string) [][]string {
+	dec := metric.Decimals()
 	num := func(v float64) string { return strconv.FormatFloat(v, 'f', dec, 64) }
 	var rows [][]string
 	for i := range doc.Policies {
 		ps := &doc.Policies[i]
-		ms := metricStats(ps, metric)
+		ms := metricStats(ps, metric.Name)
 		row := []string{ps.Policy, strconv.Itoa(ms.N), missing, missing, missing, missing, ""}
 		if s := ms.Summary; s != nil {
 			half := max(s.CIHigh-s.Mean, 0)
@@ -69,20 +66,20 @@ func MultiSeedRows(doc *MultiSeedDocument, metric string, missing string) [][]st
 			row[3], row[4], row[5] = num(s.Median), num(s.P5), num(s.P95)
 		}
 		if d := ms.VsBaseline; d != nil {
-			row[6] = Verdict(d)
+			row[6] = d.Text()
 		}
 		rows = append(rows, row)
 	}
 	return rows
 }
 
-// Verdict formats a comparison with the baseline as benchstat does: the
+// Text writes a comparison with the baseline as benchstat does: the
 // change of the mean and the p-value, or "~" when not significant.
-func Verdict(d *Difference) string {
+func (d *Difference) Text() string {
 	if d.Pairs == 0 {
 		return "n/a: no common seeds"
 	}
-	if d.Verdict == "~" {
+	if d.Verdict == stats.Same {
 		return "~ (" + formatP(d.P) + ")"
 	}
 	change := strconv.FormatFloat(d.DeltaMean, 'f', -1, 64)
@@ -96,9 +93,8 @@ func Verdict(d *Difference) string {
 }
 
 func writeMultiTable(w io.Writer, markdown bool, doc *MultiSeedDocument) error {
-	cols := append([]string(nil), MultiSeedColumns...)
-	cols[len(cols)-1] += doc.Baseline
-	align := leftAligned(len(cols), 0, len(cols)-1) // policy and verdict left
+	cols := MultiSeedColumns(doc)
+	align := TextColumns(len(cols), 0, len(cols)-1) // policy and verdict left
 	intro := fmt.Sprintf("scenario %s, %s (n = seeds on which the metric exists)\n"+
 		"mean ± half-width of its 95%% confidence interval (Student's t); median, p5, p95 over seeds\n"+
 		"vs %s: change of the mean, paired by seed, Wilcoxon signed-rank test; ~ means no significant difference at α = %.2f\n",
@@ -109,28 +105,27 @@ func writeMultiTable(w io.Writer, markdown bool, doc *MultiSeedDocument) error {
 	if _, err := io.WriteString(w, intro); err != nil {
 		return err
 	}
-	for _, metric := range HeadlineMetrics {
-		m, _ := LookupMetric(metric)
+	for _, m := range doc.HeadlineMetrics() {
 		if markdown {
-			fmt.Fprintf(w, "\n#### %s (%s)\n\n", metric, m.Better)
+			fmt.Fprintf(w, "\n#### %s (%s)\n\n", m.Name, m.Better)
 		} else {
-			fmt.Fprintf(w, "\n%s (%s)\n", metric, m.Better)
+			fmt.Fprintf(w, "\n%s (%s)\n", m.Name, m.Better)
 		}
-		if err := table(w, markdown, cols, MultiSeedRows(doc, metric, "-"), align); err != nil {
+		if err := WriteTable(w, markdown, cols, MultiSeedRows(doc, m, "-"), align); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// MultiSeedCSVHeader is the header row of the multi-seed CSV.
-var MultiSeedCSVHeader = []string{"scenario", "first_seed", "seeds", "policy", "metric", "better", "n",
+// multiSeedCSVHeader is the header row of the multi-seed CSV.
+var multiSeedCSVHeader = []string{"scenario", "first_seed", "seeds", "policy", "metric", "better", "n",
 	"mean", "ci95_low", "ci95_high", "stddev", "median", "p5", "p95", "min", "max",
 	"baseline", "pairs", "delta_mean", "delta_percent", "p_value", "verdict"}
 
 func writeMultiCSV(w io.Writer, doc *MultiSeedDocument) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(MultiSeedCSVHeader); err != nil {
+	if err := cw.Write(multiSeedCSVHeader); err != nil {
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -148,7 +143,7 @@ func writeMultiCSV(w io.Writer, doc *MultiSeedDocument) error {
 				if d.DeltaPercent != nil {
 					pct = f(*d.DeltaPercent)
 				}
-				row = append(row, doc.Baseline, strconv.Itoa(d.Pairs), f(d.DeltaMean), pct, f(d.P), d.Verdict)
+				row = append(row, doc.Baseline, strconv.Itoa(d.Pairs), f(d.DeltaMean), pct, f(d.P), d.Verdict.String())
 			} else {
 				row = append(row, "", "", "", "", "", "")
 			}

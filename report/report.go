@@ -1,50 +1,161 @@
-// Package report turns simulation results into tables (text, markdown, CSV)
-// and JSON. docs/output.md describes every format.
+// Package report turns results into text: tables (ASCII and markdown),
+// CSV, JSON and a self-contained HTML page. docs/output.md describes every
+// format. Numbers are rounded here, for presentation only; the metrics
+// themselves (package metrics) and the statistics over seeds (package
+// stats) are computed on unrounded values. Plots are in report/plot, so
+// that this package does not depend on a plotting library.
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/sim"
 )
 
-// Formats lists the output formats Write accepts.
-var Formats = []string{"table", "markdown", "csv", "json"}
+// Format is an output format of the data a command prints.
+type Format string
+
+const (
+	Table    Format = "table"
+	Markdown Format = "markdown"
+	CSV      Format = "csv"
+	JSON     Format = "json"
+	// HTML is the self-contained page of WriteHTML; Write and the other
+	// writers of tables do not take it.
+	HTML Format = "html"
+)
+
+// Formats returns the formats Write, WriteMultiSeed and WriteSweep accept.
+func Formats() []Format { return []Format{Table, Markdown, CSV, JSON} }
+
+// FormatNames joins the names of formats with ", ", for messages.
+func FormatNames(formats []Format) string {
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
+}
 
 // Comparison is the result of running every policy of one scenario on one seed.
 type Comparison struct {
 	Scenario string
 	Seed     uint64
 	Results  []sim.Result // in the scenario's policy order
+	// Metrics are the metrics reported, metrics.For the scenario's
+	// policies; nil means metrics.Default().
+	Metrics []*metrics.Metric
 }
 
-// Latency holds completion-latency percentiles in milliseconds; nil when no
-// operation completed.
-type Latency struct {
-	P50 *float64 `json:"p50"`
-	P95 *float64 `json:"p95"`
-	P99 *float64 `json:"p99"`
+func (c *Comparison) metrics() []*metrics.Metric {
+	if c.Metrics == nil {
+		return metrics.Default()
+	}
+	return c.Metrics
 }
 
-// PolicyResult is one policy's row, as JSON and the tables show it.
+// PolicyResult is one policy's row: the values of a set of metrics,
+// unrounded (NaN where a metric does not exist). Its JSON form nests the
+// metrics by their names ("latency_ms.p99" is field p99 of latency_ms) and
+// rounds each as the metric says.
 type PolicyResult struct {
-	Policy           string         `json:"policy"`
-	Clients          int            `json:"clients"`
-	Completed        int            `json:"completed"`
-	Attempts         int            `json:"attempts"`
-	Retries          int            `json:"retries"`
-	GaveUp           int            `json:"gave_up"`
-	GaveUpBy         map[string]int `json:"gave_up_by"`
-	Amplification    float64        `json:"amplification"`
-	LatencyMS        Latency        `json:"latency_ms"`
-	LastCompletionMS *float64       `json:"last_completion_ms"`
+	Policy  string
+	Clients int
+	Metrics []*metrics.Metric
+	Values  []float64
+}
+
+// Row converts one result, with the metrics of set.
+func Row(r *sim.Result, set []*metrics.Metric) PolicyResult {
+	pr := PolicyResult{Policy: r.Policy, Clients: r.Clients, Metrics: set, Values: make([]float64, len(set))}
+	for i, m := range set {
+		pr.Values[i] = m.ValueOrNaN(r)
+	}
+	return pr
+}
+
+// Value returns the row's value of m, and false when it does not exist or
+// the row does not have the metric.
+func (pr *PolicyResult) Value(m *metrics.Metric) (float64, bool) {
+	i := slices.Index(pr.Metrics, m)
+	if i < 0 || math.IsNaN(pr.Values[i]) {
+		return 0, false
+	}
+	return pr.Values[i], true
+}
+
+// jsonGroups splits metric names into JSON fields: a name "a.b" is field b
+// of object a. Metrics that share an object are consecutive in the
+// registry; the fields of an object are written in alphabetical order.
+func jsonGroups(set []*metrics.Metric) (fields []string, members [][]int) {
+	for i, m := range set {
+		field, _, nested := strings.Cut(m.Name, ".")
+		if !nested || len(fields) == 0 || fields[len(fields)-1] != field {
+			fields = append(fields, field)
+			members = append(members, nil)
+		}
+		members[len(members)-1] = append(members[len(members)-1], i)
+	}
+	for g, idx := range members {
+		if strings.Contains(set[idx[0]].Name, ".") {
+			slices.SortStableFunc(members[g], func(a, b int) int { return strings.Compare(set[a].Part(), set[b].Part()) })
+		}
+	}
+	return fields, members
+}
+
+// MarshalJSON writes the row as docs/output.md describes it.
+func (pr PolicyResult) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"policy":`)
+	name, err := json.Marshal(pr.Policy)
+	if err != nil {
+		return nil, err
+	}
+	b.Write(name)
+	fmt.Fprintf(&b, `,"clients":%d`, pr.Clients)
+	value := func(i int) error {
+		v := pr.Values[i]
+		if math.IsNaN(v) {
+			b.WriteString("null")
+			return nil
+		}
+		num, err := json.Marshal(pr.Metrics[i].RoundForJSON(v))
+		b.Write(num)
+		return err
+	}
+	fields, members := jsonGroups(pr.Metrics)
+	for g, field := range fields {
+		fmt.Fprintf(&b, `,%q:`, field)
+		if !strings.Contains(pr.Metrics[members[g][0]].Name, ".") {
+			if err := value(members[g][0]); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		b.WriteByte('{')
+		for j, i := range members[g] {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "%q:", pr.Metrics[i].Part())
+			if err := value(i); err != nil {
+				return nil, err
+			}
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // Document is the JSON form of a Comparison.
@@ -54,59 +165,17 @@ type Document struct {
 	Results  []PolicyResult `json:"results"`
 }
 
-// stopReasons are the reasons reported in gave_up_by, in a fixed order.
-var stopReasons = []policies.StopReason{policies.StopAttempts, policies.StopDeadline, policies.StopTerminal, policies.StopQueueFull}
-
-// ms converts a duration to milliseconds; exact for any realistic duration.
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// Row converts one result.
-func Row(r *sim.Result) PolicyResult {
-	pr := PolicyResult{
-		Policy:        r.Policy,
-		Clients:       r.Clients,
-		Completed:     r.Completed,
-		Attempts:      r.Attempts,
-		Retries:       r.Retries,
-		GaveUp:        r.GaveUp,
-		GaveUpBy:      map[string]int{},
-		Amplification: round(r.Amplification(), 4),
-	}
-	for _, reason := range stopReasons {
-		pr.GaveUpBy[reason.String()] = r.GaveUpBy[reason]
-	}
-	pct := func(p float64) *float64 {
-		if d, ok := r.Percentile(p); ok {
-			v := ms(d)
-			return &v
-		}
-		return nil
-	}
-	pr.LatencyMS = Latency{P50: pct(50), P95: pct(95), P99: pct(99)}
-	if r.Completed > 0 {
-		v := ms(r.LastCompletion)
-		pr.LastCompletionMS = &v
-	}
-	return pr
-}
-
-// round rounds to the given number of decimals, for stable, readable output.
-func round(v float64, decimals int) float64 {
-	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', decimals, 64), 64)
-	return f
-}
-
 // JSON returns the document for c.
 func (c *Comparison) JSON() Document {
 	doc := Document{Scenario: c.Scenario, Seed: c.Seed, Results: make([]PolicyResult, len(c.Results))}
 	for i := range c.Results {
-		doc.Results[i] = Row(&c.Results[i])
+		doc.Results[i] = Row(&c.Results[i], c.metrics())
 	}
 	return doc
 }
 
-// Write renders c in the named format.
-func Write(w io.Writer, format string, c *Comparison) error {
+// Write renders c in format, one of Formats.
+func Write(w io.Writer, format Format, c *Comparison) error {
 	return writeAs(w, format,
 		func() any { return c.JSON() },
 		func(w io.Writer) error { return writeCSV(w, c) },
@@ -115,63 +184,97 @@ func Write(w io.Writer, format string, c *Comparison) error {
 
 // writeAs renders one document in one of Formats: indented JSON of doc(),
 // or the document's own CSV and table (or markdown table) writers.
-func writeAs(w io.Writer, format string, doc func() any, csv func(io.Writer) error, table func(w io.Writer, markdown bool) error) error {
+func writeAs(w io.Writer, format Format, doc func() any, csv func(io.Writer) error, table func(w io.Writer, markdown bool) error) error {
 	switch format {
-	case "json":
+	case JSON:
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc())
-	case "csv":
+	case CSV:
 		return csv(w)
-	case "table", "markdown":
-		return table(w, format == "markdown")
+	case Table, Markdown:
+		return table(w, format == Markdown)
 	}
-	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+	return fmt.Errorf("unknown format %q (want one of %s)", format, FormatNames(Formats()))
 }
 
-var columns = []string{"policy", "clients", "completed", "attempts", "retries", "gave_up", "gave_up_by", "amplification", "p50_ms", "p95_ms", "p99_ms", "last_completion_ms"}
+// Columns returns the columns of the single-run table of a metric set:
+// policy, clients and one per metric column, in registry order.
+func Columns(set []*metrics.Metric) []string {
+	cols := []string{"policy", "clients"}
+	for _, m := range set {
+		if cols[len(cols)-1] != m.Column {
+			cols = append(cols, m.Column)
+		}
+	}
+	return cols
+}
 
-// cells formats one row; missing values are "-" in tables and empty in CSV.
-func cells(pr PolicyResult, missing string) []string {
-	num := func(v *float64) string {
-		if v == nil {
-			return missing
+// textColumns reports which columns of Columns(set) hold text: the policy
+// and those that list several metrics (part=value).
+func textColumns(set []*metrics.Metric) []bool {
+	text := []bool{true, false}
+	for i, m := range set {
+		if i > 0 && set[i-1].Column == m.Column {
+			text[len(text)-1] = true
+			continue
 		}
-		return strconv.FormatFloat(*v, 'f', 1, 64)
+		text = append(text, false)
 	}
-	var by []string
-	for _, reason := range stopReasons {
-		if n := pr.GaveUpBy[reason.String()]; n > 0 {
-			by = append(by, fmt.Sprintf("%s=%d", reason, n))
+	return text
+}
+
+// FormatValue writes a metric's value as the single-run table shows it:
+// counts whole, ratios with two decimals, milliseconds with one.
+func FormatValue(m *metrics.Metric, v float64) string {
+	switch m.Unit {
+	case metrics.Ratio:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case metrics.Milliseconds:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// Cells formats one row as the table shows it, column by column (Columns);
+// a missing value is missing ("-" in tables, empty in CSV). A column of
+// several metrics lists those that are not 0 as part=value.
+func Cells(pr PolicyResult, missing string) []string {
+	cells := []string{pr.Policy, strconv.Itoa(pr.Clients)}
+	var parts []string
+	for i, m := range pr.Metrics {
+		shared := (i > 0 && pr.Metrics[i-1].Column == m.Column) || (i+1 < len(pr.Metrics) && pr.Metrics[i+1].Column == m.Column)
+		v := pr.Values[i]
+		if !shared {
+			if math.IsNaN(v) {
+				cells = append(cells, missing)
+			} else {
+				cells = append(cells, FormatValue(m, v))
+			}
+			continue
+		}
+		if !math.IsNaN(v) && v != 0 {
+			parts = append(parts, m.Part()+"="+FormatValue(m, v))
+		}
+		if i+1 == len(pr.Metrics) || pr.Metrics[i+1].Column != m.Column {
+			cell := strings.Join(parts, " ")
+			if cell == "" {
+				cell = missing
+			}
+			cells = append(cells, cell)
+			parts = nil
 		}
 	}
-	gaveUpBy := strings.Join(by, " ")
-	if gaveUpBy == "" {
-		gaveUpBy = missing
-	}
-	return []string{
-		pr.Policy,
-		strconv.Itoa(pr.Clients),
-		strconv.Itoa(pr.Completed),
-		strconv.Itoa(pr.Attempts),
-		strconv.Itoa(pr.Retries),
-		strconv.Itoa(pr.GaveUp),
-		gaveUpBy,
-		strconv.FormatFloat(pr.Amplification, 'f', 2, 64),
-		num(pr.LatencyMS.P50),
-		num(pr.LatencyMS.P95),
-		num(pr.LatencyMS.P99),
-		num(pr.LastCompletionMS),
-	}
+	return cells
 }
 
 func writeCSV(w io.Writer, c *Comparison) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(append([]string{"scenario", "seed"}, columns...)); err != nil {
+	if err := cw.Write(append([]string{"scenario", "seed"}, Columns(c.metrics())...)); err != nil {
 		return err
 	}
 	for i := range c.Results {
-		row := cells(Row(&c.Results[i]), "")
+		row := Cells(Row(&c.Results[i], c.metrics()), "")
 		if err := cw.Write(append([]string{c.Scenario, strconv.FormatUint(c.Seed, 10)}, row...)); err != nil {
 			return err
 		}
@@ -188,8 +291,8 @@ func writeTable(w io.Writer, markdown bool, c *Comparison) error {
 	}
 	rows := make([][]string, len(c.Results))
 	for i := range c.Results {
-		rows[i] = cells(Row(&c.Results[i]), "-")
+		rows[i] = Cells(Row(&c.Results[i], c.metrics()), "-")
 	}
 	// Text columns (policy, gave_up_by) left, numbers right.
-	return table(w, markdown, columns, rows, leftAligned(len(columns), 0, 6))
+	return WriteTable(w, markdown, Columns(c.metrics()), rows, textColumns(c.metrics()))
 }

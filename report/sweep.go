@@ -6,41 +6,13 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/runs"
 )
 
 // SweepSchema names the JSON schema of a sweep; docs/output.md describes it.
 const SweepSchema = "retrysim/sweep/v1"
-
-// SweepAxis is one swept parameter.
-type SweepAxis struct {
-	Name string
-	// Title describes the parameter on a plot's axis, e.g. "capacity
-	// (requests admitted per window)"; Name when empty.
-	Title string
-	Unit  string // "" for counts, "ms" for durations
-	// Labels are the values as the user writes them ("500ms"); Values the
-	// same as numbers (durations in milliseconds).
-	Labels []string
-	Values []float64
-}
-
-// SweepPoint is one point of the grid: an index into each axis and every
-// policy's results on every seed there.
-type SweepPoint struct {
-	Index []int
-	Runs  *MultiSeed
-}
-
-// Sweep is the result of a parameter sweep. Points are in grid order, the
-// last axis varying fastest.
-type Sweep struct {
-	Scenario  string
-	FirstSeed uint64
-	Seeds     int
-	Policies  []string
-	Axes      []SweepAxis
-	Points    []SweepPoint
-}
 
 // SweepDocument is the JSON form of a Sweep.
 type SweepDocument struct {
@@ -67,15 +39,15 @@ type SweepPointJSON struct {
 	Policies []PolicyStats `json:"policies"`
 }
 
-// JSON returns the document for sw.
-func (sw *Sweep) JSON() SweepDocument {
+// SweepJSON returns the document of sw.
+func SweepJSON(sw *runs.Sweep) SweepDocument {
 	doc := SweepDocument{Schema: SweepSchema, Scenario: sw.Scenario, FirstSeed: sw.FirstSeed, Seeds: sw.Seeds,
 		Params: []SweepParamJSON{}, Points: []SweepPointJSON{}}
 	for _, ax := range sw.Axes {
 		doc.Params = append(doc.Params, SweepParamJSON{Name: ax.Name, Unit: ax.Unit, Values: ax.Values, Labels: ax.Labels})
 	}
 	for _, pt := range sw.Points {
-		st := pt.Runs.Stats()
+		st := Stats(pt.Runs)
 		vals := make([]float64, len(pt.Index))
 		for i, j := range pt.Index {
 			vals[i] = sw.Axes[i].Values[j]
@@ -85,18 +57,17 @@ func (sw *Sweep) JSON() SweepDocument {
 	return doc
 }
 
-// WriteSweep renders a sweep as table, markdown, csv or json.
-func WriteSweep(w io.Writer, format string, sw *Sweep) error {
+// WriteSweep renders a sweep in format, one of Formats.
+func WriteSweep(w io.Writer, format Format, sw *runs.Sweep) error {
 	return writeAs(w, format,
-		func() any { return sw.JSON() },
+		func() any { return SweepJSON(sw) },
 		func(w io.Writer) error { return writeSweepCSV(w, sw) },
 		func(w io.Writer, markdown bool) error { return writeSweepTable(w, markdown, sw) })
 }
 
-// SweepTableColumns are the metric columns of the sweep table.
-var sweepTableMetrics = HeadlineMetrics
-
-func sweepSeeds(sw *Sweep) string {
+// SweepSeeds says which seeds a sweep ran, in words: "seed 1" or "mean
+// over seeds 1–20".
+func SweepSeeds(sw *runs.Sweep) string {
 	if sw.Seeds == 1 {
 		return fmt.Sprintf("seed %d", sw.FirstSeed)
 	}
@@ -105,27 +76,33 @@ func sweepSeeds(sw *Sweep) string {
 
 // SweepRows returns the sweep table: a header and one row per point and
 // policy, with each headline metric's mean over the seeds.
-func SweepRows(sw *Sweep, missing string) (header []string, rows [][]string) {
+func SweepRows(sw *runs.Sweep, missing string) (header []string, rows [][]string) {
 	for _, ax := range sw.Axes {
 		header = append(header, ax.Name)
 	}
 	header = append(header, "policy")
-	header = append(header, sweepTableMetrics...)
+	var headline []*metrics.Metric
+	if len(sw.Points) > 0 {
+		headline = metrics.Headline(sw.Points[0].Runs.Metrics)
+	}
+	for _, m := range headline {
+		header = append(header, m.Name)
+	}
 	for _, pt := range sw.Points {
-		st := pt.Runs.Stats()
+		st := Stats(pt.Runs)
 		for _, ps := range st.Policies {
 			var row []string
 			for i, j := range pt.Index {
 				row = append(row, sw.Axes[i].Labels[j])
 			}
 			row = append(row, ps.Policy)
-			for _, metric := range sweepTableMetrics {
-				ms := metricStats(&ps, metric)
+			for _, metric := range headline {
+				ms := metricStats(&ps, metric.Name)
 				if ms.Summary == nil {
 					row = append(row, missing)
 					continue
 				}
-				dec := decimals(metric)
+				dec := metric.Decimals()
 				if sw.Seeds == 1 && dec == 2 { // a count on one seed is a whole number
 					dec = 0
 				}
@@ -137,13 +114,13 @@ func SweepRows(sw *Sweep, missing string) (header []string, rows [][]string) {
 	return header, rows
 }
 
-func writeSweepTable(w io.Writer, markdown bool, sw *Sweep) error {
+func writeSweepTable(w io.Writer, markdown bool, sw *runs.Sweep) error {
 	header, rows := SweepRows(sw, "-")
 	names := make([]string, len(sw.Axes))
 	for i, ax := range sw.Axes {
 		names[i] = ax.Name
 	}
-	intro := fmt.Sprintf("sweep of %s over %s (%s)", sw.Scenario, strings.Join(names, " × "), sweepSeeds(sw))
+	intro := fmt.Sprintf("sweep of %s over %s (%s)", sw.Scenario, strings.Join(names, " × "), SweepSeeds(sw))
 	if markdown {
 		fmt.Fprintf(w, "**%s**\n\n", intro)
 	} else {
@@ -151,10 +128,10 @@ func writeSweepTable(w io.Writer, markdown bool, sw *Sweep) error {
 	}
 	// Parameters and numbers right, the policy column (after the
 	// parameters) left.
-	return table(w, markdown, header, rows, leftAligned(len(header), len(sw.Axes)))
+	return WriteTable(w, markdown, header, rows, TextColumns(len(header), len(sw.Axes)))
 }
 
-func writeSweepCSV(w io.Writer, sw *Sweep) error {
+func writeSweepCSV(w io.Writer, sw *runs.Sweep) error {
 	cw := csv.NewWriter(w)
 	header := []string{"scenario", "first_seed", "seeds"}
 	for _, ax := range sw.Axes {
@@ -170,7 +147,7 @@ func writeSweepCSV(w io.Writer, sw *Sweep) error {
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, pt := range sw.Points {
-		st := pt.Runs.Stats()
+		st := Stats(pt.Runs)
 		for _, ps := range st.Policies {
 			for _, ms := range ps.Metrics {
 				row := []string{sw.Scenario, strconv.FormatUint(sw.FirstSeed, 10), strconv.Itoa(sw.Seeds)}

@@ -2,17 +2,24 @@ package report
 
 import (
 	"io"
-	"slices"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// table renders a header and rows as an ASCII table, or as a GitHub
+// WriteTable renders a header and rows as an ASCII table, or as a GitHub
 // markdown table. Headers are printed as written (tablewriter would rewrite
-// them otherwise); align gives each column's alignment.
-func table(w io.Writer, markdown bool, header []string, rows [][]string, align tw.Alignment) error {
+// them otherwise). Column i is aligned left when left[i] (text), right
+// otherwise (numbers).
+func WriteTable(w io.Writer, markdown bool, header []string, rows [][]string, left []bool) error {
+	align := make(tw.Alignment, len(header))
+	for i := range align {
+		align[i] = tw.AlignRight
+		if i < len(left) && left[i] {
+			align[i] = tw.AlignLeft
+		}
+	}
 	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
@@ -33,23 +40,12 @@ func table(w io.Writer, markdown bool, header []string, rows [][]string, align t
 	return t.Render()
 }
 
-// rightAligned aligns the listed columns of n right (numbers), the rest left.
-func rightAligned(n int, cols ...int) tw.Alignment {
-	return aligned(n, tw.AlignRight, tw.AlignLeft, cols)
-}
-
-// leftAligned aligns the listed columns of n left (text), the rest right.
-func leftAligned(n int, cols ...int) tw.Alignment {
-	return aligned(n, tw.AlignLeft, tw.AlignRight, cols)
-}
-
-func aligned(n int, listed, rest tw.Align, cols []int) tw.Alignment {
-	align := make(tw.Alignment, n)
-	for i := range align {
-		align[i] = rest
-		if slices.Contains(cols, i) {
-			align[i] = listed
-		}
+// TextColumns returns n flags, true at the listed columns: the left
+// argument of WriteTable for a table whose listed columns hold text.
+func TextColumns(n int, text ...int) []bool {
+	left := make([]bool, n)
+	for _, i := range text {
+		left[i] = true
 	}
-	return align
+	return left
 }

@@ -3,23 +3,11 @@ package scenarios
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/retrysim/retrysim/metrics"
 )
-
-// expectableMetrics are the names of report.Metrics, which expectations may
-// bound. The report package imports this one, so the list is kept here; a
-// test in report checks that the two agree.
-var expectableMetrics = []string{
-	"completed", "attempts", "retries", "gave_up",
-	"gave_up_by.attempts", "gave_up_by.deadline", "gave_up_by.terminal", "gave_up_by.queue_full",
-	"amplification", "latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "last_completion_ms",
-}
-
-// ExpectableMetrics returns the metric names an expectation may use, in
-// report order.
-func ExpectableMetrics() []string { return slices.Clone(expectableMetrics) }
 
 // Stat is the statistic an expectation takes over seeds; StatNone means the
 // metric of a single run (the scenario's own seed).
@@ -35,14 +23,14 @@ const (
 	StatMax    Stat = "max"
 )
 
-// Stats lists the statistics an expectation may take over seeds.
-var Stats = []Stat{StatMean, StatMedian, StatP5, StatP95, StatMin, StatMax}
+// Stats returns the statistics an expectation may take over seeds.
+func Stats() []Stat { return []Stat{StatMean, StatMedian, StatP5, StatP95, StatMin, StatMax} }
 
 // Op is a comparison operator of an expectation.
 type Op string
 
-// Ops lists the operators an expectation may use.
-var Ops = []Op{">=", "<=", ">", "<", "=="}
+// Ops returns the operators an expectation may use.
+func Ops() []Op { return []Op{">=", "<=", ">", "<", "=="} }
 
 // Holds reports whether "measured op bound" is true.
 func (o Op) Holds(measured, bound float64) bool {
@@ -62,8 +50,8 @@ func (o Op) Holds(measured, bound float64) bool {
 
 // Expectation is one bound a policy's result must meet, such as
 // "completed >= 18" (one run) or "mean(amplification) <= 5" (a statistic over
-// seeds). Metric is a name from ExpectableMetrics, the metrics of
-// report.Metrics.
+// seeds). Metric is the name of a metric of the registry (package
+// metrics).
 type Expectation struct {
 	Stat   Stat
 	Metric string
@@ -102,7 +90,7 @@ func expErr(format string, args ...any) error {
 
 // ParseExpectation reads "METRIC OP NUMBER" or "STAT(METRIC) OP NUMBER", for
 // example "completed >= 18", "latency_ms.p99 <= 12000" or
-// "mean(completed) >= 17". Metric names are those of ExpectableMetrics;
+// "mean(completed) >= 17". Metric names are those of metrics.Names();
 // statistics those of Stats; operators those of Ops. Spaces around parts are
 // optional.
 func ParseExpectation(text string) (Expectation, error) {
@@ -141,8 +129,8 @@ func ParseExpectation(text string) (Expectation, error) {
 			return e, expErr("unknown statistic %q; use one of %s", m[1], statNames())
 		}
 	}
-	if !slices.Contains(expectableMetrics, e.Metric) {
-		return e, expErr("unknown metric %q; known metrics: %s", e.Metric, strings.Join(expectableMetrics, ", "))
+	if _, ok := metrics.Lookup(e.Metric); !ok {
+		return e, expErr("unknown metric %q; known metrics: %s", e.Metric, strings.Join(metrics.Names(), ", "))
 	}
 	if number == "" {
 		return e, expErr("no number after %q in %q", string(op), text)
@@ -159,7 +147,7 @@ func ParseExpectation(text string) (Expectation, error) {
 }
 
 func knownOp(op Op) bool {
-	for _, o := range Ops {
+	for _, o := range Ops() {
 		if o == op {
 			return true
 		}
@@ -168,7 +156,7 @@ func knownOp(op Op) bool {
 }
 
 func knownStat(s Stat) bool {
-	for _, t := range Stats {
+	for _, t := range Stats() {
 		if t == s {
 			return true
 		}
@@ -177,16 +165,16 @@ func knownStat(s Stat) bool {
 }
 
 func opNames() string {
-	names := make([]string, len(Ops))
-	for i, o := range Ops {
+	names := make([]string, len(Ops()))
+	for i, o := range Ops() {
 		names[i] = string(o)
 	}
 	return strings.Join(names, " ")
 }
 
 func statNames() string {
-	names := make([]string, len(Stats))
-	for i, s := range Stats {
+	names := make([]string, len(Stats()))
+	for i, s := range Stats() {
 		names[i] = string(s)
 	}
 	return strings.Join(names, ", ")

@@ -211,11 +211,21 @@ var rejections = map[string]sim.Rejection{
 
 const rejectionNames = "overloaded (529), unavailable (503), rate-limited (429), server-error (500), timeout (504), bad-request (400)"
 
+// server decodes the scenario's server with its kind (capacity-windows,
+// the only one so far).
 func (d *decoder) server(n *yaml.Node, path string) *sim.CapacityWindows {
 	m := d.mapping(n, path)
+	k := serverKinds[0]
+	s := k.decode(d, m, path)
+	m.finish(k.Fields...)
+	return s
+}
+
+// capacityWindows reads the fields of a capacity-windows server.
+func (d *decoder) capacityWindows(m *mapping, path string) *sim.CapacityWindows {
 	s := &sim.CapacityWindows{ResponseTime: sim.Fixed(m.duration("response_time", DefaultResponseTime))}
 	items := m.sequence("phases")
-	if len(items) == 0 && n != nil {
+	if len(items) == 0 && m.node != nil {
 		m.errorf("phases", "missing: the server needs at least one phase")
 	}
 	for i, item := range items {
@@ -249,7 +259,6 @@ func (d *decoder) server(n *yaml.Node, path string) *sim.CapacityWindows {
 		pm.finish("duration", "admit", "window", "reject", "retry_after")
 		s.Phases = append(s.Phases, p)
 	}
-	m.finish("response_time", "phases")
 	return s
 }
 
@@ -265,42 +274,14 @@ func (d *decoder) clients(n *yaml.Node, path string, w *sim.Burst) limits {
 	if n != nil && !m.has("count") {
 		m.errorf("count", "missing: how many clients start an operation")
 	}
-	w.Clients = int(m.integer("count", 0, 1, MaxClients))
-	w.Spread = m.duration("spread", 0)
+	k := workloadKinds[0]
+	k.decode(d, m, w)
 	l := limits{
 		maxAttempts: int(m.integer("max_attempts", 0, 0, 1<<31-1)),
 		deadline:    m.duration("deadline", 0),
 	}
-	m.finish("count", "spread", "max_attempts", "deadline")
+	m.finish(append(k.Fields, "max_attempts", "deadline")...)
 	return l
-}
-
-// policyTypes lists the policy types with a one-line description each.
-var policyTypes = []struct{ name, about string }{
-	{"immediate", "retry after a fixed short wait (delay, default 100ms)"},
-	{"capped-exponential", "min(cap, base·factor^n), no randomness"},
-	{"full-jitter", "uniform(0, min(cap, base·factor^n))"},
-	{"equal-jitter", "half the ceiling plus uniform(0, half)"},
-	{"decorrelated-jitter", "min(cap, uniform(base, 3·previous wait))"},
-	{"sdk-jitter", "ceiling reduced by up to 25%, as the Anthropic SDKs do"},
-	{"gated", "a backoff (full jitter by default) plus a shared gate and start-rate throttle"},
-}
-
-func typeNames() string {
-	names := make([]string, len(policyTypes))
-	for i, t := range policyTypes {
-		names[i] = t.name
-	}
-	return strings.Join(names, ", ")
-}
-
-func knownType(name string) bool {
-	for _, t := range policyTypes {
-		if t.name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func (d *decoder) policy(n *yaml.Node, path string, lim limits) (sim.Policy, []Expect) {
@@ -322,72 +303,58 @@ func (d *decoder) policy(n *yaml.Node, path string, lim limits) (sim.Policy, []E
 		m.errorf("type", "unknown policy type %q; choose one of %s", typ, typeNames())
 	}
 
-	backoffType := typ
-	if typ == "gated" {
-		backoffType = m.str("backoff", "full-jitter")
-		if !knownType(backoffType) || backoffType == "gated" {
-			m.errorf("backoff", "unknown backoff %q for a gated policy; choose one of %s (not gated)", backoffType, typeNames())
+	// The backoff: the type's own, or for a preset its default, which the
+	// backoff field may change.
+	backoff := lookupBackoff(typ)
+	var on []string
+	if pre := lookupPreset(typ); pre != nil {
+		name := m.str("backoff", pre.backoff)
+		if backoff = lookupBackoff(name); backoff == nil {
+			m.errorf("backoff", "unknown backoff %q for a %s policy; choose one of %s", name, pre.name, backoffNames())
 		}
-		p.Gate = m.boolean("gate", true)
-		if tn := m.get("throttle"); tn != nil {
-			p.Throttle = d.throttle(tn, m.field("throttle"))
-		}
-	} else {
-		for _, key := range []string{"backoff", "gate", "throttle"} {
-			if m.has(key) {
-				m.errorf(key, "only a policy of type gated has %s", key)
-			}
+		on = pre.coordinators
+	} else if m.has("backoff") {
+		m.errorf("backoff", "only a policy of type %s chooses its backoff; the type names it here", presetNames())
+	}
+	if backoff == nil {
+		backoff = lookupBackoff("full-jitter") // keep decoding, to report what else is wrong
+	}
+	p.Rules.Backoff = backoff.decode(m)
+	for _, f := range backoffFields() {
+		if !contains(backoff.Fields, f) && m.has(f) {
+			m.errorf(f, "%s", backoff.refuse(f))
 		}
 	}
-	p.Rules.Backoff = d.backoff(m, backoffType)
+	known := append([]string{"name", "type"}, backoffFields()...)
+	known = append(known, "backoff")
+	for _, k := range coordinatorKinds {
+		k.decode(d, m, &p, contains(on, k.Name))
+		known = append(known, k.Fields...)
+	}
 	p.Rules.MaxAttempts = int(m.integer("max_attempts", int64(lim.maxAttempts), 0, 1<<31-1))
 	p.Rules.Deadline = m.duration("deadline", lim.deadline)
 	if p.Rules.MaxAttempts == 0 && p.Rules.Deadline == 0 && n != nil {
 		m.errorf("max_attempts", "set max_attempts or deadline (here or under clients): without either, an operation against a server that never admits it would retry forever")
 	}
 	expect := d.expectations(m)
-	m.finish("name", "type", "delay", "base", "factor", "cap", "backoff", "gate", "throttle", "max_attempts", "deadline", "expect")
+	m.finish(append(known, "max_attempts", "deadline", "expect")...)
 	return p, expect
 }
 
-// backoff reads the backoff parameters that apply to typ and reports those
-// that do not.
-func (d *decoder) backoff(m *mapping, typ string) policies.Backoff {
-	if typ == "immediate" {
-		for _, key := range []string{"base", "factor", "cap"} {
-			if m.has(key) {
-				m.errorf(key, "the immediate policy has only a delay")
-			}
-		}
-		return policies.Constant{Wait: m.duration("delay", DefaultImmediate)}
+func backoffNames() string {
+	var names []string
+	for _, k := range backoffKinds {
+		names = append(names, k.Name)
 	}
-	if m.has("delay") {
-		m.errorf("delay", "only the immediate policy has a fixed delay; use base and cap")
+	return strings.Join(names, ", ")
+}
+
+func presetNames() string {
+	var names []string
+	for _, p := range presets {
+		names = append(names, p.name)
 	}
-	base := m.duration("base", DefaultBase)
-	factor := m.number("factor", DefaultFactor, 1, 1000)
-	limit := m.duration("cap", DefaultCap)
-	if base == 0 {
-		m.errorf("base", "must be > 0")
-	}
-	if limit < base {
-		m.errorf("cap", "must be at least base (%v), got %v", base, limit)
-	}
-	switch typ {
-	case "capped-exponential":
-		return policies.Exponential{Base: base, Factor: factor, Cap: limit}
-	case "equal-jitter":
-		return policies.EqualJitter{Base: base, Factor: factor, Cap: limit}
-	case "decorrelated-jitter":
-		if m.has("factor") {
-			m.errorf("factor", "decorrelated jitter grows from the previous wait; it has no factor")
-		}
-		return policies.DecorrelatedJitter{Base: base, Cap: limit}
-	case "sdk-jitter":
-		return policies.SDKJitter{Base: base, Factor: factor, Cap: limit}
-	default:
-		return policies.FullJitter{Base: base, Factor: factor, Cap: limit}
-	}
+	return strings.Join(names, " or ")
 }
 
 func (d *decoder) throttle(n *yaml.Node, path string) *sim.Throttle {
@@ -405,13 +372,4 @@ func (d *decoder) throttle(n *yaml.Node, path string) *sim.Throttle {
 	}
 	m.finish("rate", "per", "max_queue")
 	return t
-}
-
-// PolicyTypes returns the policy types and a one-line description of each.
-func PolicyTypes() [][2]string {
-	out := make([][2]string, len(policyTypes))
-	for i, t := range policyTypes {
-		out[i] = [2]string{t.name, t.about}
-	}
-	return out
 }

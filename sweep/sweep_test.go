@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -152,27 +151,6 @@ func TestApplyErrors(t *testing.T) {
 		p := mustParse(t, spec)
 		if _, err := Apply(&one, []Param{p}, p.Values); err == nil {
 			t.Errorf("%s on a scenario without it: no error", spec)
-		}
-	}
-}
-
-func TestRunGridOrder(t *testing.T) {
-	s := reference(t)
-	ps := []Param{mustParse(t, "clients=10:20:10"), mustParse(t, "capacity=3:6:3")}
-	sw, err := Run(context.Background(), s, ps, 1, 2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(sw.Points) != 4 {
-		t.Fatalf("%d points, want 4", len(sw.Points))
-	}
-	want := [][]int{{0, 0}, {0, 1}, {1, 0}, {1, 1}}
-	for i, pt := range sw.Points {
-		if !reflect.DeepEqual(pt.Index, want[i]) {
-			t.Errorf("point %d has index %v, want %v", i, pt.Index, want[i])
-		}
-		if got := pt.Runs.First[0].Clients; got != int(ps[0].Values[pt.Index[0]]) {
-			t.Errorf("point %d ran %d clients", i, got)
 		}
 	}
 }

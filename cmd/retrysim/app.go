@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 )
 
@@ -77,15 +78,19 @@ func fileFlag() cli.Flag {
 }
 
 // formatFlag is --format, accepting one of formats (the first is the default).
-func formatFlag(formats []string) cli.Flag {
-	return &cli.StringFlag{Name: "format", Value: formats[0], Usage: "output format: " + strings.Join(formats, ", "),
+func formatFlag(formats []report.Format) cli.Flag {
+	names := report.FormatNames(formats)
+	return &cli.StringFlag{Name: "format", Value: string(formats[0]), Usage: "output format: " + names,
 		Validator: func(s string) error {
-			if !slices.Contains(formats, s) {
-				return fmt.Errorf("unknown format %q (want one of %s)", s, strings.Join(formats, ", "))
+			if !slices.Contains(formats, report.Format(s)) {
+				return fmt.Errorf("unknown format %q (want one of %s)", s, names)
 			}
 			return nil
 		}}
 }
+
+// format is the --format flag's value.
+func format(cmd *cli.Command) report.Format { return report.Format(cmd.String("format")) }
 
 // stdinName names standard input in messages, for --file - and --baseline -.
 const stdinName = "<stdin>"
@@ -132,7 +137,7 @@ func compareCommand() *cli.Command {
 			fileFlag(),
 			&decimalFlag{Name: "seed", HideDefault: true, Usage: "random seed `N` (default: the scenario's own seed)"},
 			seedsFlag(),
-			formatFlag(compareFormats),
+			formatFlag(compareFormats()),
 			verboseFlag(),
 			forceFlag(),
 		},
@@ -145,25 +150,25 @@ func compareCommand() *cli.Command {
 				return err
 			}
 			work := seedsWork(s, k)
-			if cmd.String("format") == "html" {
+			if format(cmd) == report.HTML {
 				work = plotWork(s, k)
 			}
 			if err := checkWork(cmd, work); err != nil {
 				return err
 			}
-			if k > 1 || cmd.String("format") == "html" {
+			if k > 1 || format(cmd) == report.HTML {
 				return compareSeeds(ctx, cmd, s, seed, k)
 			}
 			start := time.Now()
-			results, err := s.Run(ctx, seed)
+			results, err := runs.One(ctx, s, seed)
 			if err != nil {
 				return err
 			}
 			if cmd.Bool("verbose") {
 				writeEngineStats(cmd.Root().ErrWriter, results, time.Since(start))
 			}
-			c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results}
-			return report.Write(cmd.Root().Writer, cmd.String("format"), &c)
+			c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: metrics.For(s.Policies)}
+			return report.Write(cmd.Root().Writer, format(cmd), &c)
 		},
 	}
 }
@@ -197,7 +202,7 @@ func listCommand() *cli.Command {
 			}
 			fmt.Fprintf(w, "(* runs when no --scenario is given)\n\nPolicy types:\n")
 			for _, t := range scenarios.PolicyTypes() {
-				fmt.Fprintf(w, "   %-19s  %s\n", t[0], t[1])
+				fmt.Fprintf(w, "   %-19s  %s\n", t.Name, t.About)
 			}
 			return nil
 		},

@@ -10,9 +10,11 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/retrysim/retrysim/check"
+	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
-	"github.com/retrysim/retrysim/sim"
 )
 
 // checkFailed is returned when an expectation or baseline metric fails: the
@@ -49,7 +51,7 @@ func checkCommand() *cli.Command {
 			fileFlag(),
 			&cli.StringSliceFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "check only scenario `NAME` (repeatable; default: every scenario with expectations)"},
 			&decimalFlag{Name: "seeds", HideDefault: true, Usage: "take statistics such as mean(completed) over `K` seeds instead of each scenario's check_seeds"},
-			formatFlag(report.CheckFormats),
+			formatFlag(check.Formats()),
 			&cli.StringFlag{Name: "junit", Usage: "also write the results as JUnit XML to `FILE`"},
 			&cli.StringSliceFlag{Name: "baseline", Usage: "compare with `FILE`, written by 'retrysim compare --format json' (repeatable; '-' reads stdin)"},
 			&cli.StringFlag{Name: "tolerance", Value: "0", Usage: "how much worse than the baseline a metric may get, e.g. 5% (relative to the baseline value)"},
@@ -81,7 +83,7 @@ func checkCommand() *cli.Command {
 				}
 				seeds = int(n)
 			}
-			tol, err := report.ParseTolerance(cmd.String("tolerance"))
+			tol, err := check.ParseTolerance(cmd.String("tolerance"))
 			if err != nil {
 				return usagef("--tolerance: %v", err)
 			}
@@ -134,7 +136,7 @@ func checkCommand() *cli.Command {
 
 			var work scenarios.Estimate
 			for _, s := range list {
-				work = work.Add(seedsWork(s, checkSeeds(s, seeds)))
+				work = work.Add(seedsWork(s, check.Seeds(s, seeds)))
 			}
 			for _, b := range baselines {
 				work = work.Add(b.s.Estimate(1))
@@ -143,28 +145,28 @@ func checkCommand() *cli.Command {
 				return err
 			}
 
-			var rep report.CheckReport
+			var rep check.Report
 			for _, s := range list {
-				checks, err := checkScenario(ctx, s, seeds)
+				checks, err := check.Scenario(ctx, s, seeds)
 				if err != nil {
 					return err
 				}
 				rep.Checks = append(rep.Checks, checks...)
 			}
 			for _, b := range baselines {
-				results, err := b.s.Run(ctx, b.doc.Seed)
+				results, err := runs.One(ctx, b.s, b.doc.Seed)
 				if err != nil {
 					return err
 				}
-				c := report.Comparison{Scenario: b.s.Name, Seed: b.doc.Seed, Results: results}
+				c := report.Comparison{Scenario: b.s.Name, Seed: b.doc.Seed, Results: results, Metrics: metrics.For(b.s.Policies)}
 				now := c.JSON()
-				rep.Baseline = append(rep.Baseline, report.CompareBaseline(b.file, b.doc, &now, tol)...)
+				rep.Baseline = append(rep.Baseline, check.CompareBaseline(b.file, b.doc, &now, tol)...)
 			}
 			if len(rep.Checks) == 0 && len(rep.Baseline) == 0 {
 				return usagef("nothing to check: no expectations in %s for the chosen scenarios and no --baseline (docs/ci.md shows how to write them)", f.Path)
 			}
 
-			if err := report.WriteCheck(cmd.Root().Writer, cmd.String("format"), &rep); err != nil {
+			if err := check.WriteCheck(cmd.Root().Writer, format(cmd), &rep); err != nil {
 				return err
 			}
 			if junit != nil {
@@ -180,63 +182,21 @@ func checkCommand() *cli.Command {
 	}
 }
 
-// checkScenario runs s on as many seeds as its expectations need and
-// measures each expectation. seeds, when > 0, overrides check_seeds.
-func checkScenario(ctx context.Context, s *scenarios.Scenario, seeds int) ([]report.CheckResult, error) {
-	if len(s.Expect) == 0 {
-		return nil, nil
-	}
-	k := checkSeeds(s, seeds)
-	// rows[policy][seed]: each run stores only its own slot.
-	rows := make([][]report.PolicyResult, len(s.Policies))
-	for p := range rows {
-		rows[p] = make([]report.PolicyResult, k)
-	}
-	err := s.RunSeeds(ctx, s.Seed, k, 0, func(seed, p int, r *sim.Result) {
-		rows[p][seed] = report.Row(r)
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]report.CheckResult, len(s.Expect))
-	for i := range s.Expect {
-		e := &s.Expect[i]
-		out[i] = report.Evaluate(e.Expectation, s.Seed, rows[e.Policy])
-		out[i].Scenario = s.Name
-		out[i].Source = e.Source()
-	}
-	return out, nil
-}
-
-// checkSeeds is how many seeds checking s takes: 0 without expectations,
-// 1 unless one takes statistics over seeds, then check_seeds or seeds (> 0).
-func checkSeeds(s *scenarios.Scenario, seeds int) int {
-	switch {
-	case len(s.Expect) == 0:
-		return 0
-	case !slices.ContainsFunc(s.Expect, func(e scenarios.Expect) bool { return e.OverSeeds() }):
-		return 1
-	case seeds > 0:
-		return seeds
-	}
-	return s.CheckSeeds
-}
-
 // readBaseline reads the baseline named by --baseline; '-' reads stdin.
 func readBaseline(cmd *cli.Command, path string) (*report.Document, error) {
 	if path == "-" {
-		return report.ReadBaseline(stdinName, cmd.Root().Reader)
+		return check.ReadBaseline(stdinName, cmd.Root().Reader)
 	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	defer fh.Close()
-	return report.ReadBaseline(path, fh)
+	return check.ReadBaseline(path, fh)
 }
 
-func writeJUnitFile(fh *os.File, rep *report.CheckReport) error {
-	err := report.WriteJUnit(fh, rep)
+func writeJUnitFile(fh *os.File, rep *check.Report) error {
+	err := check.WriteJUnit(fh, rep)
 	if cerr := fh.Close(); err == nil {
 		err = cerr
 	}

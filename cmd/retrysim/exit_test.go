@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -156,16 +157,16 @@ func TestPanicInRunExits3(t *testing.T) {
 	}
 	s := *orig
 	s.Server = &sim.CapacityWindows{Phases: orig.Server.Phases, ResponseTime: panicky{}}
-	err = s.RunSeeds(context.Background(), 1, 2, 0, func(int, int, *sim.Result) {})
-	var p *scenarios.PanicError
+	err = runs.Seeds(context.Background(), &s, 1, 2, 0, func(int, int, *sim.Result) {})
+	var p *runs.PanicError
 	if !errors.As(err, &p) {
-		t.Fatalf("RunSeeds returned %v, want a *scenarios.PanicError", err)
+		t.Fatalf("runs.Seeds returned %v, want a *runs.PanicError", err)
 	}
 	var stderr bytes.Buffer
 	if code := exitCode(err, &stderr); code != exitCrash {
 		t.Errorf("exit %d, want %d", code, exitCrash)
 	}
-	for _, want := range []string{"internal error", "panic: ", "goroutine ", "scenarios.runOne"} {
+	for _, want := range []string{"internal error", "panic: ", "goroutine ", "runs.runOne"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}

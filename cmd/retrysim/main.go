@@ -11,7 +11,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 
-	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/runs"
 )
 
 // Exit codes.
@@ -31,7 +31,7 @@ func main() {
 // The first Ctrl-C cancels the run, which then stops and exits 130; it also
 // restores the default handling, so a second Ctrl-C kills the process at
 // once. A panic on this goroutine exits 3 with its stack on stderr; panics
-// of simulation runs come back as *scenarios.PanicError and exit 3 too.
+// of simulation runs come back as *runs.PanicError and exit 3 too.
 func mainCode(args []string, stdout, stderr io.Writer) (code int) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -63,7 +63,7 @@ var errInterrupted = errors.New("interrupted")
 
 // exitCode reports err on stderr and returns the process's exit code.
 func exitCode(err error, stderr io.Writer) int {
-	var p *scenarios.PanicError
+	var p *runs.PanicError
 	switch {
 	case err == nil:
 		return exitOK

@@ -15,7 +15,8 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/retrysim/retrysim/cmd/retrysim/internal/progress"
-	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/report/plot"
+	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 )
 
@@ -72,7 +73,7 @@ func plotCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			figs, err := report.Figures(data)
+			figs, err := plot.Figures(data)
 			if err != nil {
 				return err
 			}
@@ -109,7 +110,7 @@ func flagOrOldName(cmd *cli.Command, name string, old ...string) (value, given s
 }
 
 // plotFormatsFlag parses --plot-format (or its hidden old name, if any).
-func plotFormatsFlag(cmd *cli.Command, old ...string) ([]string, error) {
+func plotFormatsFlag(cmd *cli.Command, old ...string) ([]plot.ImageFormat, error) {
 	list, given, err := flagOrOldName(cmd, "plot-format", old...)
 	if err != nil {
 		return nil, err
@@ -118,15 +119,15 @@ func plotFormatsFlag(cmd *cli.Command, old ...string) ([]string, error) {
 }
 
 // plotFormats parses a comma-separated list of image formats, given as flag.
-func plotFormats(flag, list string) ([]string, error) {
-	var out []string
+func plotFormats(flag, list string) ([]plot.ImageFormat, error) {
+	var out []plot.ImageFormat
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
-		if !slices.Contains(report.PlotFormats, f) {
+		if !slices.Contains(plot.ImageFormats(), plot.ImageFormat(f)) {
 			return nil, usagef("%s: unknown image format %q (want png, svg or png,svg)", flag, f)
 		}
-		if !slices.Contains(out, f) {
-			out = append(out, f)
+		if !slices.Contains(out, plot.ImageFormat(f)) {
+			out = append(out, plot.ImageFormat(f))
 		}
 	}
 	return out, nil
@@ -135,7 +136,7 @@ func plotFormats(flag, list string) ([]string, error) {
 // bucketFlag returns --bucket, or the scenario's default bucket.
 func bucketFlag(cmd *cli.Command, s *scenarios.Scenario) (time.Duration, error) {
 	if !cmd.IsSet("bucket") {
-		return report.DefaultBucket(s.Server), nil
+		return runs.DefaultBucket(s.Server), nil
 	}
 	b := cmd.Duration("bucket")
 	if b < time.Millisecond {
@@ -144,16 +145,16 @@ func bucketFlag(cmd *cli.Command, s *scenarios.Scenario) (time.Duration, error) 
 	return b, nil
 }
 
-// collectPlotData is report.CollectPlotData with a progress bar.
-func collectPlotData(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int, bucket time.Duration) (*report.PlotData, error) {
+// collectPlotData is runs.CollectPlotData with a progress bar.
+func collectPlotData(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int, bucket time.Duration) (*runs.PlotData, error) {
 	bar := progress.New(cmd.Root().ErrWriter, k*len(s.Policies), fmt.Sprintf("%s: %d seeds", s.Name, k))
 	defer bar.Done()
-	return report.CollectPlotData(ctx, s, first, k, bucket, bar.Add)
+	return runs.CollectPlotData(ctx, s, first, k, bucket, bar.Add)
 }
 
 // writeFigures writes every figure in every format into dir and lists the
 // files on stderr: stdout is only for data, so that it can be piped.
-func writeFigures(cmd *cli.Command, dir string, figs []report.NamedFigure, formats []string) error {
+func writeFigures(cmd *cli.Command, dir string, figs []plot.NamedFigure, formats []plot.ImageFormat) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -163,7 +164,7 @@ func writeFigures(cmd *cli.Command, dir string, figs []report.NamedFigure, forma
 			if err := f.Figure.Write(&buf, format); err != nil {
 				return err
 			}
-			path := filepath.Join(dir, f.Name+"."+format)
+			path := filepath.Join(dir, f.Name+"."+string(format))
 			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 				return err
 			}

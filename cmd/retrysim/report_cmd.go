@@ -10,6 +10,8 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/report/plot"
+	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 )
 
@@ -68,7 +70,7 @@ func reportCommand() *cli.Command {
 
 // writeHTMLReport runs the scenario and writes the HTML report to w.
 func writeHTMLReport(ctx context.Context, cmd *cli.Command, w io.Writer, s *scenarios.Scenario, first uint64, k int) error {
-	bucket := report.DefaultBucket(s.Server)
+	bucket := runs.DefaultBucket(s.Server)
 	if cmd.IsSet("bucket") {
 		b, err := bucketFlag(cmd, s)
 		if err != nil {
@@ -80,7 +82,11 @@ func writeHTMLReport(ctx context.Context, cmd *cli.Command, w io.Writer, s *scen
 	if err != nil {
 		return err
 	}
-	return report.WriteHTML(w, s, data, remakeCommand(cmd, s, first, k))
+	figures, err := plot.SVGFigures(data)
+	if err != nil {
+		return err
+	}
+	return report.WriteHTML(w, s, data.Runs, figures, remakeCommand(cmd, s, first, k))
 }
 
 // remakeCommand is the command line that makes the same report again. It

@@ -11,6 +11,7 @@ import (
 
 	"github.com/retrysim/retrysim/cmd/retrysim/internal/progress"
 	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -84,15 +85,9 @@ func seedCount(cmd *cli.Command, first uint64) (int, error) {
 // a progress bar on a terminal, and collects the results in seed order.
 // keep, if set, is also called for every run (from worker goroutines, for
 // distinct (seed, policy) pairs).
-func runSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int, keep func(seed, policy int, r *sim.Result)) (*report.MultiSeed, error) {
-	names := make([]string, len(s.Policies))
-	for i, p := range s.Policies {
-		names[i] = p.Name
-	}
-	ms := report.NewMultiSeed(s.Name, first, k, names)
-	bar := progress.New(cmd.Root().ErrWriter, k*len(names), fmt.Sprintf("%s: %d seeds", s.Name, k))
-	err := s.RunSeeds(ctx, first, k, 0, func(seed, p int, r *sim.Result) {
-		ms.Add(seed, p, r)
+func runSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int, keep func(seed, policy int, r *sim.Result)) (*runs.MultiSeed, error) {
+	bar := progress.New(cmd.Root().ErrWriter, k*len(s.Policies), fmt.Sprintf("%s: %d seeds", s.Name, k))
+	ms, err := runs.Collect(ctx, s, first, k, func(seed, p int, r *sim.Result) {
 		if keep != nil {
 			keep(seed, p, r)
 		}
@@ -107,8 +102,7 @@ func runSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, firs
 
 // compareSeeds is compare with --seeds K > 1 or --format html.
 func compareSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int) error {
-	format := cmd.String("format")
-	if format == "html" {
+	if format(cmd) == report.HTML {
 		if cmd.Bool("verbose") {
 			return usagef("--verbose works with the table, markdown, csv and json formats, not html")
 		}
@@ -125,9 +119,9 @@ func compareSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, 
 		fmt.Fprintf(cmd.Root().ErrWriter, "total: %d events in %d runs (%d seeds × %d policies) in %v wall time (%.3g events/s)\n",
 			events.Load(), k*len(s.Policies), k, len(s.Policies), wall.Round(time.Microsecond), float64(events.Load())/wall.Seconds())
 	}
-	doc := ms.Stats()
-	return report.WriteMultiSeed(cmd.Root().Writer, format, &doc)
+	doc := report.Stats(ms)
+	return report.WriteMultiSeed(cmd.Root().Writer, format(cmd), &doc)
 }
 
 // compareFormats are report.Formats plus the HTML report.
-var compareFormats = append(append([]string(nil), report.Formats...), "html")
+func compareFormats() []report.Format { return append(report.Formats(), report.HTML) }

@@ -9,17 +9,21 @@ import (
 
 	"github.com/retrysim/retrysim/cmd/retrysim/internal/progress"
 	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/report/plot"
+	"github.com/retrysim/retrysim/runs"
+	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sweep"
 )
 
 func sweepCommand() *cli.Command {
 	var about strings.Builder
-	for _, p := range sweep.Names() {
-		for i, line := range wrapWords(p[1], helpWidth-helpIndent-3-14) {
+	for _, p := range scenarios.Params() {
+		name := p.Name
+		for i, line := range wrapWords(p.About, helpWidth-helpIndent-3-14) {
 			if i > 0 {
-				p[0] = ""
+				name = ""
 			}
-			fmt.Fprintf(&about, "   %-13s %s\n", p[0], line)
+			fmt.Fprintf(&about, "   %-13s %s\n", name, line)
 		}
 	}
 	return &cli.Command{
@@ -37,7 +41,7 @@ func sweepCommand() *cli.Command {
 			"   retrysim sweep --param base=100ms:2s:100ms --plot-dir plots",
 		Flags: append(scenarioFlags(), append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter to vary, `NAME=FROM:TO:STEP` (at most two)"},
-			formatFlag(report.Formats),
+			formatFlag(report.Formats()),
 		}, append(plotFlags("also write line plots of each metric to `DIR`"),
 			&cli.StringFlag{Name: "plot", Hidden: true}, // the old name of --plot-dir
 		)...)...),
@@ -74,7 +78,7 @@ func sweepCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			var formats []string
+			var formats []plot.ImageFormat
 			if plotDir != "" {
 				if formats, err = plotFormatsFlag(cmd); err != nil {
 					return err
@@ -108,16 +112,16 @@ func sweepCommand() *cli.Command {
 				}
 			}
 			bar := progress.New(cmd.Root().ErrWriter, total*k*len(s.Policies), fmt.Sprintf("sweep %s", s.Name))
-			sw, err := sweep.Run(ctx, s, params, first, k, bar.Add)
+			sw, err := runs.RunSweep(ctx, s, params, first, k, bar.Add)
 			bar.Done()
 			if err != nil {
 				return err
 			}
-			if err := report.WriteSweep(cmd.Root().Writer, cmd.String("format"), sw); err != nil {
+			if err := report.WriteSweep(cmd.Root().Writer, format(cmd), sw); err != nil {
 				return err
 			}
 			if plotDir != "" {
-				figs, err := report.SweepFigures(sw)
+				figs, err := plot.SweepFigures(sw)
 				if err != nil {
 					return err
 				}

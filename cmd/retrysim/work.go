@@ -5,7 +5,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sweep"
 )
@@ -28,23 +29,23 @@ func checkWork(cmd *cli.Command, est scenarios.Estimate) error {
 	return nil
 }
 
-// keptPerRun is what a multi-seed command keeps of each run: one float64
-// per metric (report.MultiSeed).
-var keptPerRun = float64(8 * len(report.Metrics))
+// keptPerRun is what a multi-seed command keeps of each run of s: one
+// float64 per metric reported (runs.MultiSeed).
+func keptPerRun(s *scenarios.Scenario) float64 { return float64(8 * len(metrics.For(s.Policies))) }
 
 // seedsWork estimates k seeds of s whose metrics are kept.
 func seedsWork(s *scenarios.Scenario, k int) scenarios.Estimate {
 	e := s.Estimate(k)
-	e.Kept = float64(e.Runs) * keptPerRun
+	e.Kept = float64(e.Runs) * keptPerRun(s)
 	return e
 }
 
 // plotWork estimates plot and report: k seeds, plus the latencies of up
-// to report.MaxCDFSeeds seeds that the CDF pools, plus one timeline run per
+// to runs.MaxCDFSeeds seeds that the CDF pools, plus one timeline run per
 // policy.
 func plotWork(s *scenarios.Scenario, k int) scenarios.Estimate {
 	e := seedsWork(s, k).Add(s.Estimate(1))
-	e.Kept += 8 * float64(s.Workload.Clients) * float64(min(k, report.MaxCDFSeeds)) * float64(len(s.Policies))
+	e.Kept += 8 * float64(s.Workload.Clients) * float64(min(k, runs.MaxCDFSeeds)) * float64(len(s.Policies))
 	return e
 }
 

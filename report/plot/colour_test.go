@@ -1,4 +1,4 @@
-package report
+package plot
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -80,22 +82,22 @@ func TestDistributionBoxFillColours(t *testing.T) {
 
 // checkBoxFills checks the boxes of d's distributions figure that are tall
 // enough to have an inside, and returns how many it checked.
-func checkBoxFills(t *testing.T, d *PlotData) (checked int) {
+func checkBoxFills(t *testing.T, d *runs.PlotData) (checked int) {
 	t.Helper()
 	fig, err := DistributionFigure(d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	img := renderPNG(t, fig)
-	for panel, spec := range distributionMetrics {
-		m, _ := LookupMetric(spec[0])
+	for panel, spec := range distributionPanels() {
+		m := spec.metric
 		largest := 0.0
 		for i := range d.Runs.Policies {
 			for _, v := range policyValues(d, i, m) {
 				largest = max(largest, math.Abs(v))
 			}
 		}
-		per, _ := metricAxis(spec[0], "", largest)
+		per, _ := metricAxis(m, "", largest)
 		for i, name := range d.Runs.Policies {
 			vals := policyValues(d, i, m)
 			if len(vals) == 0 {
@@ -129,7 +131,7 @@ func checkBoxFills(t *testing.T, d *PlotData) (checked int) {
 			// Grid lines under the box may tint a pixel or two.
 			if match*2 < n {
 				t.Errorf("%s, %s: box at x=%d, y=%d..%d has %v, want %v (pale %v)",
-					d.Scenario+": "+spec[0], name, top.X, top.Y, bottom.Y, img.At(top.X, (top.Y+bottom.Y)/2), want, c)
+					d.Scenario+": "+m.Name, name, top.X, top.Y, bottom.Y, img.At(top.X, (top.Y+bottom.Y)/2), want, c)
 			}
 			checked++
 		}
@@ -163,7 +165,7 @@ func checkSVGColours(t *testing.T, name, svg string) {
 // only colours that browsers understand.
 func TestSVGColoursValid(t *testing.T) {
 	d := plotData(t, "overload-burst", 4)
-	for name, svg := range renderAll(t, d, "svg") {
+	for name, svg := range renderAll(t, d, SVG) {
 		checkSVGColours(t, name+".svg", string(svg))
 	}
 	figs, err := SweepFigures(testSweep(t))
@@ -172,13 +174,17 @@ func TestSVGColoursValid(t *testing.T) {
 	}
 	for _, f := range figs {
 		var buf bytes.Buffer
-		if err := f.Figure.Write(&buf, "svg"); err != nil {
+		if err := f.Figure.Write(&buf, SVG); err != nil {
 			t.Fatal(err)
 		}
 		checkSVGColours(t, f.Name+".svg", buf.String())
 	}
 	var page bytes.Buffer
-	if err := WriteHTML(&page, builtinScenario(t, "overload-burst"), d, "retrysim report"); err != nil {
+	figures, err := SVGFigures(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteHTML(&page, builtinScenario(t, "overload-burst"), d.Runs, figures, "retrysim report"); err != nil {
 		t.Fatal(err)
 	}
 	svgs := inlineSVGs.FindAllString(page.String(), -1)
@@ -192,11 +198,11 @@ func TestSVGColoursValid(t *testing.T) {
 
 // testSweep runs overload-burst at clients 10, 20, 30 (first axis) and
 // with two, then four seconds of outage (second axis), on two seeds.
-func testSweep(t *testing.T) *Sweep {
+func testSweep(t *testing.T) *runs.Sweep {
 	t.Helper()
 	base := builtinScenario(t, "overload-burst")
-	sw := &Sweep{Scenario: base.Name, FirstSeed: base.Seed, Seeds: 2,
-		Axes: []SweepAxis{
+	sw := &runs.Sweep{Scenario: base.Name, FirstSeed: base.Seed, Seeds: 2,
+		Axes: []runs.Axis{
 			{Name: "clients", Labels: []string{"10", "20", "30"}, Values: []float64{10, 20, 30}},
 			{Name: "outage", Title: "outage length", Unit: "ms", Labels: []string{"2s", "4s"}, Values: []float64{2000, 4000}},
 		}}
@@ -211,11 +217,11 @@ func testSweep(t *testing.T) *Sweep {
 			server.Phases = append([]sim.Phase(nil), base.Server.Phases...)
 			server.Phases[0].Duration = msDuration(outage)
 			s.Server = &server
-			runs := NewMultiSeed(s.Name, s.Seed, sw.Seeds, sw.Policies)
-			if err := s.RunSeeds(context.Background(), s.Seed, sw.Seeds, 0, func(seed, p int, r *sim.Result) { runs.Add(seed, p, r) }); err != nil {
+			m, err := runs.Collect(context.Background(), &s, s.Seed, sw.Seeds, nil)
+			if err != nil {
 				t.Fatal(err)
 			}
-			sw.Points = append(sw.Points, SweepPoint{Index: []int{i, j}, Runs: runs})
+			sw.Points = append(sw.Points, runs.Point{Index: []int{i, j}, Runs: m})
 		}
 	}
 	return sw

@@ -1,4 +1,4 @@
-package report
+package check
 
 import (
 	"bytes"
@@ -8,8 +8,13 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // plainNumber matches a plain decimal number: no hex, no underscores, no Inf
@@ -26,13 +31,13 @@ func (e *BaselineError) Error() string {
 	return e.File + ": " + e.Msg + " (a baseline is the output of 'retrysim compare --format json' for one scenario and seed)"
 }
 
-// resultFields are the fields every result of a Document must carry.
-var resultFields = []string{"policy", "clients", "completed", "attempts", "retries", "gave_up", "gave_up_by", "amplification", "latency_ms", "last_completion_ms"}
-
 // ReadBaseline reads a single-seed Document, as 'retrysim compare --format
 // json' writes it, strictly: unknown fields, missing fields, trailing data and
 // other JSON shapes (such as a multi-seed report) are errors naming file.
-func ReadBaseline(file string, r io.Reader) (*Document, error) {
+// The metrics a result must have are those of metrics.Default(); an optional
+// metric (such as fallbacks) is read when it is there. Every result has the
+// same metrics.
+func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 	bad := func(format string, args ...any) error {
 		return &BaselineError{File: file, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -43,10 +48,10 @@ func ReadBaseline(file string, r io.Reader) (*Document, error) {
 	// First pass: the shape, so that a missing field is named rather than
 	// read as zero.
 	var shape struct {
-		Schema   *string                      `json:"schema"`
-		Scenario *string                      `json:"scenario"`
-		Seed     *uint64                      `json:"seed"`
-		Results  []map[string]json.RawMessage `json:"results"`
+		Schema   *string           `json:"schema"`
+		Scenario *string           `json:"scenario"`
+		Seed     *uint64           `json:"seed"`
+		Results  []json.RawMessage `json:"results"`
 	}
 	if err := json.Unmarshal(data, &shape); err != nil {
 		return nil, bad("not a single-seed JSON report: %v", jsonErr(data, err))
@@ -61,24 +66,58 @@ func ReadBaseline(file string, r io.Reader) (*Document, error) {
 	case len(shape.Results) == 0:
 		return nil, bad("no results: field \"results\" is missing or empty")
 	}
-	for i, res := range shape.Results {
-		for _, f := range resultFields {
-			if _, ok := res[f]; !ok {
-				return nil, bad("results[%d]: missing field %q", i, f)
+	fields := resultFields(metrics.All())
+	var set []*metrics.Metric
+	for i, raw := range shape.Results {
+		res, err := decodeObject(raw)
+		if err != nil {
+			return nil, bad("results[%d]: %v", i, jsonErr(data, err))
+		}
+		var present []*metrics.Metric
+		for _, f := range fields {
+			if _, ok := res.values[f.name]; !ok {
+				if f.optional {
+					continue
+				}
+				return nil, bad("results[%d]: missing field %q", i, f.name)
 			}
+			present = append(present, f.metrics...)
+		}
+		if i == 0 {
+			set = present
+		} else if !slices.Equal(set, present) {
+			return nil, bad("results[%d]: has other metrics than results[0]", i)
 		}
 	}
+	// Second pass: strictly, with the types.
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var doc Document
+	var doc struct {
+		Scenario string            `json:"scenario"`
+		Seed     uint64            `json:"seed"`
+		Results  []json.RawMessage `json:"results"`
+	}
 	if err := dec.Decode(&doc); err != nil {
 		return nil, bad("not a single-seed JSON report: %v", jsonErr(data, err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, bad("unexpected data after the JSON document")
 	}
+	out := &report.Document{Scenario: doc.Scenario, Seed: doc.Seed}
 	seen := map[string]bool{}
-	for i, pr := range doc.Results {
+	for i, raw := range doc.Results {
+		pr, err := decodeResult(raw, set)
+		if err != nil {
+			var fe *fieldError
+			if errors.As(err, &fe) {
+				if at := bytes.Index(data, raw); at >= 0 {
+					if k := bytes.Index(data[at:], []byte(`"`+fe.field+`"`)); k >= 0 {
+						err = fmt.Errorf("line %d: %w", 1+bytes.Count(data[:at+k], []byte("\n")), err)
+					}
+				}
+			}
+			return nil, bad("results[%d]: %v", i, err)
+		}
 		if pr.Policy == "" {
 			return nil, bad("results[%d]: empty policy name", i)
 		}
@@ -86,8 +125,143 @@ func ReadBaseline(file string, r io.Reader) (*Document, error) {
 			return nil, bad("results[%d]: policy %q appears twice", i, pr.Policy)
 		}
 		seen[pr.Policy] = true
+		out.Results = append(out.Results, pr)
 	}
-	return &doc, nil
+	return out, nil
+}
+
+// resultField is a field of a result in the JSON report: policy, clients,
+// a metric, or an object of metrics (gave_up_by, latency_ms).
+type resultField struct {
+	name     string
+	metrics  []*metrics.Metric // those it holds, in registry order
+	optional bool
+}
+
+// resultFields lists the fields of a result with the metrics of set.
+func resultFields(set []*metrics.Metric) []resultField {
+	fields := []resultField{{name: "policy"}, {name: "clients"}}
+	for _, m := range set {
+		name, _, _ := strings.Cut(m.Name, ".")
+		last := &fields[len(fields)-1]
+		if last.name == name {
+			last.metrics = append(last.metrics, m)
+			continue
+		}
+		fields = append(fields, resultField{name: name, metrics: []*metrics.Metric{m}, optional: m.Optional()})
+	}
+	return fields
+}
+
+// object is a JSON object's fields.
+type object struct {
+	keys   []string // in the order written
+	values map[string]json.RawMessage
+}
+
+// decodeObject reads a JSON object, keeping the order of its fields;
+// a field given twice is an error.
+func decodeObject(raw json.RawMessage) (object, error) {
+	o := object{values: map[string]json.RawMessage{}}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil {
+		return o, err
+	} else if t != json.Delim('{') {
+		return o, fmt.Errorf("want an object")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return o, err
+		}
+		key := t.(string) // keys of an object are strings
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return o, err
+		}
+		if _, dup := o.values[key]; dup {
+			return o, fmt.Errorf("field %q given twice", key)
+		}
+		o.keys = append(o.keys, key)
+		o.values[key] = v
+	}
+	return o, nil
+}
+
+// fieldError is a value of the wrong type in a result's field.
+type fieldError struct {
+	field string // the field of the result (gave_up_by for gave_up_by.deadline)
+	err   error
+}
+
+func (e *fieldError) Error() string { return e.err.Error() }
+
+// decodeResult reads one result with the metrics of set, strictly.
+func decodeResult(raw json.RawMessage, set []*metrics.Metric) (report.PolicyResult, error) {
+	pr := report.PolicyResult{Metrics: set, Values: make([]float64, len(set))}
+	o, err := decodeObject(raw)
+	if err != nil {
+		return pr, err
+	}
+	fields := resultFields(set)
+	known := map[string]*resultField{}
+	for i := range fields {
+		known[fields[i].name] = &fields[i]
+	}
+	for _, key := range o.keys {
+		if known[key] == nil {
+			return pr, fmt.Errorf("json: unknown field %q", key)
+		}
+	}
+	if err := json.Unmarshal(o.values["policy"], &pr.Policy); err != nil {
+		return pr, &fieldError{"policy", fmt.Errorf("policy: %v", err)}
+	}
+	if err := json.Unmarshal(o.values["clients"], &pr.Clients); err != nil {
+		return pr, &fieldError{"clients", fmt.Errorf("clients: %v", err)}
+	}
+	number := func(name string, raw json.RawMessage) (float64, error) {
+		var v *float64
+		if err := json.Unmarshal(raw, &v); err != nil {
+			field, _, _ := strings.Cut(name, ".")
+			return 0, &fieldError{field, fmt.Errorf("%s: want a number or null: %v", name, err)}
+		}
+		if v == nil {
+			return math.NaN(), nil
+		}
+		return *v, nil
+	}
+	for _, f := range fields[2:] {
+		raw := o.values[f.name]
+		if !strings.Contains(f.metrics[0].Name, ".") {
+			v, err := number(f.name, raw)
+			if err != nil {
+				return pr, err
+			}
+			pr.Values[slices.Index(set, f.metrics[0])] = v
+			continue
+		}
+		inner, err := decodeObject(raw)
+		if err != nil {
+			return pr, fmt.Errorf("%s: %v", f.name, err)
+		}
+		for _, key := range inner.keys {
+			if !slices.ContainsFunc(f.metrics, func(m *metrics.Metric) bool { return m.Part() == key }) {
+				return pr, fmt.Errorf("json: unknown field %q", f.name+"."+key)
+			}
+		}
+		for _, m := range f.metrics {
+			raw, ok := inner.values[m.Part()]
+			if !ok {
+				return pr, fmt.Errorf("missing field %q", m.Name)
+			}
+			v, err := number(m.Name, raw)
+			if err != nil {
+				return pr, err
+			}
+			pr.Values[slices.Index(set, m)] = v
+		}
+	}
+	return pr, nil
 }
 
 // jsonErr adds the line of a syntax or type error to its message.
@@ -130,10 +304,10 @@ func ParseTolerance(s string) (float64, error) {
 type Change struct {
 	Scenario string
 	Policy   string
-	// Metric is a name from Metrics; "" for a policy that is in the baseline
+	// Metric is a metric's name; "" for a policy that is in the baseline
 	// but no longer in the scenario.
 	Metric           string
-	Better           Better
+	Better           stats.Direction
 	Base, Now        float64
 	HasBase, HasNow  bool
 	Worse, Improved  bool
@@ -145,13 +319,15 @@ type Change struct {
 }
 
 // CompareBaseline compares every metric of every policy of base with now,
-// the same scenario run again on base's seed. A metric fails when it moved
-// in its worse direction by more than tol (a fraction) of the baseline value;
-// when the baseline value is 0, any worsening fails. A policy of the baseline
-// that now is missing fails too. Policies new in now are not compared.
-func CompareBaseline(file string, base, now *Document, tol float64) []Change {
+// the same scenario run again on base's seed. Both are compared as the JSON
+// report writes them (now is rounded as base was). A metric fails when it
+// moved in its worse direction by more than tol (a fraction) of the
+// baseline value; when the baseline value is 0, any worsening fails. A
+// policy of the baseline that now is missing fails too. Policies new in now
+// are not compared, nor metrics that now does not have.
+func CompareBaseline(file string, base, now *report.Document, tol float64) []Change {
 	var out []Change
-	byName := map[string]*PolicyResult{}
+	byName := map[string]*report.PolicyResult{}
 	for i := range now.Results {
 		byName[now.Results[i].Policy] = &now.Results[i]
 	}
@@ -162,15 +338,19 @@ func CompareBaseline(file string, base, now *Document, tol float64) []Change {
 				Tolerance: tol, BaselineFile: file, BaselineSeed: base.Seed, policyNotRunning: true})
 			continue
 		}
-		for _, m := range Metrics {
+		for _, m := range b.Metrics {
+			if !slices.Contains(n.Metrics, m) {
+				continue
+			}
 			c := Change{Scenario: base.Scenario, Policy: b.Policy, Metric: m.Name, Better: m.Better,
 				Tolerance: tol, BaselineFile: file, BaselineSeed: base.Seed}
-			c.Base, c.HasBase = m.Value(b)
-			c.Now, c.HasNow = m.Value(*n)
+			c.Base, c.HasBase = b.Value(m)
+			c.Now, c.HasNow = n.Value(m)
+			c.Base, c.Now = m.RoundForJSON(c.Base), m.RoundForJSON(c.Now)
 			switch {
 			case c.HasBase && c.HasNow:
 				diff := c.Now - c.Base
-				if m.Better == HigherIsBetter {
+				if m.Better == stats.HigherIsBetter {
 					diff = -diff
 				}
 				// diff > 0: worse.
@@ -264,5 +444,5 @@ func (c *Change) Explain() string {
 }
 
 func percent(f float64) string {
-	return strconv.FormatFloat(round(100*f, 4), 'f', -1, 64) + "%"
+	return strconv.FormatFloat(metrics.Round(100*f, 4), 'f', -1, 64) + "%"
 }

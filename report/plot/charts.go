@@ -1,6 +1,7 @@
-package report
+package plot
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"math"
@@ -8,12 +9,16 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
+	gonum "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // NamedFigure is a figure with the base name of its files.
@@ -24,7 +29,7 @@ type NamedFigure struct {
 
 // Figures returns every plot of d, in a fixed order: timeline, cdf,
 // outcomes, and with more than one seed, distributions.
-func Figures(d *PlotData) ([]NamedFigure, error) {
+func Figures(d *runs.PlotData) ([]NamedFigure, error) {
 	out := []NamedFigure{}
 	tl, err := TimelineFigure(d)
 	if err != nil {
@@ -51,7 +56,26 @@ func Figures(d *PlotData) ([]NamedFigure, error) {
 	return out, nil
 }
 
-func seedWords(m *MultiSeed) string {
+// SVGFigures draws every figure of d (Figures) as SVG, for
+// report.WriteHTML.
+func SVGFigures(d *runs.PlotData) ([]report.SVGFigure, error) {
+	figs, err := Figures(d)
+	if err != nil {
+		return nil, err
+	}
+	var out []report.SVGFigure
+	for _, f := range figs {
+		var buf bytes.Buffer
+		if err := f.Figure.Write(&buf, SVG); err != nil {
+			return nil, err
+		}
+		out = append(out, report.SVGFigure{Caption: f.Figure.Title, SVG: buf.Bytes()})
+	}
+	return out, nil
+}
+
+// seedWords says which seeds m ran: "seed 1" or "seeds 1–100".
+func seedWords(m *runs.MultiSeed) string {
 	if k := m.Seeds(); k > 1 {
 		return fmt.Sprintf("seeds %d–%d", m.FirstSeed, m.FirstSeed+uint64(k)-1)
 	}
@@ -125,7 +149,7 @@ func capacityLine(s *sim.CapacityWindows, bucket time.Duration, end time.Duratio
 // would then fill less than a quarter of its height: then each panel gets
 // its own y scale, and the title says so. One policy's retry storm would
 // otherwise squash every other panel and the capacity line to a few pixels.
-func TimelineFigure(d *PlotData) (*Figure, error) {
+func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 	n := len(d.Timelines)
 	if n == 0 {
 		return nil, fmt.Errorf("no timelines to plot")
@@ -191,7 +215,7 @@ func TimelineFigure(d *PlotData) (*Figure, error) {
 
 // CDFFigure shows, per policy, the fraction of all operations completed
 // within each time from their start; a curve that stops below 1 means give-ups.
-func CDFFigure(d *PlotData) (*Figure, error) {
+func CDFFigure(d *runs.PlotData) (*Figure, error) {
 	seeds := d.LatencySeeds
 	ops := float64(d.Clients * seeds)
 	longest := time.Duration(0)
@@ -243,16 +267,12 @@ func CDFFigure(d *PlotData) (*Figure, error) {
 		pooled = fmt.Sprintf("seeds %d–%d", d.Runs.FirstSeed, d.Runs.FirstSeed+uint64(seeds)-1)
 	}
 	title := fmt.Sprintf("%s: completion-time CDF per policy (%s, %s operations each)", d.Scenario, pooled, plotCount(d.Clients*seeds))
-	return &Figure{Title: title, Cols: 1, Panels: []*plot.Plot{p}}, nil
+	return &Figure{Title: title, Cols: 1, Panels: []*gonum.Plot{p}}, nil
 }
 
 // barPanel draws one bar per policy: the metric's mean over the seeds, with
 // its 95% confidence interval when there is more than one seed.
-func barPanel(d *PlotData, metric, title, yLabel string) (*plot.Plot, error) {
-	m, ok := LookupMetric(metric)
-	if !ok {
-		return nil, fmt.Errorf("unknown metric %q", metric)
-	}
+func barPanel(d *runs.PlotData, m *metrics.Metric, title, yLabel string) (*gonum.Plot, error) {
 	p := newPanel(title, "", yLabel)
 	p.Add(gridLines())
 	n := len(d.Runs.Policies)
@@ -266,7 +286,7 @@ func barPanel(d *PlotData, metric, title, yLabel string) (*plot.Plot, error) {
 		if len(vals) == 0 {
 			continue
 		}
-		s := Summarize(vals)
+		s := stats.Summarize(vals)
 		bar, err := plotter.NewBarChart(plotter.Values{s.Mean}, width)
 		if err != nil {
 			return nil, err
@@ -277,7 +297,7 @@ func barPanel(d *PlotData, metric, title, yLabel string) (*plot.Plot, error) {
 		p.Add(bar)
 		ymax = max(ymax, s.CIHigh, s.Mean)
 		labelPts = append(labelPts, plotter.XY{X: float64(i), Y: max(s.CIHigh, s.Mean)})
-		labels = append(labels, plotNumber(s.Mean, min(decimals(metric), 2)))
+		labels = append(labels, plotNumber(s.Mean, min(m.Decimals(), 2)))
 		if s.N > 1 {
 			errPts = append(errPts, plotter.XY{X: float64(i), Y: s.Mean})
 			errs = append(errs, struct{ Low, High float64 }{s.Mean - s.CILow, s.CIHigh - s.Mean})
@@ -310,11 +330,11 @@ func barPanel(d *PlotData, metric, title, yLabel string) (*plot.Plot, error) {
 }
 
 // OutcomesFigure shows completions, give-ups and amplification per policy.
-func OutcomesFigure(d *PlotData) (*Figure, error) {
-	spec := [][3]string{
-		{"completed", "Completed", "operations (of " + plotCount(d.Clients) + ")"},
-		{"gave_up", "Gave up", "operations (of " + plotCount(d.Clients) + ")"},
-		{"amplification", "Amplification", "attempts per operation"},
+func OutcomesFigure(d *runs.PlotData) (*Figure, error) {
+	spec := []panelSpec{
+		{metrics.Completed, "Completed", "operations (of " + plotCount(d.Clients) + ")"},
+		{metrics.GaveUp, "Gave up", "operations (of " + plotCount(d.Clients) + ")"},
+		{metrics.Amplification, "Amplification", "attempts per operation"},
 	}
 	title := fmt.Sprintf("%s: outcomes per policy (%s)", d.Scenario, seedWords(d.Runs))
 	if d.Runs.Seeds() > 1 {
@@ -322,7 +342,7 @@ func OutcomesFigure(d *PlotData) (*Figure, error) {
 	}
 	fig := &Figure{Title: title, Cols: 3}
 	for _, s := range spec {
-		p, err := barPanel(d, s[0], s[1], s[2])
+		p, err := barPanel(d, s.metric, s.title, s.quantity)
 		if err != nil {
 			return nil, err
 		}
@@ -331,23 +351,34 @@ func OutcomesFigure(d *PlotData) (*Figure, error) {
 	return fig, nil
 }
 
-// distributionMetrics are the metrics whose spread over seeds
-// DistributionFigure shows, with panel titles and units.
-var distributionMetrics = [][3]string{
-	{"completed", "Completed", "operations"},
-	{"attempts", "Attempts", "requests sent"},
-	{"gave_up", "Gave up", "operations"},
-	{"amplification", "Amplification", "attempts per operation"},
-	{"latency_ms.p99", "p99 completion time", "time from the operation's start"},
-	{"last_completion_ms", "Last completion", "time since start"},
+// panelSpec is a panel of one metric: its title and what its y axis
+// measures.
+type panelSpec struct {
+	metric   *metrics.Metric
+	title    string
+	quantity string
+}
+
+// distributionPanels are the metrics whose spread over seeds
+// DistributionFigure shows, and which sweep plots draw, with panel titles
+// and units.
+func distributionPanels() []panelSpec {
+	return []panelSpec{
+		{metrics.Completed, "Completed", "operations"},
+		{metrics.Attempts, "Attempts", "requests sent"},
+		{metrics.GaveUp, "Gave up", "operations"},
+		{metrics.Amplification, "Amplification", "attempts per operation"},
+		{metrics.P99, "p99 completion time", "time from the operation's start"},
+		{metrics.LastCompletion, "Last completion", "time since start"},
+	}
 }
 
 // metricAxis returns what to divide a metric's values by for the unit its
 // axis shows, and the axis label, given the largest magnitude on
 // the axis. Metrics in milliseconds are drawn in the unit their range
 // suits (axisDurationUnit); others as they are.
-func metricAxis(metric, label string, largest float64) (float64, string) {
-	if !strings.HasPrefix(metric, "latency_ms.") && metric != "last_completion_ms" {
+func metricAxis(m *metrics.Metric, label string, largest float64) (float64, string) {
+	if m.Unit != metrics.Milliseconds {
 		return 1, label
 	}
 	u := axisDurationUnit(largest)
@@ -355,30 +386,30 @@ func metricAxis(metric, label string, largest float64) (float64, string) {
 }
 
 // policyValues returns policy p's values of a metric over the seeds.
-func policyValues(d *PlotData, p int, m Metric) []float64 {
+func policyValues(d *runs.PlotData, p int, m *metrics.Metric) []float64 {
 	vals, _ := d.Runs.Values(p, m)
 	return vals
 }
 
 // DistributionFigure shows, for each headline metric, its distribution over
 // the seeds per policy as box plots (box: quartiles; whiskers: 1.5 IQR).
-func DistributionFigure(d *PlotData) (*Figure, error) {
+func DistributionFigure(d *runs.PlotData) (*Figure, error) {
 	fig := &Figure{
 		Title: fmt.Sprintf("%s: distribution over %s (box: quartiles, line: median, whiskers: 1.5×IQR)", d.Scenario, seedWords(d.Runs)),
 		Cols:  3,
 	}
 	n := len(d.Runs.Policies)
 	width := vg.Points(min(40, 150/float64(max(n, 1))))
-	for _, spec := range distributionMetrics {
-		m, _ := LookupMetric(spec[0])
+	for _, spec := range distributionPanels() {
+		m := spec.metric
 		largest := 0.0
 		for i := range d.Runs.Policies {
 			for _, v := range policyValues(d, i, m) {
 				largest = max(largest, math.Abs(v))
 			}
 		}
-		per, yLabel := metricAxis(spec[0], spec[2], largest)
-		p := newPanel(spec[1], "", yLabel)
+		per, yLabel := metricAxis(m, spec.quantity, largest)
+		p := newPanel(spec.title, "", yLabel)
 		p.Add(gridLines())
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for i := range d.Runs.Policies {
@@ -422,7 +453,7 @@ func boxFill(c color.NRGBA) color.NRGBA { return color.NRGBA{c.R, c.G, c.B, 0x66
 
 // policyAxis labels the x axis with the policies' names, slanted so that
 // long names do not overlap.
-func policyAxis(p *plot.Plot, names []string) {
+func policyAxis(p *gonum.Plot, names []string) {
 	p.NominalX(names...)
 	p.X.Tick.Label.Rotation = math.Pi / 8
 	p.X.Tick.Label.XAlign = draw.XRight

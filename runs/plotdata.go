@@ -1,4 +1,4 @@
-package report
+package runs
 
 import (
 	"context"
@@ -103,18 +103,12 @@ const MaxCDFSeeds = 1000
 // once more per policy on the first seed for the timeline. done, if set, is
 // called after each run, from worker goroutines.
 func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k int, bucket time.Duration, done func()) (*PlotData, error) {
-	names := make([]string, len(s.Policies))
-	for i, p := range s.Policies {
-		names[i] = p.Name
-	}
-	runs := NewMultiSeed(s.Name, first, k, names)
 	pooled := min(k, MaxCDFSeeds)
 	lat := make([][][]time.Duration, len(s.Policies))
 	for p := range lat {
 		lat[p] = make([][]time.Duration, pooled)
 	}
-	err := s.RunSeeds(ctx, first, k, 0, func(seed, p int, r *sim.Result) {
-		runs.Add(seed, p, r)
+	runs, err := Collect(ctx, s, first, k, func(seed, p int, r *sim.Result) {
 		if seed < pooled {
 			lat[p][seed] = slices.Clone(r.Latencies)
 		}

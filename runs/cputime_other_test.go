@@ -1,6 +1,6 @@
 //go:build !unix
 
-package scenarios
+package runs
 
 import "time"
 

@@ -1,4 +1,4 @@
-package report
+package plot
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"gonum.org/v1/plot"
+	gonum "gonum.org/v1/plot"
 
-	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/runs"
 )
 
-func tickLabels(m plot.Ticker, lo, hi float64) []string {
+func tickLabels(m gonum.Ticker, lo, hi float64) []string {
 	var out []string
 	for _, t := range m.Ticks(lo, hi) {
 		if t.Label != "" {
@@ -83,24 +83,24 @@ func TestAxisDurationUnit(t *testing.T) {
 // labelSweep has an outage axis of 0–30 s and a deadline axis of 30 s and
 // 1 m, labelled as the sweep package labels them. Every point holds the same
 // runs of overload-burst: only the labels are under test.
-func labelSweep(t *testing.T) *Sweep {
+func labelSweep(t *testing.T) *runs.Sweep {
 	t.Helper()
 	s := builtinScenario(t, "overload-burst")
-	sw := &Sweep{Scenario: s.Name, FirstSeed: s.Seed, Seeds: 1,
-		Axes: []SweepAxis{
+	sw := &runs.Sweep{Scenario: s.Name, FirstSeed: s.Seed, Seeds: 1,
+		Axes: []runs.Axis{
 			{Name: "outage", Title: "outage length", Unit: "ms", Labels: []string{"0s", "15s", "30s"}, Values: []float64{0, 15000, 30000}},
 			{Name: "deadline", Title: "deadline", Unit: "ms", Labels: []string{"30s", "1m0s"}, Values: []float64{30000, 60000}},
 		}}
 	for _, p := range s.Policies {
 		sw.Policies = append(sw.Policies, p.Name)
 	}
-	runs := NewMultiSeed(s.Name, s.Seed, 1, sw.Policies)
-	if err := s.RunSeeds(context.Background(), s.Seed, 1, 0, func(seed, p int, r *sim.Result) { runs.Add(seed, p, r) }); err != nil {
+	m, err := runs.Collect(context.Background(), s, s.Seed, 1, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
 		for j := range 2 {
-			sw.Points = append(sw.Points, SweepPoint{Index: []int{i, j}, Runs: runs})
+			sw.Points = append(sw.Points, runs.Point{Index: []int{i, j}, Runs: m})
 		}
 	}
 	return sw
@@ -147,7 +147,7 @@ func TestTimelineYScale(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		scenario string
-		d        *PlotData
+		d        *runs.PlotData
 		shared   bool
 	}{
 		{"long-outage", plotData(t, "long-outage", 1), false},
@@ -199,7 +199,7 @@ func TestDurationMetricAxes(t *testing.T) {
 			sweepP99 = f.Figure
 		}
 	}
-	for name, p := range map[string]*plot.Plot{"distributions": dist.Panels[4], "sweep": sweepP99.Panels[0]} {
+	for name, p := range map[string]*gonum.Plot{"distributions": dist.Panels[4], "sweep": sweepP99.Panels[0]} {
 		if !strings.HasSuffix(p.Y.Label.Text, " (s)") {
 			t.Errorf("%s: p99 axis %q, want seconds", name, p.Y.Label.Text)
 		}

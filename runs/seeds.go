@@ -1,4 +1,10 @@
-package scenarios
+// Package runs is retrysim's orchestration: it runs the policies of a
+// scenario on one seed or many, at every point of a sweep, and for the
+// plots (timelines, pooled latencies), in parallel across runs and merged in
+// a fixed order, so that what it returns does not depend on scheduling. It
+// keeps each run's metrics (package metrics), unrounded; presentation is the
+// report package's.
+package runs
 
 import (
 	"context"
@@ -8,14 +14,15 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
 
-// Run simulates every policy of s on one seed, each in its own goroutine,
-// and returns the results in the scenario's policy order.
-func (s *Scenario) Run(ctx context.Context, seed uint64) ([]sim.Result, error) {
+// One simulates every policy of s on one seed, in parallel, and returns
+// the results in the scenario's policy order.
+func One(ctx context.Context, s *scenarios.Scenario, seed uint64) ([]sim.Result, error) {
 	results := make([]sim.Result, len(s.Policies))
-	err := s.RunSeeds(ctx, seed, 1, 0, func(_, p int, r *sim.Result) {
+	err := Seeds(ctx, s, seed, 1, 0, func(_, p int, r *sim.Result) {
 		results[p] = *r
 	})
 	if err != nil {
@@ -24,21 +31,7 @@ func (s *Scenario) Run(ctx context.Context, seed uint64) ([]sim.Result, error) {
 	return results, nil
 }
 
-// parallelMemory is the memory that concurrent runs may take together when
-// RunSeeds picks the number of workers itself: each run holds about
-// bytesPerClient per client, so huge bursts run on fewer cores rather than
-// exhausting memory on a machine with many.
-const (
-	parallelMemory int64 = 16 << 30
-	bytesPerClient int64 = 100 // measured: docs/performance.md
-)
-
-// autoWorkers is one worker per core, but no more than fit parallelMemory.
-func autoWorkers(cores, clients int) int {
-	return int(min(int64(cores), max(1, parallelMemory/(int64(clients)*bytesPerClient))))
-}
-
-// chunksPerWorker is how many chunks of jobs RunSeeds aims to give each
+// chunksPerWorker is how many chunks of jobs Seeds aims to give each
 // worker. A run of a small scenario takes microseconds, so handing jobs out
 // one at a time costs as much as running them; in chunks, a worker takes
 // work from the shared counter a few dozen times in all. Many chunks per
@@ -52,18 +45,19 @@ func chunkSize(total, workers int) int {
 	return max(1, total/(max(1, workers)*chunksPerWorker))
 }
 
-// RunSeeds simulates every policy of s on seeds first, first+1, …,
+// Seeds simulates every policy of s on seeds first, first+1, …,
 // first+k−1, spread over workers goroutines (0 means GOMAXPROCS, fewer when
-// the runs together would need more than 16 GiB). For each
+// the runs together would need more memory than scenarios.ParallelWorkers
+// allows). For each
 // run it calls each(seedIndex, policyIndex, result) from a worker goroutine;
 // each must only store what it needs at that index (the pairs are distinct),
 // so that what the caller builds does not depend on scheduling. The result
-// is only valid during the call. RunSeeds stops early when ctx is cancelled
+// is only valid during the call. Seeds stops early when ctx is cancelled
 // (runs already started finish) and returns the first error in (seed,
 // policy) order.
-func (s *Scenario) RunSeeds(ctx context.Context, first uint64, k, workers int, each func(seed, policy int, r *sim.Result)) error {
+func Seeds(ctx context.Context, s *scenarios.Scenario, first uint64, k, workers int, each func(seed, policy int, r *sim.Result)) error {
 	if workers <= 0 {
-		workers = autoWorkers(runtime.GOMAXPROCS(0), s.Workload.Clients)
+		workers = scenarios.ParallelWorkers(runtime.GOMAXPROCS(0), s.Workload.Clients)
 	}
 	np := len(s.Policies)
 	total := k * np

@@ -1,4 +1,4 @@
-package scenarios
+package runs
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -31,7 +32,7 @@ scenarios:
         cap: 20s
 `
 
-// BenchmarkRunSeeds runs seeds through RunSeeds on 1 and on 2 workers, for
+// BenchmarkRunSeeds runs seeds through Seeds on 1 and on 2 workers, for
 // two kinds of run. The speed-up is runs/s at workers=2 over runs/s at
 // workers=1 (docs/performance.md). Run it with -cpu 2 so that two cores are
 // there.
@@ -43,11 +44,11 @@ scenarios:
 //     microseconds, so handing out the runs must cost much less than that
 //     for two workers to gain anything.
 func BenchmarkRunSeeds(b *testing.B) {
-	f, err := Parse("bench.yaml", []byte(benchSeeds))
+	f, err := scenarios.Parse("bench.yaml", []byte(benchSeeds))
 	if err != nil {
 		b.Fatal(err)
 	}
-	builtin, err := Builtin()
+	builtin, err := scenarios.Builtin()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func BenchmarkRunSeeds(b *testing.B) {
 	}
 	for _, bench := range []struct {
 		prefix string
-		s      *Scenario
+		s      *scenarios.Scenario
 		seeds  int
 	}{
 		{"", f.Scenarios[0], 32},
@@ -68,7 +69,7 @@ func BenchmarkRunSeeds(b *testing.B) {
 				s := bench.s
 				runs := 0
 				for b.Loop() {
-					err := s.RunSeeds(context.Background(), s.Seed, bench.seeds, workers, func(_, _ int, r *sim.Result) {})
+					err := Seeds(context.Background(), s, s.Seed, bench.seeds, workers, func(_, _ int, r *sim.Result) {})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -123,7 +124,7 @@ func BenchmarkParallelCeiling(b *testing.B) {
 // (cpu-ratio: 1 means running in parallel costs no extra work) and the
 // cores the 2-worker runs actually got (CPU time over wall time).
 func BenchmarkRunSeedsSpeedup(b *testing.B) {
-	f, err := Parse("bench.yaml", []byte(benchSeeds))
+	f, err := scenarios.Parse("bench.yaml", []byte(benchSeeds))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func BenchmarkRunSeedsSpeedup(b *testing.B) {
 	for b.Loop() {
 		for _, workers := range []int{1, 2} {
 			start, startCPU := time.Now(), cpuTime()
-			if err := s.RunSeeds(context.Background(), 1, 32, workers, func(_, _ int, r *sim.Result) {}); err != nil {
+			if err := Seeds(context.Background(), s, 1, 32, workers, func(_, _ int, r *sim.Result) {}); err != nil {
 				b.Fatal(err)
 			}
 			wall[workers] += time.Since(start)

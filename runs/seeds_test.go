@@ -1,4 +1,4 @@
-package scenarios
+package runs
 
 import (
 	"context"
@@ -9,34 +9,19 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
 
-// Parallel runs use a core each, but huge bursts run fewer at a time so that
-// together they stay within parallelMemory (docs/performance.md).
-func TestAutoWorkersBoundsMemory(t *testing.T) {
-	for _, tt := range []struct{ cores, clients, want int }{
-		{2, 20, 2},           // small runs: every core
-		{24, 1_000_000, 24},  // huge-burst: 24 × 100 MB fits
-		{24, MaxClients, 3},  // 50M clients: 3 × 5 GB fits in 16 GiB
-		{2, MaxClients, 2},   // fewer cores than that: the cores
-		{64, 200_000_000, 1}, // beyond the budget: still one
-	} {
-		if got := autoWorkers(tt.cores, tt.clients); got != tt.want {
-			t.Errorf("autoWorkers(%d cores, %d clients) = %d, want %d", tt.cores, tt.clients, got, tt.want)
-		}
-	}
-}
-
 // runAll runs k seeds of s on workers workers and returns a copy of every
 // result, indexed [seed][policy].
-func runAll(t *testing.T, s *Scenario, k, workers int) [][]sim.Result {
+func runAll(t *testing.T, s *scenarios.Scenario, k, workers int) [][]sim.Result {
 	t.Helper()
 	out := make([][]sim.Result, k)
 	for i := range out {
 		out[i] = make([]sim.Result, len(s.Policies))
 	}
-	err := s.RunSeeds(context.Background(), s.Seed, k, workers, func(seed, p int, r *sim.Result) {
+	err := Seeds(context.Background(), s, s.Seed, k, workers, func(seed, p int, r *sim.Result) {
 		c := *r
 		c.Latencies = slices.Clone(r.Latencies) // r is only valid during the call
 		out[seed][p] = c
@@ -49,15 +34,8 @@ func runAll(t *testing.T, s *Scenario, k, workers int) [][]sim.Result {
 
 // Which worker runs which (seed, policy), and in what chunks, must not reach
 // the results.
-func TestRunSeedsResultsDoNotDependOnWorkers(t *testing.T) {
-	f, err := Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.Lookup(f.Default)
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestSeedsResultsDoNotDependOnWorkers(t *testing.T) {
+	s := overloadBurst(t)
 	const k = 101 // not a multiple of any chunk size
 	want := runAll(t, s, k, 1)
 	for _, workers := range []int{2, 7} {
@@ -74,16 +52,8 @@ func TestRunSeedsResultsDoNotDependOnWorkers(t *testing.T) {
 
 // The error returned is the first in (seed, policy) order, however the runs
 // are spread.
-func TestRunSeedsFirstErrorInOrder(t *testing.T) {
-	f, err := Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	good, err := f.Lookup(f.Default)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := *good
+func TestSeedsFirstErrorInOrder(t *testing.T) {
+	s := *overloadBurst(t)
 	bad := func(name string) sim.Policy {
 		p := s.Policies[0]
 		p.Name, p.Rules.MaxAttempts, p.Rules.Deadline = name, 0, 0
@@ -91,7 +61,7 @@ func TestRunSeedsFirstErrorInOrder(t *testing.T) {
 	}
 	s.Policies = []sim.Policy{s.Policies[0], bad("first-bad"), bad("second-bad")}
 	for _, workers := range []int{1, 2, 7} {
-		err := s.RunSeeds(context.Background(), 1, 50, workers, func(int, int, *sim.Result) {})
+		err := Seeds(context.Background(), &s, 1, 50, workers, func(int, int, *sim.Result) {})
 		if err == nil || !strings.Contains(err.Error(), `"first-bad"`) {
 			t.Errorf("workers=%d: err = %v, want the first bad policy's", workers, err)
 		}
@@ -100,21 +70,14 @@ func TestRunSeedsFirstErrorInOrder(t *testing.T) {
 
 // Cancelling stops the runs: each worker finishes the run it is in and
 // starts no other.
-func TestRunSeedsStopsWhenCancelled(t *testing.T) {
-	f, err := Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.Lookup(f.Default)
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestSeedsStopsWhenCancelled(t *testing.T) {
+	s := overloadBurst(t)
 	const workers, stopAfter = 2, 10
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex
 	runs := 0
-	err = s.RunSeeds(ctx, 1, 1000, workers, func(int, int, *sim.Result) {
+	err := Seeds(ctx, s, 1, 1000, workers, func(int, int, *sim.Result) {
 		mu.Lock()
 		defer mu.Unlock()
 		if runs++; runs == stopAfter {
@@ -138,6 +101,30 @@ func TestChunkSize(t *testing.T) {
 	} {
 		if got := chunkSize(tt.total, tt.workers); got != tt.want {
 			t.Errorf("chunkSize(%d, %d) = %d, want %d", tt.total, tt.workers, got, tt.want)
+		}
+	}
+}
+
+// Every built-in scenario must run. The large ones (huge-burst, 1,000,000
+// clients) take seconds, far more under -race; .ci/run runs them through
+// 'retrysim check', whose expectations bound their results.
+func TestBuiltinScenariosRun(t *testing.T) {
+	f, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.Scenarios {
+		if s.Workload.Clients > 100_000 {
+			continue
+		}
+		res, err := One(t.Context(), s, s.Seed)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		for _, r := range res {
+			if r.Completed+r.GaveUp != r.Clients {
+				t.Errorf("%s/%s: %d completed + %d gave up != %d clients", s.Name, r.Policy, r.Completed, r.GaveUp, r.Clients)
+			}
 		}
 	}
 }

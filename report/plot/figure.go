@@ -1,4 +1,4 @@
-package report
+package plot
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"math"
 
 	xfont "golang.org/x/image/font"
-	"gonum.org/v1/plot"
+	gonum "gonum.org/v1/plot"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -17,8 +17,16 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// PlotFormats are the image formats plots can be written in.
-var PlotFormats = []string{"png", "svg"}
+// ImageFormat is a format figures can be written in.
+type ImageFormat string
+
+const (
+	PNG ImageFormat = "png"
+	SVG ImageFormat = "svg"
+)
+
+// ImageFormats returns the formats figures can be written in.
+func ImageFormats() []ImageFormat { return []ImageFormat{PNG, SVG} }
 
 // Figures are 1200×800 pixels at 96 dpi: SVG says 900×600 pt, which browsers
 // show at 1200×800 px.
@@ -37,7 +45,7 @@ type Figure struct {
 	// Cols is the number of panels per row; Panels are row-major, and a nil
 	// panel leaves its cell empty.
 	Cols   int
-	Panels []*plot.Plot
+	Panels []*gonum.Plot
 	// Width and Height default to FigureWidth and FigureHeight.
 	Width, Height vg.Length
 }
@@ -55,10 +63,10 @@ func (f *Figure) size() (vg.Length, vg.Length) {
 
 // Write renders the figure as "svg" or "png". The same figure always gives
 // the same SVG bytes.
-func (f *Figure) Write(w io.Writer, format string) error {
+func (f *Figure) Write(w io.Writer, format ImageFormat) error {
 	width, height := f.size()
 	switch format {
-	case "svg":
+	case SVG:
 		c := vgsvg.New(width, height)
 		if err := f.draw(draw.New(c)); err != nil {
 			return err
@@ -71,7 +79,7 @@ func (f *Figure) Write(w io.Writer, format string) error {
 		// viewers without Liberation fonts still draw a sans-serif face.
 		_, err := w.Write(bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"), []byte(svgFontFamily)))
 		return err
-	case "png":
+	case PNG:
 		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(plotDPI), vgimg.UseBackgroundColor(color.White))
 		if err := f.draw(draw.New(c)); err != nil {
 			return err
@@ -113,14 +121,14 @@ func (f *Figure) draw(dc draw.Canvas) (err error) {
 
 // layout places the panels in a grid under the title on dc, the whole
 // figure, and returns them with the canvas each is drawn on.
-func (f *Figure) layout(dc draw.Canvas) ([][]*plot.Plot, [][]draw.Canvas) {
+func (f *Figure) layout(dc draw.Canvas) ([][]*gonum.Plot, [][]draw.Canvas) {
 	if f.Title != "" {
 		dc.Max.Y -= titleStyle().Height(f.Title) + vg.Points(14)
 	}
 	rows := (len(f.Panels) + f.Cols - 1) / f.Cols
-	grid := make([][]*plot.Plot, rows)
+	grid := make([][]*gonum.Plot, rows)
 	for r := range grid {
-		grid[r] = make([]*plot.Plot, f.Cols)
+		grid[r] = make([]*gonum.Plot, f.Cols)
 		for c := range grid[r] {
 			if i := r*f.Cols + c; i < len(f.Panels) {
 				grid[r][c] = f.Panels[i]
@@ -130,11 +138,11 @@ func (f *Figure) layout(dc draw.Canvas) ([][]*plot.Plot, [][]draw.Canvas) {
 	tiles := draw.Tiles{Rows: rows, Cols: f.Cols,
 		PadTop: vg.Points(4), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10),
 		PadX: vg.Points(18), PadY: vg.Points(14)}
-	return grid, plot.Align(grid, tiles, dc)
+	return grid, gonum.Align(grid, tiles, dc)
 }
 
 func titleStyle() text.Style {
-	sty := plot.New().Title.TextStyle
+	sty := gonum.New().Title.TextStyle
 	sty.Font.Variant = "Sans"
 	sty.Font.Size = vg.Points(16)
 	sty.Font.Weight = xfont.WeightBold
@@ -144,8 +152,8 @@ func titleStyle() text.Style {
 }
 
 // newPanel returns a plot with the house style: title, axis labels, grid.
-func newPanel(title, xLabel, yLabel string) *plot.Plot {
-	p := plot.New()
+func newPanel(title, xLabel, yLabel string) *gonum.Plot {
+	p := gonum.New()
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = vg.Points(13)
 	p.Title.Padding = vg.Points(6)
@@ -170,10 +178,10 @@ func newPanel(title, xLabel, yLabel string) *plot.Plot {
 // thousands ("2,500,000") and zero is "0", never "-0".
 type niceTicks struct{}
 
-// Ticks implements plot.Ticker.
-func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+// Ticks implements gonum.Ticker.
+func (niceTicks) Ticks(lo, hi float64) []gonum.Tick {
 	if !(hi > lo) || math.IsInf(hi-lo, 0) {
-		return plot.DefaultTicks{}.Ticks(lo, hi)
+		return gonum.DefaultTicks{}.Ticks(lo, hi)
 	}
 	raw := (hi - lo) / 8
 	// mag = 10^exp, the largest power of ten <= raw, found by plain
@@ -197,7 +205,7 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	if step >= 10*mag {
 		prec = max(0, -exp-1)
 	}
-	var ticks []plot.Tick
+	var ticks []gonum.Tick
 	// Products are converted explicitly so they are never fused into a
 	// multiply-add, which would round differently on some platforms.
 	for i := math.Ceil(lo / step); ; i++ {
@@ -208,13 +216,13 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 		if v == 0 {
 			v = 0 // not -0 when lo < 0
 		}
-		ticks = append(ticks, plot.Tick{Value: v, Label: plotNumber(v, prec)})
+		ticks = append(ticks, gonum.Tick{Value: v, Label: plotNumber(v, prec)})
 		if minor := v + step/2; minor <= hi {
-			ticks = append(ticks, plot.Tick{Value: minor})
+			ticks = append(ticks, gonum.Tick{Value: minor})
 		}
 	}
 	if first := float64(math.Ceil(lo/step)*step) - step/2; first >= lo {
-		ticks = append([]plot.Tick{{Value: first}}, ticks...)
+		ticks = append([]gonum.Tick{{Value: first}}, ticks...)
 	}
 	return ticks
 }

@@ -1,4 +1,4 @@
-package report
+package plot
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/retrysim/retrysim/internal/golden"
+	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 )
 
@@ -25,17 +26,17 @@ func builtinScenario(t *testing.T, name string) *scenarios.Scenario {
 	return s
 }
 
-func plotData(t *testing.T, scenario string, seeds int) *PlotData {
+func plotData(t *testing.T, scenario string, seeds int) *runs.PlotData {
 	t.Helper()
 	s := builtinScenario(t, scenario)
-	d, err := CollectPlotData(context.Background(), s, s.Seed, seeds, DefaultBucket(s.Server), nil)
+	d, err := runs.CollectPlotData(context.Background(), s, s.Seed, seeds, runs.DefaultBucket(s.Server), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
 }
 
-func renderAll(t *testing.T, d *PlotData, format string) map[string][]byte {
+func renderAll(t *testing.T, d *runs.PlotData, format ImageFormat) map[string][]byte {
 	t.Helper()
 	figs, err := Figures(d)
 	if err != nil {
@@ -54,7 +55,7 @@ func renderAll(t *testing.T, d *PlotData, format string) map[string][]byte {
 
 // SVG bytes are compared exactly: same inputs, same picture.
 func TestPlotSVGGolden(t *testing.T) {
-	svgs := renderAll(t, plotData(t, "overload-burst", 4), "svg")
+	svgs := renderAll(t, plotData(t, "overload-burst", 4), SVG)
 	for _, name := range []string{"timeline", "cdf", "outcomes", "distributions"} {
 		got, ok := svgs[name]
 		if !ok {
@@ -66,7 +67,7 @@ func TestPlotSVGGolden(t *testing.T) {
 }
 
 func TestPlotOneSeedHasNoDistributions(t *testing.T) {
-	svgs := renderAll(t, plotData(t, "overload-burst", 1), "svg")
+	svgs := renderAll(t, plotData(t, "overload-burst", 1), SVG)
 	if _, ok := svgs["distributions"]; ok || len(svgs) != 3 {
 		t.Errorf("one seed gave figures %v, want timeline, cdf, outcomes", len(svgs))
 	}
@@ -75,9 +76,9 @@ func TestPlotOneSeedHasNoDistributions(t *testing.T) {
 func TestPlotSVGSameOnAnyGOMAXPROCS(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(prev)
-	one := renderAll(t, plotData(t, "long-outage", 6), "svg")
+	one := renderAll(t, plotData(t, "long-outage", 6), SVG)
 	runtime.GOMAXPROCS(3)
-	three := renderAll(t, plotData(t, "long-outage", 6), "svg")
+	three := renderAll(t, plotData(t, "long-outage", 6), SVG)
 	for name := range one {
 		if !bytes.Equal(one[name], three[name]) {
 			t.Errorf("%s.svg differs between GOMAXPROCS 1 and 3:\n%s", name, golden.Diff(string(one[name]), string(three[name])))
@@ -91,7 +92,7 @@ func TestPlotSVGSameOnAnyGOMAXPROCS(t *testing.T) {
 func TestPlotPNG(t *testing.T) {
 	d := plotData(t, "overload-burst", 1)
 	pngs := map[string][]byte{}
-	for name, fig := range map[string]func(*PlotData) (*Figure, error){"timeline": TimelineFigure, "cdf": CDFFigure} {
+	for name, fig := range map[string]func(*runs.PlotData) (*Figure, error){"timeline": TimelineFigure, "cdf": CDFFigure} {
 		f, err := fig(d)
 		if err != nil {
 			t.Fatal(err)

@@ -1,24 +1,25 @@
-package report
+package check
 
 import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"strings"
+
+	"github.com/retrysim/retrysim/report"
 )
 
-// CheckFormats lists the formats WriteCheck accepts.
-var CheckFormats = []string{"table", "markdown"}
+// Formats returns the formats WriteCheck accepts.
+func Formats() []report.Format { return []report.Format{report.Table, report.Markdown} }
 
-// CheckReport is everything 'retrysim check' found: expectations measured
+// Report is everything 'retrysim check' found: expectations measured
 // and metrics compared with baselines, in a fixed order.
-type CheckReport struct {
-	Checks   []CheckResult
+type Report struct {
+	Checks   []Result
 	Baseline []Change
 }
 
 // Failures counts failed expectations and baseline metrics.
-func (r *CheckReport) Failures() (expectations, baseline int) {
+func (r *Report) Failures() (expectations, baseline int) {
 	for i := range r.Checks {
 		if !r.Checks[i].Pass {
 			expectations++
@@ -33,7 +34,7 @@ func (r *CheckReport) Failures() (expectations, baseline int) {
 }
 
 // OK reports whether everything held.
-func (r *CheckReport) OK() bool {
+func (r *Report) OK() bool {
 	e, b := r.Failures()
 	return e == 0 && b == 0
 }
@@ -48,14 +49,14 @@ func passText(ok bool) string {
 // WriteCheck renders r as a table or markdown (for a pull-request comment).
 // Expectations come first, each with its measured value; then every baseline
 // metric that changed or failed; then a summary line.
-func WriteCheck(w io.Writer, format string, r *CheckReport) error {
+func WriteCheck(w io.Writer, format report.Format, r *Report) error {
 	markdown := false
 	switch format {
-	case "table":
-	case "markdown":
+	case report.Table:
+	case report.Markdown:
 		markdown = true
 	default:
-		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(CheckFormats, ", "))
+		return fmt.Errorf("unknown format %q (want one of %s)", format, report.FormatNames(Formats()))
 	}
 	heading := func(s string) {
 		if markdown {
@@ -72,7 +73,7 @@ func WriteCheck(w io.Writer, format string, r *CheckReport) error {
 			c := &r.Checks[i]
 			rows[i] = []string{passText(c.Pass), c.Scenario, c.Policy, c.Expectation.String(), c.MeasuredText(), c.RunsText(), c.Source}
 		}
-		if err := table(w, markdown, []string{"result", "scenario", "policy", "expectation", "measured", "runs", "source"}, rows, rightAligned(7, 4)); err != nil {
+		if err := report.WriteTable(w, markdown, []string{"result", "scenario", "policy", "expectation", "measured", "runs", "source"}, rows, textExcept(7, 4)); err != nil {
 			return err
 		}
 		gap()
@@ -101,7 +102,7 @@ func WriteCheck(w io.Writer, format string, r *CheckReport) error {
 			rows = append(rows, []string{result, c.Scenario, c.Policy, metric, c.BaseText(), c.NowText(), c.DeltaText()})
 		}
 		if len(rows) > 0 {
-			if err := table(w, markdown, []string{"result", "scenario", "policy", "metric", "baseline", "now", "change"}, rows, rightAligned(7, 4, 5, 6)); err != nil {
+			if err := report.WriteTable(w, markdown, []string{"result", "scenario", "policy", "metric", "baseline", "now", "change"}, rows, textExcept(7, 4, 5, 6)); err != nil {
 				return err
 			}
 		}
@@ -167,7 +168,7 @@ type junitFailure struct {
 // WriteJUnit writes r as JUnit XML: one test suite per scenario's
 // expectations and one per baseline file, one test case per expectation and
 // per compared metric. No timings are written, so the file is deterministic.
-func WriteJUnit(w io.Writer, r *CheckReport) error {
+func WriteJUnit(w io.Writer, r *Report) error {
 	doc := junitSuites{Name: "retrysim check"}
 	suite := func(name string) *junitSuite {
 		for i := range doc.Suites {
@@ -221,4 +222,17 @@ func WriteJUnit(w io.Writer, r *CheckReport) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// textExcept is the alignment of a table of n columns whose listed columns
+// hold numbers (right) and the others text (left).
+func textExcept(n int, numeric ...int) []bool {
+	left := make([]bool, n)
+	for i := range left {
+		left[i] = true
+	}
+	for _, i := range numeric {
+		left[i] = false
+	}
+	return left
 }

@@ -1,4 +1,4 @@
-package report
+package plot
 
 import (
 	"fmt"
@@ -8,6 +8,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/runs"
 )
 
 // maxSweepPanels bounds the panels of a two-parameter sweep plot (one per
@@ -18,7 +21,7 @@ const maxSweepPanels = 12
 // the first parameter, one line per policy (mean over seeds, with its 95%
 // confidence interval when there are several seeds). With two parameters,
 // each value of the second gets its own panel.
-func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
+func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 	if len(sw.Axes) == 0 || len(sw.Points) == 0 {
 		return nil, fmt.Errorf("nothing to plot")
 	}
@@ -30,9 +33,9 @@ func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
 		}
 	}
 	// stats[point] computed once.
-	stats := make([]MultiSeedDocument, len(sw.Points))
+	stats := make([]report.MultiSeedDocument, len(sw.Points))
 	for i := range sw.Points {
-		stats[i] = sw.Points[i].Runs.Stats()
+		stats[i] = report.Stats(sw.Points[i].Runs)
 	}
 	x := sw.Axes[0]
 	xLabel := x.Name
@@ -53,11 +56,11 @@ func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
 		xLabel += " (" + x.Unit + ")"
 	}
 	var out []NamedFigure
-	for _, spec := range distributionMetrics {
-		metric := spec[0]
+	for _, spec := range distributionPanels() {
+		metric := spec.metric.Name
 		cols := min(panels, 3)
 		fig := &Figure{Cols: cols,
-			Title: fmt.Sprintf("%s: %s against %s (%s)", sw.Scenario, strings.ToLower(spec[1]), x.Name, sweepSeeds(sw))}
+			Title: fmt.Sprintf("%s: %s against %s (%s)", sw.Scenario, strings.ToLower(spec.title), x.Name, report.SweepSeeds(sw))}
 		if sw.Seeds > 1 {
 			fig.Title = strings.TrimSuffix(fig.Title, ")") + "; bars: 95% CI)"
 		}
@@ -67,12 +70,12 @@ func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
 		largest := 0.0
 		for i := range sw.Points {
 			for pol := range sw.Policies {
-				if s := metricStats(&stats[i].Policies[pol], metric).Summary; s != nil {
+				if s := stats[i].Policies[pol].Stats(metric).Summary; s != nil {
 					largest = max(largest, math.Abs(s.Mean), math.Abs(s.CIHigh))
 				}
 			}
 		}
-		per, yLabel := metricAxis(metric, spec[2], largest)
+		per, yLabel := metricAxis(spec.metric, spec.quantity, largest)
 		figMax := 0.0
 		for panel := range panels {
 			title := ""
@@ -89,7 +92,7 @@ func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
 					if len(pt.Index) == 2 && pt.Index[1] != panel {
 						continue
 					}
-					ms := metricStats(&stats[i].Policies[pol], metric)
+					ms := stats[i].Policies[pol].Stats(metric)
 					if ms.Summary == nil {
 						continue
 					}
@@ -145,7 +148,7 @@ func SweepFigures(sw *Sweep) ([]NamedFigure, error) {
 // axisLabel is value i of a swept parameter as people write it: durations
 // without zero components ("1m", not "1m0s"), counts with thousands
 // separators.
-func axisLabel(ax *SweepAxis, i int) string {
+func axisLabel(ax *runs.Axis, i int) string {
 	switch ax.Unit {
 	case "ms":
 		return plotDuration(msDuration(ax.Values[i]))

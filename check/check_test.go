@@ -1,41 +1,50 @@
-package report
+package check
 
 import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
 
-// TestExpectableMetrics keeps the metric names that scenario files may bound
-// in step with the metric registry.
-func TestExpectableMetrics(t *testing.T) {
-	if got, want := scenarios.ExpectableMetrics(), MetricNames(); !slices.Equal(got, want) {
-		t.Errorf("scenarios.ExpectableMetrics() = %v,\nreport.MetricNames() = %v", got, want)
-	}
-}
-
-// result builds a PolicyResult the way compare does.
-func result(policy string, clients, completed, attempts int, latencies ...time.Duration) PolicyResult {
+// simResult builds a run's result.
+func simResult(policy string, clients, completed, attempts int, latencies ...time.Duration) sim.Result {
 	r := sim.Result{Policy: policy, Clients: clients, Completed: completed, Attempts: attempts,
 		Retries: attempts - clients, GaveUp: clients - completed, Latencies: latencies}
 	if len(latencies) > 0 {
 		r.LastCompletion = latencies[len(latencies)-1]
 	}
-	return Row(&r)
+	return r
+}
+
+// result builds a PolicyResult the way compare does.
+func result(policy string, clients, completed, attempts int, latencies ...time.Duration) report.PolicyResult {
+	r := simResult(policy, clients, completed, attempts, latencies...)
+	return report.Row(&r, metrics.Default())
+}
+
+// series is one metric of runs on consecutive seeds, as runs.MultiSeed keeps it.
+func series(runs []sim.Result, metric string) []float64 {
+	m, _ := metrics.Lookup(metric)
+	out := make([]float64, len(runs))
+	for i := range runs {
+		out[i] = m.ValueOrNaN(&runs[i])
+	}
+	return out
 }
 
 func TestEvaluate(t *testing.T) {
-	runs := []PolicyResult{
-		result("p", 20, 18, 100, time.Second, 2*time.Second),
-		result("p", 20, 10, 120),
-		result("p", 20, 20, 80, 3*time.Second),
+	runs := []sim.Result{
+		simResult("p", 20, 18, 100, time.Second, 2*time.Second),
+		simResult("p", 20, 10, 120),
+		simResult("p", 20, 20, 80, 3*time.Second),
 	}
 	cases := []struct {
 		expr     string
@@ -59,7 +68,7 @@ func TestEvaluate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := Evaluate(e, 5, runs)
+		r := Evaluate(e, "p", 5, series(runs, e.Metric))
 		if r.MeasuredText() != c.measured || r.RunsText() != c.runs || r.Pass != c.pass {
 			t.Errorf("%s: measured %s over %s, pass %v; want %s over %s, pass %v", c.expr,
 				r.MeasuredText(), r.RunsText(), r.Pass, c.measured, c.runs, c.pass)
@@ -70,13 +79,13 @@ func TestEvaluate(t *testing.T) {
 	}
 	// A metric with no value at all fails, whatever the bound.
 	e, _ := scenarios.ParseExpectation("latency_ms.p50 >= 0")
-	r := Evaluate(e, 1, runs[1:2])
+	r := Evaluate(e, "p", 1, series(runs[1:2], e.Metric))
 	if r.Pass || r.HasValue || !strings.Contains(r.Explain(), "no value") {
 		t.Errorf("latency of a run that completed nothing: %+v, %q", r, r.Explain())
 	}
 }
 
-func encode(t *testing.T, doc Document) []byte {
+func encode(t *testing.T, doc report.Document) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -88,7 +97,7 @@ func encode(t *testing.T, doc Document) []byte {
 }
 
 func TestReadBaseline(t *testing.T) {
-	doc := Document{Scenario: "s", Seed: 3, Results: []PolicyResult{result("a", 20, 18, 100, time.Second), result("b", 20, 0, 160)}}
+	doc := report.Document{Scenario: "s", Seed: 3, Results: []report.PolicyResult{result("a", 20, 18, 100, time.Second), result("b", 20, 0, 160)}}
 	data := encode(t, doc)
 	got, err := ReadBaseline("base.json", bytes.NewReader(data))
 	if err != nil {
@@ -144,12 +153,12 @@ func findChange(cs []Change, policy, metric string) *Change {
 }
 
 func TestCompareBaseline(t *testing.T) {
-	base := Document{Scenario: "s", Seed: 1, Results: []PolicyResult{
+	base := report.Document{Scenario: "s", Seed: 1, Results: []report.PolicyResult{
 		result("a", 20, 18, 100, time.Second, 2*time.Second),
 		result("b", 20, 20, 40, time.Second),
 		result("gone", 20, 20, 20, time.Second),
 	}}
-	now := Document{Scenario: "s", Seed: 1, Results: []PolicyResult{
+	now := report.Document{Scenario: "s", Seed: 1, Results: []report.PolicyResult{
 		result("a", 20, 12, 104, time.Second, 4*time.Second), // fewer completions, 4% more attempts, slower
 		result("b", 20, 20, 30, time.Second),                 // fewer attempts: better
 		result("new", 20, 0, 160),
@@ -180,7 +189,7 @@ func TestCompareBaseline(t *testing.T) {
 		t.Error("a 4% rise passed with no tolerance")
 	}
 	// A latency that disappears (nothing completes) fails.
-	none := Document{Scenario: "s", Seed: 1, Results: []PolicyResult{result("a", 20, 0, 160)}}
+	none := report.Document{Scenario: "s", Seed: 1, Results: []report.PolicyResult{result("a", 20, 0, 160)}}
 	if c := findChange(CompareBaseline("base.json", &base, &none, 0.05), "a", "latency_ms.p50"); !c.Fail || !strings.Contains(c.Explain(), "now has no value") {
 		t.Errorf("vanished latency: %+v %q", c, c.Explain())
 	}
@@ -195,20 +204,21 @@ func TestCompareBaseline(t *testing.T) {
 func TestWriteCheckAndJUnit(t *testing.T) {
 	e1, _ := scenarios.ParseExpectation("completed >= 18")
 	e2, _ := scenarios.ParseExpectation("mean(attempts) <= 90")
-	runs := []PolicyResult{result("a", 20, 18, 100, time.Second), result("a", 20, 19, 90, time.Second)}
-	rep := CheckReport{}
+	sims := []sim.Result{simResult("a", 20, 18, 100, time.Second), simResult("a", 20, 19, 90, time.Second)}
+	runs := []report.PolicyResult{result("a", 20, 18, 100, time.Second), result("a", 20, 19, 90, time.Second)}
+	rep := Report{}
 	for _, e := range []scenarios.Expectation{e1, e2} {
-		r := Evaluate(e, 1, runs)
+		r := Evaluate(e, "a", 1, series(sims, e.Metric))
 		r.Scenario, r.Source = "s", "f.yaml:7"
 		rep.Checks = append(rep.Checks, r)
 	}
-	base := Document{Scenario: "s", Seed: 1, Results: []PolicyResult{result("a", 20, 19, 90, time.Second)}}
-	now := Document{Scenario: "s", Seed: 1, Results: runs[:1]}
+	base := report.Document{Scenario: "s", Seed: 1, Results: []report.PolicyResult{result("a", 20, 19, 90, time.Second)}}
+	now := report.Document{Scenario: "s", Seed: 1, Results: runs[:1]}
 	rep.Baseline = CompareBaseline("base.json", &base, &now, 0.05)
 	if e, b := rep.Failures(); e != 1 || b != 5 || rep.OK() {
 		t.Fatalf("failures = %d, %d; want 1 expectation (mean 95 > 90) and 5 metrics (completed, attempts, retries, gave_up, amplification)", e, b)
 	}
-	for _, format := range CheckFormats {
+	for _, format := range Formats() {
 		var buf bytes.Buffer
 		if err := WriteCheck(&buf, format, &rep); err != nil {
 			t.Fatal(err)
@@ -241,12 +251,11 @@ func TestWriteCheckAndJUnit(t *testing.T) {
 // value is compared as printed.
 func TestEvaluateComparesThePrintedValue(t *testing.T) {
 	third := 5266.0 + 2.0/3.0 // 5266.6666…, printed 5266.6667
-	run := PolicyResult{Policy: "p", LatencyMS: Latency{P99: &third}}
 	e, err := scenarios.ParseExpectation("latency_ms.p99 == 5266.6667")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Evaluate(e, 1, []PolicyResult{run})
+	r := Evaluate(e, "p", 1, []float64{third})
 	if !r.Pass || r.MeasuredText() != "5266.6667" {
 		t.Fatalf("pass %v, measured %s", r.Pass, r.MeasuredText())
 	}

@@ -1,4 +1,4 @@
-package report
+package stats
 
 import (
 	"math"
@@ -32,7 +32,7 @@ type SignedRankTest struct {
 // values, in the order given, so the same inputs give the same bits.
 func SignedRank(x, y []float64) SignedRankTest {
 	if len(x) != len(y) {
-		panic("report.SignedRank: samples of different lengths")
+		panic("stats.SignedRank: samples of different lengths")
 	}
 	type diff struct {
 		abs float64

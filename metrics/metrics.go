@@ -1,0 +1,236 @@
+// Package metrics is the registry of retrysim's metrics: every number
+// reported about one policy's run, computed from the raw sim.Result. Each
+// metric has a name (the one expectations, baselines, sweeps and JSON
+// reports use), a unit, the direction in which it improves and a function
+// of the result that returns the value unrounded, or says that it does not
+// exist for this run (no latency when nothing completed). Tables, checks,
+// statistics and plots all take their metrics from here; rounding is for
+// presentation only.
+//
+// Adding a metric is one registration in this file: the JSON reports, the
+// CSV, the statistics over seeds, expectations and baselines pick it up.
+package metrics
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/stats"
+)
+
+// Unit is what a metric counts.
+type Unit int
+
+const (
+	// Count is a whole number of operations or requests.
+	Count Unit = iota
+	// Ratio is a quotient, such as attempts per operation.
+	Ratio
+	// Milliseconds is a time since an operation's (or the run's) start.
+	Milliseconds
+)
+
+// Metric is one number about a policy's run.
+type Metric struct {
+	// Name is the metric's name in expectations, baselines, sweeps and
+	// the JSON reports, a path of JSON field names: "latency_ms.p99".
+	Name string
+	// Column is the metric's column in the single-run table and CSV;
+	// metrics that share a column (the give-up reasons) are shown there
+	// together as part=value.
+	Column string
+	Unit   Unit
+	Better stats.Direction
+	// Headline metrics are those the tables of statistics, box plots and
+	// sweep tables show; the JSON and CSV carry every metric.
+	Headline bool
+	// JSONDecimals, when >= 0, is the number of decimals the JSON report
+	// rounds the value to; -1 keeps it as it is.
+	JSONDecimals int
+	// value computes the metric; ok is false when it does not exist.
+	value func(r *sim.Result) (v float64, ok bool)
+	// shown, if set, makes the metric optional: it is reported only for
+	// scenarios in which it holds for some policy.
+	shown func(p *sim.Policy) bool
+}
+
+// Value returns the metric of r, unrounded, and false when it does not
+// exist for r.
+func (m *Metric) Value(r *sim.Result) (float64, bool) { return m.value(r) }
+
+// ValueOrNaN is Value with NaN for a value that does not exist.
+func (m *Metric) ValueOrNaN(r *sim.Result) float64 {
+	if v, ok := m.value(r); ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// Part is the last element of the name: "p99" of "latency_ms.p99".
+func (m *Metric) Part() string { return m.Name[strings.LastIndexByte(m.Name, '.')+1:] }
+
+// Optional reports whether the metric is reported only where it applies.
+func (m *Metric) Optional() bool { return m.shown != nil }
+
+// Decimals is how many decimals tables of statistics show.
+func (m *Metric) Decimals() int {
+	switch m.Unit {
+	case Milliseconds:
+		return 1
+	case Ratio:
+		return 3
+	}
+	return 2
+}
+
+// RoundForJSON rounds v as the JSON report writes it.
+func (m *Metric) RoundForJSON(v float64) float64 {
+	if m.JSONDecimals < 0 {
+		return v
+	}
+	return Round(v, m.JSONDecimals)
+}
+
+// Round rounds v to the given number of decimals through its decimal text,
+// so that the same value always prints the same way.
+func Round(v float64, decimals int) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', decimals, 64), 64)
+	return f
+}
+
+// ms converts a duration to milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func count(f func(r *sim.Result) int) func(*sim.Result) (float64, bool) {
+	return func(r *sim.Result) (float64, bool) { return float64(f(r)), true }
+}
+
+func percentile(p float64) func(*sim.Result) (float64, bool) {
+	return func(r *sim.Result) (float64, bool) {
+		d, ok := r.Percentile(p)
+		return ms(d), ok
+	}
+}
+
+// The metrics, in registry order (the order of JSON fields and columns).
+var (
+	Completed = register(&Metric{Name: "completed", Unit: Count, Better: stats.HigherIsBetter, Headline: true,
+		value: count(func(r *sim.Result) int { return r.Completed })})
+	Attempts = register(&Metric{Name: "attempts", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
+		value: count(func(r *sim.Result) int { return r.Attempts })})
+	Retries = register(&Metric{Name: "retries", Unit: Count, Better: stats.LowerIsBetter,
+		value: count(func(r *sim.Result) int { return r.Retries })})
+	GaveUp = register(&Metric{Name: "gave_up", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
+		value: count(func(r *sim.Result) int { return r.GaveUp })})
+	// gaveUpBy has one metric per reason an operation of the simulator can
+	// stop for, named after policies.StopReason.String().
+	gaveUpBy = []*Metric{
+		gaveUpByReason(policies.StopAttempts),
+		gaveUpByReason(policies.StopDeadline),
+		gaveUpByReason(policies.StopTerminal),
+		gaveUpByReason(policies.StopQueueFull),
+	}
+	// Fallbacks is reported only for scenarios in which some policy has a
+	// model fallback, so that the reports of the others stay as they were.
+	Fallbacks = register(&Metric{Name: "fallbacks", Unit: Count, Better: stats.LowerIsBetter,
+		value: count(func(r *sim.Result) int { return r.Fallbacks }),
+		shown: func(p *sim.Policy) bool { return p.Fallback != nil }})
+	Amplification = register(&Metric{Name: "amplification", Unit: Ratio, Better: stats.LowerIsBetter, Headline: true, JSONDecimals: 4,
+		value: func(r *sim.Result) (float64, bool) { return r.Amplification(), true }})
+	P50 = register(&Metric{Name: "latency_ms.p50", Column: "p50_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
+		value: percentile(50)})
+	P95 = register(&Metric{Name: "latency_ms.p95", Column: "p95_ms", Unit: Milliseconds, Better: stats.LowerIsBetter,
+		value: percentile(95)})
+	P99 = register(&Metric{Name: "latency_ms.p99", Column: "p99_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
+		value: percentile(99)})
+	LastCompletion = register(&Metric{Name: "last_completion_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
+		value: func(r *sim.Result) (float64, bool) { return ms(r.LastCompletion), r.Completed > 0 }})
+)
+
+// GaveUpBy returns the metrics of give-ups by reason, one per reason an
+// operation of the simulator can stop for.
+func GaveUpBy() []*Metric { return append([]*Metric(nil), gaveUpBy...) }
+
+func gaveUpByReason(reason policies.StopReason) *Metric {
+	return register(&Metric{Name: "gave_up_by." + reason.String(), Column: "gave_up_by", Unit: Count, Better: stats.LowerIsBetter,
+		value: count(func(r *sim.Result) int { return r.GaveUpBy[reason] })})
+}
+
+// registry holds every metric in registration order, which is the order of
+// the declarations above: they do not depend on each other, so Go
+// initialises them in the order they are written.
+var registry []*Metric
+
+func register(m *Metric) *Metric {
+	if m.Column == "" {
+		m.Column = m.Name
+	}
+	if m.JSONDecimals == 0 {
+		m.JSONDecimals = -1
+	}
+	registry = append(registry, m)
+	return m
+}
+
+// All returns every metric, optional ones included, in registry order.
+func All() []*Metric { return append([]*Metric(nil), registry...) }
+
+// For returns the metrics reported for a scenario with the given policies:
+// every metric that is not optional, and each optional one that applies to
+// one of the policies.
+func For(ps []sim.Policy) []*Metric {
+	var out []*Metric
+	for _, m := range registry {
+		if m.shown == nil || anyPolicy(ps, m.shown) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Default returns the metrics reported for a scenario without optional
+// ones.
+func Default() []*Metric { return For(nil) }
+
+func anyPolicy(ps []sim.Policy, f func(*sim.Policy) bool) bool {
+	for i := range ps {
+		if f(&ps[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// Lookup finds a metric by name.
+func Lookup(name string) (*Metric, bool) {
+	for _, m := range registry {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+// Names returns the names of every metric, in registry order.
+func Names() []string {
+	names := make([]string, len(registry))
+	for i, m := range registry {
+		names[i] = m.Name
+	}
+	return names
+}
+
+// Headline returns the headline metrics of a metric set, in its order.
+func Headline(set []*Metric) []*Metric {
+	var out []*Metric
+	for _, m := range set {
+		if m.Headline {
+			out = append(out, m)
+		}
+	}
+	return out
+}

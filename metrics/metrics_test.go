@@ -1,0 +1,61 @@
+package metrics
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/stats"
+)
+
+func TestRegistryOrder(t *testing.T) {
+	want := []string{"completed", "attempts", "retries", "gave_up",
+		"gave_up_by.attempts", "gave_up_by.deadline", "gave_up_by.terminal", "gave_up_by.queue_full",
+		"fallbacks", "amplification", "latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "last_completion_ms"}
+	if got := Names(); !slices.Equal(got, want) {
+		t.Fatalf("Names() = %v,\nwant %v", got, want)
+	}
+	if n := len(Default()); n != len(want)-1 {
+		t.Errorf("Default() has %d metrics, want all but fallbacks", n)
+	}
+	withFallback := For([]sim.Policy{{Name: "a"}, {Name: "b", Fallback: &sim.Fallback{}}})
+	if !slices.Contains(withFallback, Fallbacks) || len(withFallback) != len(want) {
+		t.Errorf("a policy with a fallback does not show fallbacks")
+	}
+}
+
+func TestValues(t *testing.T) {
+	r := sim.Result{Policy: "p", Clients: 3, Completed: 3, Attempts: 10, Retries: 6, GaveUp: 1, Fallbacks: 2,
+		Latencies: []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}, LastCompletion: 3 * time.Second}
+	r.GaveUpBy[policies.StopDeadline] = 1
+	want := map[string]float64{"completed": 3, "attempts": 10, "amplification": 10.0 / 3, "gave_up_by.deadline": 1,
+		"fallbacks": 2, "latency_ms.p50": 2000, "last_completion_ms": 3000}
+	for name, v := range want {
+		m, ok := Lookup(name)
+		if !ok {
+			t.Fatalf("no metric %q", name)
+		}
+		if got, ok := m.Value(&r); !ok || got != v {
+			t.Errorf("%s = %v (ok %v), want %v (unrounded)", name, got, ok, v)
+		}
+	}
+	if got := Amplification.RoundForJSON(10.0 / 3); got != 3.3333 {
+		t.Errorf("amplification in JSON = %v", got)
+	}
+	if Completed.Better != stats.HigherIsBetter || Attempts.Better != stats.LowerIsBetter {
+		t.Error("directions")
+	}
+	empty := sim.Result{Clients: 1, GaveUp: 1}
+	if _, ok := P99.Value(&empty); ok || !math.IsNaN(LastCompletion.ValueOrNaN(&empty)) {
+		t.Error("latency of a run with no completions exists")
+	}
+	if _, ok := Lookup("bogus"); ok {
+		t.Error("found a metric that does not exist")
+	}
+	if GaveUpBy()[3].Part() != policies.StopQueueFull.String() || GaveUpBy()[3].Column != "gave_up_by" || P50.Column != "p50_ms" {
+		t.Error("names of parts and columns")
+	}
+}

@@ -1,0 +1,111 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/sweep"
+)
+
+// Axis is one swept parameter.
+type Axis struct {
+	Name string
+	// Title describes the parameter on a plot's axis, e.g. "capacity:
+	// requests admitted per window"; Name when empty.
+	Title string
+	Unit  string // "" for counts, "ms" for durations
+	// Labels are the values as the user writes them ("500ms"); Values the
+	// same as numbers (durations in milliseconds).
+	Labels []string
+	Values []float64
+}
+
+// Point is one point of the grid: an index into each axis and every
+// policy's metrics on every seed there.
+type Point struct {
+	Index []int
+	Runs  *MultiSeed
+}
+
+// Sweep is the result of a parameter sweep. Points are in grid order, the
+// last axis varying fastest.
+type Sweep struct {
+	Scenario  string
+	FirstSeed uint64
+	Seeds     int
+	Policies  []string
+	Axes      []Axis
+	Points    []Point
+}
+
+// RunSweep runs every policy of s on k seeds from first at every point of
+// the grid the parameters span (the last parameter varies fastest). Each
+// point runs its seeds and policies in parallel; results merge in a fixed
+// order. done, if set, is called after every simulation run.
+func RunSweep(ctx context.Context, s *scenarios.Scenario, ps []sweep.Param, first uint64, k int, done func()) (*Sweep, error) {
+	if len(ps) == 0 || len(ps) > sweep.MaxParams {
+		return nil, fmt.Errorf("sweep needs 1 or %d parameters, got %d", sweep.MaxParams, len(ps))
+	}
+	if len(ps) == 2 && ps[0].Name == ps[1].Name {
+		return nil, fmt.Errorf("parameter %s is given twice", ps[0].Name)
+	}
+	total := 1
+	for _, p := range ps {
+		total *= len(p.Values)
+	}
+	if total > sweep.MaxPoints {
+		return nil, fmt.Errorf("%d points; at most %d", total, sweep.MaxPoints)
+	}
+	out := &Sweep{Scenario: s.Name, FirstSeed: first, Seeds: k}
+	for _, p := range s.Policies {
+		out.Policies = append(out.Policies, p.Name)
+	}
+	for _, p := range ps {
+		ax := Axis{Name: p.Name, Title: p.Title(), Unit: p.Unit()}
+		for i := range p.Values {
+			ax.Labels = append(ax.Labels, p.Label(i))
+			ax.Values = append(ax.Values, p.Number(i))
+		}
+		out.Axes = append(out.Axes, ax)
+	}
+	idx := make([]int, len(ps))
+	for range total {
+		values := make([]int64, len(ps))
+		for i, p := range ps {
+			values[i] = p.Values[idx[i]]
+		}
+		sc, err := sweep.Apply(s, ps, values)
+		if err != nil {
+			return nil, err
+		}
+		runs, err := Collect(ctx, sc, first, k, func(int, int, *sim.Result) {
+			if done != nil {
+				done()
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("at %s: %w", pointLabel(ps, idx), err)
+		}
+		runs.Scenario = s.Name
+		out.Points = append(out.Points, Point{Index: append([]int(nil), idx...), Runs: runs})
+		for i := len(idx) - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < len(ps[i].Values) {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return out, nil
+}
+
+func pointLabel(ps []sweep.Param, idx []int) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.Name + "=" + p.Label(idx[i])
+	}
+	return strings.Join(parts, " ")
+}

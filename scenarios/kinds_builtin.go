@@ -1,0 +1,308 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// The built-in kinds. Adding one is one registration here: its decoder,
+// describer and parameters; docs/architecture.md shows where the rest of a
+// new kind goes.
+func init() {
+	registerBackoffs()
+	registerPreset(&preset{name: "gated", about: "a backoff (full jitter by default) plus a shared gate and start-rate throttle",
+		backoff: "full-jitter", coordinators: []string{"gate"}})
+	registerCoordinators()
+	registerModels()
+}
+
+// ceilingFields are the fields of the exponential backoffs.
+var ceilingFields = []string{"base", "factor", "cap"}
+
+// decodeCeiling reads base, factor and cap; withFactor false refuses factor.
+func decodeCeiling(m *mapping) policies.Ceiling {
+	c := policies.Ceiling{
+		Base:   m.duration("base", DefaultBase),
+		Factor: m.number("factor", DefaultFactor, 1, 1000),
+		Cap:    m.duration("cap", DefaultCap),
+	}
+	if c.Base == 0 {
+		m.errorf("base", "must be > 0")
+	}
+	if c.Cap < c.Base {
+		m.errorf("cap", "must be at least base (%v), got %v", c.Base, c.Cap)
+	}
+	return c
+}
+
+// notImmediate is why a backoff other than immediate has no delay.
+func notImmediate(field string) string {
+	return "only the immediate policy has a fixed delay; use base and cap"
+}
+
+// ceilingType is a backoff defined over policies.Ceiling.
+type ceilingType interface {
+	~struct {
+		Base   time.Duration
+		Factor float64
+		Cap    time.Duration
+	}
+	policies.Backoff
+}
+
+// ceilingBackoff registers an exponential backoff of type B, a Ceiling.
+func ceilingBackoff[B ceilingType](name, about, shape string) {
+	registerBackoff(name, about, ceilingFields,
+		func(m *mapping) B { return B(decodeCeiling(m)) },
+		func(b B) string {
+			c := policies.Ceiling(b)
+			return fmt.Sprintf(shape, c.Cap, c.Base, strconv.FormatFloat(c.Factor, 'g', -1, 64))
+		},
+		notImmediate,
+		backoffParam[B]{paramBase, func(b B, v int64) B {
+			c := policies.Ceiling(b)
+			c.Base = time.Duration(v)
+			return B(c)
+		}})
+}
+
+func registerBackoffs() {
+	registerBackoff("immediate", "retry after a fixed short wait (delay, default 100ms)", []string{"delay"},
+		func(m *mapping) policies.Constant {
+			return policies.Constant{Wait: m.duration("delay", DefaultImmediate)}
+		},
+		func(b policies.Constant) string { return fmt.Sprintf("fixed %v", b.Wait) },
+		func(string) string { return "the immediate policy has only a delay" },
+		backoffParam[policies.Constant]{paramDelay, func(_ policies.Constant, v int64) policies.Constant {
+			return policies.Constant{Wait: time.Duration(v)}
+		}})
+	ceilingBackoff[policies.Exponential]("capped-exponential", "min(cap, base·factor^n), no randomness", "min(%v, %v·%s^n)")
+	ceilingBackoff[policies.FullJitter]("full-jitter", "uniform(0, min(cap, base·factor^n))", "full jitter: U(0, min(%v, %v·%s^n))")
+	ceilingBackoff[policies.EqualJitter]("equal-jitter", "half the ceiling plus uniform(0, half)", "equal jitter over min(%v, %v·%s^n)")
+	registerBackoff("decorrelated-jitter", "min(cap, uniform(base, 3·previous wait))", []string{"base", "cap"},
+		func(m *mapping) policies.DecorrelatedJitter {
+			c := decodeCeiling(m)
+			return policies.DecorrelatedJitter{Base: c.Base, Cap: c.Cap}
+		},
+		func(b policies.DecorrelatedJitter) string {
+			return fmt.Sprintf("decorrelated jitter: min(%v, U(%v, 3·previous))", b.Cap, b.Base)
+		},
+		func(field string) string {
+			if field == "factor" {
+				return "decorrelated jitter grows from the previous wait; it has no factor"
+			}
+			return notImmediate(field)
+		},
+		backoffParam[policies.DecorrelatedJitter]{paramBase, func(b policies.DecorrelatedJitter, v int64) policies.DecorrelatedJitter {
+			b.Base = time.Duration(v)
+			return b
+		}})
+	ceilingBackoff[policies.SDKJitter]("sdk-jitter", "ceiling reduced by up to 25%, as the Anthropic SDKs do", "SDK jitter: min(%v, %v·%s^n)·U(0.75, 1]")
+}
+
+func registerCoordinators() {
+	registerCoordinator(&coordinatorKind{
+		Kind: registerKind(&Kind{Category: Coordinators, Name: "gate", Fields: []string{"gate"},
+			About: "gate: true holds every client while a server-given retry-after runs (on for gated)"}),
+		decode: func(_ *decoder, m *mapping, p *sim.Policy, on bool) { p.Gate = m.boolean("gate", on) },
+		describe: func(p *sim.Policy) string {
+			if p.Gate {
+				return "shared retry-after gate"
+			}
+			return ""
+		},
+		clone: func(*sim.Policy) {},
+	})
+	registerCoordinator(&coordinatorKind{
+		Kind: registerKind(&Kind{Category: Coordinators, Name: "throttle", Fields: []string{"throttle"}, Params: []*Param{paramThrottle},
+			About: "throttle: {rate, per, max_queue} spaces every start at rate per period"}),
+		decode: func(d *decoder, m *mapping, p *sim.Policy, _ bool) {
+			if n := m.get("throttle"); n != nil {
+				p.Throttle = d.throttle(n, m.field("throttle"))
+			}
+		},
+		describe: func(p *sim.Policy) string {
+			th := p.Throttle
+			if th == nil {
+				return ""
+			}
+			c := fmt.Sprintf("throttle %d starts per %v", th.Count, th.Per)
+			if th.MaxQueue > 0 {
+				c += fmt.Sprintf(", queue ≤ %d", th.MaxQueue)
+			}
+			return c
+		},
+		clone: func(p *sim.Policy) {
+			if t := p.Throttle; t != nil {
+				c := *t
+				p.Throttle = &c
+			}
+		},
+	})
+	paramThrottle.setters = append(paramThrottle.setters, forPolicies(func(p *sim.Policy, v int64) bool {
+		if p.Throttle != nil {
+			p.Throttle.Count = int(v)
+		}
+		return p.Throttle != nil
+	}))
+	registerCoordinator(&coordinatorKind{
+		Kind: registerKind(&Kind{Category: Coordinators, Name: "max_in_flight", Fields: []string{"max_in_flight", "max_queue"},
+			About: "max_in_flight: N bounds the attempts in flight; max_queue: M bounds those waiting"}),
+		decode: func(_ *decoder, m *mapping, p *sim.Policy, _ bool) {
+			if !m.has("max_in_flight") {
+				if m.has("max_queue") {
+					m.errorf("max_queue", "bounds the queue of max_in_flight, which is not set")
+				}
+				return
+			}
+			p.Limit = &sim.Limit{
+				MaxInFlight: int(m.integer("max_in_flight", 1, 1, 1<<31-1)),
+				MaxQueue:    int(m.integer("max_queue", 0, 0, 1<<31-1)),
+			}
+		},
+		describe: func(p *sim.Policy) string {
+			l := p.Limit
+			if l == nil {
+				return ""
+			}
+			c := fmt.Sprintf("at most %d in flight", l.MaxInFlight)
+			if l.MaxQueue > 0 {
+				c += fmt.Sprintf(", queue ≤ %d", l.MaxQueue)
+			}
+			return c
+		},
+		clone: func(p *sim.Policy) {
+			if l := p.Limit; l != nil {
+				c := *l
+				p.Limit = &c
+			}
+		},
+	})
+	registerCoordinator(&coordinatorKind{
+		Kind: registerKind(&Kind{Category: Coordinators, Name: "fallback", Fields: []string{"fallback"},
+			About: "fallback: {after, sticky} moves an operation to the fallback model after capacity failures"}),
+		decode: func(d *decoder, m *mapping, p *sim.Policy, _ bool) {
+			n := m.get("fallback")
+			if n == nil {
+				return
+			}
+			fm := d.mapping(n, m.field("fallback"))
+			p.Fallback = &sim.Fallback{
+				After:  int(fm.integer("after", 0, 0, 1<<31-1)),
+				Sticky: fm.boolean("sticky", false),
+			}
+			fm.finish("after", "sticky")
+		},
+		describe: func(p *sim.Policy) string {
+			f := p.Fallback
+			if f == nil {
+				return ""
+			}
+			after := f.After
+			if after == 0 {
+				after = policies.DefaultFallbackAfter
+			}
+			c := fmt.Sprintf("fallback model after %d capacity failures", after)
+			if f.Sticky {
+				c += ", sticky"
+			}
+			return c
+		},
+		clone: func(p *sim.Policy) {
+			if f := p.Fallback; f != nil {
+				c := *f
+				p.Fallback = &c
+			}
+		},
+	})
+}
+
+func registerModels() {
+	k := &serverKind{
+		Kind: registerKind(&Kind{Category: Servers, Name: "capacity-windows", Fields: []string{"response_time", "phases"},
+			Params: []*Param{paramCapacity, paramOutage, paramResponseTime},
+			About:  "phases of capacity: admit N per window, reject the rest; every response after response_time"}),
+		decode:   func(d *decoder, m *mapping, path string) *sim.CapacityWindows { return d.capacityWindows(m, path) },
+		describe: describeCapacityWindows,
+	}
+	serverKinds = append(serverKinds, k)
+	server := func(set func(s *sim.CapacityWindows, v int64) error) func(*Scenario, int64) (bool, error) {
+		return func(s *Scenario, v int64) (bool, error) { return true, set(s.Server, v) }
+	}
+	paramCapacity.setters = append(paramCapacity.setters, server(func(s *sim.CapacityWindows, v int64) error {
+		last := &s.Phases[len(s.Phases)-1]
+		last.Admit = int(v)
+		if last.Window <= 0 {
+			last.Window = time.Second
+		}
+		return nil
+	}))
+	paramOutage.setters = append(paramOutage.setters, server(func(s *sim.CapacityWindows, v int64) error {
+		if len(s.Phases) < 2 {
+			return errors.New("the server has one phase; an outage needs a first phase followed by another")
+		}
+		if v == 0 {
+			s.Phases = s.Phases[1:]
+			return nil
+		}
+		s.Phases[0].Duration = time.Duration(v)
+		return nil
+	}))
+	paramResponseTime.setters = append(paramResponseTime.setters, server(func(s *sim.CapacityWindows, v int64) error {
+		s.ResponseTime = sim.Fixed(time.Duration(v))
+		return nil
+	}))
+
+	workloadKinds = append(workloadKinds, &workloadKind{
+		Kind: registerKind(&Kind{Category: Workloads, Name: "burst", Fields: []string{"count", "spread"}, Params: []*Param{paramClients},
+			About: "count clients, one operation each, starting at once or uniformly over spread"}),
+		decode: func(d *decoder, m *mapping, w *sim.Burst) {
+			w.Clients = int(m.integer("count", 0, 1, MaxClients))
+			w.Spread = m.duration("spread", 0)
+		},
+		describe: func(w sim.Burst) string {
+			if w.Spread > 0 {
+				return fmt.Sprintf("%d clients, one operation each, starting uniformly over %v", w.Clients, w.Spread)
+			}
+			return fmt.Sprintf("%d clients, one operation each, starting at t = 0", w.Clients)
+		},
+	})
+	paramClients.setters = append(paramClients.setters, func(s *Scenario, v int64) (bool, error) {
+		s.Workload.Clients = int(v)
+		return true, nil
+	})
+}
+
+// describeCapacityWindows is the table of a capacity-windows server's
+// phases.
+func describeCapacityWindows(s *sim.CapacityWindows) (caption string, header []string, rows [][]string) {
+	rt := "a random time"
+	if f, ok := s.ResponseTime.(sim.Fixed); ok {
+		rt = time.Duration(f).String()
+	}
+	caption = fmt.Sprintf("Server (every response arrives %s after its request)", rt)
+	header = []string{"phase", "from", "until", "admits", "rejects with"}
+	start := time.Duration(0)
+	for i, p := range s.Phases {
+		until := "forever"
+		if i < len(s.Phases)-1 {
+			until = (start + p.Duration).String()
+		}
+		admits := "nothing"
+		if p.Admit > 0 {
+			admits = fmt.Sprintf("%d per %v window", p.Admit, p.Window)
+		}
+		rej := fmt.Sprintf("%d (%v)", p.Reject.Status, p.Reject.Class)
+		if p.Reject.RetryAfter > 0 {
+			rej += fmt.Sprintf(", retry-after %v", p.Reject.RetryAfter)
+		}
+		rows = append(rows, []string{strconv.Itoa(i + 1), start.String(), until, admits, rej})
+		start += p.Duration
+	}
+	return caption, header, rows
+}

@@ -1,0 +1,104 @@
+package scenarios
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// The coordinator kinds decode into the simulator's controls, on any
+// policy type.
+func TestCoordinatorKinds(t *testing.T) {
+	src := strings.Replace(valid, "      - name: immediate\n",
+		"      - name: immediate\n        max_in_flight: 4\n        max_queue: 10\n        fallback: {after: 2, sticky: true}\n        throttle: {rate: 3}\n", 1)
+	f, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Scenarios[0].Policies[0]
+	if p.Limit == nil || *p.Limit != (sim.Limit{MaxInFlight: 4, MaxQueue: 10}) ||
+		p.Fallback == nil || *p.Fallback != (sim.Fallback{After: 2, Sticky: true}) ||
+		p.Throttle == nil || p.Throttle.Count != 3 || p.Gate {
+		t.Fatalf("policy %+v", p)
+	}
+	want := "throttle 3 starts per 1s; at most 4 in flight, queue ≤ 10; fallback model after 2 capacity failures, sticky"
+	if got := DescribeCoordination(&p); got != want {
+		t.Errorf("DescribeCoordination = %q, want %q", got, want)
+	}
+	if got := DescribeCoordination(&f.Scenarios[0].Policies[1]); !strings.HasPrefix(got, "shared retry-after gate; throttle 6") {
+		t.Errorf("gated: %q", got)
+	}
+}
+
+func TestDescribeBackoff(t *testing.T) {
+	for b, want := range map[policies.Backoff]string{
+		policies.Constant{Wait: time.Second}:                                            "fixed 1s",
+		policies.FullJitter{Base: time.Second, Factor: 2, Cap: 8 * time.Second}:         "full jitter: U(0, min(8s, 1s·2^n))",
+		policies.SDKJitter{Base: time.Second, Factor: 1.5, Cap: 8 * time.Second}:        "SDK jitter: min(8s, 1s·1.5^n)·U(0.75, 1]",
+		policies.DecorrelatedJitter{Base: time.Second, Cap: 8 * time.Second}:            "decorrelated jitter: min(8s, U(1s, 3·previous))",
+		policies.Exponential{Base: 500 * time.Millisecond, Factor: 2, Cap: time.Minute}: "min(1m0s, 500ms·2^n)",
+	} {
+		if got := DescribeBackoff(b); got != want {
+			t.Errorf("DescribeBackoff(%v) = %q, want %q", b, got, want)
+		}
+	}
+	if got := (policies.EqualJitter{Base: time.Second, Factor: 2, Cap: 4 * time.Second}).String(); got != "equal-jitter(base 1s, factor 2, cap 4s)" {
+		t.Errorf("String() = %q", got)
+	}
+}
+
+// Every backoff kind is a policy type, and the preset follows them, in the
+// order 'retrysim list' has always printed.
+func TestPolicyTypes(t *testing.T) {
+	var names []string
+	for _, pt := range PolicyTypes() {
+		names = append(names, pt.Name)
+	}
+	want := []string{"immediate", "capped-exponential", "full-jitter", "equal-jitter", "decorrelated-jitter", "sdk-jitter", "gated"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("policy types %v", names)
+	}
+	for _, c := range []Category{Backoffs, Coordinators, Servers, Workloads} {
+		if len(Kinds(c)) == 0 {
+			t.Errorf("no %s kinds", c)
+		}
+	}
+}
+
+// A parameter is set on every part that has it, on a clone; a scenario in
+// which no part has it says so.
+func TestParamsSetThroughKinds(t *testing.T) {
+	f, err := Parse("x.yaml", []byte(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	c := s.Clone()
+	base, _ := LookupParam("base")
+	if err := base.Set(c, int64(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if b := c.Policies[1].Rules.Backoff.(policies.FullJitter); b.Base != 2*time.Second || b.Cap != DefaultCap {
+		t.Errorf("gated backoff after base=2s: %v", b)
+	}
+	throttle, _ := LookupParam("throttle")
+	if err := throttle.Set(c, 9); err != nil || c.Policies[1].Throttle.Count != 9 || s.Policies[1].Throttle.Count != 6 {
+		t.Errorf("throttle=9: %v; clone %d, original %d", err, c.Policies[1].Throttle.Count, s.Policies[1].Throttle.Count)
+	}
+	delay, _ := LookupParam("delay")
+	c.Policies = c.Policies[1:]
+	if err := delay.Set(c, 0); err == nil || !strings.Contains(err.Error(), "no policy of this scenario is immediate") {
+		t.Errorf("delay on a scenario without immediate: %v", err)
+	}
+	var names []string
+	for _, p := range Params() {
+		names = append(names, p.Name)
+	}
+	if strings.Join(names, ",") != "clients,capacity,base,delay,outage,response_time,throttle,max_attempts,deadline" {
+		t.Errorf("params %v", names)
+	}
+}

@@ -1,0 +1,21 @@
+package scenarios
+
+// parallelMemory is the memory that concurrent runs may take together when
+// the number of parallel runs is chosen automatically: each run holds about
+// bytesPerClient per client, so huge bursts run on fewer cores rather than
+// exhausting memory on a machine with many.
+const (
+	parallelMemory int64 = 16 << 30
+	bytesPerClient int64 = 100 // measured: docs/performance.md
+)
+
+// ParallelWorkers is how many runs of a scenario with the given number of
+// clients go in parallel on the given number of cores: one per core, but no
+// more than fit in 16 GiB together. The runs package runs that many; the
+// work estimate (Estimate) assumes it.
+func ParallelWorkers(cores, clients int) int { return autoWorkers(cores, clients) }
+
+// autoWorkers is ParallelWorkers.
+func autoWorkers(cores, clients int) int {
+	return int(min(int64(cores), max(1, parallelMemory/(int64(clients)*bytesPerClient))))
+}
