@@ -85,7 +85,9 @@ type Hooks struct {
 // Error is what Do returns when it stops without a success.
 type Error struct {
 	// Reason says why Do stopped: StopAttempts, StopDeadline (the budget),
-	// StopTerminal, StopQueueFull or StopCancelled.
+	// StopTerminal, StopQueueFull, StopCancelled, or, from a coordinator
+	// added with WithCoordinator, StopBudget, StopThrottled or
+	// StopCircuitOpen.
 	Reason StopReason
 	// Attempts is the number of attempts sent.
 	Attempts int
@@ -97,8 +99,9 @@ type Error struct {
 	// "success": check HasOutcome before reading it.
 	LastOutcome Outcome
 	// Cause is what stopped Do apart from Last, if anything: the context's
-	// error for StopCancelled, ErrQueueFull, ErrLimitQueueFull or
-	// ErrTooLate; otherwise nil.
+	// error for StopCancelled, ErrQueueFull, ErrLimitQueueFull,
+	// ErrTooLate, ErrRetryBudget, ErrThrottled or ErrCircuitOpen; otherwise
+	// nil.
 	Cause error
 	// Elapsed is the time from Do's start to its return.
 	Elapsed time.Duration
@@ -141,6 +144,7 @@ type config struct {
 	gate           *Gate
 	throttle       *Throttle
 	limiter        *Limiter
+	coordinators   []Coordinator
 	fallback       *ModelFallback
 	hooks          Hooks
 	clock          Clock
@@ -201,6 +205,20 @@ func WithThrottle(t *Throttle) Option { return func(c *config) { c.throttle = t 
 // streamed body the caller reads afterwards is not counted; put Do around
 // the whole call to count it.
 func WithLimiter(l *Limiter) Option { return func(c *config) { c.limiter = l } }
+
+// WithCoordinator adds c to the coordinators every attempt asks (a retry
+// budget, a circuit breaker, adaptive throttling, or one of your own). They
+// are asked after the gate, throttle and limiter, in the order the options
+// give them; a Plan holds at most MaxCoordinators in all, and Do fails at
+// once with more. Share one c across the Do calls of one API key; it must be
+// safe for concurrent use.
+func WithCoordinator(c Coordinator) Option {
+	return func(cfg *config) {
+		if c != nil {
+			cfg.coordinators = append(cfg.coordinators, c)
+		}
+	}
+}
 
 // WithFallback enables the model fallback f; Attempt.Model carries the model.
 func WithFallback(f *ModelFallback) Option { return func(c *config) { c.fallback = f } }
@@ -290,12 +308,15 @@ func Do(ctx context.Context, op Operation, opts ...Option) error {
 	}
 	c := newConfig(opts)
 	r := &run{config: c, plan: c.plan(), start: c.clock.Now(), waiter: newChanWaiter()}
+	if n := len(r.plan.Coordinators); n > MaxCoordinators {
+		return fmt.Errorf("policies.Do: %d coordinators, at most %d", n, MaxCoordinators)
+	}
 	r.op.Start(&r.plan)
 	return r.loop(ctx, op)
 }
 
 // plan turns the options into the Plan the Op runs: the gate, throttle and
-// limiter as coordinators, in that order.
+// limiter as coordinators, in that order, then those of WithCoordinator.
 func (c *config) plan() Plan {
 	p := Plan{Policy: c.policy, Fallback: c.fallback, Hooks: c.hooks}
 	if c.gate != nil {
@@ -307,6 +328,7 @@ func (c *config) plan() Plan {
 	if c.limiter != nil {
 		p.Coordinators = append(p.Coordinators, c.limiter)
 	}
+	p.Coordinators = append(p.Coordinators, c.coordinators...)
 	return p
 }
 
