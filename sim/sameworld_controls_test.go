@@ -127,7 +127,7 @@ func sentBy(w *world, client int) bool {
 // (StopBudget); successes refund, so late retries can pay again.
 func TestSameRetryQuotaInSimulatorAndProduction(t *testing.T) {
 	s := controlScenario(5, 24)
-	s.pol.RetryQuota = &policies.RetryQuotaConfig{Capacity: 60}
+	s.pol.RetryQuota = &policies.RetryQuotaConfig{Capacity: 30}
 	w, res := sameWorldsWith(t, s)
 	timeouts := 0
 	for _, ev := range w.events {
@@ -208,26 +208,23 @@ func TestSameBreakerInSimulatorAndProduction(t *testing.T) {
 // Every control at once, behind a gate and an in-flight limit: eight
 // coordinators, the most an Op tracks, in the same order in both worlds.
 func TestSameEveryControlInSimulatorAndProduction(t *testing.T) {
-	s := controlScenario(7, 24)
+	s := controlScenario(33, 24)
 	s.phases = append([]sim.Phase{{Duration: 500 * time.Millisecond, Reject: sim.Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: 150 * time.Millisecond}}}, s.phases...)
 	s.pol.Gate = true
 	s.pol.Throttle = &sim.Throttle{Count: 20, Per: time.Second, MaxQueue: 6}
 	s.pol.Limit = &sim.Limit{MaxInFlight: 4, MaxQueue: 8}
-	s.pol.Breaker = &policies.BreakerConfig{ConsecutiveFailures: 6, OpenFor: 300 * time.Millisecond, Probes: 2}
+	s.pol.Breaker = &policies.BreakerConfig{ConsecutiveFailures: 5, OpenFor: 300 * time.Millisecond, Probes: 2}
 	s.pol.Adaptive = &policies.AdaptiveThrottleConfig{K: 1.5, Window: 2 * time.Second, Slots: 4}
 	s.pol.RetryThrottling = &policies.RetryThrottlingConfig{MaxTokens: 20, TokenRatio: 1}
 	s.pol.RatioBudget = &policies.RatioBudgetConfig{Percent: 100, MinPerSecond: 2, Window: 2 * time.Second}
-	s.pol.RetryQuota = &policies.RetryQuotaConfig{Capacity: 80}
-	w, res := sameWorldsWith(t, s)
+	s.pol.RetryQuota = &policies.RetryQuotaConfig{Capacity: 30}
+	_, res := sameWorldsWith(t, s)
 	if res.Completed == 0 {
 		t.Error("no client completed")
 	}
-	stops := 0
 	for _, r := range []policies.StopReason{policies.StopBudget, policies.StopThrottled, policies.StopCircuitOpen} {
-		stops += res.GaveUpBy[r]
+		if res.GaveUpBy[r] == 0 {
+			t.Errorf("no client stopped by %v: %v", r, res.GaveUpBy)
+		}
 	}
-	if stops == 0 {
-		t.Errorf("no control stopped anyone: %v", res.GaveUpBy)
-	}
-	_ = w
 }
