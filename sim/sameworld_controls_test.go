@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -97,14 +98,14 @@ func sameWorldsWith(t *testing.T, s *multiScenario) (*world, sim.Result) {
 	return simW, res
 }
 
-// sentBefore reports whether some client sent nothing because of reason,
-// and whether some client gave up for it after sending at least one attempt.
+// stoppedBy counts the clients that reason stopped before they sent
+// anything, and those it stopped after they had sent at least one attempt.
 func stoppedBy(w *world, reason policies.StopReason) (unsent, afterSending int) {
 	for i, r := range w.reasons {
 		if r != reason {
 			continue
 		}
-		if len(w.events[i].retries) == 0 && !sentBy(w, i) {
+		if !sentBy(w, i) {
 			unsent++
 		} else {
 			afterSending++
@@ -225,6 +226,26 @@ func TestSameEveryControlInSimulatorAndProduction(t *testing.T) {
 	for _, r := range []policies.StopReason{policies.StopBudget, policies.StopThrottled, policies.StopCircuitOpen} {
 		if res.GaveUpBy[r] == 0 {
 			t.Errorf("no client stopped by %v: %v", r, res.GaveUpBy)
+		}
+	}
+}
+
+// A policy with a bad control config fails validation, naming the policy.
+func TestControlConfigsValidated(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(p *sim.Policy)
+	}{
+		{"breaker", func(p *sim.Policy) { p.Breaker = &policies.BreakerConfig{FailureRatio: 2} }},
+		{"adaptive", func(p *sim.Policy) { p.Adaptive = &policies.AdaptiveThrottleConfig{K: -1} }},
+		{"retry throttling", func(p *sim.Policy) { p.RetryThrottling = &policies.RetryThrottlingConfig{MaxTokens: 5000} }},
+		{"ratio budget", func(p *sim.Policy) { p.RatioBudget = &policies.RatioBudgetConfig{Window: -time.Second} }},
+		{"retry quota", func(p *sim.Policy) { p.RetryQuota = &policies.RetryQuotaConfig{Capacity: -1} }},
+	} {
+		cfg := controlScenario(1, 2).config()
+		tc.set(&cfg.Policy)
+		if _, err := sim.Run(cfg); err == nil || !strings.Contains(err.Error(), `policy "controlled"`) {
+			t.Errorf("%s: err = %v, want a validation error naming the policy", tc.name, err)
 		}
 	}
 }
