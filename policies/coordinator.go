@@ -6,8 +6,8 @@ import (
 )
 
 // Coordinator is state shared by the operations of one client or API key
-// (a gate, a throttle, an in-flight limit; later retry budgets and
-// breakers). Every operation asks it before each attempt (Admit) and tells
+// (a gate, a throttle, an in-flight limit, retry budgets, a circuit breaker,
+// adaptive throttling). Every operation asks it before each attempt (Admit) and tells
 // it each outcome (Observe). Time is always passed in: production passes the
 // real clock, the simulator virtual time mapped onto time.Time. A
 // Coordinator used by Do must be safe for concurrent use; the simulator
@@ -34,6 +34,36 @@ type Ask struct {
 	Retry bool
 	// Rand is the operation's random source, for coordinators that draw.
 	Rand *rand.Rand
+	// Last is the Class and Status of the operation's previous attempt
+	// (its ServerWait is not kept; a Status beyond 65535 reads 65535); the
+	// zero Outcome for a first attempt. A retry budget prices a retry by it.
+	Last Outcome
+}
+
+// A Settler is a Coordinator that needs to know, when what it granted an
+// attempt (AdmitGrant) is given back, which attempt that was and how it
+// ended: a retry budget refunds what the attempt paid, a circuit breaker
+// judges its probe. For a Settler the Op calls Settle in place of Release.
+type Settler interface {
+	Coordinator
+	Settle(now time.Time, s Settlement)
+}
+
+// Settlement is what the Op tells a Settler when it gives back a grant.
+type Settlement struct {
+	// Waiter is the operation's waiter, as Release gets it (nil after an
+	// observed attempt).
+	Waiter Waiter
+	// Retry and Last are what Ask.Retry and Ask.Last said when the grant
+	// was made.
+	Retry bool
+	Last  Outcome
+	// Sent reports whether the attempt's outcome was observed; Outcome is
+	// that outcome (Class Success for a success). When Sent is false the
+	// grant went unused (a later coordinator stopped or held the attempt,
+	// or the operation was abandoned).
+	Sent    bool
+	Outcome Outcome
 }
 
 // Waiter wakes an operation that a coordinator queued. Wake may be called

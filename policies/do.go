@@ -3,6 +3,7 @@ package policies
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -65,12 +66,15 @@ func Do(ctx context.Context, op Operation, opts ...Option) error {
 	}
 	c := newConfig(opts)
 	r := &run{config: c, plan: c.plan(), start: c.clock.Now(), waiter: newChanWaiter()}
+	if n := len(r.plan.Coordinators); n > MaxCoordinators {
+		return fmt.Errorf("policies.Do: %d coordinators, at most %d", n, MaxCoordinators)
+	}
 	r.op.Start(&r.plan)
 	return r.loop(ctx, op)
 }
 
 // plan turns the options into the Plan the Op runs: the gate, throttle and
-// limiter as coordinators, in that order.
+// limiter as coordinators, in that order, then those of WithCoordinator.
 func (c *config) plan() Plan {
 	p := Plan{Policy: c.policy, Fallback: c.fallback, Hooks: c.hooks}
 	if c.gate != nil {
@@ -82,6 +86,7 @@ func (c *config) plan() Plan {
 	if c.limiter != nil {
 		p.Coordinators = append(p.Coordinators, c.limiter)
 	}
+	p.Coordinators = append(p.Coordinators, c.coordinators...)
 	return p
 }
 

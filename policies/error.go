@@ -8,7 +8,9 @@ import (
 // Error is what Do returns when it stops without a success.
 type Error struct {
 	// Reason says why Do stopped: StopAttempts, StopDeadline (the budget),
-	// StopTerminal, StopQueueFull or StopCancelled.
+	// StopTerminal, StopQueueFull, StopCancelled, or, from a coordinator
+	// added with WithCoordinator, StopBudget, StopThrottled or
+	// StopCircuitOpen.
 	Reason StopReason
 	// Attempts is the number of attempts sent.
 	Attempts int
@@ -20,8 +22,9 @@ type Error struct {
 	// "success": check HasOutcome before reading it.
 	LastOutcome Outcome
 	// Cause is what stopped Do apart from Last, if anything: the context's
-	// error for StopCancelled, ErrQueueFull, ErrLimitQueueFull or
-	// ErrTooLate; otherwise nil.
+	// error for StopCancelled, ErrQueueFull, ErrLimitQueueFull, ErrTooLate,
+	// ErrBudgetEnded, a *GateClosedError, a *ServerWaitError,
+	// ErrRetryBudget, ErrThrottled or ErrCircuitOpen; otherwise nil.
 	Cause error
 	// Elapsed is the time from Do's start to its return.
 	Elapsed time.Duration

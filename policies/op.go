@@ -81,13 +81,15 @@ type Moment struct {
 // The zero Op is a new operation on the primary model; use Start to apply a
 // sticky fallback. Not safe for concurrent use.
 type Op struct {
-	prev     time.Duration // wait chosen before the previous retry
-	attempts int32         // attempts sent
-	capacity uint16        // capacity failures, for the fallback (saturates)
-	stage    uint8         // index of the next coordinator to ask
-	flags    uint8
-	passed   uint8 // coordinators that let the pending attempt pass without holding anything
-	held     uint8 // coordinators holding something for the pending attempt (or queuing it)
+	prev       time.Duration // wait chosen before the previous retry
+	attempts   int32         // attempts sent
+	capacity   uint16        // capacity failures, for the fallback (saturates)
+	lastStatus uint16        // the last observed attempt's status (saturates), for Ask.Last
+	stage      uint8         // index of the next coordinator to ask
+	flags      uint8
+	passed     uint8 // coordinators that let the pending attempt pass without holding anything
+	held       uint8 // coordinators holding something for the pending attempt (or queuing it)
+	lastClass  Class // the last observed attempt's class, for Ask.Last
 }
 
 const (
@@ -155,7 +157,7 @@ func startsBy(t, latest time.Time) bool { return latest.IsZero() || !t.After(lat
 func (o *Op) Before(p *Plan, m Moment, w Waiter, rng *rand.Rand) Step {
 	if !p.Policy.StartsInTime(m.Since) || !startsBy(m.Now, m.Cutoff) {
 		// A negative budget, or a wake-up later than the budget allows.
-		o.releaseAll(p, m.Now, w, false)
+		o.releaseAll(p, m.Now, w, false, Outcome{})
 		o.stage, o.passed, o.flags = 0, 0, o.flags&^(flagResume|flagBlocked)
 		return o.stop(p, m, StopDeadline, nil)
 	}
@@ -166,7 +168,7 @@ func (o *Op) Before(p *Plan, m Moment, w Waiter, rng *rand.Rand) Step {
 	}
 	if o.attempts == math.MaxInt32 {
 		// The counter's limit: an operation makes at most 2^31-1 attempts.
-		o.releaseAll(p, m.Now, w, false)
+		o.releaseAll(p, m.Now, w, false, Outcome{})
 		return o.stop(p, m, StopAttempts, nil)
 	}
 	o.attempts++
@@ -176,7 +178,7 @@ func (o *Op) Before(p *Plan, m Moment, w Waiter, rng *rand.Rand) Step {
 
 // admit runs the coordinators for the pending attempt; ok means send now.
 func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
-	ask := Ask{Latest: p.latest(m), Waiter: w, Retry: o.attempts > 0, Rand: rng}
+	ask := Ask{Latest: p.latest(m), Waiter: w, Retry: o.attempts > 0, Rand: rng, Last: o.last()}
 	if o.flags&flagResume != 0 {
 		o.flags &^= flagResume
 		for i := range int(o.stage) {
@@ -186,12 +188,12 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 			switch a := p.Coordinators[i].Admit(m.Now, ask); a.Kind {
 			case AdmitPass:
 			case AdmitHold:
-				o.releaseAll(p, m.Now, w, false)
+				o.releaseAll(p, m.Now, w, false, Outcome{})
 				return o.hold(p, m, a, rng), false
 			default:
 				// Only Pass and Hold are expected from a coordinator that
 				// passed before; anything else ends the attempt's claim.
-				o.releaseAll(p, m.Now, w, false)
+				o.releaseAll(p, m.Now, w, false, Outcome{})
 				if a.Kind == AdmitDeny {
 					return o.stop(p, m, a.Reason, a.Cause), false
 				}
@@ -207,7 +209,7 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 			o.passed |= 1 << i
 			o.stage++
 		case AdmitHold:
-			o.releaseAll(p, m.Now, w, false)
+			o.releaseAll(p, m.Now, w, false, Outcome{})
 			return o.hold(p, m, a, rng), false
 		case AdmitGrant:
 			o.held |= 1 << i
@@ -221,7 +223,7 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 			o.flags |= flagBlocked
 			return Step{Kind: StepBlock}, false
 		case AdmitDeny:
-			o.releaseAll(p, m.Now, w, false)
+			o.releaseAll(p, m.Now, w, false, Outcome{})
 			return o.stop(p, m, a.Reason, a.Cause), false
 		}
 	}
@@ -262,21 +264,31 @@ func (o *Op) Woken(granted bool) {
 // (a grant, or a place in a queue), e.g. when the caller cancels while the
 // operation waits. The operation may call Before again afterwards.
 func (o *Op) Abandon(p *Plan, now time.Time, w Waiter) {
-	o.releaseAll(p, now, w, false)
+	o.releaseAll(p, now, w, false, Outcome{})
 	o.stage, o.passed = 0, 0
 	o.flags &^= flagResume | flagBlocked
 }
 
-// releaseAll gives back every coordinator's hold on the pending attempt.
-// The waiter is passed on only while the operation is queued, so that a
-// coordinator looks for it in its queue only when it can be there.
-func (o *Op) releaseAll(p *Plan, now time.Time, w Waiter, sent bool) {
+// last is the outcome of the last observed attempt, as Ask.Last tells it.
+func (o *Op) last() Outcome { return Outcome{Class: o.lastClass, Status: int(o.lastStatus)} }
+
+// releaseAll gives back every coordinator's hold on the pending attempt
+// (Settle for a Settler, Release otherwise); out is the attempt's outcome
+// when sent. The waiter is passed on only while the operation is queued, so
+// that a coordinator looks for it in its queue only when it can be there.
+func (o *Op) releaseAll(p *Plan, now time.Time, w Waiter, sent bool, out Outcome) {
 	if o.flags&flagBlocked == 0 {
 		w = nil
 	}
 	for i := 0; o.held != 0; i++ {
 		if o.held&(1<<i) != 0 {
 			o.held &^= 1 << i
+			if s, ok := p.Coordinators[i].(Settler); ok {
+				// The last outcome is still the one before the attempt:
+				// After records the attempt's own only after this.
+				s.Settle(now, Settlement{Waiter: w, Retry: o.lastClass != Success, Last: o.last(), Sent: sent, Outcome: out})
+				continue
+			}
 			p.Coordinators[i].Release(now, w, sent)
 		}
 	}
@@ -295,7 +307,8 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 	for _, c := range p.Coordinators {
 		c.Observe(m.Now, int(o.attempts), out)
 	}
-	o.releaseAll(p, m.Now, nil, true)
+	o.releaseAll(p, m.Now, nil, true, out)
+	o.lastClass, o.lastStatus = out.Class, uint16(min(max(out.Status, 0), 1<<16-1))
 	if !failed {
 		return Step{Kind: StepDone}
 	}
@@ -344,7 +357,8 @@ func (o *Op) Expire(p *Plan, m Moment) Step {
 	for _, c := range p.Coordinators {
 		c.Observe(m.Now, int(o.attempts), out)
 	}
-	o.releaseAll(p, m.Now, nil, true)
+	o.releaseAll(p, m.Now, nil, true, out)
+	o.lastClass, o.lastStatus = out.Class, 0
 	return Step{Kind: StepStop, Reason: StopDeadline, Cause: ErrBudgetEnded}
 }
 

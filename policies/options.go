@@ -10,15 +10,16 @@ import (
 type Option func(*config)
 
 type config struct {
-	policy   Policy
-	classify Classifier
-	gate     *Gate
-	throttle *Throttle
-	limiter  *Limiter
-	fallback *ModelFallback
-	hooks    Hooks
-	clock    Clock
-	rng      *rand.Rand
+	policy       Policy
+	classify     Classifier
+	gate         *Gate
+	throttle     *Throttle
+	limiter      *Limiter
+	coordinators []Coordinator
+	fallback     *ModelFallback
+	hooks        Hooks
+	clock        Clock
+	rng          *rand.Rand
 }
 
 // DefaultPolicy is the policy Do uses unless told otherwise: full-jitter
@@ -82,6 +83,20 @@ func WithThrottle(t *Throttle) Option { return func(c *config) { c.throttle = t 
 // streamed body the caller reads afterwards is not counted; put Do around
 // the whole call to count it.
 func WithLimiter(l *Limiter) Option { return func(c *config) { c.limiter = l } }
+
+// WithCoordinator adds c to the coordinators every attempt asks (a retry
+// budget, a circuit breaker, adaptive throttling, or one of your own). They
+// are asked after the gate, throttle and limiter, in the order the options
+// give them; a Plan holds at most MaxCoordinators in all, and Do fails at
+// once with more. Share one c across the Do calls of one API key; it must be
+// safe for concurrent use.
+func WithCoordinator(c Coordinator) Option {
+	return func(cfg *config) {
+		if c != nil {
+			cfg.coordinators = append(cfg.coordinators, c)
+		}
+	}
+}
 
 // WithFallback enables the model fallback f; Attempt.Model carries the model.
 func WithFallback(f *ModelFallback) Option { return func(c *config) { c.fallback = f } }

@@ -40,18 +40,21 @@ type Outcome struct {
 type StopReason uint8
 
 const (
-	NotStopped    StopReason = iota // the operation goes on (or succeeded)
-	StopAttempts                    // the maximum number of attempts was sent
-	StopDeadline                    // the next attempt would start after the deadline
-	StopTerminal                    // the last outcome was terminal
-	StopQueueFull                   // a shared throttle's or limiter's wait queue was full
-	StopCancelled                   // the caller's context was cancelled or its deadline passed
+	NotStopped      StopReason = iota // the operation goes on (or succeeded)
+	StopAttempts                      // the maximum number of attempts was sent
+	StopDeadline                      // the next attempt would start after the deadline
+	StopTerminal                      // the last outcome was terminal
+	StopQueueFull                     // a shared throttle's or limiter's wait queue was full
+	StopCancelled                     // the caller's context was cancelled or its deadline passed
+	StopBudget                        // a retry budget shared across operations could not pay for the retry
+	StopThrottled                     // adaptive throttling rejected the attempt locally; it was not sent
+	StopCircuitOpen                   // a circuit breaker was open (or its half-open probes taken); not sent
 )
 
 // NumStopReasons is the number of StopReason values, for arrays indexed by reason.
-const NumStopReasons = int(StopCancelled) + 1
+const NumStopReasons = int(StopCircuitOpen) + 1
 
-var stopNames = [...]string{"none", "attempts", "deadline", "terminal", "queue_full", "cancelled"}
+var stopNames = [...]string{"none", "attempts", "deadline", "terminal", "queue_full", "cancelled", "budget", "throttled", "circuit_open"}
 
 func (r StopReason) String() string {
 	if int(r) < len(stopNames) {

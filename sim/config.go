@@ -53,11 +53,29 @@ type Policy struct {
 	Limit *Limit
 	// Fallback, if set, moves operations to the fallback model.
 	Fallback *Fallback
+
+	// The controls below, if set, are asked after the gate, throttle and
+	// limiter, in this order; each may stop an operation without sending
+	// its attempt. Zero fields of their configs take the documented
+	// defaults.
+
+	// Breaker, if set, is a circuit breaker (StopCircuitOpen).
+	Breaker *policies.BreakerConfig
+	// Adaptive, if set, is client-side adaptive throttling (StopThrottled).
+	Adaptive *policies.AdaptiveThrottleConfig
+	// RetryThrottling, if set, is gRPC's retry throttling (StopBudget).
+	RetryThrottling *policies.RetryThrottlingConfig
+	// RatioBudget, if set, bounds retries to a share of requests
+	// (StopBudget).
+	RatioBudget *policies.RatioBudgetConfig
+	// RetryQuota, if set, is the AWS SDKs' retry token bucket (StopBudget).
+	RetryQuota *policies.RetryQuotaConfig
 }
 
 // plan builds the policies.Plan of one run: fresh coordinators (gate,
-// throttle, limiter, in that order, as policies.Do orders them) and a fresh
-// fallback.
+// throttle, limiter, in that order, as policies.Do orders them, then the
+// controls in the order of their fields, as policies.Do asks those given by
+// WithCoordinator) and a fresh fallback.
 func (p *Policy) plan(hooks policies.Hooks) (policies.Plan, error) {
 	plan := policies.Plan{Policy: p.Rules, Hooks: hooks}
 	if p.Gate {
@@ -77,10 +95,67 @@ func (p *Policy) plan(hooks policies.Hooks) (policies.Plan, error) {
 		}
 		plan.Coordinators = append(plan.Coordinators, lim)
 	}
+	controls, err := p.controls()
+	if err != nil {
+		return plan, fmt.Errorf("policy %q: %w", p.Name, err)
+	}
+	plan.Coordinators = append(plan.Coordinators, controls...)
 	if f := p.Fallback; f != nil {
 		plan.Fallback = &policies.ModelFallback{Primary: "primary", Fallback: "fallback", After: f.After, Sticky: f.Sticky, Consecutive: f.Consecutive}
 	}
 	return plan, nil
+}
+
+// controls builds fresh coordinators for the policy's breaker, adaptive
+// throttle and retry budgets, in that order.
+func (p *Policy) controls() ([]policies.Coordinator, error) {
+	var cs []policies.Coordinator
+	add := func(c policies.Coordinator, err error) error {
+		if err == nil {
+			cs = append(cs, c)
+		}
+		return err
+	}
+	var err error
+	if c := p.Breaker; c != nil && err == nil {
+		err = add(policies.NewBreaker(*c))
+	}
+	if c := p.Adaptive; c != nil && err == nil {
+		err = add(policies.NewAdaptiveThrottle(*c))
+	}
+	if c := p.RetryThrottling; c != nil && err == nil {
+		err = add(policies.NewRetryThrottling(*c))
+	}
+	if c := p.RatioBudget; c != nil && err == nil {
+		err = add(policies.NewRatioBudget(*c))
+	}
+	if c := p.RetryQuota; c != nil && err == nil {
+		err = add(policies.NewRetryQuota(*c))
+	}
+	return cs, err
+}
+
+// validateControls checks the configs of the policy's controls.
+func (p *Policy) validateControls() error {
+	for _, c := range []interface{ Validate() error }{
+		validator(p.Breaker), validator(p.Adaptive), validator(p.RetryThrottling), validator(p.RatioBudget), validator(p.RetryQuota),
+	} {
+		if c == nil {
+			continue
+		}
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("policy %q: %w", p.Name, err)
+		}
+	}
+	return nil
+}
+
+// validator returns c as a validator, or nil if c is nil.
+func validator[T interface{ Validate() error }](c *T) interface{ Validate() error } {
+	if c == nil {
+		return nil
+	}
+	return *c
 }
 
 // Config is everything one run needs.
@@ -132,7 +207,7 @@ func (c *Config) Validate() error {
 	if f := c.Policy.Fallback; f != nil && f.After < 0 {
 		return fmt.Errorf("policy %q: fallback after must be >= 0", c.Policy.Name)
 	}
-	return nil
+	return c.Policy.validateControls()
 }
 
 // Run simulates one policy against the server and workload of cfg.

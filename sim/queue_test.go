@@ -159,13 +159,22 @@ func TestNoAllocationPerEvent(t *testing.T) {
 	// Garbage collection off while counting: a collection cycle may itself
 	// allocate a few objects, which would blur an exact comparison.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	// Every control on: gate, throttle, in-flight limit, fallback.
+	// Every control on: gate, throttle, in-flight limit, fallback, circuit
+	// breaker, adaptive throttling and the three retry budgets, set so that
+	// each keeps deciding throughout the run rather than stopping everyone
+	// (a shorter outage, so that most operations complete).
 	controlled := func(n int) Config {
 		c := hugeBurst(n)
+		c.Server.(*CapacityWindows).Phases[0].Duration = 3 * time.Second
 		c.Policy.Gate = true
 		c.Policy.Throttle = &Throttle{Count: max(n/10, 1), Per: time.Second}
 		c.Policy.Limit = &Limit{MaxInFlight: max(n/20, 1)}
 		c.Policy.Fallback = &Fallback{After: 2}
+		c.Policy.Breaker = &policies.BreakerConfig{FailureRatio: 1, MinRequests: n / 2, OpenFor: time.Second, Probes: 3}
+		c.Policy.Adaptive = &policies.AdaptiveThrottleConfig{K: 0.99, Rejections: policies.Classes(policies.Terminal)}
+		c.Policy.RetryThrottling = &policies.RetryThrottlingConfig{MaxTokens: 1000, TokenRatio: 1}
+		c.Policy.RatioBudget = &policies.RatioBudgetConfig{Percent: 300}
+		c.Policy.RetryQuota = &policies.RetryQuotaConfig{Capacity: 5 * n}
 		return c
 	}
 	for name, config := range map[string]func(int) Config{"plain": hugeBurst, "every control": controlled} {

@@ -287,8 +287,8 @@ func produceMulti(t *testing.T, s *multiScenario, sequenced bool) *world {
 }
 
 // sharedOptions builds, once for all clients, the production counterparts
-// of the simulated policy's coordination: gate, throttle, in-flight limiter
-// and model fallback.
+// of the simulated policy's coordination: gate, throttle, in-flight limiter,
+// model fallback, and the controls of controlOptions.
 func sharedOptions(t *testing.T, pol sim.Policy) []policies.Option {
 	t.Helper()
 	var opts []policies.Option
@@ -312,7 +312,7 @@ func sharedOptions(t *testing.T, pol sim.Policy) []policies.Option {
 	if f := pol.Fallback; f != nil {
 		opts = append(opts, policies.WithFallback(&policies.ModelFallback{Primary: "primary", Fallback: "fallback", After: f.After, Sticky: f.Sticky, Consecutive: f.Consecutive}))
 	}
-	return opts
+	return append(opts, controlOptions(t, pol)...)
 }
 
 // realClockInBubble is the real clock, which synctest fakes; the same as

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -111,6 +113,10 @@ func produce(t *testing.T, seed uint64, server *sim.CapacityWindows, pol sim.Pol
 
 // httpRejection is the HTTP error a real server would send for rej.
 func httpRejection(rej sim.Rejection) error {
+	if rej.Status == 0 {
+		// No response at all: a read that timed out (Transient, Status 0).
+		return &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	}
 	h := http.Header{}
 	if rej.RetryAfter > 0 {
 		h.Set("retry-after", strconv.FormatFloat(rej.RetryAfter.Seconds(), 'f', -1, 64))
