@@ -44,6 +44,15 @@ func (c CubicRateConfig) withDefaults() CubicRateConfig {
 	return c
 }
 
+// Validate reports constants outside their ranges (0 takes the default).
+func (c CubicRateConfig) Validate() error {
+	bad := func(v float64) bool { return v < 0 || math.IsNaN(v) || math.IsInf(v, 0) }
+	if bad(c.Beta) || c.Beta >= 1 || bad(c.Scale) || bad(c.Smoothing) || c.Smoothing > 1 || bad(c.MinFillRate) {
+		return fmt.Errorf("cubic rate needs beta in [0, 1), smoothing in [0, 1], scale and minimum fill rate >= 0 (got %+v)", c)
+	}
+	return nil
+}
+
 // String describes the configuration with its defaults filled in.
 func (c CubicRateConfig) String() string {
 	c = c.withDefaults()

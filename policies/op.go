@@ -15,7 +15,7 @@ import (
 type Plan struct {
 	Policy Policy
 	// Coordinators are asked, in order, before every attempt, and told every
-	// outcome. At most 8.
+	// outcome. At most MaxCoordinators.
 	Coordinators []Coordinator
 	// Fallback, if set, moves an operation to another model after repeated
 	// capacity failures.
@@ -25,7 +25,7 @@ type Plan struct {
 
 // MaxCoordinators bounds Plan.Coordinators (an operation keeps one bit per
 // coordinator).
-const MaxCoordinators = 8
+const MaxCoordinators = 16
 
 // StepKind says what a driver does next for an operation.
 type StepKind uint8
@@ -85,10 +85,10 @@ type Op struct {
 	attempts   int32         // attempts sent
 	capacity   uint16        // capacity failures, for the fallback (saturates)
 	lastStatus uint16        // the last observed attempt's status (saturates), for Ask.Last
+	passed     uint16        // coordinators that let the pending attempt pass without holding anything
+	held       uint16        // coordinators holding something for the pending attempt (or queuing it)
 	stage      uint8         // index of the next coordinator to ask
 	flags      uint8
-	passed     uint8 // coordinators that let the pending attempt pass without holding anything
-	held       uint8 // coordinators holding something for the pending attempt (or queuing it)
 	lastClass  Class // the last observed attempt's class, for Ask.Last
 }
 

@@ -77,3 +77,31 @@ func TestOpFallbackCount(t *testing.T) {
 		}
 	}
 }
+
+// An operation keeps track of what each of up to MaxCoordinators
+// coordinators holds for it: all of it is given back after the attempt.
+func TestOpReleasesEveryCoordinator(t *testing.T) {
+	plan := &policies.Plan{Policy: policies.Policy{Backoff: policies.Constant{}}}
+	var limiters []*policies.Limiter
+	for range policies.MaxCoordinators {
+		l, _ := policies.NewLimiter(1, 0)
+		limiters = append(limiters, l)
+		plan.Coordinators = append(plan.Coordinators, l)
+	}
+	var op policies.Op
+	op.Start(plan)
+	if st := op.Before(plan, at(0, 0), nil, nil); st.Kind != policies.StepSend {
+		t.Fatalf("Before = %+v, want send", st)
+	}
+	for i, l := range limiters {
+		if l.InFlight() != 1 {
+			t.Fatalf("limiter %d: %d in flight, want 1", i, l.InFlight())
+		}
+	}
+	op.After(plan, at(time.Second, time.Second), policies.Outcome{}, false, nil, nil)
+	for i, l := range limiters {
+		if l.InFlight() != 0 {
+			t.Errorf("limiter %d still holds a slot after the attempt", i)
+		}
+	}
+}

@@ -70,6 +70,9 @@ type Policy struct {
 	RatioBudget *policies.RatioBudgetConfig
 	// RetryQuota, if set, is the AWS SDKs' retry token bucket (StopBudget).
 	RetryQuota *policies.RetryQuotaConfig
+	// CubicRate, if set, is the AWS SDKs' adaptive client send-rate
+	// limiter: after a throttle every attempt waits for a token.
+	CubicRate *policies.CubicRateConfig
 }
 
 // plan builds the policies.Plan of one run: fresh coordinators (gate,
@@ -100,6 +103,9 @@ func (p *Policy) plan(hooks policies.Hooks) (policies.Plan, error) {
 		return plan, fmt.Errorf("policy %q: %w", p.Name, err)
 	}
 	plan.Coordinators = append(plan.Coordinators, controls...)
+	if n := len(plan.Coordinators); n > policies.MaxCoordinators {
+		return plan, fmt.Errorf("policy %q: %d coordinators, at most %d", p.Name, n, policies.MaxCoordinators)
+	}
 	if f := p.Fallback; f != nil {
 		plan.Fallback = &policies.ModelFallback{Primary: "primary", Fallback: "fallback", After: f.After, Sticky: f.Sticky, Consecutive: f.Consecutive}
 	}
@@ -107,7 +113,7 @@ func (p *Policy) plan(hooks policies.Hooks) (policies.Plan, error) {
 }
 
 // controls builds fresh coordinators for the policy's breaker, adaptive
-// throttle and retry budgets, in that order.
+// throttle, retry budgets and send-rate limiter, in that order.
 func (p *Policy) controls() ([]policies.Coordinator, error) {
 	var cs []policies.Coordinator
 	add := func(c policies.Coordinator, err error) error {
@@ -132,13 +138,16 @@ func (p *Policy) controls() ([]policies.Coordinator, error) {
 	if c := p.RetryQuota; c != nil && err == nil {
 		err = add(policies.NewRetryQuota(*c))
 	}
+	if c := p.CubicRate; c != nil && err == nil {
+		err = add(policies.NewCubicRate(*c), nil)
+	}
 	return cs, err
 }
 
 // validateControls checks the configs of the policy's controls.
 func (p *Policy) validateControls() error {
 	for _, c := range []interface{ Validate() error }{
-		validator(p.Breaker), validator(p.Adaptive), validator(p.RetryThrottling), validator(p.RatioBudget), validator(p.RetryQuota),
+		validator(p.Breaker), validator(p.Adaptive), validator(p.RetryThrottling), validator(p.RatioBudget), validator(p.RetryQuota), validator(p.CubicRate),
 	} {
 		if c == nil {
 			continue

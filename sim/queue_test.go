@@ -175,6 +175,7 @@ func TestNoAllocationPerEvent(t *testing.T) {
 		c.Policy.RetryThrottling = &policies.RetryThrottlingConfig{MaxTokens: 1000, TokenRatio: 1}
 		c.Policy.RatioBudget = &policies.RatioBudgetConfig{Percent: 300}
 		c.Policy.RetryQuota = &policies.RetryQuotaConfig{Capacity: 5 * n}
+		c.Policy.CubicRate = &policies.CubicRateConfig{ThrottleOnCapacity: true}
 		return c
 	}
 	for name, config := range map[string]func(int) Config{"plain": hugeBurst, "every control": controlled} {
