@@ -81,7 +81,7 @@ func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 				}
 				return nil, bad("results[%d]: missing field %q", i, f.name)
 			}
-			present = append(present, f.metrics...)
+			present = append(present, presentParts(f, res.values[f.name])...)
 		}
 		if i == 0 {
 			set = present
@@ -151,6 +151,25 @@ func resultFields(set []*metrics.Metric) []resultField {
 		fields = append(fields, resultField{name: name, metrics: []*metrics.Metric{m}, optional: m.Optional()})
 	}
 	return fields
+}
+
+// presentParts returns the metrics of field f that raw holds: all of them,
+// but for an object (gave_up_by), its optional parts only if written.
+func presentParts(f resultField, raw json.RawMessage) []*metrics.Metric {
+	if len(f.metrics) == 0 || !strings.Contains(f.metrics[0].Name, ".") {
+		return f.metrics
+	}
+	inner, err := decodeObject(raw)
+	if err != nil {
+		return f.metrics // the second pass reports the error
+	}
+	var out []*metrics.Metric
+	for _, m := range f.metrics {
+		if _, ok := inner.values[m.Part()]; ok || !m.Optional() {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // object is a JSON object's fields.
@@ -251,6 +270,9 @@ func decodeResult(raw json.RawMessage, set []*metrics.Metric) (report.PolicyResu
 		}
 		for _, m := range f.metrics {
 			raw, ok := inner.values[m.Part()]
+			if !ok && m.Optional() {
+				continue // not reported for this scenario
+			}
 			if !ok {
 				return pr, fmt.Errorf("missing field %q", m.Name)
 			}

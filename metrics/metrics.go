@@ -128,11 +128,19 @@ var (
 		value: count(func(r *sim.Result) int { return r.GaveUp })})
 	// gaveUpBy has one metric per reason an operation of the simulator can
 	// stop for, named after policies.StopReason.String().
+	// The reasons only the retry controls give are reported only for
+	// scenarios with such a control, so the reports of the others stay as
+	// they were.
 	gaveUpBy = []*Metric{
-		gaveUpByReason(policies.StopAttempts),
-		gaveUpByReason(policies.StopDeadline),
-		gaveUpByReason(policies.StopTerminal),
-		gaveUpByReason(policies.StopQueueFull),
+		gaveUpByReason(policies.StopAttempts, nil),
+		gaveUpByReason(policies.StopDeadline, nil),
+		gaveUpByReason(policies.StopTerminal, nil),
+		gaveUpByReason(policies.StopQueueFull, nil),
+		gaveUpByReason(policies.StopBudget, func(p *sim.Policy) bool {
+			return p.RetryQuota != nil || p.RetryThrottling != nil || p.RatioBudget != nil
+		}),
+		gaveUpByReason(policies.StopThrottled, func(p *sim.Policy) bool { return p.Adaptive != nil }),
+		gaveUpByReason(policies.StopCircuitOpen, func(p *sim.Policy) bool { return p.Breaker != nil }),
 	}
 	// Fallbacks is reported only for scenarios in which some policy has a
 	// model fallback, so that the reports of the others stay as they were.
@@ -155,9 +163,9 @@ var (
 // operation of the simulator can stop for.
 func GaveUpBy() []*Metric { return append([]*Metric(nil), gaveUpBy...) }
 
-func gaveUpByReason(reason policies.StopReason) *Metric {
+func gaveUpByReason(reason policies.StopReason, shown func(*sim.Policy) bool) *Metric {
 	return register(&Metric{Name: "gave_up_by." + reason.String(), Column: "gave_up_by", Unit: Count, Better: stats.LowerIsBetter,
-		value: count(func(r *sim.Result) int { return r.GaveUpBy[reason] })})
+		value: count(func(r *sim.Result) int { return r.GaveUpBy[reason] }), shown: shown})
 }
 
 // registry holds every metric in registration order, which is the order of

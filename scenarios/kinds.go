@@ -251,6 +251,9 @@ type preset struct {
 	name, about  string
 	backoff      string
 	coordinators []string
+	// apply, if set, gives the preset's own defaults (backoff parameters,
+	// attempts, control settings) to what the policy did not set itself.
+	apply func(m *mapping, p *sim.Policy)
 }
 
 var presets []*preset

@@ -18,6 +18,8 @@ func init() {
 	registerPreset(&preset{name: "gated", about: "a backoff (full jitter by default) plus a shared gate and start-rate throttle",
 		backoff: "full-jitter", coordinators: []string{"gate"}})
 	registerCoordinators()
+	registerControls()
+	registerClientPresets()
 	registerModels()
 }
 

@@ -333,6 +333,11 @@ func (d *decoder) policy(n *yaml.Node, path string, lim limits) (sim.Policy, []E
 	}
 	p.Rules.MaxAttempts = int(m.integer("max_attempts", int64(lim.maxAttempts), 0, 1<<31-1))
 	p.Rules.Deadline = m.duration("deadline", lim.deadline)
+	decodeRules(d, m, &p.Rules)
+	known = append(known, rulesFields...)
+	if pre := lookupPreset(typ); pre != nil && pre.apply != nil {
+		pre.apply(m, &p)
+	}
 	if p.Rules.MaxAttempts == 0 && p.Rules.Deadline == 0 && n != nil {
 		m.errorf("max_attempts", "set max_attempts or deadline (here or under clients): without either, an operation against a server that never admits it would retry forever")
 	}

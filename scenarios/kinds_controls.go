@@ -1,0 +1,143 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// The retry controls (docs/policies.md) as coordinator kinds: each is a
+// mapping field of a policy whose fields are the control's config; an empty
+// mapping ({}) takes every default.
+func registerControls() {
+	registerControl("breaker", "breaker: {consecutive_failures, failure_ratio, min_requests, window, open_for, max_open_for, probes} opens after failures and rejects locally (circuit_open)",
+		func(p *sim.Policy) **policies.BreakerConfig { return &p.Breaker },
+		func(m *mapping) policies.BreakerConfig {
+			return policies.BreakerConfig{
+				ConsecutiveFailures: int(m.integer("consecutive_failures", 0, 0, 1<<31-1)),
+				FailureRatio:        m.number("failure_ratio", 0, 0, 1),
+				MinRequests:         int(m.integer("min_requests", 0, 0, 1<<31-1)),
+				Window:              m.duration("window", 0),
+				OpenFor:             m.duration("open_for", 0),
+				MaxOpenFor:          m.duration("max_open_for", 0),
+				Probes:              int(m.integer("probes", 0, 0, 1<<31-1)),
+			}
+		},
+		[]string{"consecutive_failures", "failure_ratio", "min_requests", "window", "open_for", "max_open_for", "probes"},
+		func(c policies.BreakerConfig) string {
+			return fmt.Sprintf("circuit breaker (%d in a row, ratio %g)", c.ConsecutiveFailures, c.FailureRatio)
+		})
+	registerControl("adaptive_throttle", "adaptive_throttle: {k, window} rejects locally with probability (requests − k·accepts)/(requests + 1) (throttled)",
+		func(p *sim.Policy) **policies.AdaptiveThrottleConfig { return &p.Adaptive },
+		func(m *mapping) policies.AdaptiveThrottleConfig {
+			return policies.AdaptiveThrottleConfig{K: m.number("k", 0, 0, math.MaxFloat64), Window: m.duration("window", 0)}
+		},
+		[]string{"k", "window"},
+		func(c policies.AdaptiveThrottleConfig) string {
+			if c.K == 0 {
+				c.K = 2
+			}
+			return fmt.Sprintf("adaptive throttling (k %g)", c.K)
+		})
+	registerControl("retry_throttling", "retry_throttling: {max_tokens, token_ratio} is gRPC's retry throttling (budget)",
+		func(p *sim.Policy) **policies.RetryThrottlingConfig { return &p.RetryThrottling },
+		func(m *mapping) policies.RetryThrottlingConfig {
+			return policies.RetryThrottlingConfig{MaxTokens: int(m.integer("max_tokens", 0, 0, 1000)), TokenRatio: m.number("token_ratio", 0, 0, math.MaxFloat64)}
+		},
+		[]string{"max_tokens", "token_ratio"},
+		func(c policies.RetryThrottlingConfig) string { return "gRPC retry throttling" })
+	registerControl("ratio_budget", "ratio_budget: {percent, min_per_second, window} allows retries up to a share of requests (budget)",
+		func(p *sim.Policy) **policies.RatioBudgetConfig { return &p.RatioBudget },
+		func(m *mapping) policies.RatioBudgetConfig {
+			return policies.RatioBudgetConfig{
+				Percent:      int(m.integer("percent", 0, -1, 1<<31-1)),
+				MinPerSecond: int(m.integer("min_per_second", 0, -1, 1<<31-1)),
+				Window:       m.duration("window", 0),
+			}
+		},
+		[]string{"percent", "min_per_second", "window"},
+		func(c policies.RatioBudgetConfig) string {
+			if c.Percent == 0 {
+				c.Percent = 20
+			}
+			return fmt.Sprintf("retry budget %d%% of requests", max(c.Percent, 0))
+		})
+	registerControl("retry_quota", "retry_quota: {capacity, retry_cost, timeout_retry_cost, throttle_retry_cost, success_refund} is the AWS SDKs' retry token bucket (budget)",
+		func(p *sim.Policy) **policies.RetryQuotaConfig { return &p.RetryQuota },
+		func(m *mapping) policies.RetryQuotaConfig {
+			n := func(k string) int { return int(m.integer(k, 0, 0, 1<<31-1)) }
+			return policies.RetryQuotaConfig{Capacity: n("capacity"), RetryCost: n("retry_cost"), TimeoutRetryCost: n("timeout_retry_cost"),
+				ThrottleRetryCost: n("throttle_retry_cost"), SuccessRefund: n("success_refund")}
+		},
+		[]string{"capacity", "retry_cost", "timeout_retry_cost", "throttle_retry_cost", "success_refund"},
+		func(c policies.RetryQuotaConfig) string {
+			if c.Capacity == 0 {
+				c.Capacity = 500
+			}
+			return fmt.Sprintf("retry quota of %d tokens", c.Capacity)
+		})
+	registerControl("cubic_rate", "cubic_rate: {beta, scale, smoothing, min_fill_rate, throttle_on_capacity} is the AWS SDKs' adaptive send-rate limiter",
+		func(p *sim.Policy) **policies.CubicRateConfig { return &p.CubicRate },
+		func(m *mapping) policies.CubicRateConfig {
+			return policies.CubicRateConfig{
+				Beta:               m.number("beta", 0, 0, 0.999999),
+				Scale:              m.number("scale", 0, 0, math.MaxFloat64),
+				Smoothing:          m.number("smoothing", 0, 0, 1),
+				MinFillRate:        m.number("min_fill_rate", 0, 0, math.MaxFloat64),
+				ThrottleOnCapacity: m.boolean("throttle_on_capacity", false),
+			}
+		},
+		[]string{"beta", "scale", "smoothing", "min_fill_rate", "throttle_on_capacity"},
+		func(c policies.CubicRateConfig) string { return c.String() })
+}
+
+// registerControl registers one control whose config *C a policy holds at
+// field(p).
+func registerControl[C any](name, about string, field func(*sim.Policy) **C, decode func(*mapping) C, fields []string, describe func(C) string) {
+	registerCoordinator(&coordinatorKind{
+		Kind: registerKind(&Kind{Category: Coordinators, Name: name, Fields: []string{name}, About: about}),
+		decode: func(d *decoder, m *mapping, p *sim.Policy, on bool) {
+			n := m.get(name)
+			if n == nil {
+				if on && *field(p) == nil {
+					var zero C
+					*field(p) = &zero
+				}
+				return
+			}
+			cm := d.mapping(n, m.field(name))
+			c := decode(cm)
+			cm.finish(fields...)
+			*field(p) = &c
+		},
+		describe: func(p *sim.Policy) string {
+			if c := *field(p); c != nil {
+				return describe(*c)
+			}
+			return ""
+		},
+		clone: func(p *sim.Policy) {
+			if c := *field(p); c != nil {
+				cc := *c
+				*field(p) = &cc
+			}
+		},
+	})
+}
+
+// decodeRules reads the policy fields of policies.Policy beyond attempts and
+// deadline: attempt_timeout and server_wait.
+func decodeRules(d *decoder, m *mapping, r *policies.Policy) {
+	r.AttemptTimeout = m.duration("attempt_timeout", r.AttemptTimeout)
+	if n := m.get("server_wait"); n != nil {
+		sm := d.mapping(n, m.field("server_wait"))
+		r.ServerWaitJitter = sm.duration("jitter", r.ServerWaitJitter)
+		r.AtLeastBackoff = sm.boolean("at_least_backoff", r.AtLeastBackoff)
+		sm.finish("jitter", "at_least_backoff")
+	}
+}
+
+// rulesFields are the fields decodeRules reads.
+var rulesFields = []string{"attempt_timeout", "server_wait"}

@@ -1,0 +1,96 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+// The retry controls and the rules fields decode from a policy's mapping;
+// {} takes every default.
+func TestControlKinds(t *testing.T) {
+	src := strings.Replace(valid, "      - name: immediate\n", `      - name: immediate
+        breaker: {consecutive_failures: 3, open_for: 5s}
+        adaptive_throttle: {k: 1.5}
+        retry_throttling: {}
+        ratio_budget: {percent: 10, min_per_second: -1}
+        retry_quota: {capacity: 100, retry_cost: 7}
+        cubic_rate: {beta: 0.5, throttle_on_capacity: true}
+        attempt_timeout: 2s
+        server_wait: {jitter: 250ms, at_least_backoff: true}
+`, 1)
+	f, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Scenarios[0].Policies[0]
+	switch {
+	case p.Breaker == nil || p.Breaker.ConsecutiveFailures != 3 || p.Breaker.OpenFor != 5*time.Second:
+		t.Errorf("breaker %+v", p.Breaker)
+	case p.Adaptive == nil || p.Adaptive.K != 1.5:
+		t.Errorf("adaptive %+v", p.Adaptive)
+	case p.RetryThrottling == nil || *p.RetryThrottling != (policies.RetryThrottlingConfig{}):
+		t.Errorf("retry throttling %+v", p.RetryThrottling)
+	case p.RatioBudget == nil || p.RatioBudget.Percent != 10 || p.RatioBudget.MinPerSecond != -1:
+		t.Errorf("ratio budget %+v", p.RatioBudget)
+	case p.RetryQuota == nil || p.RetryQuota.Capacity != 100 || p.RetryQuota.RetryCost != 7:
+		t.Errorf("retry quota %+v", p.RetryQuota)
+	case p.CubicRate == nil || p.CubicRate.Beta != 0.5 || !p.CubicRate.ThrottleOnCapacity:
+		t.Errorf("cubic rate %+v", p.CubicRate)
+	case p.Rules.AttemptTimeout != 2*time.Second || p.Rules.ServerWaitJitter != 250*time.Millisecond || !p.Rules.AtLeastBackoff:
+		t.Errorf("rules %+v", p.Rules)
+	}
+	if d := DescribeCoordination(&p); !strings.Contains(d, "circuit breaker") || !strings.Contains(d, "retry quota of 100 tokens") {
+		t.Errorf("DescribeCoordination = %q", d)
+	}
+}
+
+// A field a control does not know is an error at its position.
+func TestControlUnknownField(t *testing.T) {
+	src := strings.Replace(valid, "      - name: immediate\n", "      - name: immediate\n        breaker: {open_for: 5s, halfopen: 2}\n", 1)
+	_, err := Parse("x.yaml", []byte(src))
+	if err == nil || !strings.Contains(err.Error(), "breaker.halfopen") || !strings.Contains(err.Error(), "x.yaml:") {
+		t.Fatalf("err = %v, want an error naming breaker.halfopen with its position", err)
+	}
+}
+
+// Presets are plain configuration; a policy's own fields win.
+func TestClientPresets(t *testing.T) {
+	src := strings.Replace(valid, "      - name: immediate\n", `      - name: anthropic-sdk
+      - name: aws-adaptive
+      - name: sre
+      - name: agent-cli
+      - name: mine
+        type: aws-standard
+        max_attempts: 5
+        retry_quota: {capacity: 50}
+        base: 2s
+`, 1)
+	f, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := f.Scenarios[0].Policies
+	sdk, aws, sre, agent, mine := ps[0], ps[1], ps[2], ps[3], ps[4]
+	if sdk.Rules.MaxAttempts != 3 || sdk.Rules.Backoff != (policies.SDKJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second}) {
+		t.Errorf("anthropic-sdk %+v", sdk.Rules)
+	}
+	if aws.RetryQuota == nil || aws.CubicRate == nil || aws.Rules.MaxAttempts != 3 {
+		t.Errorf("aws-adaptive %+v", aws)
+	}
+	if sre.RatioBudget == nil || sre.RatioBudget.Percent != 10 || sre.Adaptive == nil || sre.Rules.MaxAttempts != 3 {
+		t.Errorf("sre %+v", sre)
+	}
+	if agent.Fallback == nil || agent.Fallback.After != 3 || agent.Rules.MaxAttempts != 11 ||
+		agent.Rules.Backoff != (policies.Exponential{Base: time.Second, Factor: 2, Cap: 32 * time.Second}) {
+		t.Errorf("agent-cli %+v", agent)
+	}
+	if mine.Rules.MaxAttempts != 5 || mine.RetryQuota.Capacity != 50 {
+		t.Errorf("aws-standard with overrides %+v", mine)
+	}
+	if b, ok := mine.Rules.Backoff.(policies.FullJitter); !ok || b.Base != 2*time.Second {
+		t.Errorf("aws-standard with base 2s: backoff %v", mine.Rules.Backoff)
+	}
+}
