@@ -75,11 +75,13 @@ type Policy struct {
 	CubicRate *policies.CubicRateConfig
 }
 
-// plan builds the policies.Plan of one run: fresh coordinators (gate,
-// throttle, limiter, in that order, as policies.Do orders them, then the
-// controls in the order of their fields, as policies.Do asks those given by
-// WithCoordinator) and a fresh fallback.
-func (p *Policy) plan(hooks policies.Hooks) (policies.Plan, error) {
+// Plan builds a policies.Plan for the policy with fresh shared state:
+// coordinators (gate, throttle, limiter, in that order, as policies.Do
+// orders them, then the controls in the order of their fields, as
+// policies.Do asks those given by WithCoordinator) and a fallback whose
+// models are named "primary" and "fallback". A run builds one; a production
+// client builds one per API key (scenarios.ClientOptions).
+func (p *Policy) Plan(hooks policies.Hooks) (policies.Plan, error) {
 	plan := policies.Plan{Policy: p.Rules, Hooks: hooks}
 	if p.Gate {
 		plan.Coordinators = append(plan.Coordinators, &policies.Gate{})

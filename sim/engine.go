@@ -77,7 +77,7 @@ func (w *waiter) Wake(now time.Time, granted bool) {
 
 func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	r.cfg = cfg
-	plan, err := cfg.Policy.plan(cfg.Hooks)
+	plan, err := cfg.Policy.Plan(cfg.Hooks)
 	if err != nil {
 		return Result{}, err
 	}
