@@ -138,18 +138,6 @@ func (u Uniform) Mean() time.Duration {
 	return u.Min + (u.Max-u.Min-1)/2
 }
 
-// Exponential.Mean is a field; the others have a Mean method. meanOf
-// returns a distribution's mean when it knows it.
-func meanOf(d Distribution) (time.Duration, bool) {
-	switch d := d.(type) {
-	case Exponential:
-		return d.Mean, true
-	case interface{ Mean() time.Duration }:
-		return d.Mean(), true
-	}
-	return 0, false
-}
-
 // clampSample truncates x (nanoseconds, >= 0) to a duration of at most
 // MaxSample.
 func clampSample(x float64) time.Duration {

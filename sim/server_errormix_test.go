@@ -126,7 +126,9 @@ func TestErrorMixStreamRunByHand(t *testing.T) {
 }
 
 func TestErrorMixValidation(t *testing.T) {
-	one := func(p float64, rej Rejection) []MixPhase { return []MixPhase{{Outcomes: []MixOutcome{{P: p, Reject: rej}}}} }
+	one := func(p float64, rej Rejection) []MixPhase {
+		return []MixPhase{{Outcomes: []MixOutcome{{P: p, Reject: rej}}}}
+	}
 	for _, tt := range []struct {
 		m    ErrorMix
 		want string
