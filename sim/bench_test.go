@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 	"time"
@@ -171,6 +172,109 @@ func BenchmarkBareHeap(b *testing.B) {
 			elapsed := b.Elapsed()
 			b.ReportMetric(float64(elapsed.Nanoseconds())/float64(total), "ns/event")
 			b.ReportMetric(float64(total)/elapsed.Seconds(), "events/s")
+		})
+	}
+}
+
+// openQueue is a Poisson open loop of about n operations over 100 s at
+// 90 % of a queue's capacity (exponential service, mean 100 ms), with a
+// queue limit, drop-abandoned and an incident halving the workers for
+// 10 s; clients time out after 1 s and retry twice with full jitter.
+func openQueue(n int) Config {
+	rate := float64(n) / 100
+	workers := max(int(rate*0.1/0.9), 1)
+	return Config{
+		Seed: 1,
+		Server: &Queue{Service: Exponential{Mean: 100 * time.Millisecond}, QueueLimit: 4 * workers, DropAbandoned: true,
+			Phases: []WorkerPhase{{Duration: 40 * time.Second, Concurrency: workers}, {Duration: 10 * time.Second, Concurrency: max(workers/2, 1)}, {Concurrency: workers}}},
+		Workload: &OpenLoop{Rates: ConstantRate(rate), Until: 100 * time.Second},
+		Policy: Policy{Name: "full-jitter", Rules: policies.Policy{
+			Backoff: policies.FullJitter{Base: 100 * time.Millisecond, Factor: 2, Cap: 2 * time.Second}, MaxAttempts: 3, AttemptTimeout: time.Second}},
+	}
+}
+
+// closedMix is n/10 closed-loop workers running 10 operations each with
+// exponential think time against an error mix (3 % mid-stream 529s, 1 %
+// 500s, 2 % 429s with a 1 s retry-after; lognormal latency).
+func closedMix(n int) Config {
+	return Config{
+		Seed: 1,
+		Server: &ErrorMix{Latency: LogNormal{Median: 800 * time.Millisecond, P99: 8 * time.Second}, Stream: true, OutputTokens: 500,
+			Phases: []MixPhase{{Outcomes: []MixOutcome{
+				{P: 0.03, Reject: Rejection{Status: 529, Class: policies.Capacity}},
+				{P: 0.01, Reject: Rejection{Status: 500, Class: policies.Transient}},
+				{P: 0.02, Reject: Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: time.Second}}}}}},
+		Workload: &ClosedLoop{Workers: max(n/10, 1), PerWorker: 10, Think: Exponential{Mean: time.Second}, Spread: 10 * time.Second},
+		Policy: Policy{Name: "sdk", Rules: policies.Policy{
+			Backoff: policies.SDKJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second}, MaxAttempts: 3}},
+	}
+}
+
+// limitedSessions is n/5 agent sessions of 5 turns behind a rate limit
+// (requests and input tokens per minute) in front of a queue; a call that
+// gives up is repeated (up to 2 per session). The policy honours
+// retry-after.
+func limitedSessions(n int) Config {
+	sessions := max(n/5, 1)
+	return Config{
+		Seed: 1,
+		Server: &RateLimit{RequestsPerMinute: int64(sessions) * 2, InputTokensPerMinute: min(int64(sessions)*4000, MaxPerMinute),
+			Inner: &Queue{Concurrency: max(sessions/20, 1), Service: Uniform{Min: 200 * time.Millisecond, Max: 600 * time.Millisecond}}},
+		Workload: &AgentSessions{Sessions: sessions, Turns: 5, Think: Uniform{Max: 2 * time.Second}, Spread: 30 * time.Second,
+			Pause: 5 * time.Second, MaxRepeats: 2, InputTokens: 1000, InputGrowth: 500, OutputTokens: 300},
+		// No gate: a closed policies.Gate allocates its hold's cause
+		// (GateClosedError) each time it holds an operation.
+		Policy: Policy{Name: "retry-after", Rules: policies.Policy{
+			Backoff: policies.FullJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second}, MaxAttempts: 5, Deadline: 2 * time.Minute}},
+	}
+}
+
+// BenchmarkModels runs whole simulations of the server models and
+// workloads and reports the cost per event and allocations per event.
+func BenchmarkModels(b *testing.B) {
+	for _, m := range []struct {
+		name   string
+		config func(int) Config
+	}{{"queue-open-loop", openQueue}, {"error-mix-closed-loop", closedMix}, {"rate-limit-sessions", limitedSessions}} {
+		for _, n := range []int{10_000, 1_000_000} {
+			b.Run(fmt.Sprintf("%s/ops=%d", m.name, n), func(b *testing.B) {
+				cfg := m.config(n)
+				events := 0
+				var ms0, ms1 runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&ms0)
+				b.ResetTimer()
+				for b.Loop() {
+					r, err := Run(cfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					events += r.Events
+				}
+				b.StopTimer()
+				runtime.ReadMemStats(&ms1)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+				b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(events), "allocs/event")
+				b.ReportMetric(float64(events)/float64(b.N), "events/run")
+			})
+		}
+	}
+}
+
+// BenchmarkDistributions reports the cost of one draw of each distribution.
+func BenchmarkDistributions(b *testing.B) {
+	for _, d := range []struct {
+		name string
+		d    Distribution
+	}{{"fixed", Fixed(time.Second)}, {"uniform", Uniform{Max: time.Second}}, {"exponential", Exponential{Mean: time.Second}},
+		{"lognormal", LogNormal{Median: time.Second, P99: 10 * time.Second}}} {
+		b.Run(d.name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			var sum time.Duration
+			for b.Loop() {
+				sum += d.d.Sample(rng)
+			}
+			_ = sum
 		})
 	}
 }

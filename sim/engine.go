@@ -57,6 +57,14 @@ type runner struct {
 	rng     *rand.Rand
 	res     Result
 	err     error // set when the run must stop, e.g. past the horizon
+	// Optional workload parts (nil for a burst): drawn start times, the
+	// chain that starts operations when others end, request sizes, and the
+	// workload stream they draw from.
+	starts  []time.Duration
+	chain   Chain
+	sizer   TokenSizer
+	wrng    *rand.Rand
+	started int // operations started so far, with a chain
 	// trace, if set (by tests only), is told of every event before it is
 	// processed.
 	trace func(at time.Duration, i int32, kind eventKind)
@@ -83,6 +91,30 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	}
 	r.plan = plan
 	n := cfg.Workload.Operations()
+	r.chain, r.sizer, r.wrng = nil, nil, nil
+	drawer, drawn := cfg.Workload.(StartDrawer)
+	chained, isChained := cfg.Workload.(Chained)
+	if drawn || isChained {
+		workloadPCG := newStream(cfg.Seed, streamWorkload, 0)
+		r.wrng = rand.New(&workloadPCG)
+	}
+	if drawn {
+		r.starts = drawer.DrawStarts(r.wrng, r.starts[:0])
+		if n = len(r.starts); n > MaxOperations {
+			return Result{}, fmt.Errorf("workload drew %d operations; at most %d are supported", n, MaxOperations)
+		}
+	}
+	leaders := n
+	if isChained {
+		r.chain = chained.NewChain()
+		leaders = min(r.chain.Leaders(), n)
+		r.started = leaders
+	}
+	if s, ok := r.chain.(TokenSizer); ok {
+		r.sizer = s
+	} else if s, ok := cfg.Workload.(TokenSizer); ok {
+		r.sizer = s
+	}
 	if cap(r.ops) >= n {
 		r.ops = r.ops[:n]
 		clear(r.ops)
@@ -107,10 +139,17 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	for i := range r.ops {
 		o := &r.ops[i]
 		o.pcg = newStream(cfg.Seed, streamPolicy, uint64(i))
-		startPCG = newStream(cfg.Seed, streamStart, uint64(i))
-		o.start = cfg.Workload.Start(i, startRng)
 		o.op.Start(&r.plan)
 		o.next = evReady
+		if i >= leaders {
+			continue // started by the chain
+		}
+		if drawn {
+			o.start = r.starts[i]
+		} else {
+			startPCG = newStream(cfg.Seed, streamStart, uint64(i))
+			o.start = cfg.Workload.Start(i, startRng)
+		}
 		// Start times are in order for a burst; pushInOrder takes any order.
 		r.q.pushInOrder(o.start, int32(i))
 	}
@@ -146,6 +185,15 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	}
 	slices.Sort(r.res.Latencies)
 	r.res.Retries = r.res.Attempts - r.firstAttempts()
+	if s, ok := r.server.(StatsReporter); ok {
+		r.res.Server = s.Stats()
+	}
+	if r.chain != nil {
+		r.res.Clients = r.started
+		if s, ok := r.chain.(SessionReporter); ok {
+			r.res.Sessions = s.Sessions()
+		}
+	}
 	return r.res, nil
 }
 
@@ -223,7 +271,11 @@ func (r *runner) send(i int32, now time.Duration) {
 	if budgetEnd > 0 && (giveUp == 0 || budgetEnd < giveUp) {
 		giveUp = budgetEnd
 	}
-	resp := r.server.Arrive(now, Request{Fallback: o.op.OnFallback(), GiveUpAt: giveUp})
+	req := Request{Fallback: o.op.OnFallback(), GiveUpAt: giveUp}
+	if r.sizer != nil {
+		req.InputTokens, req.OutputTokens = r.sizer.Tokens(int(i))
+	}
+	resp := r.server.Arrive(now, req)
 	out := resp.Outcome
 	admitted := out.Class == policies.Success
 	if r.cfg.OnRequest != nil {
@@ -263,6 +315,9 @@ func (r *runner) respond(i int32, now time.Duration) {
 		r.res.Latencies = append(r.res.Latencies, now-o.start)
 		r.res.LastCompletion = max(r.res.LastCompletion, now)
 		o.op.After(&r.plan, moment(o, now), policies.Outcome{}, false, nil, r.rng)
+		if r.chain != nil {
+			r.follow(i, now, true)
+		}
 		return
 	}
 	was := o.op.OnFallback()
@@ -288,4 +343,24 @@ func (r *runner) giveUp(i int32, now time.Duration, st policies.Step) {
 		}
 		o.op.GiveUp(&r.plan, st, now-o.start, nil, last)
 	}
+	if r.chain != nil {
+		r.follow(i, now, false)
+	}
+}
+
+// follow tells the chain that operation i ended at now and starts the
+// operation it names, if any.
+func (r *runner) follow(i int32, now time.Duration, completed bool) {
+	next, start, ok := r.chain.Next(int(i), now, completed, r.wrng)
+	if !ok {
+		return
+	}
+	if next != r.started || next >= len(r.ops) || start < now {
+		r.err = fmt.Errorf("workload chain: after operation %d ended at %v it named operation %d at %v; want operation %d (of %d), at %v or later",
+			i, now, next, start, r.started, len(r.ops), now)
+		return
+	}
+	r.started++
+	r.ops[next].start = start
+	r.schedule(start, int32(next), evReady)
 }

@@ -37,6 +37,10 @@ type Request struct {
 	// (its attempt timeout or the end of its budget): a model may skip work
 	// whose client has gone. 0 means the client waits as long as it takes.
 	GiveUpAt time.Duration
+	// InputTokens and OutputTokens size the request, for models that limit
+	// or count tokens (RateLimit, ErrorMix); 0 means the model's default.
+	// The engine sets them from a TokenSizer workload, else leaves them 0.
+	InputTokens, OutputTokens int
 }
 
 // Response is the server's answer to one request.
@@ -56,4 +60,103 @@ type Workload interface {
 	// Start returns when operation i starts, drawing from rng if it needs
 	// randomness.
 	Start(i int, rng *rand.Rand) time.Duration
+}
+
+// ServerStats is what a server model counted in a run, beyond what the
+// engine counts itself (admitted, rejected). Models report only what they
+// model; the rest stays 0.
+type ServerStats struct {
+	// Served counts requests given worker time (Queue); BusyTime is the
+	// worker time they took.
+	Served   int
+	BusyTime time.Duration
+	// Wasted counts requests whose work was thrown away: served by a Queue
+	// though the client had stopped waiting before the response (its
+	// attempt timeout or budget end), or failed mid-stream (ErrorMix with
+	// Stream). WastedTime is the worker time (Queue) or the streaming time
+	// (ErrorMix) they took.
+	Wasted     int
+	WastedTime time.Duration
+	// WastedOutputTokens counts output tokens streamed before a mid-stream
+	// failure (ErrorMix with Stream).
+	WastedOutputTokens int64
+	// Dropped counts requests a Queue with DropAbandoned skipped because
+	// their client had gone before their turn came.
+	Dropped int
+	// QueueFull counts requests a Queue rejected because its queue was full.
+	QueueFull int
+	// RateLimited counts requests a RateLimit rejected; TooLarge those it
+	// rejected because they can never fit its limits.
+	RateLimited, TooLarge int
+}
+
+// StatsReporter is implemented by a Server that counts ServerStats; the
+// engine asks it once, at the end of a run, and puts the answer in
+// Result.Server.
+type StatsReporter interface {
+	Stats() ServerStats
+}
+
+// StartDrawer is an optional interface of a Workload whose operations are
+// drawn afresh for each run, such as an open loop's Poisson arrivals. The
+// engine checks for it once per run. When a workload implements it, the
+// run has exactly the operations DrawStarts returns, operation i starting
+// at starts[i]; Operations and Start are not used by the engine.
+type StartDrawer interface {
+	// DrawStarts appends the start time of every operation of one run to
+	// buf (which it may reuse) and returns it. rng is the run's workload
+	// stream, its only source of randomness. At most MaxOperations.
+	DrawStarts(rng *rand.Rand, buf []time.Duration) []time.Duration
+}
+
+// Chained is an optional interface of a Workload some of whose operations
+// start only when another ends: the next operation of a closed-loop worker,
+// the next turn of an agent session. The engine checks for it once per
+// run. Operations() is then the most operations a run may start.
+type Chained interface {
+	// NewChain returns the chaining state of one run.
+	NewChain() Chain
+}
+
+// Chain is a Chained workload's state during one run. The engine calls it
+// from one goroutine, in event order.
+type Chain interface {
+	// Leaders returns how many operations start on their own: operations
+	// 0 … Leaders()-1, each at Start(i, rng) as for any workload. The
+	// others start only when Next names them.
+	Leaders() int
+	// Next is told that operation ended has ended at time at, completed or
+	// not (it gave up), and returns the operation to start next, if any,
+	// and when (>= at). next must be the lowest operation not started yet
+	// (operations start in index order); the engine fails the run
+	// otherwise. rng is the run's workload stream.
+	Next(ended int, at time.Duration, completed bool, rng *rand.Rand) (next int, start time.Duration, ok bool)
+}
+
+// SessionReporter is implemented by a Chain that runs sessions; the engine
+// asks it once, at the end of a run, and puts the answer in
+// Result.Sessions.
+type SessionReporter interface {
+	Sessions() SessionStats
+}
+
+// SessionStats counts the sessions of a run (AgentSessions).
+type SessionStats struct {
+	// Started, Completed and Failed count sessions: Failed ones ran out of
+	// repeats (or had none) when a call gave up.
+	Started, Completed, Failed int
+	// Resumed counts failed calls after which the session went on (by
+	// repeating the turn, or by restarting).
+	Resumed int
+	// TurnsRepeated counts model calls that ran a turn the session had
+	// already run or tried: the repeated turn itself, and with restarts
+	// every turn run again.
+	TurnsRepeated int
+}
+
+// TokenSizer is an optional interface of a Workload, or of its Chain
+// (asked first), that sizes requests: the engine sets Request.InputTokens
+// and OutputTokens from it on every attempt of operation i.
+type TokenSizer interface {
+	Tokens(i int) (input, output int)
 }

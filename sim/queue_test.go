@@ -178,7 +178,9 @@ func TestNoAllocationPerEvent(t *testing.T) {
 		c.Policy.CubicRate = &policies.CubicRateConfig{ThrottleOnCapacity: true}
 		return c
 	}
-	for name, config := range map[string]func(int) Config{"plain": hugeBurst, "every control": controlled} {
+	models := map[string]func(int) Config{"plain": hugeBurst, "every control": controlled,
+		"queue, open loop": openQueue, "error mix, closed loop": closedMix, "rate limit, sessions": limitedSessions}
+	for name, config := range models {
 		allocs := func(n int) (float64, int) {
 			cfg := config(n)
 			var events int

@@ -9,7 +9,8 @@ import (
 // Result is what one run measured.
 type Result struct {
 	Policy string
-	// Clients is the number of operations (one per client in a burst).
+	// Clients is the number of operations (one per client in a burst); with
+	// a Chained workload, the number of operations that started.
 	Clients   int
 	Completed int
 	// Attempts counts requests sent; Retries those that were not an
@@ -30,6 +31,10 @@ type Result struct {
 	Admitted, Rejected int
 	// Events is the number of events the engine processed.
 	Events int
+	// Server is what the server model counted (ServerStats), if it counts.
+	Server ServerStats
+	// Sessions counts sessions, for workloads that run them.
+	Sessions SessionStats
 }
 
 // Amplification is attempts per client.

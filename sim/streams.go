@@ -5,9 +5,10 @@ import "math/rand/v2"
 // Random streams are derived from (seed, kind, id) so that adding an
 // operation or a policy leaves every other stream as it was.
 const (
-	streamPolicy uint64 = iota + 1 // one per operation: its policy's draws
-	streamStart                    // one per operation: its start time
-	streamServer                   // one per run: the server's draws
+	streamPolicy   uint64 = iota + 1 // one per operation: its policy's draws
+	streamStart                      // one per operation: its start time
+	streamServer                     // one per run: the server's draws
+	streamWorkload                   // one per run: a workload's drawn starts and chain
 )
 
 // newStream returns the PCG stream for (seed, kind, id).

@@ -1,0 +1,168 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+// ErrorMix is a server whose every attempt independently gets an outcome
+// drawn from the current phase's probabilities (for example 529 with 3 %,
+// 500 with 1 %, 429 with a retry-after with 2 %, success otherwise) and a
+// response time: a server that fails at random whatever the load. One
+// phase with one outcome of probability P is the classic "each call fails
+// with probability P" model.
+//
+// With Stream, capacity failures happen inside a streamed response: the
+// client receives HTTP 200, part of the answer, then an overloaded_error
+// event, a Share of the way through the response time. Such a failure is
+// what policies.ClassifyEvent makes of that event: Class Capacity, Status
+// 200, no server wait. The output already streamed is wasted
+// (ServerStats.WastedOutputTokens).
+type ErrorMix struct {
+	// Phases are stretches of the outcome mix, one after the other from
+	// t = 0; the last lasts forever.
+	Phases []MixPhase
+	// Latency is the time from a request's arrival to its whole response.
+	Latency Distribution
+	// FailLatency, if set, is the response time of a failure that is not
+	// streamed (an error status comes back sooner than a whole answer).
+	FailLatency Distribution
+	// Stream makes capacity failures arrive mid-stream (see ErrorMix).
+	Stream bool
+	// StreamShare is how far through the drawn Latency a mid-stream
+	// failure comes, in (0, 1]; 0 draws it uniformly in [0, 1) per failure.
+	StreamShare float64
+	// OutputTokens is the size of a response for requests that give none
+	// (Request.OutputTokens 0), used to count wasted tokens.
+	OutputTokens int
+}
+
+// MixPhase is one stretch of an ErrorMix.
+type MixPhase struct {
+	// Duration is the phase's length; 0 in the last phase means "forever".
+	Duration time.Duration
+	// Outcomes are the failures and their probabilities; the rest of the
+	// probability is success. Their P add up to at most 1.
+	Outcomes []MixOutcome
+}
+
+// MixOutcome is one failure of an ErrorMix and its probability.
+type MixOutcome struct {
+	P      float64 // in [0, 1]
+	Reject Rejection
+}
+
+// FailWithProbability is the ErrorMix in which every attempt fails with
+// probability p with reject, and every response takes latency.
+func FailWithProbability(p float64, reject Rejection, latency Distribution) *ErrorMix {
+	return &ErrorMix{Phases: []MixPhase{{Outcomes: []MixOutcome{{P: p, Reject: reject}}}}, Latency: latency}
+}
+
+// Validate reports the first problem that would make the model meaningless.
+func (m *ErrorMix) Validate() error {
+	if len(m.Phases) == 0 {
+		return fmt.Errorf("error mix: needs at least one phase")
+	}
+	if err := validateDistribution("error mix: latency", m.Latency); err != nil {
+		return err
+	}
+	if m.FailLatency != nil {
+		if err := validateDistribution("error mix: fail latency", m.FailLatency); err != nil {
+			return err
+		}
+	}
+	if !(m.StreamShare >= 0 && m.StreamShare <= 1) {
+		return fmt.Errorf("error mix: stream share must be in [0, 1] (got %v)", m.StreamShare)
+	}
+	if m.OutputTokens < 0 {
+		return fmt.Errorf("error mix: negative output tokens %d", m.OutputTokens)
+	}
+	for i, p := range m.Phases {
+		switch {
+		case p.Duration < 0:
+			return fmt.Errorf("error mix: phase %d: negative duration %v", i, p.Duration)
+		case p.Duration == 0 && i != len(m.Phases)-1:
+			return fmt.Errorf("error mix: phase %d: only the last phase may last forever (duration 0)", i)
+		}
+		sum := 0.0
+		for j, o := range p.Outcomes {
+			switch {
+			case !(o.P >= 0 && o.P <= 1):
+				return fmt.Errorf("error mix: phase %d, outcome %d: probability must be in [0, 1] (got %v)", i, j, o.P)
+			case o.Reject.Class == policies.Success:
+				return fmt.Errorf("error mix: phase %d, outcome %d: a failure cannot be a success", i, j)
+			}
+			sum += o.P
+		}
+		if sum > 1+1e-9 {
+			return fmt.Errorf("error mix: phase %d: probabilities add up to %v, more than 1", i, sum)
+		}
+	}
+	return nil
+}
+
+// NewServer returns the state of one run.
+func (m *ErrorMix) NewServer(rng *rand.Rand) Server {
+	return &mixState{model: m, rng: rng, phaseEnd: m.Phases[0].Duration}
+}
+
+type mixState struct {
+	model    *ErrorMix
+	rng      *rand.Rand
+	phase    int
+	phaseEnd time.Duration
+	stats    ServerStats
+}
+
+// Arrive draws the request's outcome, then its latency (see ErrorMix for
+// the rules and docs/scenarios.md for the order of draws).
+func (s *mixState) Arrive(now time.Duration, req Request) Response {
+	m := s.model
+	last := len(m.Phases) - 1
+	for s.phase < last && now >= s.phaseEnd {
+		s.phase++
+		s.phaseEnd += m.Phases[s.phase].Duration
+	}
+	u := s.rng.Float64()
+	var failed *Rejection
+	cum := 0.0
+	for i := range m.Phases[s.phase].Outcomes {
+		o := &m.Phases[s.phase].Outcomes[i]
+		if cum += o.P; u < cum {
+			failed = &o.Reject
+			break
+		}
+	}
+	if failed == nil {
+		return Response{At: now + m.Latency.Sample(s.rng)}
+	}
+	if m.Stream && failed.Class == policies.Capacity {
+		full := m.Latency.Sample(s.rng)
+		share := m.StreamShare
+		if share == 0 {
+			share = s.rng.Float64()
+		}
+		part := time.Duration(float64(float64(full) * share))
+		out := req.OutputTokens
+		if out == 0 {
+			out = m.OutputTokens
+		}
+		s.stats.Wasted++
+		s.stats.WastedTime += part
+		s.stats.WastedOutputTokens += int64(math.Floor(float64(float64(out) * share)))
+		return Response{Outcome: policies.Outcome{Class: policies.Capacity, Status: http.StatusOK}, At: now + part}
+	}
+	lat := m.Latency
+	if m.FailLatency != nil {
+		lat = m.FailLatency
+	}
+	return Response{Outcome: failed.Outcome(), At: now + lat.Sample(s.rng)}
+}
+
+// Stats returns what the mix counted: mid-stream failures.
+func (s *mixState) Stats() ServerStats { return s.stats }

@@ -1,0 +1,265 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+// Queue is a server with a fixed number of workers serving requests first
+// come, first served: latency grows with load. Every arriving request takes
+// the worker that becomes free first; if all are busy it waits its turn,
+// possibly in a bounded queue. Because service is first come, first served,
+// a request's start and completion are known when it arrives:
+//
+//	start      = max(arrival, the earliest time a worker is free)
+//	completion = start + Service draw
+//
+// The response is a success at completion; the engine cuts it at the
+// client's attempt timeout or budget end if that comes first (the work is
+// then wasted: ServerStats.Wasted). See docs/scenarios.md for the exact
+// rules, including how concurrency phases apply.
+type Queue struct {
+	// Concurrency is the number of workers; used when Phases is empty, and
+	// must then be > 0 (and 0 when Phases is set).
+	Concurrency int
+	// Phases, if set, change the number of workers over time, one after the
+	// other from t = 0, to model an incident; the last lasts forever.
+	Phases []WorkerPhase
+	// Service is the time a worker takes for one request.
+	Service Distribution
+	// QueueLimit, if > 0, is the most requests that may wait for a worker;
+	// a request that would have to wait when QueueLimit are waiting is
+	// rejected at once with Reject. 0 means the queue has no bound.
+	QueueLimit int
+	// Reject is the outcome of a request rejected because the queue is
+	// full, or skipped by DropAbandoned. The zero Rejection means 529,
+	// Capacity.
+	Reject Rejection
+	// RejectAfter is when a queue-full rejection reaches the client, after
+	// the request's arrival (>= 0).
+	RejectAfter time.Duration
+	// DropAbandoned skips a request whose client has stopped waiting
+	// before the request's start (start > Request.GiveUpAt): it takes no
+	// worker time. Without it the server works on such requests anyway.
+	DropAbandoned bool
+}
+
+// WorkerPhase is one stretch of a Queue's concurrency.
+type WorkerPhase struct {
+	// Duration is the phase's length; 0 in the last phase means "forever".
+	Duration time.Duration
+	// Concurrency is the number of workers during the phase (>= 0; > 0 in
+	// the last phase).
+	Concurrency int
+}
+
+// MaxConcurrency bounds a Queue's workers in any phase.
+const MaxConcurrency = 1 << 20
+
+// overloaded is the default rejection: 529, Capacity.
+var overloaded = Rejection{Status: 529, Class: policies.Capacity}
+
+// orOverloaded returns r, or 529 Capacity for the zero Rejection.
+func (r Rejection) orOverloaded() Rejection {
+	if r == (Rejection{}) {
+		return overloaded
+	}
+	return r
+}
+
+// Validate reports the first problem that would make the model meaningless.
+func (q *Queue) Validate() error {
+	switch {
+	case len(q.Phases) == 0 && (q.Concurrency <= 0 || q.Concurrency > MaxConcurrency):
+		return fmt.Errorf("queue: concurrency must be between 1 and %d (got %d)", MaxConcurrency, q.Concurrency)
+	case len(q.Phases) > 0 && q.Concurrency != 0:
+		return fmt.Errorf("queue: set concurrency or phases, not both")
+	case q.QueueLimit < 0:
+		return fmt.Errorf("queue: negative queue limit %d", q.QueueLimit)
+	case q.RejectAfter < 0:
+		return fmt.Errorf("queue: negative reject-after %v", q.RejectAfter)
+	case q.Reject != (Rejection{}) && q.Reject.Class == policies.Success:
+		return fmt.Errorf("queue: a rejection cannot be a success")
+	}
+	if err := validateDistribution("queue: service time", q.Service); err != nil {
+		return err
+	}
+	if err := validateWorkerPhases(q.Phases); err != nil {
+		return fmt.Errorf("queue: %w", err)
+	}
+	return nil
+}
+
+func validateWorkerPhases(phases []WorkerPhase) error {
+	for i, p := range phases {
+		last := i == len(phases)-1
+		switch {
+		case p.Duration < 0:
+			return fmt.Errorf("phase %d: negative duration %v", i, p.Duration)
+		case p.Duration == 0 && !last:
+			return fmt.Errorf("phase %d: only the last phase may last forever (duration 0)", i)
+		case p.Concurrency < 0 || p.Concurrency > MaxConcurrency:
+			return fmt.Errorf("phase %d: concurrency must be between 0 and %d (got %d)", i, MaxConcurrency, p.Concurrency)
+		case p.Concurrency == 0 && last:
+			return fmt.Errorf("phase %d: the last phase needs concurrency > 0 (requests would wait forever)", i)
+		}
+	}
+	return nil
+}
+
+// NewServer returns the workers' state of one run.
+func (q *Queue) NewServer(rng *rand.Rand) Server {
+	s := &queueState{model: q, rng: rng, reject: q.Reject.orOverloaded()}
+	most := q.Concurrency
+	for _, p := range q.Phases {
+		most = max(most, p.Concurrency)
+	}
+	s.free = make(durationHeap, 0, most)
+	if len(q.Phases) == 0 {
+		for range q.Concurrency {
+			s.free = append(s.free, 0) // all equal: a valid heap
+		}
+	} else {
+		s.phaseEnd = q.Phases[0].Duration
+		s.setWorkers(0, q.Phases[0].Concurrency)
+	}
+	if q.QueueLimit > 0 {
+		s.waiting = make(durationHeap, 0, min(q.QueueLimit, 1<<16))
+	}
+	return s
+}
+
+// queueState is a Queue's state in one run.
+type queueState struct {
+	model    *Queue
+	rng      *rand.Rand
+	reject   Rejection
+	free     durationHeap  // when each worker is free (taking no new request before)
+	waiting  durationHeap  // starts of the requests waiting (only with a queue limit)
+	phase    int           // index of the current phase (with Phases)
+	phaseEnd time.Duration // when the current phase ends; unused in the last
+	stats    ServerStats
+}
+
+// setWorkers changes the number of workers to n at time at: new workers are
+// free from at; removed workers are those that become free soonest (idle
+// ones first), so that from at on a request starts only when fewer than n
+// requests are in service. Work already given to a removed worker is done.
+func (s *queueState) setWorkers(at time.Duration, n int) {
+	for len(s.free) < n {
+		s.free.push(at)
+	}
+	for len(s.free) > n {
+		s.free.pop()
+	}
+}
+
+// advance applies the phase changes that happen at or before now; if no
+// worker is left, it also applies the next changes early (until a worker
+// comes), since every request arriving meanwhile waits for them anyway.
+func (s *queueState) advance(now time.Duration) {
+	phases := s.model.Phases
+	last := len(phases) - 1
+	for s.phase < last && (now >= s.phaseEnd || len(s.free) == 0) {
+		at := s.phaseEnd
+		s.phase++
+		s.phaseEnd += phases[s.phase].Duration
+		s.setWorkers(at, phases[s.phase].Concurrency)
+	}
+}
+
+// Arrive decides a request arriving at now (see Queue).
+func (s *queueState) Arrive(now time.Duration, req Request) Response {
+	if len(s.model.Phases) > 0 {
+		s.advance(now)
+	}
+	start := max(now, s.free[0])
+	if limit := s.model.QueueLimit; limit > 0 {
+		for len(s.waiting) > 0 && s.waiting[0] <= now {
+			s.waiting.pop()
+		}
+		if start > now {
+			if len(s.waiting) >= limit {
+				s.stats.QueueFull++
+				return Response{Outcome: s.reject.Outcome(), At: now + s.model.RejectAfter}
+			}
+			s.waiting.push(start)
+		}
+	}
+	if s.model.DropAbandoned && req.GiveUpAt > 0 && start > req.GiveUpAt {
+		// The client has gone when the request's turn comes: it is skipped
+		// then and the worker takes the next one. The client sees its own
+		// timeout; the engine cuts this response at GiveUpAt.
+		s.stats.Dropped++
+		return Response{Outcome: s.reject.Outcome(), At: start}
+	}
+	service := s.model.Service.Sample(s.rng)
+	done := start + service
+	s.free.replaceTop(done)
+	s.stats.Served++
+	s.stats.BusyTime += service
+	if req.GiveUpAt > 0 && done > req.GiveUpAt {
+		s.stats.Wasted++
+		s.stats.WastedTime += service
+	}
+	return Response{At: done}
+}
+
+// Stats returns what the queue counted.
+func (s *queueState) Stats() ServerStats { return s.stats }
+
+// durationHeap is a binary min-heap of durations.
+type durationHeap []time.Duration
+
+func (h *durationHeap) push(d time.Duration) {
+	*h = append(*h, d)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if s[p] <= d {
+			break
+		}
+		s[i] = s[p]
+		i = p
+	}
+	s[i] = d
+}
+
+// pop removes the smallest value; the heap must not be empty.
+func (h *durationHeap) pop() {
+	s := *h
+	n := len(s) - 1
+	last := s[n]
+	*h = s[:n]
+	if n > 0 {
+		h.siftDown(last)
+	}
+}
+
+// replaceTop replaces the smallest value with d; the heap must not be empty.
+func (h *durationHeap) replaceTop(d time.Duration) { h.siftDown(d) }
+
+// siftDown puts d at the root and moves it down to its place.
+func (h durationHeap) siftDown(d time.Duration) {
+	n := len(h)
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && h[r] < h[c] {
+			c = r
+		}
+		if d <= h[c] {
+			break
+		}
+		h[i] = h[c]
+		i = c
+	}
+	h[i] = d
+}

@@ -1,0 +1,170 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+// RateLimit puts an API key's rate limits in front of another server
+// model, as a rate-limited API does: requests per minute, input tokens per
+// minute and output tokens per minute, each a token bucket that holds one
+// minute's worth and refills continuously at the limit's rate, starting
+// full. A request that fits every bucket takes its share from each and goes
+// on to Inner, which decides it; one that does not fit is rejected with
+// 429 and a retry-after saying when it would fit, and takes nothing. All
+// operations of a run share the key.
+type RateLimit struct {
+	// Limits per minute; 0 means no limit of that kind. At most
+	// MaxPerMinute each.
+	RequestsPerMinute     int64
+	InputTokensPerMinute  int64
+	OutputTokensPerMinute int64
+	// InputTokens and OutputTokens size requests that give no size
+	// (Request.InputTokens or OutputTokens 0).
+	InputTokens, OutputTokens int
+	// RejectAfter is when a 429 reaches the client, after the request's
+	// arrival (>= 0).
+	RejectAfter time.Duration
+	// RetryAfterUnit, if > 0, rounds every retry-after up to a multiple of
+	// it (1s gives whole seconds, like a retry-after header); 0 gives the
+	// exact wait in nanoseconds.
+	RetryAfterUnit time.Duration
+	// Inner decides the requests that pass the limits.
+	Inner ServerModel
+}
+
+// MaxPerMinute bounds each of a RateLimit's limits, so that the buckets'
+// integer arithmetic cannot overflow.
+const MaxPerMinute = 100_000_000
+
+// Validate reports the first problem that would make the model meaningless.
+func (m *RateLimit) Validate() error {
+	for _, l := range []struct {
+		name string
+		v    int64
+	}{{"requests", m.RequestsPerMinute}, {"input tokens", m.InputTokensPerMinute}, {"output tokens", m.OutputTokensPerMinute}} {
+		if l.v < 0 || l.v > MaxPerMinute {
+			return fmt.Errorf("rate limit: %s per minute must be between 0 and %d (got %d)", l.name, MaxPerMinute, l.v)
+		}
+	}
+	switch {
+	case m.InputTokens < 0 || m.OutputTokens < 0:
+		return fmt.Errorf("rate limit: negative default token count")
+	case m.RejectAfter < 0 || m.RetryAfterUnit < 0:
+		return fmt.Errorf("rate limit: negative reject-after or retry-after unit")
+	case m.Inner == nil:
+		return fmt.Errorf("rate limit: no inner server model")
+	}
+	return m.Inner.Validate()
+}
+
+// NewServer returns the buckets of one run around the inner model's state;
+// both draw from rng (the rate limit itself draws nothing).
+func (m *RateLimit) NewServer(rng *rand.Rand) Server {
+	s := &rateLimitState{model: m, inner: m.Inner.NewServer(rng)}
+	s.buckets[0].init(m.RequestsPerMinute)
+	s.buckets[1].init(m.InputTokensPerMinute)
+	s.buckets[2].init(m.OutputTokensPerMinute)
+	return s
+}
+
+type rateLimitState struct {
+	model   *RateLimit
+	inner   Server
+	buckets [3]bucket // requests, input tokens, output tokens
+	stats   ServerStats
+}
+
+// bucket is a token bucket in integer units: one token is a minute of
+// nanoseconds (6e10 units), and the bucket refills `limit` units per
+// nanosecond, up to limit tokens.
+type bucket struct {
+	limit int64 // tokens per minute; 0: no limit
+	level int64 // units
+	last  time.Duration
+}
+
+const unitsPerToken = int64(time.Minute)
+
+func (b *bucket) init(limit int64) { *b = bucket{limit: limit, level: limit * unitsPerToken} }
+
+// refill brings the bucket to time now.
+func (b *bucket) refill(now time.Duration) {
+	if b.limit == 0 {
+		return
+	}
+	full := b.limit * unitsPerToken
+	if dt := now - b.last; dt >= time.Minute || b.limit*int64(dt) >= full-b.level {
+		b.level = full
+	} else {
+		b.level += b.limit * int64(dt)
+	}
+	b.last = now
+}
+
+// wait returns how long until n tokens fit (0: now), or false if they
+// never can (n is more than a minute's worth).
+func (b *bucket) wait(n int64) (time.Duration, bool) {
+	if b.limit == 0 || n == 0 {
+		return 0, true
+	}
+	if n > b.limit {
+		return 0, false
+	}
+	need := n*unitsPerToken - b.level
+	if need <= 0 {
+		return 0, true
+	}
+	return time.Duration((need + b.limit - 1) / b.limit), true
+}
+
+// Arrive checks the limits, then passes the request to the inner model.
+func (s *rateLimitState) Arrive(now time.Duration, req Request) Response {
+	m := s.model
+	in, out := req.InputTokens, req.OutputTokens
+	if in == 0 {
+		in = m.InputTokens
+	}
+	if out == 0 {
+		out = m.OutputTokens
+	}
+	need := [3]int64{1, int64(in), int64(out)}
+	var wait time.Duration
+	for k := range s.buckets {
+		s.buckets[k].refill(now)
+		w, ok := s.buckets[k].wait(need[k])
+		if !ok {
+			s.stats.TooLarge++
+			return Response{Outcome: policies.Outcome{Class: policies.Terminal, Status: http.StatusRequestEntityTooLarge}, At: now + m.RejectAfter}
+		}
+		wait = max(wait, w)
+	}
+	if wait > 0 {
+		if u := m.RetryAfterUnit; u > 0 {
+			wait = (wait + u - 1) / u * u
+		}
+		s.stats.RateLimited++
+		return Response{Outcome: policies.Outcome{Class: policies.RetryAfter, Status: http.StatusTooManyRequests, ServerWait: wait}, At: now + m.RejectAfter}
+	}
+	for k := range s.buckets {
+		if s.buckets[k].limit > 0 {
+			s.buckets[k].level -= need[k] * unitsPerToken
+		}
+	}
+	return s.inner.Arrive(now, req)
+}
+
+// Stats returns the inner model's counts with the rate limit's added.
+func (s *rateLimitState) Stats() ServerStats {
+	var st ServerStats
+	if r, ok := s.inner.(StatsReporter); ok {
+		st = r.Stats()
+	}
+	st.RateLimited += s.stats.RateLimited
+	st.TooLarge += s.stats.TooLarge
+	return st
+}

@@ -1,0 +1,170 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// ResumeMode says how an agent session goes on after a model call gives up.
+type ResumeMode uint8
+
+const (
+	// ResumeTurn repeats the failed turn (the conversation so far is kept).
+	ResumeTurn ResumeMode = iota
+	// ResumeRestart starts the whole session again from its first turn.
+	ResumeRestart
+)
+
+func (m ResumeMode) String() string {
+	switch m {
+	case ResumeTurn:
+		return "turn"
+	case ResumeRestart:
+		return "restart"
+	}
+	return fmt.Sprintf("resume(%d)", uint8(m))
+}
+
+// AgentSessions is a workload of Sessions agent sessions, each a chain of
+// Turns model calls: each call is one operation (with the policy's
+// retries), and a session's next call starts a Think draw after the
+// previous one completes. When a call gives up, the session has failed,
+// unless it has repeats left (MaxRepeats per session): then, Pause later,
+// it repeats the failed turn (ResumeTurn) or starts again from turn 1
+// (ResumeRestart). Session s's first call starts at t = 0, or uniformly in
+// [0, Spread) from operation s's start stream when Spread > 0.
+// It implements Chained (operations 0 … Sessions-1 are the sessions' first
+// calls; later ones are numbered in the order they start) and reports
+// SessionStats.
+type AgentSessions struct {
+	Sessions int
+	Turns    int
+	// Think is the pause between a completed call and the session's next;
+	// nil means none.
+	Think  Distribution
+	Spread time.Duration
+	Resume ResumeMode
+	// Pause is the wait after a call gives up before the session goes on.
+	Pause time.Duration
+	// MaxRepeats is how many failed calls a session may recover from.
+	MaxRepeats int
+	// Request sizes: turn t's call (t = 0, 1, …) sends InputTokens +
+	// t·InputGrowth input tokens (the conversation grows) and asks for
+	// OutputTokens (0: the server model's defaults).
+	InputTokens, InputGrowth, OutputTokens int
+}
+
+// Validate reports the first problem with the workload's numbers.
+func (w *AgentSessions) Validate() error {
+	switch {
+	case w.Sessions <= 0:
+		return fmt.Errorf("agent sessions: needs at least one session (got %d)", w.Sessions)
+	case w.Turns <= 0:
+		return fmt.Errorf("agent sessions: needs at least one turn (got %d)", w.Turns)
+	case w.MaxRepeats < 0:
+		return fmt.Errorf("agent sessions: negative max repeats %d", w.MaxRepeats)
+	case w.Resume != ResumeTurn && w.Resume != ResumeRestart:
+		return fmt.Errorf("agent sessions: unknown resume mode %v", w.Resume)
+	case w.Spread < 0 || w.Pause < 0:
+		return fmt.Errorf("agent sessions: negative spread or pause")
+	case w.InputTokens < 0 || w.InputGrowth < 0 || w.OutputTokens < 0:
+		return fmt.Errorf("agent sessions: negative token count")
+	}
+	if n := w.slots(); n*int64(w.Sessions) > MaxOperations {
+		return fmt.Errorf("agent sessions: %d sessions may make %d calls each; at most %d operations are supported", w.Sessions, n, MaxOperations)
+	}
+	if w.Think != nil {
+		return validateDistribution("agent sessions: think time", w.Think)
+	}
+	return nil
+}
+
+// slots returns the most calls one session may make.
+func (w *AgentSessions) slots() int64 {
+	if w.Resume == ResumeRestart {
+		return int64(w.Turns) * (int64(w.MaxRepeats) + 1)
+	}
+	return int64(w.Turns) + int64(w.MaxRepeats)
+}
+
+// Operations returns the most calls a run may make: Sessions ×
+// (Turns + MaxRepeats) with ResumeTurn, Sessions × Turns × (MaxRepeats+1)
+// with ResumeRestart.
+func (w *AgentSessions) Operations() int { return w.Sessions * int(w.slots()) }
+
+// Start returns session i's first start: 0, or uniform over [0, Spread).
+func (w *AgentSessions) Start(_ int, rng *rand.Rand) time.Duration {
+	if w.Spread <= 0 {
+		return 0
+	}
+	return time.Duration(rng.Int64N(int64(w.Spread)))
+}
+
+// NewChain returns the sessions' state of one run.
+func (w *AgentSessions) NewChain() Chain {
+	n := w.Operations()
+	c := &sessionChain{w: w, session: make([]int32, n), turn: make([]int32, n),
+		repeats: make([]int32, w.Sessions), tried: make([]int32, w.Sessions), next: w.Sessions}
+	for i := range w.Sessions {
+		c.session[i] = int32(i)
+	}
+	c.stats.Started = w.Sessions
+	return c
+}
+
+type sessionChain struct {
+	w       *AgentSessions
+	session []int32 // operation → its session
+	turn    []int32 // operation → its turn (0-based)
+	repeats []int32 // session → failed calls recovered from
+	tried   []int32 // session → the highest turn it has tried
+	next    int     // the next operation to start
+	stats   SessionStats
+}
+
+func (c *sessionChain) Leaders() int { return c.w.Sessions }
+
+// Next goes on with the session of the call that ended (see AgentSessions).
+// A Think draw is made only after a completed call that is not the last.
+func (c *sessionChain) Next(ended int, at time.Duration, completed bool, rng *rand.Rand) (int, time.Duration, bool) {
+	s, t := c.session[ended], c.turn[ended]
+	var nt int32
+	start := at
+	switch {
+	case completed && int(t)+1 == c.w.Turns:
+		c.stats.Completed++
+		return 0, 0, false
+	case completed:
+		nt = t + 1
+		if c.w.Think != nil {
+			start += c.w.Think.Sample(rng)
+		}
+	case int(c.repeats[s]) >= c.w.MaxRepeats:
+		c.stats.Failed++
+		return 0, 0, false
+	default:
+		c.repeats[s]++
+		c.stats.Resumed++
+		if c.w.Resume == ResumeTurn {
+			nt = t
+		}
+		start += c.w.Pause
+	}
+	if nt <= c.tried[s] {
+		c.stats.TurnsRepeated++
+	}
+	c.tried[s] = max(c.tried[s], nt)
+	i := c.next
+	c.next++
+	c.session[i], c.turn[i] = s, nt
+	return i, start, true
+}
+
+// Tokens sizes operation i's request by its turn.
+func (c *sessionChain) Tokens(i int) (input, output int) {
+	return c.w.InputTokens + int(c.turn[i])*c.w.InputGrowth, c.w.OutputTokens
+}
+
+// Sessions returns the run's session counts.
+func (c *sessionChain) Sessions() SessionStats { return c.stats }
