@@ -58,7 +58,8 @@ func TestPolicyTypes(t *testing.T) {
 	for _, pt := range PolicyTypes() {
 		names = append(names, pt.Name)
 	}
-	want := []string{"immediate", "capped-exponential", "full-jitter", "equal-jitter", "decorrelated-jitter", "sdk-jitter", "gated"}
+	want := []string{"immediate", "capped-exponential", "full-jitter", "equal-jitter", "decorrelated-jitter", "sdk-jitter", "gated",
+		"anthropic-sdk", "aws-standard", "aws-adaptive", "grpc-throttled", "sre", "agent-cli"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("policy types %v", names)
 	}

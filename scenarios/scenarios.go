@@ -314,7 +314,7 @@ func (d *decoder) policy(n *yaml.Node, path string, lim limits) (sim.Policy, []E
 		}
 		on = pre.coordinators
 	} else if m.has("backoff") {
-		m.errorf("backoff", "only a policy of type %s chooses its backoff; the type names it here", presetNames())
+		m.errorf("backoff", "only a policy of a preset type (%s) chooses its backoff; the type names it here", presetNames())
 	}
 	if backoff == nil {
 		backoff = lookupBackoff("full-jitter") // keep decoding, to report what else is wrong
@@ -359,7 +359,7 @@ func presetNames() string {
 	for _, p := range presets {
 		names = append(names, p.name)
 	}
-	return strings.Join(names, " or ")
+	return strings.Join(names, ", ")
 }
 
 func (d *decoder) throttle(n *yaml.Node, path string) *sim.Throttle {
