@@ -13,17 +13,22 @@ import (
 
 func TestRegistryOrder(t *testing.T) {
 	want := []string{"completed", "attempts", "retries", "gave_up",
-		"gave_up_by.attempts", "gave_up_by.deadline", "gave_up_by.terminal", "gave_up_by.queue_full",
+		"gave_up_by.attempts", "gave_up_by.deadline", "gave_up_by.terminal", "gave_up_by.queue_full", "gave_up_by.budget", "gave_up_by.throttled", "gave_up_by.circuit_open",
 		"fallbacks", "amplification", "latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "last_completion_ms"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v,\nwant %v", got, want)
 	}
-	if n := len(Default()); n != len(want)-1 {
-		t.Errorf("Default() has %d metrics, want all but fallbacks", n)
+	// The optional metrics: fallbacks and the give-ups only controls cause.
+	if n := len(Default()); n != len(want)-4 {
+		t.Errorf("Default() has %d metrics, want all but the 4 optional ones", n)
 	}
 	withFallback := For([]sim.Policy{{Name: "a"}, {Name: "b", Fallback: &sim.Fallback{}}})
-	if !slices.Contains(withFallback, Fallbacks) || len(withFallback) != len(want) {
+	if !slices.Contains(withFallback, Fallbacks) || len(withFallback) != len(want)-3 {
 		t.Errorf("a policy with a fallback does not show fallbacks")
+	}
+	withBreaker := names(For([]sim.Policy{{Name: "a", Breaker: &policies.BreakerConfig{}}}))
+	if !slices.Contains(withBreaker, "gave_up_by.circuit_open") || slices.Contains(withBreaker, "gave_up_by.budget") {
+		t.Errorf("a policy with a breaker shows %v", withBreaker)
 	}
 }
 
@@ -58,4 +63,12 @@ func TestValues(t *testing.T) {
 	if GaveUpBy()[3].Part() != policies.StopQueueFull.String() || GaveUpBy()[3].Column != "gave_up_by" || P50.Column != "p50_ms" {
 		t.Error("names of parts and columns")
 	}
+}
+
+func names(ms []*Metric) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Name)
+	}
+	return out
 }

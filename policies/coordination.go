@@ -82,9 +82,15 @@ func (e *GateClosedError) Error() string {
 }
 
 // Admit holds the attempt until the gate opens.
-func (g *Gate) Admit(now time.Time, _ Ask) Admission {
+func (g *Gate) Admit(now time.Time, a Ask) Admission {
 	if open := g.Ready(now); open.After(now) {
-		return Admission{Kind: AdmitHold, At: open, Cause: &GateClosedError{Until: open}}
+		h := Admission{Kind: AdmitHold, At: open}
+		if !a.Latest.IsZero() && open.After(a.Latest) {
+			// The hold will stop the operation: say why. (Only then, so
+			// that a hold allocates nothing.)
+			h.Cause = &GateClosedError{Until: open}
+		}
+		return h
 	}
 	return Admission{Kind: AdmitPass}
 }
