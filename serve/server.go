@@ -51,6 +51,11 @@ func Listen(addr string, model sim.ServerModel, opts ...Option) (*Server, error)
 	if err != nil {
 		return nil, err
 	}
+	return serveHandler(addr, h)
+}
+
+// serveHandler serves h on addr.
+func serveHandler(addr string, h *Handler) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
