@@ -5,15 +5,14 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 )
 
 // WriteComparisons writes the comparisons as a table, one block of rows per
-// policy (metric, simulated, measured, difference, tolerance, verdict) and
-// a line with the policy's verdict.
+// policy (metric, simulated, measured, difference, tolerance, verdict), then
+// a line per policy with its verdict.
 func WriteComparisons(w io.Writer, cs []Comparison) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tmetric\tsimulated\tmeasured\tdifference\ttolerance\tverdict\t")
+	rows := [][]string{{"policy", "metric", "simulated", "measured", "difference", "tolerance", "verdict"}}
 	for _, c := range cs {
 		name := c.Policy
 		for _, ch := range c.Checks {
@@ -22,14 +21,34 @@ func WriteComparisons(w io.Writer, cs []Comparison) error {
 				verdict = "DIFFERS"
 			}
 			ms := strings.HasSuffix(ch.Metric, "_ms") || strings.HasPrefix(ch.Metric, "latency_ms.")
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t±%s\t%s\t\n", name, ch.Metric, num(ch.Simulated, ms), num(ch.Measured, ms),
-				signed(ch.Measured-ch.Simulated, ms), num(ch.Tolerance, ms), verdict)
+			rows = append(rows, []string{name, ch.Metric, num(ch.Simulated, ms), num(ch.Measured, ms),
+				signed(ch.Measured-ch.Simulated, ms), "±" + num(ch.Tolerance, ms), verdict})
 			name = ""
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, cell := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
 	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, cell := range r {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell))
+			switch {
+			case i < 2 || i == len(r)-1: // text: left-aligned
+				b.WriteString(cell)
+				if i < len(r)-1 {
+					b.WriteString(pad + "  ")
+				}
+			default: // numbers: right-aligned
+				b.WriteString(pad + cell + "  ")
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 	for _, c := range cs {
 		kind := "deterministic"
 		if c.Randomised {
@@ -39,11 +58,10 @@ func WriteComparisons(w io.Writer, cs []Comparison) error {
 		if !c.Agree() {
 			verdict = "DISAGREES"
 		}
-		if _, err := fmt.Fprintf(w, "%s: %s (%s policy; real run %.1fs)\n", c.Policy, verdict, kind, c.RealTime.Seconds()); err != nil {
-			return err
-		}
+		fmt.Fprintf(&b, "%s: %s (%s policy; real run %.1fs)\n", c.Policy, verdict, kind, c.RealTime.Seconds())
 	}
-	return nil
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func num(v float64, ms bool) string {
