@@ -22,14 +22,13 @@ const (
 	// MaxHeaderBytes bounds a request's headers.
 	MaxHeaderBytes = 64 << 10
 	// MaxStreamsPerConn bounds the requests in flight on one HTTP/2
-	// connection; a client opens another connection beyond it.
+	// connection of Validate's loopback server; a client opens another
+	// connection beyond it.
 	MaxStreamsPerConn = 1000
 )
 
 // Server is a Handler listening on a TCP address, as httptest.Server is for
-// tests: URL is its base URL ("http://127.0.0.1:PORT"). It speaks HTTP/1.1
-// and, without TLS, HTTP/2 (h2c, prior knowledge), so that thousands of
-// concurrent requests need not take thousands of connections.
+// tests: URL is its base URL ("http://127.0.0.1:PORT"). It speaks HTTP/1.1.
 type Server struct {
 	// URL is the base URL of the API, without a trailing slash.
 	URL string
@@ -51,18 +50,19 @@ func Listen(addr string, model sim.ServerModel, opts ...Option) (*Server, error)
 	if err != nil {
 		return nil, err
 	}
-	return serveHandler(addr, h)
+	return serveHandler(addr, h, false)
 }
 
-// serveHandler serves h on addr.
-func serveHandler(addr string, h *Handler) (*Server, error) {
+// serveHandler serves h on addr, over HTTP/1.1 and, if h2c, HTTP/2 without
+// TLS (prior knowledge) too.
+func serveHandler(addr string, h *Handler, h2c bool) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
+	protocols.SetUnencryptedHTTP2(h2c)
 	s := &Server{
 		URL:     "http://" + ln.Addr().String(),
 		Handler: h,
@@ -104,6 +104,11 @@ func NewServer(model sim.ServerModel, opts ...Option) *Server {
 // flight has been written (or ctx ends: then the remaining connections are
 // closed at once and ctx's error returned). Only the first call of
 // Shutdown or Close does anything; later ones return its result.
+//
+// As http.Server.Shutdown does, it also waits for connections on which no
+// request has arrived yet, for up to 5 s of their age (a client pool that
+// dialled more connections than it used leaves such ones open): a client
+// in the same process can close its idle connections first.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		close(s.stopLog)

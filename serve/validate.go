@@ -367,7 +367,7 @@ func call(ctx context.Context, client *http.Client, base, model string) error {
 
 // connectLoopback serves h on a free loopback port, reached over h2c.
 func connectLoopback(h *Handler) (string, http.RoundTripper, func(), error) {
-	s, err := serveHandler("127.0.0.1:0", h)
+	s, err := serveHandler("127.0.0.1:0", h, true)
 	if err != nil {
 		return "", nil, nil, err
 	}
