@@ -47,7 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			c.Hidden = false
 			c.Usage = "print a shell completion script (bash, zsh, fish, pwsh)"
 		},
-		Commands: []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand()},
+		Commands: []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand(),
+			serveCommand(), validateCommand()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())

@@ -1,0 +1,54 @@
+package serve
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are a Handler's Prometheus metrics, in a registry of its own (no
+// global registration: any number of handlers can live in one process).
+type metrics struct {
+	registry *prometheus.Registry
+	admitted prometheus.Counter
+	rejected *prometheus.CounterVec
+	refused  *prometheus.CounterVec
+	handler  http.Handler
+}
+
+func newMetrics(h *Handler) *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		admitted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "retrysim_serve_admitted_total",
+			Help: "Requests the server model admitted.",
+		}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "retrysim_serve_rejected_total",
+			Help: "Requests the server model rejected, by the HTTP status sent.",
+		}, []string{"status"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "retrysim_serve_refused_total",
+			Help: "Requests answered without asking the model, by reason: invalid, too_large, busy.",
+		}, []string{"reason"}),
+	}
+	requests := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "retrysim_serve_requests_total",
+		Help: "POST /v1/messages requests received.",
+	}, func() float64 { return float64(h.requests.Load()) })
+	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "retrysim_serve_in_flight",
+		Help: "POST /v1/messages requests being served now.",
+	}, func() float64 { return float64(h.inFlight.Load()) })
+	modelTime := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "retrysim_serve_model_time_seconds",
+		Help: "The server model's clock (0 until the first request or reset).",
+	}, func() float64 {
+		d, _ := h.ModelTime()
+		return d.Seconds()
+	})
+	m.registry.MustRegister(requests, m.admitted, m.rejected, m.refused, inFlight, modelTime)
+	m.handler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+	return m
+}

@@ -1,0 +1,427 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// MaxValidateClients bounds the clients of a validation: each is a
+// goroutine making real HTTP requests.
+const MaxValidateClients = 10_000
+
+// Model names the validation's clients ask for; the fallback one is what
+// the server model treats as the fallback (sim.Request.Fallback).
+const (
+	PrimaryModel  = "retrysim-primary"
+	FallbackModel = "retrysim-fallback"
+)
+
+// Validation runs a scenario twice per policy, in the simulator and for
+// real (a Handler serving the model on the real clock, the clients as
+// goroutines making HTTP requests through policies.Do), and compares what
+// each measured.
+type Validation struct {
+	Model    sim.ServerModel
+	Workload sim.Workload
+	Policies []sim.Policy
+	Seed     uint64
+	// Speed runs the real run this many times faster than model time
+	// (> 0, at most MaxSpeed): every duration of the model and the
+	// policies is divided by it on the real clock, and what is measured is
+	// multiplied back.
+	Speed float64
+	// Connect, if set, serves a policy's handler and returns the base URL
+	// and transport that reach it, and a function that stops serving. nil
+	// serves each policy on a free loopback port (a Server), over HTTP/2
+	// without TLS so that thousands of clients share a few connections.
+	// InMemory serves it without a network, e.g. in a synctest bubble.
+	Connect func(h *Handler) (baseURL string, rt http.RoundTripper, stop func(), err error)
+	// OnPolicy, if set, is told before each policy's real run starts.
+	OnPolicy func(i int, p sim.Policy)
+}
+
+// Comparison is one policy's simulated and measured results.
+type Comparison struct {
+	Policy string
+	// Randomised is true when the policy's waits draw random numbers; its
+	// checks are looser (see Tolerances).
+	Randomised bool
+	Simulated  sim.Result
+	Measured   sim.Result
+	Checks     []Check
+	// RealTime is how long the real run took on the real clock.
+	RealTime time.Duration
+}
+
+// Agree reports whether every check agrees.
+func (c *Comparison) Agree() bool {
+	for _, ch := range c.Checks {
+		if !ch.Agree {
+			return false
+		}
+	}
+	return true
+}
+
+// Check compares one metric.
+type Check struct {
+	Metric string
+	// Simulated and Measured are the metric's values: counts, or
+	// milliseconds of model time for latencies.
+	Simulated, Measured float64
+	// Tolerance is the largest difference that agrees, in the metric's unit.
+	Tolerance float64
+	Agree     bool
+}
+
+// Tolerance says how far a measured metric may be from the simulated one.
+// A count agrees within max(Abs, Rel·reference), the reference being the
+// clients for completions and give-ups and the simulated attempts for
+// attempts and retries. A latency agrees within Rel·simulated plus
+// Late·speed·k, k being the simulated attempts per client rounded up: on
+// the real clock every attempt (its wait, its request, its response) runs
+// a little late, and lateness adds up along a client's attempts.
+type Tolerance struct {
+	Abs, Rel float64
+	// Late is the real time an attempt may run late, for latencies.
+	Late time.Duration
+}
+
+// The tolerances of validation. Real scheduling makes every real wait a
+// little late (timers, goroutines, the loopback network: measured at 2 to
+// 5 ms per attempt on a loaded 2-core machine, 10 ms allowed), so a client
+// can land in the next admission window, or a later throttle slot, and
+// take another path from there.
+var (
+	// Deterministic policies: completions and give-ups by reason within 1
+	// client; attempts and retries within 2% (at least 1); latencies within
+	// 2% plus 10 ms of real time per attempt.
+	DeterministicCounts  = Tolerance{Abs: 1}
+	DeterministicSends   = Tolerance{Abs: 1, Rel: 0.02}
+	DeterministicLatency = Tolerance{Rel: 0.02, Late: 10 * time.Millisecond}
+	// Randomised policies draw the same numbers as in the simulator
+	// (sim.PolicyRand), but once a late arrival changes what a client
+	// meets, its next draws fall elsewhere: completions and give-ups within
+	// 5% of the clients (at least 1), attempts and retries within 10% (at
+	// least 2), latencies within 20% plus 10 ms of real time per attempt.
+	RandomisedCounts  = Tolerance{Abs: 1, Rel: 0.05}
+	RandomisedSends   = Tolerance{Abs: 2, Rel: 0.10}
+	RandomisedLatency = Tolerance{Rel: 0.20, Late: 10 * time.Millisecond}
+)
+
+// Validate runs every policy, first in the simulator, then for real, one
+// after another, and compares them. It fails for a workload of more than
+// MaxValidateClients operations, a bad speed, or a simulation that fails;
+// the comparisons say whether the runs agree.
+func Validate(ctx context.Context, v Validation) ([]Comparison, error) {
+	if v.Model == nil || v.Workload == nil {
+		return nil, errors.New("validate: no server model or workload")
+	}
+	if !(v.Speed > 0) || v.Speed > MaxSpeed {
+		return nil, fmt.Errorf("validate: speed must be > 0 and at most %d, got %v", MaxSpeed, v.Speed)
+	}
+	if err := v.Workload.Validate(); err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
+	}
+	if n := v.Workload.Operations(); n > MaxValidateClients {
+		return nil, &TooManyClientsError{Clients: n}
+	}
+	starts := sim.StartTimes(v.Seed, v.Workload)
+	var out []Comparison
+	for i, p := range v.Policies {
+		simulated, err := sim.RunContext(ctx, sim.Config{Seed: v.Seed, Server: v.Model, Workload: v.Workload, Policy: p})
+		if err != nil {
+			return nil, err
+		}
+		if v.OnPolicy != nil {
+			v.OnPolicy(i, p)
+		}
+		began := time.Now()
+		measured, err := v.measure(ctx, p, starts)
+		if err != nil {
+			return nil, fmt.Errorf("validate: policy %q: %w", p.Name, err)
+		}
+		c := Comparison{Policy: p.Name, Randomised: randomised(p.Rules), Simulated: simulated, Measured: measured,
+			RealTime: time.Since(began)}
+		c.Checks = compare(&c, v.Speed, p.Fallback != nil)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// TooManyClientsError refuses a validation with more clients than
+// MaxValidateClients.
+type TooManyClientsError struct{ Clients int }
+
+func (e *TooManyClientsError) Error() string {
+	return fmt.Sprintf("validate: the workload has %d clients; a validation runs each as a goroutine making real requests, and takes at most %d (simulate bigger ones with 'retrysim compare')",
+		e.Clients, MaxValidateClients)
+}
+
+// randomised reports whether a policy's waits draw random numbers: its
+// backoff gives different waits from two different sources, or a server
+// wait gets jitter.
+func randomised(r policies.Policy) bool {
+	if r.ServerWaitJitter > 0 {
+		return true
+	}
+	if r.Backoff == nil {
+		return false
+	}
+	a, b := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(3, 4))
+	prev := time.Duration(0)
+	for retry := range 16 {
+		da, db := r.Backoff.Delay(retry, prev, a), r.Backoff.Delay(retry, prev, b)
+		if da != db {
+			return true
+		}
+		prev = da
+	}
+	return false
+}
+
+// clientResult is what one real client saw.
+type clientResult struct {
+	attempts  int
+	completed bool
+	reason    policies.StopReason
+	fell      bool          // switched to the fallback model
+	latency   time.Duration // model time from its start to success
+	end       time.Duration // model time of its success, from the clock's zero
+}
+
+// measure runs one policy's clients for real.
+func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Duration) (sim.Result, error) {
+	n := len(starts)
+	h, err := NewHandler(v.Model, WithSpeed(v.Speed), WithSeed(v.Seed), WithFallbackModel(FallbackModel),
+		WithMaxInFlight(max(DefaultMaxInFlight, n)))
+	if err != nil {
+		return sim.Result{}, err
+	}
+	connect := v.Connect
+	if connect == nil {
+		connect = connectLoopback
+	}
+	base, rt, stop, err := connect(h)
+	if err != nil {
+		return sim.Result{}, err
+	}
+	defer stop()
+	opts, err := sharedOptions(p, v.Speed)
+	if err != nil {
+		return sim.Result{}, err
+	}
+	client := &http.Client{Transport: rt}
+
+	results := make([]clientResult, n)
+	h.Reset()
+	zero := time.Now()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			results[i] = v.runClient(ctx, client, base, zero, zero.Add(toReal(starts[i], v.Speed)), opts, i)
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return sim.Result{}, err
+	}
+
+	st := h.Stats()
+	res := sim.Result{Policy: p.Name, Clients: n, Admitted: int(st.Admitted), Rejected: int(st.Rejected),
+		Latencies: make([]time.Duration, 0, n)}
+	for _, r := range results {
+		res.Attempts += r.attempts
+		if r.attempts > 0 {
+			res.Retries += r.attempts - 1
+		}
+		if r.fell {
+			res.Fallbacks++
+		}
+		if r.completed {
+			res.Completed++
+			res.Latencies = append(res.Latencies, r.latency)
+			res.LastCompletion = max(res.LastCompletion, r.end)
+			continue
+		}
+		res.GaveUp++
+		res.GaveUpBy[r.reason]++
+	}
+	slices.Sort(res.Latencies)
+	return res, nil
+}
+
+// sharedOptions are the options every client of a policy shares: the
+// policy with its durations in real time, and one gate, throttle, limiter
+// and fallback for them all.
+func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, error) {
+	rules := p.Rules
+	if rules.Backoff != nil {
+		rules.Backoff = scaledBackoff{rules.Backoff, speed}
+	}
+	if rules.Deadline > 0 {
+		rules.Deadline = toReal(rules.Deadline, speed)
+	}
+	rules.ServerWaitJitter = toReal(rules.ServerWaitJitter, speed)
+	opts := []policies.Option{policies.WithPolicy(rules)}
+	if p.Gate {
+		opts = append(opts, policies.WithGate(&policies.Gate{}))
+	}
+	if t := p.Throttle; t != nil {
+		thr, err := policies.NewThrottle(t.Count, toReal(t.Per, speed), t.MaxQueue)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, policies.WithThrottle(thr))
+	}
+	if l := p.Limit; l != nil {
+		lim, err := policies.NewLimiter(l.MaxInFlight, l.MaxQueue)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, policies.WithLimiter(lim))
+	}
+	if f := p.Fallback; f != nil {
+		opts = append(opts, policies.WithFallback(&policies.ModelFallback{Primary: PrimaryModel, Fallback: FallbackModel, After: f.After, Sticky: f.Sticky}))
+	}
+	return opts, nil
+}
+
+// scaledBackoff is a backoff of model time running on the real clock: the
+// same draws, divided by the speed.
+type scaledBackoff struct {
+	b     policies.Backoff
+	speed float64
+}
+
+func (s scaledBackoff) Delay(retry int, prev time.Duration, rng *rand.Rand) time.Duration {
+	return toReal(s.b.Delay(retry, toModel(prev, s.speed), rng), s.speed)
+}
+
+// runClient is one client: it starts at start, runs its operation through
+// policies.Do with its own random source (the simulator's, for the same
+// client), and reports what happened.
+func (v *Validation) runClient(ctx context.Context, client *http.Client, base string, zero, start time.Time, shared []policies.Option, i int) clientResult {
+	var r clientResult
+	if !sleepUntil(ctx, start) {
+		r.reason = policies.StopCancelled
+		return r
+	}
+	op := func(actx context.Context, a policies.Attempt) error {
+		r.attempts++
+		model := a.Model
+		if model == "" {
+			model = PrimaryModel
+		}
+		return call(actx, client, base, model)
+	}
+	hooks := policies.Hooks{OnFallback: func(policies.FallbackEvent) { r.fell = true }}
+	opts := append(slices.Clone(shared), policies.WithRand(sim.PolicyRand(v.Seed, i)), policies.WithHooks(hooks))
+	err := policies.Do(ctx, op, opts...)
+	now := time.Now()
+	if err == nil {
+		r.completed = true
+		r.latency = toModel(now.Sub(start), v.Speed)
+		r.end = toModel(now.Sub(zero), v.Speed)
+		return r
+	}
+	r.reason = policies.StopTerminal
+	if pe := (*policies.Error)(nil); errors.As(err, &pe) {
+		r.reason = pe.Reason
+	}
+	return r
+}
+
+// call sends one message request and reads the whole answer; a failure
+// status comes back as a *policies.HTTPError for Do to classify.
+func call(ctx context.Context, client *http.Client, base, model string) error {
+	body := fmt.Appendf(nil, `{"model":%q,"max_tokens":16,"messages":[{"role":"user","content":"validate"}]}`, model)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/messages", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("content-type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, policies.MaxErrorBody))
+	if resp.StatusCode >= 400 {
+		return &policies.HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: b}
+	}
+	return err
+}
+
+// connectLoopback serves h on a free loopback port, reached over h2c.
+func connectLoopback(h *Handler) (string, http.RoundTripper, func(), error) {
+	s, err := serveHandler("127.0.0.1:0", h, true)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	t := &http.Transport{Protocols: new(http.Protocols), HTTP2: &http.HTTP2Config{}}
+	t.Protocols.SetUnencryptedHTTP2(true)
+	return s.URL, t, func() {
+		t.CloseIdleConnections() // first, so that the server finds no connection to wait for
+		s.Close()
+	}, nil
+}
+
+// compare builds the checks of a comparison.
+func compare(c *Comparison, speed float64, fallback bool) []Check {
+	counts, sends, latency := DeterministicCounts, DeterministicSends, DeterministicLatency
+	if c.Randomised {
+		counts, sends, latency = RandomisedCounts, RandomisedSends, RandomisedLatency
+	}
+	s, m := &c.Simulated, &c.Measured
+	clients := float64(s.Clients)
+	var checks []Check
+	count := func(metric string, sv, mv int, tol Tolerance, of float64) {
+		t := math.Max(tol.Abs, math.Floor(tol.Rel*of))
+		checks = append(checks, Check{Metric: metric, Simulated: float64(sv), Measured: float64(mv), Tolerance: t,
+			Agree: math.Abs(float64(sv-mv)) <= t})
+	}
+	count("completed", s.Completed, m.Completed, counts, clients)
+	count("attempts", s.Attempts, m.Attempts, sends, float64(s.Attempts))
+	count("retries", s.Retries, m.Retries, sends, float64(s.Attempts))
+	count("gave_up", s.GaveUp, m.GaveUp, counts, clients)
+	for r := range policies.NumStopReasons {
+		if r == int(policies.NotStopped) || s.GaveUpBy[r] == 0 && m.GaveUpBy[r] == 0 {
+			continue
+		}
+		count("gave_up."+policies.StopReason(r).String(), s.GaveUpBy[r], m.GaveUpBy[r], counts, clients)
+	}
+	if fallback {
+		count("fallbacks", s.Fallbacks, m.Fallbacks, counts, clients)
+	}
+	if s.Completed == 0 || m.Completed == 0 {
+		return checks // no latencies to compare; completed says it all
+	}
+	perClient := math.Ceil(float64(s.Attempts) / clients)
+	ms := func(metric string, sv, mv time.Duration) {
+		t := latency.Rel*float64(sv) + float64(latency.Late)*speed*perClient
+		checks = append(checks, Check{Metric: metric, Simulated: millis(sv), Measured: millis(mv), Tolerance: millis(time.Duration(t)),
+			Agree: math.Abs(float64(sv-mv)) <= t})
+	}
+	for _, p := range []float64{50, 95, 99} {
+		sv, _ := s.Percentile(p)
+		mv, _ := m.Percentile(p)
+		ms(fmt.Sprintf("latency_ms.p%g", p), sv, mv)
+	}
+	ms("last_completion_ms", s.LastCompletion, m.LastCompletion)
+	return checks
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

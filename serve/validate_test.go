@@ -1,0 +1,191 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/serve"
+	"github.com/retrysim/retrysim/sim"
+)
+
+func builtinScenario(t *testing.T, name string) *scenarios.Scenario {
+	t.Helper()
+	f, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name == "" {
+		name = f.Default
+	}
+	s, err := f.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func inMemory(h *serve.Handler) (string, http.RoundTripper, func(), error) {
+	return "http://serve.test", serve.InMemory(h), func() {}, nil
+}
+
+func validation(s *scenarios.Scenario, speed float64) serve.Validation {
+	return serve.Validation{Model: s.Server, Workload: s.Workload, Policies: s.Policies, Seed: s.Seed, Speed: speed}
+}
+
+func report(t *testing.T, cs []serve.Comparison) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := serve.WriteComparisons(&out, cs); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// The built-in scenarios that validation takes (at most 10,000 clients),
+// validated in a synctest bubble over the in-memory transport: the real
+// clients (policies.Do), handler and HTTP stack, on fake time, so that
+// every wait is exact and the runs take no real time. At speed 1 every
+// metric of every policy equals the simulator's, randomised policies too:
+// the clients draw from the simulator's streams.
+func TestValidateExactOnFakeTime(t *testing.T) {
+	for _, name := range []string{"overload-burst", "rate-limited-burst", "long-outage"} {
+		t.Run(name, func(t *testing.T) {
+			s := builtinScenario(t, name)
+			synctest.Test(t, func(t *testing.T) {
+				v := validation(s, 1)
+				v.Connect = inMemory
+				cs, err := serve.Validate(context.Background(), v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(cs) != len(s.Policies) {
+					t.Fatalf("%d comparisons for %d policies", len(cs), len(s.Policies))
+				}
+				for _, c := range cs {
+					if len(c.Checks) < 4 {
+						t.Errorf("%s: only %d checks", c.Policy, len(c.Checks))
+					}
+					for _, ch := range c.Checks {
+						if ch.Simulated != ch.Measured {
+							t.Errorf("%s %s: simulated %v, measured %v", c.Policy, ch.Metric, ch.Simulated, ch.Measured)
+						}
+					}
+				}
+				if t.Failed() {
+					t.Logf("\n%s", report(t, cs))
+				}
+			})
+		})
+	}
+}
+
+// At a speed that does not divide the model's durations evenly, waits are
+// rounded up to the nanosecond: still in agreement.
+func TestValidateAtSpeedOnFakeTime(t *testing.T) {
+	s := builtinScenario(t, "")
+	synctest.Test(t, func(t *testing.T) {
+		v := validation(s, 7)
+		v.Connect = inMemory
+		cs, err := serve.Validate(context.Background(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if !c.Agree() {
+				t.Errorf("%s disagrees:\n%s", c.Policy, report(t, cs))
+			}
+		}
+	})
+}
+
+// A real server that is not the model the simulator ran is caught.
+func TestValidateCatchesADifferentServer(t *testing.T) {
+	s := builtinScenario(t, "")
+	synctest.Test(t, func(t *testing.T) {
+		v := validation(s, 1)
+		v.Policies = v.Policies[1:2] // capped-exponential: 18 of 20 complete
+		v.Connect = func(*serve.Handler) (string, http.RoundTripper, func(), error) {
+			h, err := serve.NewHandler(alwaysOverloaded)
+			return "http://serve.test", serve.InMemory(h), func() {}, err
+		}
+		cs, err := serve.Validate(context.Background(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := report(t, cs)
+		if cs[0].Agree() || !strings.Contains(out, "capped-exponential: DISAGREES") || !strings.Contains(out, "DIFFERS") {
+			t.Fatalf("a server that never admits agreed:\n%s", out)
+		}
+	})
+}
+
+func TestValidateRefuses(t *testing.T) {
+	s := builtinScenario(t, "")
+	v := validation(s, 1)
+	v.Workload = sim.Burst{Clients: serve.MaxValidateClients + 1}
+	var tooMany *serve.TooManyClientsError
+	if _, err := serve.Validate(context.Background(), v); !errors.As(err, &tooMany) || !strings.Contains(err.Error(), "10000") {
+		t.Errorf("too many clients: %v", err)
+	}
+	for _, speed := range []float64{0, -1, serve.MaxSpeed + 1} {
+		v := validation(s, speed)
+		if _, err := serve.Validate(context.Background(), v); err == nil {
+			t.Errorf("speed %v accepted", speed)
+		}
+	}
+}
+
+// A short validation over real loopback sockets and the real clock: a
+// small scenario at speed 4 takes about two seconds. Its tightest margin
+// is 200 ms of model time (50 ms of real time) before a window ends.
+func TestValidateLoopbackSmoke(t *testing.T) {
+	f, err := scenarios.Parse("smoke.yaml", []byte(`
+scenarios:
+  - name: smoke
+    server:
+      response_time: 100ms
+      phases:
+        - duration: 1s
+          reject: overloaded
+        - admit: 3
+          window: 1s
+    clients:
+      count: 6
+      max_attempts: 6
+      deadline: 10s
+    policies:
+      - name: capped-exponential
+        base: 500ms
+        cap: 2s
+      - name: gated
+        backoff: full-jitter
+        base: 500ms
+        cap: 2s
+        throttle:
+          rate: 3
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	cs, err := serve.Validate(context.Background(), validation(s, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := report(t, cs)
+	t.Logf("\n%s", out)
+	for _, c := range cs {
+		if !c.Agree() {
+			t.Errorf("%s disagrees", c.Policy)
+		}
+		if c.Measured.Attempts == 0 || c.Measured.Admitted == 0 {
+			t.Errorf("%s: nothing measured: %+v", c.Policy, c.Measured)
+		}
+	}
+}
