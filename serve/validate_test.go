@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -145,6 +146,12 @@ func TestValidateRefuses(t *testing.T) {
 // small scenario at speed 4 takes about two seconds. Its tightest margin
 // is 200 ms of model time (50 ms of real time) before a window ends.
 func TestValidateLoopbackSmoke(t *testing.T) {
+	// Its verdict depends on how late the machine wakes goroutines, which a
+	// shared CI machine does not bound; TestValidateExactOnFakeTime makes
+	// the same comparison exactly.
+	if os.Getenv("RETRYSIM_REALTIME") != "1" {
+		t.Skip("real-time validation; set RETRYSIM_REALTIME=1 to run it")
+	}
 	f, err := scenarios.Parse("smoke.yaml", []byte(`
 scenarios:
   - name: smoke

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -15,6 +16,7 @@ import (
 // agrees with the simulation. Not parallel: other tests' load would make
 // the real waits later.
 func TestValidateDefaultScenario(t *testing.T) {
+	realTimeOnly(t)
 	out, errOut, code, _ := runCLI(t, "validate", "--speed", "2")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
@@ -29,6 +31,17 @@ func TestValidateDefaultScenario(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "policy 4/4, gated, for real") {
 		t.Errorf("no progress on stderr: %q", errOut)
+	}
+}
+
+// realTimeOnly skips a test that compares real-clock runs with the
+// simulation unless RETRYSIM_REALTIME=1: its verdict depends on how late
+// the machine wakes goroutines, which a shared CI machine does not bound.
+// The same comparison runs exactly, on fake time, in package serve.
+func realTimeOnly(t *testing.T) {
+	t.Helper()
+	if os.Getenv("RETRYSIM_REALTIME") != "1" {
+		t.Skip("real-time validation; set RETRYSIM_REALTIME=1 to run it")
 	}
 }
 
