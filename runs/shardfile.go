@@ -247,7 +247,7 @@ func MergeShards(names []string, files []*ShardFile) (*Merged, error) {
 		if len(missing) > 10 {
 			missing = append(missing[:10], fmt.Sprintf("and %d more", len(missing)-10))
 		}
-		return nil, fmt.Errorf("missing shard(s) %s of %q: %d file(s) given, %d needed", strings.Join(missing, ", "), commandLine(ref), len(files), ref.Shards)
+		return nil, fmt.Errorf("missing shard(s) %s of %q: %d of %d given (%s)", strings.Join(missing, ", "), commandLine(ref), len(files), ref.Shards, given(names))
 	}
 	m := &Merged{parts: make([][]GroupPart, len(ref.Groups))}
 	for g := range m.parts {
@@ -256,6 +256,14 @@ func MergeShards(names []string, files []*ShardFile) (*Merged, error) {
 		}
 	}
 	return m, nil
+}
+
+// given lists file names for a message, the first few of them.
+func given(names []string) string {
+	if len(names) > 5 {
+		return strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	return strings.Join(names, ", ")
 }
 
 // commandLine is the command a shard ran, for messages.

@@ -35,7 +35,7 @@ func shardFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "shard", Usage: "run only shard `I/N` of the work (I counts from 0) and write a partial result for 'retrysim merge' (docs/scale.md)"},
 		&decimalFlag{Name: "shards", HideDefault: true, Usage: "split the work into `N` shards; the shard is $" + envIndex + " (as a Kubernetes Indexed Job sets it); default $" + envShards},
-		&cli.StringFlag{Name: "shard-out", Usage: "write the partial result to `PATH` (a directory gets shard-I-of-N.json; default: stdout)"},
+		&cli.StringFlag{Name: "shard-out", Usage: "write the partial result to `PATH`; into a directory (an existing one, or one ending in /) as shard-I-of-N.json; default: stdout"},
 	}
 }
 
@@ -213,6 +213,11 @@ func runShard(ctx context.Context, cmd *cli.Command, groups []runs.Group) error 
 	out := cmd.String("shard-out")
 	var file *pendingFile
 	if out != "" && out != "-" {
+		if strings.HasSuffix(out, "/") {
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return usagef("--shard-out %s: %v", out, pathErr(err))
+			}
+		}
 		if fi, err := os.Stat(out); err == nil && fi.IsDir() {
 			out = filepath.Join(out, fmt.Sprintf("shard-%d-of-%d.json", sh.Index, sh.Count))
 		}
