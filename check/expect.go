@@ -160,6 +160,12 @@ func Scenario(ctx context.Context, s *scenarios.Scenario, seeds int) ([]Result, 
 	if err != nil {
 		return nil, err
 	}
+	return Measure(s, m), nil
+}
+
+// Measure measures each expectation of s, in file order, on m: s's runs
+// on Seeds(s, seeds) seeds from s.Seed.
+func Measure(s *scenarios.Scenario, m *runs.MultiSeed) []Result {
 	out := make([]Result, len(s.Expect))
 	for i := range s.Expect {
 		e := &s.Expect[i]
@@ -168,5 +174,5 @@ func Scenario(ctx context.Context, s *scenarios.Scenario, seeds int) ([]Result, 
 		out[i].Scenario = s.Name
 		out[i].Source = e.Source()
 	}
-	return out, nil
+	return out
 }

@@ -49,6 +49,14 @@ func (m *MultiSeed) Add(s, p int, r *sim.Result) {
 	}
 }
 
+// set records policy p's metric values on seed index s, in the order of
+// Metrics.
+func (m *MultiSeed) set(s, p int, values []float64) {
+	for i, v := range values {
+		m.values[p][i][s] = v
+	}
+}
+
 // Seeds returns the number of seeds.
 func (m *MultiSeed) Seeds() int { return m.seeds }
 

@@ -12,11 +12,12 @@ import (
 
 // Timeline counts one policy's requests per time bucket on one seed.
 type Timeline struct {
-	Policy string
-	Bucket time.Duration
+	Policy string        `json:"policy"`
+	Bucket time.Duration `json:"bucket_ns"`
 	// Admitted[i] and Rejected[i] count the requests that arrived in
 	// [i·Bucket, (i+1)·Bucket).
-	Admitted, Rejected []int
+	Admitted []int `json:"admitted"`
+	Rejected []int `json:"rejected"`
 }
 
 // MaxTimelineBuckets bounds a timeline's length: when a run outlasts that
@@ -119,16 +120,27 @@ func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k
 	if err != nil {
 		return nil, err
 	}
-	d := &PlotData{Scenario: s.Name, Description: s.Description, Server: s.Server,
-		Clients: s.Workload.Clients, Runs: runs, Latencies: make([][]time.Duration, len(s.Policies)), LatencySeeds: pooled}
+	timelines := make([]Timeline, len(s.Policies))
 	for p := range s.Policies {
-		d.Latencies[p] = slices.Concat(lat[p]...)
-		slices.Sort(d.Latencies[p])
 		t, _, err := RecordTimeline(s.Config(p, first), bucket)
 		if err != nil {
 			return nil, err
 		}
-		d.Timelines = append(d.Timelines, t)
+		timelines[p] = t
+	}
+	return plotData(s, runs, lat, timelines, bucket), nil
+}
+
+// plotData puts together the plot data of s from its runs, the latencies
+// of the first seeds (lat[p][seed], in any order within a run) and one
+// timeline per policy on the first seed.
+func plotData(s *scenarios.Scenario, runs *MultiSeed, lat [][][]time.Duration, timelines []Timeline, bucket time.Duration) *PlotData {
+	d := &PlotData{Scenario: s.Name, Description: s.Description, Server: s.Server,
+		Clients: s.Workload.Clients, Runs: runs, Latencies: make([][]time.Duration, len(s.Policies)), LatencySeeds: min(runs.Seeds(), MaxCDFSeeds),
+		Timelines: timelines}
+	for p := range s.Policies {
+		d.Latencies[p] = slices.Concat(lat[p]...)
+		slices.Sort(d.Latencies[p])
 	}
 	// Policies that ran longer may have coarser buckets: give all the same.
 	widest := bucket
@@ -140,5 +152,5 @@ func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k
 			d.Timelines[i].coarsen()
 		}
 	}
-	return d, nil
+	return d
 }

@@ -56,6 +56,13 @@ func chunkSize(total, workers int) int {
 // (runs already started finish) and returns the first error in (seed,
 // policy) order.
 func Seeds(ctx context.Context, s *scenarios.Scenario, first uint64, k, workers int, each func(seed, policy int, r *sim.Result)) error {
+	return seedList(ctx, s, first, k, nil, workers, each)
+}
+
+// seedList is Seeds over k seeds, first+at[0], first+at[1], … when at is
+// set (then k is len(at)), first, first+1, … when it is nil. each gets the
+// position in that list, not the seed's offset.
+func seedList(ctx context.Context, s *scenarios.Scenario, first uint64, k int, at []int, workers int, each func(seed, policy int, r *sim.Result)) error {
 	if workers <= 0 {
 		workers = scenarios.ParallelWorkers(runtime.GOMAXPROCS(0), s.Workload.Clients)
 	}
@@ -82,7 +89,11 @@ func Seeds(ctx context.Context, s *scenarios.Scenario, first uint64, k, workers 
 						return
 					}
 					seed, p := j/np, j%np
-					r, err := runOne(ctx, &runner, s.Config(p, first+uint64(seed)))
+					offset := seed
+					if at != nil {
+						offset = at[seed]
+					}
+					r, err := runOne(ctx, &runner, s.Config(p, first+uint64(offset)))
 					if err != nil {
 						errs[j] = err
 						continue

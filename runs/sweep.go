@@ -46,6 +46,27 @@ type Sweep struct {
 // point runs its seeds and policies in parallel; results merge in a fixed
 // order. done, if set, is called after every simulation run.
 func RunSweep(ctx context.Context, s *scenarios.Scenario, ps []sweep.Param, first uint64, k int, done func()) (*Sweep, error) {
+	return sweepOf(s, ps, first, k, func(_ int, pt SweepPoint) (*MultiSeed, error) {
+		return Collect(ctx, pt.Scenario, first, k, func(int, int, *sim.Result) {
+			if done != nil {
+				done()
+			}
+		})
+	})
+}
+
+// SweepPoint is one point of a sweep's grid before it runs.
+type SweepPoint struct {
+	// Label names the point, e.g. "clients=10 capacity=4".
+	Label string
+	// Scenario is s with the point's values set.
+	Scenario *scenarios.Scenario
+	Index    []int
+}
+
+// SweepPoints returns the points of the grid the parameters span, in grid
+// order (the last parameter varies fastest), with s's copy at each.
+func SweepPoints(s *scenarios.Scenario, ps []sweep.Param) ([]SweepPoint, error) {
 	if len(ps) == 0 || len(ps) > sweep.MaxParams {
 		return nil, fmt.Errorf("sweep needs 1 or %d parameters, got %d", sweep.MaxParams, len(ps))
 	}
@@ -59,6 +80,36 @@ func RunSweep(ctx context.Context, s *scenarios.Scenario, ps []sweep.Param, firs
 	if total > sweep.MaxPoints {
 		return nil, fmt.Errorf("%d points; at most %d", total, sweep.MaxPoints)
 	}
+	var out []SweepPoint
+	idx := make([]int, len(ps))
+	for range total {
+		values := make([]int64, len(ps))
+		for i, p := range ps {
+			values[i] = p.Values[idx[i]]
+		}
+		sc, err := sweep.Apply(s, ps, values)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, SweepPoint{Label: pointLabel(ps, idx), Scenario: sc, Index: append([]int(nil), idx...)})
+		for i := len(idx) - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < len(ps[i].Values) {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return out, nil
+}
+
+// sweepOf builds the sweep of s over ps, taking the runs at point i (in
+// grid order) from collect.
+func sweepOf(s *scenarios.Scenario, ps []sweep.Param, first uint64, k int, collect func(i int, pt SweepPoint) (*MultiSeed, error)) (*Sweep, error) {
+	points, err := SweepPoints(s, ps)
+	if err != nil {
+		return nil, err
+	}
 	out := &Sweep{Scenario: s.Name, FirstSeed: first, Seeds: k}
 	for _, p := range s.Policies {
 		out.Policies = append(out.Policies, p.Name)
@@ -71,33 +122,13 @@ func RunSweep(ctx context.Context, s *scenarios.Scenario, ps []sweep.Param, firs
 		}
 		out.Axes = append(out.Axes, ax)
 	}
-	idx := make([]int, len(ps))
-	for range total {
-		values := make([]int64, len(ps))
-		for i, p := range ps {
-			values[i] = p.Values[idx[i]]
-		}
-		sc, err := sweep.Apply(s, ps, values)
+	for i, pt := range points {
+		runs, err := collect(i, pt)
 		if err != nil {
-			return nil, err
-		}
-		runs, err := Collect(ctx, sc, first, k, func(int, int, *sim.Result) {
-			if done != nil {
-				done()
-			}
-		})
-		if err != nil {
-			return nil, fmt.Errorf("at %s: %w", pointLabel(ps, idx), err)
+			return nil, fmt.Errorf("at %s: %w", pt.Label, err)
 		}
 		runs.Scenario = s.Name
-		out.Points = append(out.Points, Point{Index: append([]int(nil), idx...), Runs: runs})
-		for i := len(idx) - 1; i >= 0; i-- {
-			idx[i]++
-			if idx[i] < len(ps[i].Values) {
-				break
-			}
-			idx[i] = 0
-		}
+		out.Points = append(out.Points, Point{Index: pt.Index, Runs: runs})
 	}
 	return out, nil
 }

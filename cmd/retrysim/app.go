@@ -19,6 +19,12 @@ import (
 // run is the whole CLI: it parses args (args[0] is the program name) and
 // writes to stdout and stderr. It never exits the process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runWith(ctx, args, stdout, stderr, &shardState{})
+}
+
+// runWith is run with st as the state of shards: 'retrysim merge' replays
+// the shards' command with the merged runs in st.
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *shardState) error {
 	var helpTopic error // set when 'retrysim help NAME' names no command
 	app := &cli.Command{
 		Name:  "retrysim",
@@ -31,6 +37,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			"(docs/scenarios.md). Exit status: 0 success, 1 failed run or check,\n" +
 			"2 usage or input error, 3 internal error, 130 interrupted (Ctrl-C).",
 		Version:   readBuildVersion().module,
+		Metadata:  map[string]any{stateKey: st},
 		Writer:    stdout,
 		ErrWriter: stderr,
 		// Errors are reported once, by main; usage errors exit 2.
@@ -48,7 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			c.Usage = "print a shell completion script (bash, zsh, fish, pwsh)"
 		},
 		Commands: []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand(),
-			serveCommand(), validateCommand()},
+			mergeCommand(), serveCommand(), validateCommand()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())
@@ -104,10 +111,17 @@ func loadFile(cmd *cli.Command) (*scenarios.File, error) {
 		f   *scenarios.File
 		err error
 	)
-	switch path {
-	case "":
+	switch {
+	case sharding(cmd) || merging(cmd) != nil:
+		// The shard file keeps the scenario file's bytes.
+		var data []byte
+		var name string
+		if data, name, err = readInput(cmd, "--file", path); err == nil {
+			f, err = scenarios.Parse(name, data)
+		}
+	case path == "":
 		f, err = scenarios.Builtin()
-	case "-":
+	case path == "-":
 		var data []byte
 		if data, err = io.ReadAll(cmd.Root().Reader); err == nil {
 			f, err = scenarios.Parse(stdinName, data)
@@ -133,7 +147,7 @@ func compareCommand() *cli.Command {
 			"   retrysim compare --file my.yaml --format json > results.json\n" +
 			"   retrysim compare --seeds 1000     # mean, 95% CI, median, p5, p95\n" +
 			"                                     # (~ = no significant difference)",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "scenario `NAME` to run (default: the file's default scenario; see 'retrysim list')"},
 			fileFlag(),
 			&decimalFlag{Name: "seed", HideDefault: true, Usage: "random seed `N` (default: the scenario's own seed)"},
@@ -141,7 +155,7 @@ func compareCommand() *cli.Command {
 			formatFlag(compareFormats()),
 			verboseFlag(),
 			forceFlag(),
-		},
+		}, shardFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("compare takes no arguments, got %q", cmd.Args().Slice())
@@ -156,6 +170,13 @@ func compareCommand() *cli.Command {
 			}
 			if err := checkWork(cmd, work); err != nil {
 				return err
+			}
+			if sharding(cmd) {
+				if k == 1 && format(cmd) != report.HTML {
+					return usagef("compare --shard needs --seeds K > 1 (or --format html): one seed is not split")
+				}
+				return runShard(ctx, cmd, []runs.Group{{Scenario: s, First: seed, Seeds: k,
+					Plot: format(cmd) == report.HTML, Bucket: runs.DefaultBucket(s.Server)}})
 			}
 			if k > 1 || format(cmd) == report.HTML {
 				return compareSeeds(ctx, cmd, s, seed, k)

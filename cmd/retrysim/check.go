@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/retrysim/retrysim/check"
-	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -47,7 +47,7 @@ func checkCommand() *cli.Command {
 			"   retrysim check --format markdown --junit check.xml\n" +
 			"   retrysim compare --format json > baseline.json   # once, on main\n" +
 			"   retrysim check --baseline baseline.json --tolerance 5%",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			fileFlag(),
 			&cli.StringSliceFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "check only scenario `NAME` (repeatable; default: every scenario with expectations)"},
 			&decimalFlag{Name: "seeds", HideDefault: true, Usage: "take statistics such as mean(completed) over `K` seeds instead of each scenario's check_seeds"},
@@ -56,7 +56,7 @@ func checkCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "baseline", Usage: "compare with `FILE`, written by 'retrysim compare --format json' (repeatable; '-' reads stdin)"},
 			&cli.StringFlag{Name: "tolerance", Value: "0", Usage: "how much worse than the baseline a metric may get, e.g. 5% (relative to the baseline value)"},
 			forceFlag(),
-		},
+		}, shardFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("check takes no arguments, got %q", cmd.Args().Slice())
@@ -93,7 +93,7 @@ func checkCommand() *cli.Command {
 			// Create the JUnit file before running anything, so that a bad
 			// path exits 2 at once rather than after every scenario ran.
 			var junit *os.File
-			if path := cmd.String("junit"); path != "" {
+			if path := cmd.String("junit"); path != "" && !sharding(cmd) {
 				if junit, err = os.Create(path); err != nil {
 					return usageError{fmt.Errorf("--junit: %w", err)}
 				}
@@ -144,22 +144,43 @@ func checkCommand() *cli.Command {
 			if err := checkWork(cmd, work); err != nil {
 				return err
 			}
+			if sharding(cmd) {
+				var groups []runs.Group
+				for _, s := range list {
+					if n := check.Seeds(s, seeds); n > 0 {
+						groups = append(groups, runs.Group{Scenario: s, First: s.Seed, Seeds: n})
+					}
+				}
+				for _, b := range baselines {
+					groups = append(groups, runs.Group{Scenario: b.s, First: b.doc.Seed, Seeds: 1, Label: "baseline " + b.file})
+				}
+				if len(groups) == 0 {
+					return usagef("nothing to check: no expectations in %s for the chosen scenarios and no --baseline (docs/ci.md shows how to write them)", f.Path)
+				}
+				return runShard(ctx, cmd, groups)
+			}
 
 			var rep check.Report
 			for _, s := range list {
-				checks, err := check.Scenario(ctx, s, seeds)
-				if err != nil {
-					return err
+				var checks []check.Result
+				if st := merging(cmd); st == nil {
+					if checks, err = check.Scenario(ctx, s, seeds); err != nil {
+						return err
+					}
+				} else if n := check.Seeds(s, seeds); n > 0 {
+					m, err := st.seeds(runs.Group{Scenario: s, First: s.Seed, Seeds: n})
+					if err != nil {
+						return err
+					}
+					checks = check.Measure(s, m)
 				}
 				rep.Checks = append(rep.Checks, checks...)
 			}
 			for _, b := range baselines {
-				results, err := runs.One(ctx, b.s, b.doc.Seed)
+				now, err := baselineNow(ctx, cmd, b.s, b.doc.Seed, "baseline "+b.file)
 				if err != nil {
 					return err
 				}
-				c := report.Comparison{Scenario: b.s.Name, Seed: b.doc.Seed, Results: results, Metrics: metrics.For(b.s.Policies)}
-				now := c.JSON()
 				rep.Baseline = append(rep.Baseline, check.CompareBaseline(b.file, b.doc, &now, tol)...)
 			}
 			if len(rep.Checks) == 0 && len(rep.Baseline) == 0 {
@@ -184,6 +205,14 @@ func checkCommand() *cli.Command {
 
 // readBaseline reads the baseline named by --baseline; '-' reads stdin.
 func readBaseline(cmd *cli.Command, path string) (*report.Document, error) {
+	if sharding(cmd) || merging(cmd) != nil {
+		// The shard file keeps the baseline's bytes.
+		data, name, err := readInput(cmd, "--baseline", path)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		return check.ReadBaseline(name, bytes.NewReader(data))
+	}
 	if path == "-" {
 		return check.ReadBaseline(stdinName, cmd.Root().Reader)
 	}

@@ -34,12 +34,12 @@ func plotCommand() *cli.Command {
 			"   retrysim plot --plot-dir plots\n" +
 			"   retrysim plot --plot-dir plots --scenario long-outage --seeds 100 \\\n" +
 			"      --plot-format svg",
-		Flags: append(scenarioFlags(), append(plotFlags("directory `DIR` to write the plots to (created if missing)"),
+		Flags: append(scenarioFlags(), append(append(plotFlags("directory `DIR` to write the plots to (created if missing)"),
 			// Old names, before the vocabulary was made one across commands.
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Hidden: true},
 			&cli.StringFlag{Name: "format", Hidden: true},
 			&cli.DurationFlag{Name: "bucket", HideDefault: true, Usage: "timeline bucket `DURATION` (default: the server's admission window)"},
-		)...),
+		), shardFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("plot takes no arguments, got %q", cmd.Args().Slice())
@@ -65,6 +65,9 @@ func plotCommand() *cli.Command {
 			bucket, err := bucketFlag(cmd, s)
 			if err != nil {
 				return err
+			}
+			if sharding(cmd) {
+				return runShard(ctx, cmd, []runs.Group{{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket}})
 			}
 			if err := outputDir(dirFlag, dir); err != nil {
 				return err
@@ -147,6 +150,9 @@ func bucketFlag(cmd *cli.Command, s *scenarios.Scenario) (time.Duration, error) 
 
 // collectPlotData is runs.CollectPlotData with a progress bar.
 func collectPlotData(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int, bucket time.Duration) (*runs.PlotData, error) {
+	if st := merging(cmd); st != nil {
+		return st.plotData(runs.Group{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket})
+	}
 	bar := progress.New(cmd.Root().ErrWriter, k*len(s.Policies), fmt.Sprintf("%s: %d seeds", s.Name, k))
 	defer bar.Done()
 	return runs.CollectPlotData(ctx, s, first, k, bucket, bar.Add)

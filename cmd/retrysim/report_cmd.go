@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -25,10 +26,10 @@ func reportCommand() *cli.Command {
 			"   retrysim report --out review.html\n" +
 			"   retrysim report --out review.html --scenario long-outage --seeds 200\n" +
 			"   retrysim compare --format html --seeds 50 > review.html  # on stdout",
-		Flags: append(scenarioFlags(),
+		Flags: append(append(scenarioFlags(),
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "HTML `FILE` to write ('-' for stdout)"},
 			&cli.DurationFlag{Name: "bucket", HideDefault: true, Usage: "timeline bucket `DURATION` (default: the server's admission window)"},
-		),
+		), shardFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("report takes no arguments, got %q", cmd.Args().Slice())
@@ -43,6 +44,13 @@ func reportCommand() *cli.Command {
 			}
 			if err := checkPlotWork(cmd, s, k); err != nil {
 				return err
+			}
+			if sharding(cmd) {
+				bucket, err := reportBucket(cmd, s)
+				if err != nil {
+					return err
+				}
+				return runShard(ctx, cmd, []runs.Group{{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket}})
 			}
 			var file *pendingFile
 			if out != "-" {
@@ -70,13 +78,9 @@ func reportCommand() *cli.Command {
 
 // writeHTMLReport runs the scenario and writes the HTML report to w.
 func writeHTMLReport(ctx context.Context, cmd *cli.Command, w io.Writer, s *scenarios.Scenario, first uint64, k int) error {
-	bucket := runs.DefaultBucket(s.Server)
-	if cmd.IsSet("bucket") {
-		b, err := bucketFlag(cmd, s)
-		if err != nil {
-			return err
-		}
-		bucket = b
+	bucket, err := reportBucket(cmd, s)
+	if err != nil {
+		return err
 	}
 	data, err := collectPlotData(ctx, cmd, s, first, k, bucket)
 	if err != nil {
@@ -87,6 +91,15 @@ func writeHTMLReport(ctx context.Context, cmd *cli.Command, w io.Writer, s *scen
 		return err
 	}
 	return report.WriteHTML(w, s, data.Runs, figures, remakeCommand(cmd, s, first, k))
+}
+
+// reportBucket is the timeline bucket of the HTML report: --bucket where
+// the command has it, or the scenario's default.
+func reportBucket(cmd *cli.Command, s *scenarios.Scenario) (time.Duration, error) {
+	if cmd.IsSet("bucket") {
+		return bucketFlag(cmd, s)
+	}
+	return runs.DefaultBucket(s.Server), nil
 }
 
 // remakeCommand is the command line that makes the same report again. It

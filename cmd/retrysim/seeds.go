@@ -86,6 +86,9 @@ func seedCount(cmd *cli.Command, first uint64) (int, error) {
 // keep, if set, is also called for every run (from worker goroutines, for
 // distinct (seed, policy) pairs).
 func runSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int, keep func(seed, policy int, r *sim.Result)) (*runs.MultiSeed, error) {
+	if st := merging(cmd); st != nil {
+		return st.seeds(runs.Group{Scenario: s, First: first, Seeds: k})
+	}
 	bar := progress.New(cmd.Root().ErrWriter, k*len(s.Policies), fmt.Sprintf("%s: %d seeds", s.Name, k))
 	ms, err := runs.Collect(ctx, s, first, k, func(seed, p int, r *sim.Result) {
 		if keep != nil {

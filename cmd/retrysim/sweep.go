@@ -39,12 +39,12 @@ func sweepCommand() *cli.Command {
 			"   retrysim sweep --param capacity=2:12:2 --param outage=0s:4s:2s \\\n" +
 			"      --seeds 20 --format csv\n" +
 			"   retrysim sweep --param base=100ms:2s:100ms --plot-dir plots",
-		Flags: append(scenarioFlags(), append([]cli.Flag{
+		Flags: append(append(scenarioFlags(), append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter to vary, `NAME=FROM:TO:STEP` (at most two)"},
 			formatFlag(report.Formats()),
 		}, append(plotFlags("also write line plots of each metric to `DIR`"),
 			&cli.StringFlag{Name: "plot", Hidden: true}, // the old name of --plot-dir
-		)...)...),
+		)...)...), shardFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("sweep takes no arguments, got %q", cmd.Args().Slice())
@@ -106,14 +106,31 @@ func sweepCommand() *cli.Command {
 			if err := checkSweepWork(cmd, s, params, k); err != nil {
 				return err
 			}
+			if sharding(cmd) {
+				points, err := runs.SweepPoints(s, params)
+				if err != nil {
+					return usagef("--param %v", err)
+				}
+				groups := make([]runs.Group, len(points))
+				for i, pt := range points {
+					groups[i] = runs.Group{Scenario: pt.Scenario, First: first, Seeds: k, Label: pt.Label}
+				}
+				return runShard(ctx, cmd, groups)
+			}
 			if plotDir != "" {
 				if err := outputDir(plotDirFlag, plotDir); err != nil {
 					return err
 				}
 			}
-			bar := progress.New(cmd.Root().ErrWriter, total*k*len(s.Policies), fmt.Sprintf("sweep %s", s.Name))
-			sw, err := runs.RunSweep(ctx, s, params, first, k, bar.Add)
-			bar.Done()
+			var sw *runs.Sweep
+			if st := merging(cmd); st != nil {
+				sw, err = st.merged.Sweep(st.next, s, params, first, k)
+				st.next += total
+			} else {
+				bar := progress.New(cmd.Root().ErrWriter, total*k*len(s.Policies), fmt.Sprintf("sweep %s", s.Name))
+				sw, err = runs.RunSweep(ctx, s, params, first, k, bar.Add)
+				bar.Done()
+			}
 			if err != nil {
 				return err
 			}

@@ -19,6 +19,9 @@ func forceFlag() cli.Flag {
 // checkWork refuses, unless --force is given, work whose estimate is over
 // the limits (exit 2), and warns on stderr before a long run.
 func checkWork(cmd *cli.Command, est scenarios.Estimate) error {
+	if sharding(cmd) || merging(cmd) != nil {
+		return nil // a shard checks its own part; a merge runs nothing
+	}
 	refusal := est.Refusal()
 	if refusal != "" && !cmd.Bool("force") {
 		return usagef("refusing to start: %s (%s); make the scenario, --seeds or --param smaller, or pass --force to run it anyway", refusal, est)

@@ -1,0 +1,426 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	retrysim "github.com/retrysim/retrysim"
+	"github.com/retrysim/retrysim/cmd/retrysim/internal/progress"
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/runs"
+	"github.com/retrysim/retrysim/scenarios"
+)
+
+// Environment variables that choose a shard when --shard is not given: a
+// Kubernetes Indexed Job sets JOB_COMPLETION_INDEX in every pod.
+const (
+	envIndex  = "JOB_COMPLETION_INDEX"
+	envShards = "RETRYSIM_SHARDS"
+)
+
+// shardFlags are the flags of the commands whose work can be split.
+func shardFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "shard", Usage: "run only shard `I/N` of the work (I counts from 0) and write a partial result for 'retrysim merge' (docs/scale.md)"},
+		&decimalFlag{Name: "shards", HideDefault: true, Usage: "split the work into `N` shards; the shard is $" + envIndex + " (as a Kubernetes Indexed Job sets it); default $" + envShards},
+		&cli.StringFlag{Name: "shard-out", Usage: "write the partial result to `PATH`; into a directory (an existing one, or one ending in /) as shard-I-of-N.json; default: stdout"},
+	}
+}
+
+// notRecorded are the flags a shard file does not record: those that
+// choose the shard and those that change nothing in the output.
+var notRecorded = []string{"shard", "shards", "shard-out", "force", "verbose", "help"}
+
+// shardState is what a command needs to know beyond its flags, kept in
+// the root command's metadata: the input files it read (recorded in a
+// shard), and, when 'retrysim merge' replays a command, the merged runs.
+type shardState struct {
+	inputs []runs.Input
+	merged *runs.Merged
+	// next is the next group of merged runs the replayed command takes.
+	next int
+	// used marks the inputs a replay has taken.
+	used []bool
+}
+
+const stateKey = "retrysim-shards"
+
+func state(cmd *cli.Command) *shardState {
+	if st, ok := cmd.Root().Metadata[stateKey].(*shardState); ok {
+		return st
+	}
+	return &shardState{} // a command run outside run()
+}
+
+// merging returns the merged runs when 'retrysim merge' replays cmd.
+func merging(cmd *cli.Command) *shardState {
+	if st := state(cmd); st.merged != nil {
+		return st
+	}
+	return nil
+}
+
+// sharding reports whether cmd runs one shard: --shard, --shards or the
+// environment say so.
+func sharding(cmd *cli.Command) bool {
+	if merging(cmd) != nil || !slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "shard") }) {
+		return false
+	}
+	if cmd.IsSet("shard") || cmd.IsSet("shards") {
+		return true
+	}
+	_, index := os.LookupEnv(envIndex)
+	_, total := os.LookupEnv(envShards)
+	return index && total
+}
+
+// shardOf returns the shard cmd runs: --shard I/N; or I from
+// $JOB_COMPLETION_INDEX and N from --shards or $RETRYSIM_SHARDS.
+func shardOf(cmd *cli.Command) (runs.Shard, error) {
+	if cmd.IsSet("shard") {
+		sh, err := runs.ParseShard(cmd.String("shard"))
+		if err != nil {
+			return sh, usagef("--shard: %v", err)
+		}
+		if cmd.IsSet("shards") && cmd.Uint64("shards") != uint64(sh.Count) {
+			return sh, usagef("--shard %s and --shards %d disagree on the number of shards", sh, cmd.Uint64("shards"))
+		}
+		return sh, nil
+	}
+	index, ok := os.LookupEnv(envIndex)
+	if !ok {
+		return runs.Shard{}, usagef("--shards needs the shard's index: give --shard I/N, or set $%s", envIndex)
+	}
+	i, err := parseDecimal(index)
+	if err != nil || i > runs.MaxShards {
+		return runs.Shard{}, usagef("$%s=%q: must be a shard index in decimal digits", envIndex, index)
+	}
+	var n uint64
+	if cmd.IsSet("shards") {
+		n = cmd.Uint64("shards")
+	} else {
+		total := os.Getenv(envShards)
+		if n, err = parseDecimal(total); err != nil {
+			return runs.Shard{}, usagef("$%s=%q: %v", envShards, total, err)
+		}
+	}
+	sh := runs.Shard{Index: int(i), Count: int(min(n, runs.MaxShards+1))}
+	if err := sh.Validate(); err != nil {
+		return sh, usagef("shard from $%s=%s of %d: %v", envIndex, index, n, err)
+	}
+	return sh, nil
+}
+
+// readInput reads the file named by flag (path '-' is stdin) and, when cmd
+// runs a shard, records it for the shard file. When 'retrysim merge'
+// replays cmd, it returns the copy the shards recorded instead. name is
+// how messages name the file.
+func readInput(cmd *cli.Command, flag, path string) (data []byte, name string, err error) {
+	st := state(cmd)
+	if st.merged != nil {
+		for i, in := range st.inputs {
+			if in.Flag == flag && in.Path == path && !st.used[i] {
+				st.used[i] = true
+				return in.Content, in.Name, nil
+			}
+		}
+		return nil, "", fmt.Errorf("the shards hold no copy of %s %s", flag, path)
+	}
+	switch path {
+	case "":
+		data, name = retrysim.BuiltinScenarios, scenarios.BuiltinFile
+	case "-":
+		data, err = io.ReadAll(cmd.Root().Reader)
+		name = stdinName
+	default:
+		data, err = readLimited(path)
+		name = path
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if sharding(cmd) {
+		st.inputs = append(st.inputs, runs.NewInput(flag, path, name, data))
+	}
+	return data, name, nil
+}
+
+// readLimited reads a file of at most scenarios.MaxFileSize bytes, the
+// limit of scenario files; larger ones are refused by scenarios.Load,
+// whose message the caller then gives.
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, scenarios.MaxFileSize+1))
+	if err == nil && len(data) > scenarios.MaxFileSize {
+		_, err = scenarios.Load(path)
+	}
+	return data, err
+}
+
+// canonicalArgs are the flags given to cmd, by long name in the command's
+// flag order, less those notRecorded: what a shard records and a merge
+// replays.
+func canonicalArgs(cmd *cli.Command) []string {
+	var args []string
+	for _, f := range cmd.Flags {
+		name := f.Names()[0]
+		if slices.Contains(notRecorded, name) || !cmd.IsSet(name) {
+			continue
+		}
+		switch v := cmd.Value(name).(type) {
+		case []string:
+			for _, s := range v {
+				args = append(args, "--"+name, s)
+			}
+		case bool:
+			args = append(args, "--"+name+"="+strconv.FormatBool(v))
+		case time.Duration:
+			args = append(args, "--"+name, v.String())
+		default:
+			args = append(args, "--"+name, fmt.Sprint(v))
+		}
+	}
+	return args
+}
+
+// runShard runs cmd's shard of groups, the work the whole command does,
+// and writes the partial result to --shard-out.
+func runShard(ctx context.Context, cmd *cli.Command, groups []runs.Group) error {
+	sh, err := shardOf(cmd)
+	if err != nil {
+		return err
+	}
+	owned := runs.OwnedSeeds(groups, sh)
+	if err := checkShardWork(cmd, sh, groups, owned); err != nil {
+		return err
+	}
+	out := cmd.String("shard-out")
+	var file *pendingFile
+	if out != "" && out != "-" {
+		if strings.HasSuffix(out, "/") {
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return usagef("--shard-out %s: %v", out, pathErr(err))
+			}
+		}
+		if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+			out = filepath.Join(out, fmt.Sprintf("shard-%d-of-%d.json", sh.Index, sh.Count))
+		}
+		if file, err = createOutput("--shard-out", out); err != nil {
+			return err
+		}
+		defer file.abort()
+	}
+	total := 0
+	for g, gr := range groups {
+		total += len(owned[g]) * len(gr.Scenario.Policies)
+	}
+	bar := progress.New(cmd.Root().ErrWriter, total, "shard "+sh.String())
+	parts, err := runs.RunShard(ctx, groups, sh, bar.Add)
+	bar.Done()
+	if err != nil {
+		return err
+	}
+	v := readBuildVersion()
+	version := v.module + " " + v.commit
+	if v.modified {
+		version += " modified"
+	}
+	doc := runs.ShardFile{
+		Schema: runs.ShardSchema, Version: version,
+		Go:      v.goVersion + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		Command: cmd.Name, Args: canonicalArgs(cmd), Shard: sh.Index, Shards: sh.Count,
+		Inputs: state(cmd).inputs, Groups: parts,
+	}
+	if doc.Args == nil {
+		doc.Args = []string{}
+	}
+	var buf bytes.Buffer
+	if err := doc.Write(&buf); err != nil {
+		return err
+	}
+	if file == nil {
+		_, err := cmd.Root().Writer.Write(buf.Bytes())
+		return err
+	}
+	if err := file.commit(buf.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintln(cmd.Root().ErrWriter, "wrote", out)
+	return nil
+}
+
+// checkShardWork is checkWork for a shard's part of groups: it says on
+// stderr what the shard runs and its estimate, and refuses (without
+// --force) a part over the limits.
+func checkShardWork(cmd *cli.Command, sh runs.Shard, groups []runs.Group, owned [][]int) error {
+	var est scenarios.Estimate
+	seeds, all := 0, 0
+	for g, gr := range groups {
+		s, n := gr.Scenario, len(owned[g])
+		seeds += n
+		all += gr.Seeds
+		if n == 0 {
+			continue
+		}
+		e := seedsWork(s, n)
+		if gr.Plot {
+			pooled := 0
+			for _, i := range owned[g] {
+				if i < runs.MaxCDFSeeds {
+					pooled++
+				}
+			}
+			if owned[g][0] == 0 {
+				e = e.Add(s.Estimate(1))
+			}
+			e.Kept += 8 * float64(s.Workload.Clients) * float64(pooled) * float64(len(s.Policies))
+		}
+		est = est.Add(e)
+	}
+	fmt.Fprintf(cmd.Root().ErrWriter, "retrysim: shard %s: %d of %d seed(s) in %d group(s): %s\n", sh, seeds, all, len(groups), est)
+	if refusal := est.Refusal(); refusal != "" && !cmd.Bool("force") {
+		return usagef("refusing to start shard %s: %s; use more shards, or pass --force to run it anyway", sh, refusal)
+	}
+	return nil
+}
+
+// group returns the index of the next group of merged runs.
+func (st *shardState) group() (int, error) {
+	g := st.next
+	st.next++
+	if g >= st.merged.Groups() {
+		return 0, fmt.Errorf("the shards hold %d group(s) of runs; the command needs more", st.merged.Groups())
+	}
+	return g, nil
+}
+
+// seeds is runs.Collect for a replayed command.
+func (st *shardState) seeds(gr runs.Group) (*runs.MultiSeed, error) {
+	g, err := st.group()
+	if err != nil {
+		return nil, err
+	}
+	return st.merged.MultiSeed(g, gr)
+}
+
+// plotData is runs.CollectPlotData for a replayed command.
+func (st *shardState) plotData(gr runs.Group) (*runs.PlotData, error) {
+	g, err := st.group()
+	if err != nil {
+		return nil, err
+	}
+	return st.merged.PlotData(g, gr)
+}
+
+// baselineNow runs the policies of s on seed for a comparison with a
+// baseline (or takes the runs from the merged shards) and returns the
+// document 'retrysim compare --format json' would have printed.
+func baselineNow(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, seed uint64, label string) (report.Document, error) {
+	st := merging(cmd)
+	if st == nil {
+		results, err := runs.One(ctx, s, seed)
+		if err != nil {
+			return report.Document{}, err
+		}
+		c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: metrics.For(s.Policies)}
+		return c.JSON(), nil
+	}
+	ms, err := st.seeds(runs.Group{Scenario: s, First: seed, Seeds: 1, Label: label})
+	if err != nil {
+		return report.Document{}, err
+	}
+	doc := report.Document{Scenario: s.Name, Seed: seed}
+	for p, name := range ms.Policies {
+		row := report.PolicyResult{Policy: name, Clients: ms.Clients, Metrics: ms.Metrics}
+		for _, m := range ms.Metrics {
+			row.Values = append(row.Values, ms.Series(p, m)[0])
+		}
+		doc.Results = append(doc.Results, row)
+	}
+	return doc, nil
+}
+
+func mergeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "merge",
+		Usage: "put the partial results of shards together (docs/scale.md)",
+		UsageText: "retrysim merge SHARD.json|DIR ...\n\n" +
+			"Prints (and writes) exactly what the command the shards ran prints\n" +
+			"unsharded. A directory stands for its *.json files. Every shard must\n" +
+			"be there once, all of the same command, flags, input files and build.\n\n" +
+			"Examples:\n" +
+			"   retrysim compare --seeds 1000 --shard 0/2 --shard-out results\n" +
+			"   retrysim compare --seeds 1000 --shard 1/2 --shard-out results\n" +
+			"   retrysim merge results",
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if !cmd.Args().Present() {
+				return usagef("merge needs the shard files (or a directory of them)")
+			}
+			var names []string
+			for _, arg := range cmd.Args().Slice() {
+				fi, err := os.Stat(arg)
+				if err != nil {
+					return usagef("%v", err)
+				}
+				if !fi.IsDir() {
+					names = append(names, arg)
+					continue
+				}
+				found, _ := filepath.Glob(filepath.Join(arg, "*.json"))
+				if len(found) == 0 {
+					return usagef("%s: no *.json shard files in it", arg)
+				}
+				names = append(names, found...)
+			}
+			files := make([]*runs.ShardFile, len(names))
+			for i, name := range names {
+				fh, err := os.Open(name)
+				if err != nil {
+					return usagef("%v", err)
+				}
+				files[i], err = runs.ReadShardFile(name, fh)
+				fh.Close()
+				if err != nil {
+					return usageError{err}
+				}
+			}
+			merged, err := runs.MergeShards(names, files)
+			if err != nil {
+				return usageError{err}
+			}
+			ref := files[0]
+			st := &shardState{merged: merged, inputs: ref.Inputs, used: make([]bool, len(ref.Inputs))}
+			args := append([]string{"retrysim", ref.Command}, ref.Args...)
+			// The replay is a command of its own: urfave/cli would take a
+			// command in ctx for its parent, so it gets a context with
+			// ctx's cancellation and none of its values.
+			replayCtx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			defer context.AfterFunc(ctx, cancel)()
+			root := cmd.Root()
+			if err := runWith(replayCtx, args, root.Writer, root.ErrWriter, st); err != nil {
+				return err
+			}
+			if st.next != merged.Groups() {
+				return fmt.Errorf("the shards hold %d group(s) of runs, but %q used %d", merged.Groups(), strings.Join(args, " "), st.next)
+			}
+			return nil
+		},
+	}
+}

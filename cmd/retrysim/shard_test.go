@@ -1,0 +1,300 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/retrysim/retrysim/internal/golden"
+)
+
+// outcome is everything a command run leaves: its output, its exit code
+// and the files it wrote.
+type outcome struct {
+	stdout, stderr string
+	code           int
+	files          map[string]string
+}
+
+// runAndCollect runs args in-process and takes the files it wrote under
+// dir, removing them so that the next run writes them anew.
+func runAndCollect(t *testing.T, dir string, args ...string) outcome {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code, _ := runCLI(t, args...)
+	o := outcome{stdout: out, stderr: errOut, code: code, files: map[string]string{}}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		o.files[path] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func (o outcome) diff(t *testing.T, want outcome) {
+	t.Helper()
+	if o.code != want.code {
+		t.Errorf("exit %d, want %d; stderr:\n%s", o.code, want.code, o.stderr)
+	}
+	if o.stdout != want.stdout {
+		t.Errorf("stdout differs:\n%s", golden.Diff(want.stdout, o.stdout))
+	}
+	if o.stderr != want.stderr {
+		t.Errorf("stderr differs:\n%s", golden.Diff(want.stderr, o.stderr))
+	}
+	for path, b := range want.files {
+		got, ok := o.files[path]
+		switch {
+		case !ok:
+			t.Errorf("%s not written", path)
+		case got != b:
+			t.Errorf("%s differs (%d bytes, want %d)", path, len(got), len(b))
+		}
+	}
+	for path := range o.files {
+		if _, ok := want.files[path]; !ok {
+			t.Errorf("%s written, but not by the unsharded command", path)
+		}
+	}
+}
+
+// shardCases are command lines whose merged output must equal the
+// unsharded output, in every format: OUT stands for a scratch directory
+// for the files the command writes, IN for one holding its inputs.
+var shardCases = [][]string{
+	{"compare", "--seeds", "5"},
+	{"compare", "--seeds", "5", "--format", "markdown"},
+	{"compare", "--seeds", "5", "--format", "csv", "--scenario", "long-outage"},
+	{"compare", "--seeds", "5", "--format", "json", "--seed", "9"},
+	{"compare", "--seeds", "4", "--format", "html"},
+	{"compare", "--format", "html", "--file", "IN/scenarios.yaml"},
+	{"sweep", "--param", "clients=10:30:10", "--seeds", "3"},
+	{"sweep", "--param", "clients=10:20:10", "--param", "capacity=2:4:2", "--seeds", "2", "--format", "markdown"},
+	{"sweep", "--param", "base=100ms:300ms:100ms", "--seeds", "2", "--format", "csv"},
+	{"sweep", "--param", "clients=10:20:10", "--seeds", "3", "--format", "json", "--plot-dir", "OUT/sweep", "--plot-format", "svg"},
+	{"plot", "--plot-dir", "OUT/plots", "--seeds", "4", "--plot-format", "svg,png"},
+	{"plot", "--plot-dir", "OUT/plots", "--plot-format", "svg", "--bucket", "250ms", "--scenario", "long-outage"},
+	{"report", "--out", "OUT/review.html", "--seeds", "3"},
+	{"report", "--out", "-", "--bucket", "500ms"},
+	{"check", "--scenario", "overload-burst", "--scenario", "long-outage", "--junit", "OUT/check.xml"},
+	{"check", "--scenario", "overload-burst", "--seeds", "5", "--format", "markdown", "--baseline", "IN/baseline.json", "--tolerance", "5%"},
+	{"check", "--file", "IN/scenarios.yaml", "--scenario", "rate-limited-burst", "--baseline", "IN/baseline.json"},
+}
+
+// For N = 1, 2, 3 and 7 shards, 'retrysim merge' prints and writes
+// exactly what the unsharded command does, byte for byte: stdout, stderr,
+// the exit status and every file (tables, CSV, JSON, HTML, SVG, PNG).
+func TestShardMergeByteIdentical(t *testing.T) {
+	t.Parallel()
+	in := t.TempDir()
+	scenariosYAML, err := os.ReadFile(filepath.Join(docsRoot, "scenarios.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(in, "scenarios.yaml"), scenariosYAML, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, _, _, _ := runCLI(t, "compare", "--format", "json", "--seed", "3")
+	if err := os.WriteFile(filepath.Join(in, "baseline.json"), []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range shardCases {
+		t.Run(strings.Join(c, " "), func(t *testing.T) {
+			t.Parallel()
+			scratch := t.TempDir()
+			out := filepath.Join(scratch, "out")
+			args := make([]string, len(c))
+			for i, a := range c {
+				a = strings.Replace(a, "OUT/", out+string(filepath.Separator), 1)
+				args[i] = strings.Replace(a, "IN/", in+string(filepath.Separator), 1)
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			want := runAndCollect(t, out, args...)
+			if want.code != 0 && want.code != 1 {
+				t.Fatalf("unsharded: exit %d\n%s", want.code, want.stderr)
+			}
+			for _, n := range []int{1, 2, 3, 7} {
+				shards := filepath.Join(scratch, fmt.Sprintf("shards-%d", n))
+				for i := range n {
+					_, errOut, code, _ := runCLI(t, append(slices.Clone(args), "--shard", fmt.Sprintf("%d/%d", i, n), "--shard-out", shards+"/")...)
+					if code != 0 {
+						t.Fatalf("shard %d/%d: exit %d\n%s", i, n, code, errOut)
+					}
+				}
+				if written, _ := os.ReadDir(out); len(written) > 0 {
+					t.Fatalf("a shard wrote into %s", out)
+				}
+				got := runAndCollect(t, out, "merge", shards)
+				if err := os.MkdirAll(out, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				t.Run(fmt.Sprint(n), func(t *testing.T) { got.diff(t, want) })
+			}
+		})
+	}
+}
+
+// writeShards runs args as n shards into dir and returns the file names.
+func writeShards(t *testing.T, dir string, n int, args ...string) []string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := range n {
+		name := filepath.Join(dir, fmt.Sprintf("shard-%d-of-%d.json", i, n))
+		_, errOut, code, _ := runCLI(t, append(slices.Clone(args), "--shard", fmt.Sprintf("%d/%d", i, n), "--shard-out", name)...)
+		if code != 0 {
+			t.Fatalf("shard %d/%d: exit %d\n%s", i, n, code, errOut)
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+// Missing, duplicated and mismatched shards exit 2, naming the file.
+func TestMergeRefusesBadShards(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	three := writeShards(t, filepath.Join(dir, "a"), 3, "compare", "--seeds", "4")
+	other := writeShards(t, filepath.Join(dir, "b"), 3, "compare", "--seeds", "5")
+	two := writeShards(t, filepath.Join(dir, "c"), 2, "compare", "--seeds", "4")
+	custom := filepath.Join(dir, "custom.yaml")
+	yaml, err := os.ReadFile(filepath.Join(docsRoot, "scenarios.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(custom, yaml, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := writeShards(t, filepath.Join(dir, "d"), 2, "compare", "--seeds", "4", "--file", custom)
+	if err := os.WriteFile(custom, append(yaml, "\n# changed\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	after := writeShards(t, filepath.Join(dir, "e"), 2, "compare", "--seeds", "4", "--file", custom)
+	notShard := filepath.Join(dir, "results.json")
+	out, _, _, _ := runCLI(t, "compare", "--seeds", "3", "--format", "json")
+	if err := os.WriteFile(notShard, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	for _, tt := range []struct {
+		name  string
+		files []string
+		want  []string
+	}{
+		{"missing", three[:2], []string{"missing shard(s) 2/3", three[0], three[1]}},
+		{"duplicated", []string{three[0], three[1], three[1], three[2]}, []string{three[1] + ": is shard 1/3 again: " + three[1]}},
+		{"duplicated copy", []string{three[0], three[1], three[2], other[1]}, []string{other[1] + ": ran \"retrysim compare --seeds 5\""}},
+		{"other count", []string{three[0], three[1], three[2], two[1]}, []string{two[1] + ": is shard 1 of 2"}},
+		{"other flags", []string{three[0], other[1], three[2]}, []string{other[1] + ": ran", "but " + three[0] + " ran \"retrysim compare --seeds 4\""}},
+		{"other scenario file", []string{before[0], after[1]}, []string{after[1] + ": read another " + custom}},
+		{"not a shard", []string{three[0], notShard}, []string{notShard + ": schema \"retrysim/multi-seed/v1\", want \"retrysim/shard/v1\""}},
+		{"no such file", []string{filepath.Join(dir, "nope.json")}, []string{"nope.json"}},
+		{"empty directory", []string{empty}, []string{empty + ": no *.json shard files"}},
+		{"nothing", nil, []string{"merge needs the shard files"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out, errOut, code, _ := runCLI(t, append([]string{"merge"}, tt.files...)...)
+			if code != 2 || out != "" {
+				t.Fatalf("exit %d, stdout %q; want exit 2 and nothing on stdout", code, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q lacks %q", errOut, w)
+				}
+			}
+		})
+	}
+}
+
+// Without --shard, a Kubernetes Indexed Job's JOB_COMPLETION_INDEX picks
+// the shard, with the total from --shards or RETRYSIM_SHARDS. (Not
+// parallel: it sets environment variables.)
+func TestShardFromEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"compare", "--seeds", "5", "--format", "json"}
+	want, _, _, _ := runCLI(t, args...)
+	t.Setenv(envShards, "3")
+	for i := range 3 {
+		t.Setenv(envIndex, fmt.Sprint(i))
+		if _, errOut, code, _ := runCLI(t, append(slices.Clone(args), "--shard-out", dir+"/")...); code != 0 {
+			t.Fatalf("index %d: exit %d\n%s", i, code, errOut)
+		}
+	}
+	got, errOut, code, _ := runCLI(t, "merge", dir)
+	if code != 0 || got != want {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, errOut, golden.Diff(want, got))
+	}
+	// --shards overrides RETRYSIM_SHARDS; --shard overrides both.
+	t.Setenv(envIndex, "1")
+	for _, tt := range []struct {
+		args []string
+		file string
+	}{
+		{[]string{"--shards", "2"}, "shard-1-of-2.json"},
+		{[]string{"--shard", "0/4"}, "shard-0-of-4.json"},
+	} {
+		if _, errOut, code, _ := runCLI(t, append(append(slices.Clone(args), tt.args...), "--shard-out", dir+"/")...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", tt.args, code, errOut)
+		}
+		if _, err := os.Stat(filepath.Join(dir, tt.file)); err != nil {
+			t.Errorf("%v: %v", tt.args, err)
+		}
+	}
+	// An index without a total runs everything, as without a Job.
+	os.Unsetenv(envShards)
+	if got, _, code, _ := runCLI(t, args...); code != 0 || got != want {
+		t.Errorf("JOB_COMPLETION_INDEX alone: exit %d, output differs: %v", code, got != want)
+	}
+	for _, tt := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{map[string]string{envIndex: "3", envShards: "3"}, nil, "shard index must be between 0 and 2"},
+		{map[string]string{envIndex: "x", envShards: "3"}, nil, "$JOB_COMPLETION_INDEX=\"x\""},
+		{map[string]string{envIndex: "0", envShards: "0"}, nil, "number of shards must be between 1"},
+		{map[string]string{envIndex: "0", envShards: "two"}, nil, "$RETRYSIM_SHARDS=\"two\""},
+		{map[string]string{}, []string{"--shards", "2"}, "--shards needs the shard's index"},
+		{map[string]string{}, []string{"--shard", "1/2", "--shards", "3"}, "disagree"},
+		{map[string]string{}, []string{"--shard", "2"}, "want I/N"},
+	} {
+		os.Unsetenv(envIndex)
+		os.Unsetenv(envShards)
+		for k, v := range tt.env {
+			t.Setenv(k, v)
+		}
+		out, errOut, code, _ := runCLI(t, append(slices.Clone(args), tt.args...)...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v %v: exit %d, stdout %d bytes, stderr %q; want exit 2 and %q", tt.env, tt.args, code, len(out), errOut, tt.want)
+		}
+	}
+}
+
+// A single seed is not split.
+func TestCompareOneSeedRefusesShard(t *testing.T) {
+	t.Parallel()
+	_, errOut, code, _ := runCLI(t, "compare", "--shard", "0/2")
+	if code != 2 || !strings.Contains(errOut, "--seeds K > 1") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -1,0 +1,309 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/sweep"
+)
+
+// MaxShards bounds the number of shards a run is split into.
+const MaxShards = 100_000
+
+// Shard is part Index of Count of a command's work, 0 ≤ Index < Count.
+//
+// The work is a list of groups (a scenario on a range of seeds: one for
+// compare, plot and report, one per point for sweep, one per checked
+// scenario and per baseline for check), and each group's seeds are units:
+// the units are numbered through the groups in order, unit u being seed
+// index u − (units of the groups before). Shard I runs every policy on
+// the units u with u mod Count = I, so consecutive seeds, which cost about
+// the same, go to different shards and the shards take about equal time.
+// The timelines of the plots (one extra run per policy on a group's first
+// seed) go to the shard that owns that seed.
+type Shard struct{ Index, Count int }
+
+// ParseShard reads "I/N", shard I of N with 0 ≤ I < N.
+func ParseShard(text string) (Shard, error) {
+	i, n, ok := strings.Cut(text, "/")
+	if !ok {
+		return Shard{}, fmt.Errorf("want I/N (shard I of N, counting from 0), got %q", text)
+	}
+	index, err1 := strconv.Atoi(i)
+	count, err2 := strconv.Atoi(n)
+	if err1 != nil || err2 != nil {
+		return Shard{}, fmt.Errorf("want I/N with whole numbers, got %q", text)
+	}
+	sh := Shard{index, count}
+	return sh, sh.Validate()
+}
+
+// Validate checks 1 ≤ Count ≤ MaxShards and 0 ≤ Index < Count.
+func (sh Shard) Validate() error {
+	switch {
+	case sh.Count < 1 || sh.Count > MaxShards:
+		return fmt.Errorf("the number of shards must be between 1 and %d, got %d", MaxShards, sh.Count)
+	case sh.Index < 0 || sh.Index >= sh.Count:
+		return fmt.Errorf("shard index must be between 0 and %d (shards count from 0), got %d", sh.Count-1, sh.Index)
+	}
+	return nil
+}
+
+func (sh Shard) String() string { return fmt.Sprintf("%d/%d", sh.Index, sh.Count) }
+
+// owns reports whether the shard runs unit u.
+func (sh Shard) owns(u int) bool { return u%sh.Count == sh.Index }
+
+// Group is one set of runs a command needs: every policy of Scenario on
+// seeds First, First+1, …, First+Seeds−1.
+type Group struct {
+	Scenario *scenarios.Scenario
+	First    uint64
+	Seeds    int
+	// Label tells groups of the same scenario apart: the point of a sweep.
+	Label string
+	// Plot asks for what the plots need too (CollectPlotData): the
+	// latencies of the first MaxCDFSeeds seeds and a timeline per policy on
+	// the first seed, with buckets of Bucket.
+	Plot   bool
+	Bucket time.Duration
+}
+
+// OwnedSeeds returns, for each group, the seed indexes shard sh runs, in
+// ascending order.
+func OwnedSeeds(groups []Group, sh Shard) [][]int {
+	out := make([][]int, len(groups))
+	unit := 0
+	for g, gr := range groups {
+		out[g] = []int{}
+		// The first unit of this group that sh owns, then every Count-th.
+		s := (sh.Index - unit%sh.Count + sh.Count) % sh.Count
+		for ; s < gr.Seeds; s += sh.Count {
+			out[g] = append(out[g], s)
+		}
+		unit += gr.Seeds
+	}
+	return out
+}
+
+// RunShard runs shard sh's part of groups and returns it, one GroupPart
+// per group (with no runs where the shard owns none of the group's
+// seeds). done, if set, is called after each run of a seed and policy,
+// from worker goroutines.
+func RunShard(ctx context.Context, groups []Group, sh Shard, done func()) ([]GroupPart, error) {
+	if err := sh.Validate(); err != nil {
+		return nil, err
+	}
+	owned := OwnedSeeds(groups, sh)
+	parts := make([]GroupPart, len(groups))
+	for g, gr := range groups {
+		s := gr.Scenario
+		part := newGroupPart(gr)
+		seeds := owned[g]
+		m := NewMultiSeed(s, gr.First, len(seeds))
+		pooled := min(gr.Seeds, MaxCDFSeeds)
+		var lat [][][]time.Duration // [position][policy]
+		if gr.Plot {
+			lat = make([][][]time.Duration, len(seeds))
+			for i := range lat {
+				lat[i] = make([][]time.Duration, len(s.Policies))
+			}
+		}
+		err := seedList(ctx, s, gr.First, len(seeds), seeds, 0, func(i, p int, r *sim.Result) {
+			m.Add(i, p, r)
+			if gr.Plot && seeds[i] < pooled {
+				lat[i][p] = slices.Clone(r.Latencies)
+			}
+			if done != nil {
+				done()
+			}
+		})
+		if err != nil {
+			if gr.Label != "" {
+				err = fmt.Errorf("at %s: %w", gr.Label, err)
+			}
+			return nil, err
+		}
+		for i, seed := range seeds {
+			run := SeedRun{Seed: seed, Values: make([]Floats, len(s.Policies))}
+			for p := range s.Policies {
+				run.Values[p] = make(Floats, len(m.Metrics))
+				for x := range m.Metrics {
+					run.Values[p][x] = m.values[p][x][i]
+				}
+			}
+			if gr.Plot && seed < pooled {
+				run.Latencies = make([][]time.Duration, len(s.Policies))
+				for p := range s.Policies {
+					run.Latencies[p] = lat[i][p]
+					if run.Latencies[p] == nil {
+						run.Latencies[p] = []time.Duration{}
+					}
+				}
+			}
+			part.Runs = append(part.Runs, run)
+		}
+		if gr.Plot && len(seeds) > 0 && seeds[0] == 0 {
+			for p := range s.Policies {
+				t, _, err := RecordTimeline(s.Config(p, gr.First), gr.Bucket)
+				if err != nil {
+					return nil, err
+				}
+				part.Timelines = append(part.Timelines, t)
+			}
+		}
+		parts[g] = part
+	}
+	return parts, nil
+}
+
+func newGroupPart(gr Group) GroupPart {
+	part := GroupPart{Scenario: gr.Scenario.Name, Label: gr.Label, FirstSeed: gr.First, Seeds: gr.Seeds, Plot: gr.Plot, Runs: []SeedRun{}}
+	if gr.Plot {
+		part.Bucket = gr.Bucket
+	}
+	for _, p := range gr.Scenario.Policies {
+		part.Policies = append(part.Policies, p.Name)
+	}
+	for _, m := range metrics.For(gr.Scenario.Policies) {
+		part.Metrics = append(part.Metrics, m.Name)
+	}
+	return part
+}
+
+// differs says how part's description differs from want's, or "".
+func (part *GroupPart) differs(want *GroupPart) string {
+	switch {
+	case part.Scenario != want.Scenario:
+		return fmt.Sprintf("scenario %q, want %q", part.Scenario, want.Scenario)
+	case part.Label != want.Label:
+		return fmt.Sprintf("point %q, want %q", part.Label, want.Label)
+	case part.FirstSeed != want.FirstSeed || part.Seeds != want.Seeds:
+		return fmt.Sprintf("%d seeds from %d, want %d from %d", part.Seeds, part.FirstSeed, want.Seeds, want.FirstSeed)
+	case part.Plot != want.Plot || part.Bucket != want.Bucket:
+		return fmt.Sprintf("plot data %v (bucket %v), want %v (bucket %v)", part.Plot, part.Bucket, want.Plot, want.Bucket)
+	case !slices.Equal(part.Policies, want.Policies):
+		return fmt.Sprintf("policies %q, want %q", part.Policies, want.Policies)
+	case !slices.Equal(part.Metrics, want.Metrics):
+		return fmt.Sprintf("metrics %q, want %q", part.Metrics, want.Metrics)
+	}
+	return ""
+}
+
+// Merged is the runs of every shard of a command, put together group by
+// group. Its methods return what the unsharded command's calls return.
+type Merged struct {
+	parts [][]GroupPart // [group][shard]
+}
+
+// group checks that group g exists and matches gr, and returns its parts.
+func (m *Merged) group(g int, gr Group) ([]GroupPart, error) {
+	if g >= len(m.parts) {
+		return nil, fmt.Errorf("the shards hold %d group(s) of runs; the command needs more (%s)", len(m.parts), gr.Scenario.Name)
+	}
+	want := newGroupPart(gr)
+	for _, part := range m.parts[g] {
+		if d := part.differs(&want); d != "" {
+			return nil, fmt.Errorf("group %d of the shards has %s", g+1, d)
+		}
+	}
+	return m.parts[g], nil
+}
+
+// Groups is the number of groups of runs.
+func (m *Merged) Groups() int { return len(m.parts) }
+
+// MultiSeed returns group g's metrics on every seed, as Collect would
+// have returned them; gr describes the group as the command asks for it.
+func (m *Merged) MultiSeed(g int, gr Group) (*MultiSeed, error) {
+	parts, err := m.group(g, gr)
+	if err != nil {
+		return nil, err
+	}
+	ms := NewMultiSeed(gr.Scenario, gr.First, gr.Seeds)
+	seen := make([]bool, gr.Seeds)
+	for _, part := range parts {
+		for _, run := range part.Runs {
+			if run.Seed < 0 || run.Seed >= gr.Seeds || seen[run.Seed] {
+				return nil, fmt.Errorf("group %d: seed index %d is out of range or given twice", g+1, run.Seed)
+			}
+			seen[run.Seed] = true
+			if len(run.Values) != len(ms.Policies) {
+				return nil, fmt.Errorf("group %d, seed index %d: %d policies, want %d", g+1, run.Seed, len(run.Values), len(ms.Policies))
+			}
+			for p, values := range run.Values {
+				if len(values) != len(ms.Metrics) {
+					return nil, fmt.Errorf("group %d, seed index %d: %d metric values, want %d", g+1, run.Seed, len(values), len(ms.Metrics))
+				}
+				ms.set(run.Seed, p, values)
+			}
+		}
+	}
+	if i := slices.Index(seen, false); i >= 0 {
+		return nil, fmt.Errorf("group %d: no shard ran seed %d", g+1, gr.First+uint64(i))
+	}
+	return ms, nil
+}
+
+// PlotData returns group g's plot data, as CollectPlotData would have
+// returned it.
+func (m *Merged) PlotData(g int, gr Group) (*PlotData, error) {
+	ms, err := m.MultiSeed(g, gr)
+	if err != nil {
+		return nil, err
+	}
+	parts, _ := m.group(g, gr)
+	s := gr.Scenario
+	pooled := min(gr.Seeds, MaxCDFSeeds)
+	lat := make([][][]time.Duration, len(s.Policies))
+	for p := range lat {
+		lat[p] = make([][]time.Duration, pooled)
+	}
+	var timelines []Timeline
+	for _, part := range parts {
+		for _, run := range part.Runs {
+			if run.Seed >= pooled {
+				continue
+			}
+			if len(run.Latencies) != len(s.Policies) {
+				return nil, fmt.Errorf("group %d, seed index %d: no latencies for every policy", g+1, run.Seed)
+			}
+			for p := range s.Policies {
+				lat[p][run.Seed] = run.Latencies[p]
+			}
+		}
+		if part.Timelines != nil {
+			if timelines != nil || len(part.Timelines) != len(s.Policies) {
+				return nil, fmt.Errorf("group %d: the timelines are not there once for every policy", g+1)
+			}
+			timelines = slices.Clone(part.Timelines)
+			for i := range timelines {
+				timelines[i].Admitted = slices.Clone(timelines[i].Admitted)
+				timelines[i].Rejected = slices.Clone(timelines[i].Rejected)
+			}
+		}
+	}
+	if timelines == nil {
+		return nil, fmt.Errorf("group %d: no shard recorded the timelines", g+1)
+	}
+	return plotData(s, ms, lat, timelines, gr.Bucket), nil
+}
+
+// Sweep returns the sweep of s over ps whose points are the groups from
+// g0 on, as RunSweep would have returned it.
+func (m *Merged) Sweep(g0 int, s *scenarios.Scenario, ps []sweep.Param, first uint64, k int) (*Sweep, error) {
+	return sweepOf(s, ps, first, k, func(i int, pt SweepPoint) (*MultiSeed, error) {
+		return m.MultiSeed(g0+i, Group{Scenario: pt.Scenario, First: first, Seeds: k, Label: pt.Label})
+	})
+}
+
+// errNoShards is MergeShards' error for an empty list.
+var errNoShards = errors.New("no shard files to merge")
