@@ -62,6 +62,10 @@ type queue struct {
 	// their order (see renumber); with 1,000,000 clients that happens every
 	// 2^44 events, i.e. practically never.
 	maxSeq uint64
+
+	// log, if set (by benchmarks only), is told of every push once it is
+	// done: the event and whether it went to the FIFO (else the heap).
+	log func(e event, fifo bool)
 }
 
 // init prepares q for clients 0..n-1 with room for capacity events.
@@ -130,6 +134,9 @@ func (q *queue) pushInOrder(at time.Duration, client int32) {
 	}
 	q.fifo[(q.fifoHead+q.fifoLen)&mask] = e
 	q.fifoLen++
+	if q.log != nil {
+		q.log(e, true)
+	}
 }
 
 // growFIFO doubles the ring buffer (or makes one of 16), keeping the order.
@@ -165,6 +172,9 @@ func (q *queue) pushHeap(e event) {
 		i = p
 	}
 	h[i] = e
+	if q.log != nil {
+		q.log(e, false)
+	}
 }
 
 // pop removes the earliest event and returns its time and client. The queue
