@@ -241,6 +241,21 @@ func (q *queue) pop() (time.Duration, int32) {
 	return top.at, int32(top.key & q.clientMask)
 }
 
+// peek returns the client of the earliest pending event, as pop would
+// return it, and false if the queue is empty.
+func (q *queue) peek() (int32, bool) {
+	if q.fifoLen > 0 {
+		f := q.fifo[q.fifoHead]
+		if len(q.items) == 0 || f.before(q.items[0]) {
+			return int32(f.key & q.clientMask), true
+		}
+	}
+	if len(q.items) == 0 {
+		return 0, false
+	}
+	return int32(q.items[0].key & q.clientMask), true
+}
+
 // renumber gives the pending events the sequence numbers 0, 1, … in the
 // order of their current ones. Every comparison between two events comes out
 // as before, so the heap stays valid and the run's order is unchanged.
