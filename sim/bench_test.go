@@ -131,8 +131,9 @@ type floorRecord struct {
 // state: written when the operation is set up and when an event is
 // scheduled for it, read and written when its event is popped. It makes no
 // decision: which queue each push goes to, its time and sequence come from
-// the log. It returns the number of events (pops).
-func floor(l *eventLog) int {
+// the log. With prefetch, it also prefetches the next event's record after
+// each pop, as the engine does. It returns the number of events (pops).
+func floor(l *eventLog, prefetchNext bool) int {
 	recs := alignedRecords(l.n)
 	var q queue
 	q.init(l.n, l.n)
@@ -157,6 +158,11 @@ func floor(l *eventLog) int {
 	events := 0
 	for q.len() > 0 {
 		at, i := q.pop()
+		if prefetchNext {
+			if j, ok := q.peek(); ok {
+				prefetch(unsafe.Pointer(&recs[j]))
+			}
+		}
 		r := &recs[i]
 		r.sum += at - r.at
 		r.at = at
@@ -176,62 +182,65 @@ func alignedRecords(n int) []floorRecord {
 }
 
 // BenchmarkFloor times, in every iteration, one whole engine run of
-// hugeBurst(n) and one replay of that run's queue traffic by floor, in
-// alternating order, and reports ns/event for each and their ratio. The
-// floor is the queue and memory work the engine cannot avoid; the ratio is
-// what deciding costs on top. A garbage collection runs (untimed) before
-// each timed part, so that neither pays for the other's garbage. The
-// ratio is also reported in CPU time (process user+system time), which a
-// busy machine disturbs less than wall time.
+// hugeBurst(n) and two replays of that run's queue traffic by floor: the
+// plain floor, which touches each record when its event is popped, and the
+// floor that also prefetches the next event's record as the engine does
+// (floor-pf), in rotating order. It reports ns/event for each and the
+// engine's time over each floor's. The floors are the queue and memory work
+// the engine cannot avoid; the ratios are what deciding costs on top. A
+// garbage collection runs (untimed) before each timed part, so that none
+// pays for another's garbage. The ratios are also reported in CPU time
+// (process user+system time), which a busy machine disturbs less than wall
+// time.
 func BenchmarkFloor(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) {
 			cfg := hugeBurst(n)
 			l := recordRun(b, cfg)
-			if got := floor(l); got != l.result.Events {
-				b.Fatalf("floor replayed %d events, the engine processed %d", got, l.result.Events)
-			}
-			var engine, bare, engineCPU, bareCPU time.Duration
-			events := 0
-			timeEngine := func() {
-				runtime.GC()
-				start, startCPU := time.Now(), cpuTime()
-				r, err := Run(cfg)
-				engine += time.Since(start)
-				engineCPU += cpuTime() - startCPU
-				if err != nil {
-					b.Fatal(err)
-				}
-				if r.Events != l.result.Events {
-					b.Fatalf("engine processed %d events, %d when recorded", r.Events, l.result.Events)
+			for _, pf := range []bool{false, true} {
+				if got := floor(l, pf); got != l.result.Events {
+					b.Fatalf("floor replayed %d events, the engine processed %d", got, l.result.Events)
 				}
 			}
-			timeFloor := func() {
-				runtime.GC()
-				start, startCPU := time.Now(), cpuTime()
-				floor(l)
-				bare += time.Since(start)
-				bareCPU += cpuTime() - startCPU
+			// Wall and CPU time of the engine, the floor and floor-pf.
+			var wall, cpu [3]time.Duration
+			parts := [3]func(){
+				func() {
+					r, err := Run(cfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if r.Events != l.result.Events {
+						b.Fatalf("engine processed %d events, %d when recorded", r.Events, l.result.Events)
+					}
+				},
+				func() { floor(l, false) },
+				func() { floor(l, true) },
 			}
-			odd := false
+			events, round := 0, 0
 			for b.Loop() {
-				if odd {
-					timeFloor()
-					timeEngine()
-				} else {
-					timeEngine()
-					timeFloor()
+				for k := range parts {
+					p := (k + round) % len(parts)
+					runtime.GC()
+					start, startCPU := time.Now(), cpuTime()
+					parts[p]()
+					wall[p] += time.Since(start)
+					cpu[p] += cpuTime() - startCPU
 				}
-				odd = !odd
+				round++
 				events += l.result.Events
 			}
-			b.ReportMetric(float64(engine.Nanoseconds())/float64(events), "engine-ns/event")
-			b.ReportMetric(float64(bare.Nanoseconds())/float64(events), "floor-ns/event")
-			b.ReportMetric(float64(engine)/float64(bare), "engine/floor")
-			if bareCPU > 0 {
+			perEvent := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(events) }
+			b.ReportMetric(perEvent(wall[0]), "engine-ns/event")
+			b.ReportMetric(perEvent(wall[1]), "floor-ns/event")
+			b.ReportMetric(perEvent(wall[2]), "floor-pf-ns/event")
+			b.ReportMetric(float64(wall[0])/float64(wall[1]), "engine/floor")
+			b.ReportMetric(float64(wall[0])/float64(wall[2]), "engine/floor-pf")
+			if cpu[1] > 0 && cpu[2] > 0 {
 				// CPU time leaves out the time the process waited for a
 				// core, which on a shared machine is most of the noise.
-				b.ReportMetric(float64(engineCPU)/float64(bareCPU), "cpu-engine/floor")
+				b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-engine/floor")
+				b.ReportMetric(float64(cpu[0])/float64(cpu[2]), "cpu-engine/floor-pf")
 			}
 		})
 	}
