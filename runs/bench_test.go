@@ -86,63 +86,102 @@ func BenchmarkRunSeeds(b *testing.B) {
 // arithmetic with no memory traffic. Its speed-up from 1 to 2 workers is the
 // most this machine gives any code; on a machine with two free cores it is 2.
 func BenchmarkParallelCeiling(b *testing.B) {
-	const jobs = 64
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			done := 0
 			for b.Loop() {
-				ch := make(chan int)
-				var sink [2]uint64
-				var wg sync.WaitGroup
-				for w := range workers {
-					wg.Go(func() {
-						x := uint64(w + 1)
-						for range ch {
-							for range 2_000_000 {
-								x = x*6364136223846793005 + 1442695040888963407
-							}
-						}
-						sink[w] = x
-					})
-				}
-				for j := range jobs {
-					ch <- j
-				}
-				close(ch)
-				wg.Wait()
-				done += jobs
+				done += ceiling(workers, 64, 2_000_000)
 			}
 			b.ReportMetric(float64(done)/b.Elapsed().Seconds(), "jobs/s")
 		})
 	}
 }
 
-// BenchmarkRunSeedsSpeedup alternates 1 and 2 workers on the same 32 seeds
+// ceilingSink keeps the arithmetic of ceiling from being optimised away.
+var ceilingSink [2]uint64
+
+// ceiling runs jobs jobs of work steps of pure arithmetic on workers
+// goroutines fed by a channel, and returns jobs.
+func ceiling(workers, jobs, work int) int {
+	ch := make(chan int)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			x := uint64(w + 1)
+			for range ch {
+				for range work {
+					x = x*6364136223846793005 + 1442695040888963407
+				}
+			}
+			ceilingSink[w] = x
+		})
+	}
+	for j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	return jobs
+}
+
+// BenchmarkRunSeedsSpeedup alternates 1 and 2 workers on the same seeds
 // within every iteration and reports the ratio of their wall times
 // (speedup), so that a machine whose speed drifts (a shared VM) affects both
 // alike. It also reports the CPU time of 2 workers over that of 1
-// (cpu-ratio: 1 means running in parallel costs no extra work) and the
-// cores the 2-worker runs actually got (CPU time over wall time).
+// (cpu-ratio: 1 means running in parallel costs no extra work), the cores
+// the 2-worker runs actually got (cores-used: CPU time over wall time), and,
+// as a control timed in the same iteration, the speed-up of pure arithmetic
+// split the same way (ceiling-speedup: what the machine gave any code at
+// that moment; 2 on two idle cores). Run it with -cpu 2.
+//
+//   - 32-seeds: 32 seeds of a 10,000-client scenario (runs of milliseconds).
+//   - default-1000-seeds: 1000 seeds of the built-in default scenario, as
+//     'retrysim compare --seeds 1000' runs them (runs of microseconds).
 func BenchmarkRunSeedsSpeedup(b *testing.B) {
 	f, err := scenarios.Parse("bench.yaml", []byte(benchSeeds))
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := f.Scenarios[0]
-	var wall, cpu [3]time.Duration
-	for b.Loop() {
-		for _, workers := range []int{1, 2} {
-			start, startCPU := time.Now(), cpuTime()
-			if err := Seeds(context.Background(), s, 1, 32, workers, func(_, _ int, r *sim.Result) {}); err != nil {
-				b.Fatal(err)
-			}
-			wall[workers] += time.Since(start)
-			cpu[workers] += cpuTime() - startCPU
-		}
+	builtin, err := scenarios.Builtin()
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(float64(wall[1])/float64(wall[2]), "speedup")
-	if cpu[1] > 0 {
-		b.ReportMetric(float64(cpu[2])/float64(cpu[1]), "cpu-ratio")
-		b.ReportMetric(float64(cpu[2])/float64(wall[2]), "cores-used")
+	def, err := builtin.Lookup(builtin.Default)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bench := range []struct {
+		name  string
+		s     *scenarios.Scenario
+		seeds int
+	}{
+		{"32-seeds", f.Scenarios[0], 32},
+		{"default-1000-seeds", def, 1000},
+	} {
+		b.Run(bench.name, func(b *testing.B) {
+			s := bench.s
+			var wall, cpu, ceil [3]time.Duration
+			for b.Loop() {
+				for _, workers := range []int{1, 2} {
+					start, startCPU := time.Now(), cpuTime()
+					if err := Seeds(context.Background(), s, 1, bench.seeds, workers, func(_, _ int, r *sim.Result) {}); err != nil {
+						b.Fatal(err)
+					}
+					wall[workers] += time.Since(start)
+					cpu[workers] += cpuTime() - startCPU
+				}
+				for _, workers := range []int{1, 2} {
+					start := time.Now()
+					ceiling(workers, 16, 500_000)
+					ceil[workers] += time.Since(start)
+				}
+			}
+			b.ReportMetric(float64(wall[1])/float64(wall[2]), "speedup")
+			b.ReportMetric(float64(ceil[1])/float64(ceil[2]), "ceiling-speedup")
+			if cpu[1] > 0 {
+				b.ReportMetric(float64(cpu[2])/float64(cpu[1]), "cpu-ratio")
+				b.ReportMetric(float64(cpu[2])/float64(wall[2]), "cores-used")
+			}
+		})
 	}
 }

@@ -31,18 +31,20 @@ func One(ctx context.Context, s *scenarios.Scenario, seed uint64) ([]sim.Result,
 	return results, nil
 }
 
-// chunksPerWorker is how many chunks of jobs Seeds aims to give each
-// worker. A run of a small scenario takes microseconds, so handing jobs out
-// one at a time costs as much as running them; in chunks, a worker takes
-// work from the shared counter a few dozen times in all. Many chunks per
-// worker keep the workers finishing close together: the last chunk to
-// start is a small part of a worker's share.
+// chunksPerWorker sets the size of the chunks of jobs Seeds hands out.
+// A run of a small scenario takes microseconds, so handing jobs out one at a
+// time costs as much as running them; in chunks, a worker goes to the shared
+// counter a few hundred times in all. Each chunk is a 1/(workers ·
+// chunksPerWorker) share of the jobs not yet handed out (guided
+// scheduling): large at first, then smaller and smaller, down to one job, so
+// that the workers finish within about one run of each other however the
+// runs' costs vary.
 const chunksPerWorker = 16
 
-// chunkSize is how many consecutive jobs a worker takes at a time when
-// there are total jobs for workers workers; at least 1.
-func chunkSize(total, workers int) int {
-	return max(1, total/(max(1, workers)*chunksPerWorker))
+// chunkSize is how many consecutive jobs a worker takes when remaining jobs
+// are left to hand out to workers workers; at least 1.
+func chunkSize(remaining, workers int) int {
+	return max(1, remaining/(max(1, workers)*chunksPerWorker))
 }
 
 // Seeds simulates every policy of s on seeds first, first+1, …,
@@ -73,18 +75,29 @@ func seedList(ctx context.Context, s *scenarios.Scenario, first uint64, k int, a
 	// Job j is (seed j/np, policy j%np). Workers take chunks of
 	// consecutive jobs from next; which worker runs a job changes nothing
 	// but where it runs.
-	chunk := chunkSize(total, workers)
 	var next atomic.Int64
+	take := func() (start, end int) {
+		for {
+			start := int(next.Load())
+			if start >= total {
+				return total, total
+			}
+			end := start + chunkSize(total-start, workers)
+			if next.CompareAndSwap(int64(start), int64(end)) {
+				return start, end
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			var runner sim.Runner // reuses its memory from run to run
 			for {
-				start := int(next.Add(int64(chunk))) - chunk
+				start, end := take()
 				if start >= total {
 					return
 				}
-				for j := start; j < min(start+chunk, total); j++ {
+				for j := start; j < end; j++ {
 					if ctx.Err() != nil {
 						return
 					}

@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/retrysim/retrysim/policies"
 )
@@ -68,110 +70,179 @@ func BenchmarkEngine(b *testing.B) {
 	}
 }
 
-// engineEvents caches the number of events of one run of hugeBurst(n), so
-// that BenchmarkBareHeap does as many operations as the engine processes
-// events.
-var engineEvents = map[int]int{}
+// eventLog is the queue traffic of one engine run, for the floor to replay:
+// every push in order (time, operation, FIFO or heap) and how many pushes
+// the engine made while processing each popped event.
+type eventLog struct {
+	n       int             // operations
+	at      []time.Duration // push p's time
+	op      []uint32        // push p's operation, with fifoBit set if it went to the FIFO
+	initial int             // pushes before the first pop
+	after   []uint8         // after[k]: pushes made while processing pop k
+	result  Result          // the run's result
+}
 
-func eventsOf(b *testing.B, n int) int {
-	if e, ok := engineEvents[n]; ok {
-		return e
+const fifoBit = 1 << 31
+
+// recordRun runs cfg with the queue's log hook set and returns its traffic.
+func recordRun(tb testing.TB, cfg Config) *eventLog {
+	l := &eventLog{n: cfg.Workload.Operations()}
+	var r runner
+	r.q.log = func(e event, fifo bool) {
+		pops := len(l.at) + 1 - r.q.len() // this push is in the queue already
+		op := uint32(e.key & r.q.clientMask)
+		if fifo {
+			op |= fifoBit
+		}
+		l.at = append(l.at, e.at)
+		l.op = append(l.op, op)
+		if pops == 0 {
+			l.initial++
+			return
+		}
+		for len(l.after) < pops {
+			l.after = append(l.after, 0)
+		}
+		if l.after[pops-1] == 255 {
+			tb.Fatal("more than 255 pushes while processing one event")
+		}
+		l.after[pops-1]++
 	}
-	r, err := Run(hugeBurst(n))
+	res, err := r.run(context.Background(), &cfg)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	engineEvents[n] = r.Events
-	return r.Events
+	for len(l.after) < res.Events {
+		l.after = append(l.after, 0)
+	}
+	l.result = res
+	return l
 }
 
-// pair is what the bare heap orders: a time and an insertion sequence.
-type pair struct {
-	at  int64
-	seq uint64
+// floorRecord stands for an operation's 64-byte state.
+type floorRecord struct {
+	at  time.Duration // time of the last event
+	sum time.Duration
+	_   [48]byte
 }
 
-// bareHeap is the yardstick for the engine's queue: a plain binary min-heap
-// of (time, sequence) pairs, specialised (no interfaces, no generics).
-type bareHeap []pair
-
-func (h *bareHeap) push(p pair) {
-	*h = append(*h, p)
-	s := *h
-	i := len(s) - 1
-	for i > 0 {
-		j := (i - 1) / 2
-		if s[j].at < p.at || (s[j].at == p.at && s[j].seq < p.seq) {
-			break
+// floor replays l through a queue of the engine's own design and code (the
+// same 4-ary heap, FIFO and 16-byte events, pop and sift-up) and touches a
+// 64-byte record per operation wherever the engine touches its operation's
+// state: written when the operation is set up and when an event is
+// scheduled for it, read and written when its event is popped. It makes no
+// decision: which queue each push goes to, its time and sequence come from
+// the log. With prefetch, it also prefetches the next event's record after
+// each pop, as the engine does. It returns the number of events (pops).
+func floor(l *eventLog, prefetchNext bool) int {
+	recs := alignedRecords(l.n)
+	var q queue
+	q.init(l.n, l.n)
+	mask := len(q.fifo) - 1
+	p := 0
+	push := func() {
+		at, op := l.at[p], l.op[p]
+		i := op &^ fifoBit
+		recs[i].at = at
+		e := event{at: at, key: uint64(p)<<q.clientBits | uint64(i)}
+		if op&fifoBit != 0 {
+			q.fifo[(q.fifoHead+q.fifoLen)&mask] = e
+			q.fifoLen++
+		} else {
+			q.pushHeap(e)
 		}
-		s[i] = s[j]
-		i = j
+		p++
 	}
-	s[i] = p
+	for range l.initial {
+		push()
+	}
+	events := 0
+	for q.len() > 0 {
+		at, i := q.pop()
+		if prefetchNext {
+			if j, ok := q.peek(); ok {
+				prefetch(unsafe.Pointer(&recs[j]))
+			}
+		}
+		r := &recs[i]
+		r.sum += at - r.at
+		r.at = at
+		for range l.after[events] {
+			push()
+		}
+		events++
+	}
+	return events
 }
 
-func (h *bareHeap) pop() pair {
-	s := *h
-	top := s[0]
-	n := len(s) - 1
-	last := s[n]
-	s = s[:n]
-	*h = s
-	i := 0
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if r := c + 1; r < n && (s[r].at < s[c].at || (s[r].at == s[c].at && s[r].seq < s[c].seq)) {
-			c = r
-		}
-		if last.at < s[c].at || (last.at == s[c].at && last.seq < s[c].seq) {
-			break
-		}
-		s[i] = s[c]
-		i = c
-	}
-	if n > 0 {
-		s[i] = last
-	}
-	return top
+// alignedRecords returns n zeroed records starting on a 64-byte boundary.
+func alignedRecords(n int) []floorRecord {
+	buf := make([]floorRecord, n+1)
+	pad := (64 - uintptr(unsafe.Pointer(&buf[0]))%64) % 64
+	return unsafe.Slice((*floorRecord)(unsafe.Add(unsafe.Pointer(&buf[0]), pad)), n)
 }
 
-// BenchmarkBareHeap is the yardstick of BenchmarkEngine: a binary heap
-// holding one (time, sequence) pair per client, as the engine's queue does at
-// the start of a burst, doing one pop and one push per event for as many
-// events as the engine processes on hugeBurst(n). Pushed times are the popped
-// time plus a pseudo-random wait below 30 s (an inline xorshift), like the
-// engine's jittered retries.
-func BenchmarkBareHeap(b *testing.B) {
+// BenchmarkFloor times, in every iteration, one whole engine run of
+// hugeBurst(n) and two replays of that run's queue traffic by floor: the
+// plain floor, which touches each record when its event is popped, and the
+// floor that also prefetches the next event's record as the engine does
+// (floor-pf), in rotating order. It reports ns/event for each and the
+// engine's time over each floor's. The floors are the queue and memory work
+// the engine cannot avoid; the ratios are what deciding costs on top. A
+// garbage collection runs (untimed) before each timed part, so that none
+// pays for another's garbage. The ratios are also reported in CPU time
+// (process user+system time), which a busy machine disturbs less than wall
+// time.
+func BenchmarkFloor(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) {
-			events := eventsOf(b, n)
-			h := make(bareHeap, 0, n)
-			total := 0
-			b.ResetTimer()
-			for b.Loop() {
-				h = h[:0]
-				var seq uint64
-				for range n {
-					h.push(pair{0, seq})
-					seq++
+			cfg := hugeBurst(n)
+			l := recordRun(b, cfg)
+			for _, pf := range []bool{false, true} {
+				if got := floor(l, pf); got != l.result.Events {
+					b.Fatalf("floor replayed %d events, the engine processed %d", got, l.result.Events)
 				}
-				x := uint64(88172645463325252)
-				for range events {
-					p := h.pop()
-					x ^= x << 13
-					x ^= x >> 7
-					x ^= x << 17
-					h.push(pair{p.at + int64(x%uint64(30*time.Second)), seq})
-					seq++
-				}
-				total += events
 			}
-			elapsed := b.Elapsed()
-			b.ReportMetric(float64(elapsed.Nanoseconds())/float64(total), "ns/event")
-			b.ReportMetric(float64(total)/elapsed.Seconds(), "events/s")
+			// Wall and CPU time of the engine, the floor and floor-pf.
+			var wall, cpu [3]time.Duration
+			parts := [3]func(){
+				func() {
+					r, err := Run(cfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if r.Events != l.result.Events {
+						b.Fatalf("engine processed %d events, %d when recorded", r.Events, l.result.Events)
+					}
+				},
+				func() { floor(l, false) },
+				func() { floor(l, true) },
+			}
+			events, round := 0, 0
+			for b.Loop() {
+				for k := range parts {
+					p := (k + round) % len(parts)
+					runtime.GC()
+					start, startCPU := time.Now(), cpuTime()
+					parts[p]()
+					wall[p] += time.Since(start)
+					cpu[p] += cpuTime() - startCPU
+				}
+				round++
+				events += l.result.Events
+			}
+			perEvent := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(events) }
+			b.ReportMetric(perEvent(wall[0]), "engine-ns/event")
+			b.ReportMetric(perEvent(wall[1]), "floor-ns/event")
+			b.ReportMetric(perEvent(wall[2]), "floor-pf-ns/event")
+			b.ReportMetric(float64(wall[0])/float64(wall[1]), "engine/floor")
+			b.ReportMetric(float64(wall[0])/float64(wall[2]), "engine/floor-pf")
+			if cpu[1] > 0 && cpu[2] > 0 {
+				// CPU time leaves out the time the process waited for a
+				// core, which on a shared machine is most of the noise.
+				b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-engine/floor")
+				b.ReportMetric(float64(cpu[0])/float64(cpu[2]), "cpu-engine/floor-pf")
+			}
 		})
 	}
 }

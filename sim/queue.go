@@ -62,6 +62,10 @@ type queue struct {
 	// their order (see renumber); with 1,000,000 clients that happens every
 	// 2^44 events, i.e. practically never.
 	maxSeq uint64
+
+	// log, if set (by benchmarks only), is told of every push once it is
+	// done: the event and whether it went to the FIFO (else the heap).
+	log func(e event, fifo bool)
 }
 
 // init prepares q for clients 0..n-1 with room for capacity events.
@@ -130,6 +134,9 @@ func (q *queue) pushInOrder(at time.Duration, client int32) {
 	}
 	q.fifo[(q.fifoHead+q.fifoLen)&mask] = e
 	q.fifoLen++
+	if q.log != nil {
+		q.log(e, true)
+	}
 }
 
 // growFIFO doubles the ring buffer (or makes one of 16), keeping the order.
@@ -165,6 +172,9 @@ func (q *queue) pushHeap(e event) {
 		i = p
 	}
 	h[i] = e
+	if q.log != nil {
+		q.log(e, false)
+	}
 }
 
 // pop removes the earliest event and returns its time and client. The queue
@@ -229,6 +239,21 @@ func (q *queue) pop() (time.Duration, int32) {
 		h[i] = last
 	}
 	return top.at, int32(top.key & q.clientMask)
+}
+
+// peek returns the client of the earliest pending event, as pop would
+// return it, and false if the queue is empty.
+func (q *queue) peek() (int32, bool) {
+	if q.fifoLen > 0 {
+		f := q.fifo[q.fifoHead]
+		if len(q.items) == 0 || f.before(q.items[0]) {
+			return int32(f.key & q.clientMask), true
+		}
+	}
+	if len(q.items) == 0 {
+		return 0, false
+	}
+	return int32(q.items[0].key & q.clientMask), true
 }
 
 // renumber gives the pending events the sequence numbers 0, 1, … in the

@@ -3,10 +3,12 @@ package sim
 import (
 	"cmp"
 	"math/rand/v2"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/retrysim/retrysim/policies"
 )
@@ -227,5 +229,43 @@ func TestRunnerReuse(t *testing.T) {
 	}
 	if _, err := runner.Run(Config{}); err == nil {
 		t.Error("invalid config accepted")
+	}
+}
+
+// TestOperationLayout checks what newOperations relies on: an operation is
+// one 64-byte cache line and holds no pointers (so that its slice may start
+// anywhere in a pointer-free allocation), and the slice is 64-byte aligned.
+func TestOperationLayout(t *testing.T) {
+	if s := unsafe.Sizeof(operation{}); s != cacheLine {
+		t.Errorf("operation is %d bytes, want %d", s, cacheLine)
+	}
+	var walk func(reflect.Type) bool
+	walk = func(ty reflect.Type) bool {
+		switch ty.Kind() {
+		case reflect.Pointer, reflect.UnsafePointer, reflect.Map, reflect.Chan, reflect.Func,
+			reflect.Interface, reflect.Slice, reflect.String:
+			return true
+		case reflect.Array:
+			return ty.Len() > 0 && walk(ty.Elem())
+		case reflect.Struct:
+			for i := range ty.NumField() {
+				if walk(ty.Field(i).Type) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if walk(reflect.TypeFor[operation]()) {
+		t.Error("operation holds a pointer: newOperations must not offset its slice")
+	}
+	for _, n := range []int{1, 3, 20, 1000, 100_000} {
+		ops := newOperations(n)
+		if len(ops) != n || cap(ops) != n {
+			t.Errorf("newOperations(%d): len %d, cap %d", n, len(ops), cap(ops))
+		}
+		if a := uintptr(unsafe.Pointer(&ops[0])) % cacheLine; a != 0 {
+			t.Errorf("newOperations(%d) starts %d bytes past a cache line", n, a)
+		}
 	}
 }
