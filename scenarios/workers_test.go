@@ -7,8 +7,8 @@ import "testing"
 func TestAutoWorkersBoundsMemory(t *testing.T) {
 	for _, tt := range []struct{ cores, clients, want int }{
 		{2, 20, 2},           // small runs: every core
-		{24, 1_000_000, 24},  // huge-burst: 24 × 100 MB fits
-		{24, MaxClients, 3},  // 50M clients: 3 × 5 GB fits in 16 GiB
+		{24, 1_000_000, 24},  // huge-burst: 24 × 120 MB fits
+		{24, MaxClients, 2},  // 50M clients: 2 × 6 GB fit in 16 GiB
 		{2, MaxClients, 2},   // fewer cores than that: the cores
 		{64, 200_000_000, 1}, // beyond the budget: still one
 	} {
