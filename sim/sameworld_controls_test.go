@@ -48,6 +48,9 @@ func controlOptions(t *testing.T, pol sim.Policy) []policies.Option {
 	if c := pol.RetryQuota; c != nil {
 		add(policies.NewRetryQuota(*c))
 	}
+	if c := pol.CubicRate; c != nil {
+		add(policies.NewCubicRate(*c), nil)
+	}
 	return opts
 }
 
@@ -247,5 +250,33 @@ func TestControlConfigsValidated(t *testing.T) {
 		if _, err := sim.Run(cfg); err == nil || !strings.Contains(err.Error(), `policy "controlled"`) {
 			t.Errorf("%s: err = %v, want a validation error naming the policy", tc.name, err)
 		}
+	}
+}
+
+// The AWS adaptive send rate in both worlds, throttled by the 529s too:
+// after the first throttle every attempt books a token, and clients wait
+// for it (a grant in the future) before they send.
+func TestSameCubicRateInSimulatorAndProduction(t *testing.T) {
+	s := controlScenario(5, 24)
+	s.pol.CubicRate = &policies.CubicRateConfig{ThrottleOnCapacity: true}
+	w, res := sameWorldsWith(t, s)
+	if res.Completed == 0 || len(w.attempts) == 0 {
+		t.Fatalf("want completions: %d of %d", res.Completed, s.clients)
+	}
+	// Without the limiter the same clients send more in the first seconds
+	// after the outage: the limiter must have held some back.
+	plain := controlScenario(5, 24)
+	pw, _, _ := simulateMulti(t, plain)
+	early := func(w *world) int {
+		n := 0
+		for _, a := range w.attempts {
+			if a.at < 3*time.Second {
+				n++
+			}
+		}
+		return n
+	}
+	if early(w) >= early(pw) {
+		t.Errorf("attempts before 3 s: %d with the send-rate limiter, %d without: it held nothing back", early(w), early(pw))
 	}
 }
