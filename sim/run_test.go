@@ -393,3 +393,28 @@ func TestAttemptTimeout(t *testing.T) {
 		t.Errorf("without a timeout: completed %d at %v", r.Completed, r.LastCompletion)
 	}
 }
+
+// The fallback model's own capacity: the primary model rejects everything,
+// the fallback admits 5 requests a second. Operations that switch after 2
+// capacity failures complete there; with the capacity shared (no
+// FallbackPhases), nobody completes.
+func TestFallbackModelCapacity(t *testing.T) {
+	overloaded := Rejection{Status: 529, Class: policies.Capacity}
+	c := Config{Seed: 1, Workload: Burst{Clients: 10},
+		Server: &CapacityWindows{ResponseTime: Fixed(100 * ms),
+			Phases:         []Phase{{Reject: overloaded}},
+			FallbackPhases: []Phase{{Admit: 5, Window: sec, Reject: overloaded}}},
+		Policy: Policy{Name: "f", Fallback: &Fallback{After: 2},
+			Rules: policies.Policy{Backoff: policies.Constant{Wait: 400 * ms}, MaxAttempts: 6}}}
+	r := mustRun(t, c)
+	// Attempts at 0 and 0.5 s on the primary; at 1.0 s on the fallback,
+	// 5 admitted in [1 s, 2 s) (3 attempts each), the other 5 rejected again
+	// at 1.5 s and admitted at 2.0 s (5 attempts each): 40 attempts.
+	if r.Fallbacks != 10 || r.Completed != 10 || r.Attempts != 40 || r.LastCompletion != 2100*ms {
+		t.Errorf("fallbacks %d, completed %d, attempts %d, last %v; want 10, 10, 40, 2.1s", r.Fallbacks, r.Completed, r.Attempts, r.LastCompletion)
+	}
+	windows(c).FallbackPhases = nil
+	if r := mustRun(t, c); r.Completed != 0 || r.Fallbacks != 10 {
+		t.Errorf("shared capacity: completed %d, fallbacks %d; want 0 and 10", r.Completed, r.Fallbacks)
+	}
+}

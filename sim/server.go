@@ -51,6 +51,10 @@ type Phase struct {
 type CapacityWindows struct {
 	Phases       []Phase
 	ResponseTime Distribution
+	// FallbackPhases, if set, is the fallback model's own capacity:
+	// requests to it (Request.Fallback) are admitted by these windows
+	// instead of sharing Phases with the primary model.
+	FallbackPhases []Phase
 }
 
 // Validate reports the first problem that would make the model meaningless.
@@ -61,11 +65,27 @@ func (s *CapacityWindows) Validate() error {
 	if s.ResponseTime == nil {
 		return fmt.Errorf("server needs a response time")
 	}
-	for i, p := range s.Phases {
+	if err := validatePhases(s.Phases); err != nil {
+		return err
+	}
+	if s.FallbackPhases != nil {
+		if err := validatePhases(s.FallbackPhases); err != nil {
+			return fmt.Errorf("fallback model: %w", err)
+		}
+	}
+	return nil
+}
+
+// validatePhases checks one model's phases.
+func validatePhases(phases []Phase) error {
+	if len(phases) == 0 {
+		return fmt.Errorf("server needs at least one phase")
+	}
+	for i, p := range phases {
 		switch {
 		case p.Duration < 0:
 			return fmt.Errorf("phase %d: negative duration %v", i, p.Duration)
-		case p.Duration == 0 && i != len(s.Phases)-1:
+		case p.Duration == 0 && i != len(phases)-1:
 			return fmt.Errorf("phase %d: only the last phase may last forever (duration 0)", i)
 		case p.Admit < 0:
 			return fmt.Errorf("phase %d: negative admit %d", i, p.Admit)
@@ -80,39 +100,68 @@ func (s *CapacityWindows) Validate() error {
 
 // NewServer returns the admission state of one run.
 func (s *CapacityWindows) NewServer(rng *rand.Rand) Server {
-	return &windowsState{model: s, rng: rng, phaseEnd: s.Phases[0].Duration, window: -1}
+	st := &windowsState{model: s, rng: rng, primary: newAdmission(s.Phases)}
+	st.fallback = &st.primary
+	if s.FallbackPhases != nil {
+		fb := newAdmission(s.FallbackPhases)
+		st.fallback = &fb
+	}
+	return st
 }
 
 // windowsState is the per-run admission state of a CapacityWindows server.
 type windowsState struct {
 	model    *CapacityWindows
+	primary  admission
+	fallback *admission // &primary when the models share the capacity
+	rng      *rand.Rand
+}
+
+// admission is the admission state of one model's phases.
+type admission struct {
+	phases   []Phase
 	phase    int           // index of the current phase
 	phaseEnd time.Duration // when the current phase ends; unused in the last
 	window   int64         // index of the current admission window
 	admitted int           // requests admitted in the current window
-	rng      *rand.Rand
 }
 
-// Arrive decides a request arriving at now; the last phase holds forever.
-// Both models share the capacity: the fallback model has no windows of its own.
-func (s *windowsState) Arrive(now time.Duration, _ Request) Response {
-	last := len(s.model.Phases) - 1
-	for s.phase < last && now >= s.phaseEnd {
-		s.phase++
-		s.phaseEnd += s.model.Phases[s.phase].Duration
-		s.window, s.admitted = -1, 0
+func newAdmission(phases []Phase) admission {
+	return admission{phases: phases, phaseEnd: phases[0].Duration, window: -1}
+}
+
+// Arrive decides a request arriving at now, by the windows of the model it
+// calls; the last phase holds forever.
+func (s *windowsState) Arrive(now time.Duration, req Request) Response {
+	w := &s.primary
+	if req.Fallback {
+		w = s.fallback
 	}
-	p := &s.model.Phases[s.phase]
 	at := now + s.model.ResponseTime.Sample(s.rng)
+	if rej, ok := w.admit(now); !ok {
+		return Response{Outcome: rej.Outcome(), At: at}
+	}
+	return Response{At: at}
+}
+
+// admit decides a request arriving at now (calls in time order).
+func (w *admission) admit(now time.Duration) (Rejection, bool) {
+	last := len(w.phases) - 1
+	for w.phase < last && now >= w.phaseEnd {
+		w.phase++
+		w.phaseEnd += w.phases[w.phase].Duration
+		w.window, w.admitted = -1, 0
+	}
+	p := &w.phases[w.phase]
 	if p.Admit == 0 {
-		return Response{Outcome: p.Reject.Outcome(), At: at}
+		return p.Reject, false
 	}
-	if w := int64(now / p.Window); w != s.window {
-		s.window, s.admitted = w, 0
+	if i := int64(now / p.Window); i != w.window {
+		w.window, w.admitted = i, 0
 	}
-	if s.admitted < p.Admit {
-		s.admitted++
-		return Response{At: at}
+	if w.admitted < p.Admit {
+		w.admitted++
+		return Rejection{}, true
 	}
-	return Response{Outcome: p.Reject.Outcome(), At: at}
+	return p.Reject, false
 }
