@@ -57,7 +57,7 @@ func chunkSize(total, workers int) int {
 // policy) order.
 func Seeds(ctx context.Context, s *scenarios.Scenario, first uint64, k, workers int, each func(seed, policy int, r *sim.Result)) error {
 	if workers <= 0 {
-		workers = scenarios.ParallelWorkers(runtime.GOMAXPROCS(0), s.Workload.Clients)
+		workers = scenarios.ParallelWorkers(runtime.GOMAXPROCS(0), s.Operations())
 	}
 	np := len(s.Policies)
 	total := k * np

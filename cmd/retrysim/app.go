@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -109,7 +108,7 @@ func loadFile(cmd *cli.Command) (*scenarios.File, error) {
 	case "-":
 		var data []byte
 		if data, err = io.ReadAll(cmd.Root().Reader); err == nil {
-			f, err = scenarios.Parse(stdinName, data)
+			f, err = scenarios.ParseIn(stdinName, data, ".")
 		}
 	default:
 		f, err = scenarios.Load(path)
@@ -167,7 +166,7 @@ func compareCommand() *cli.Command {
 			if cmd.Bool("verbose") {
 				writeEngineStats(cmd.Root().ErrWriter, results, time.Since(start))
 			}
-			c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: metrics.For(s.Policies)}
+			c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: s.Metrics()}
 			return report.Write(cmd.Root().Writer, format(cmd), &c)
 		},
 	}

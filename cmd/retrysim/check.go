@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/retrysim/retrysim/check"
-	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -158,7 +157,7 @@ func checkCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				c := report.Comparison{Scenario: b.s.Name, Seed: b.doc.Seed, Results: results, Metrics: metrics.For(b.s.Policies)}
+				c := report.Comparison{Scenario: b.s.Name, Seed: b.doc.Seed, Results: results, Metrics: b.s.Metrics()}
 				now := c.JSON()
 				rep.Baseline = append(rep.Baseline, check.CompareBaseline(b.file, b.doc, &now, tol)...)
 			}
