@@ -203,6 +203,15 @@ func listCommand() *cli.Command {
 			for _, t := range scenarios.PolicyTypes() {
 				fmt.Fprintf(w, "   %-19s  %s\n", t.Name, t.About)
 			}
+			for _, c := range []struct {
+				title string
+				cat   scenarios.Category
+			}{{"Server types (server: type:, the first by default)", scenarios.Servers}, {"Workload types (clients: type:, the first by default)", scenarios.Workloads}} {
+				fmt.Fprintf(w, "\n%s:\n", c.title)
+				for _, k := range scenarios.Kinds(c.cat) {
+					fmt.Fprintf(w, "   %-19s  %s\n", k.Name, k.About)
+				}
+			}
 			return nil
 		},
 	}
