@@ -394,8 +394,12 @@ func describeRateLimit(r *sim.RateLimit) Table {
 		}
 	}
 	inner := DescribeServer(r.Inner)
-	inner.Caption = fmt.Sprintf("Server: one API key limited to %s per minute (429 with retry-after), in front of: %s",
-		strings.Join(limits, ", "), inner.Caption)
+	about := strings.TrimPrefix(inner.Caption, "Server")
+	if k := serverKindOf(r.Inner); k != nil {
+		about = k.Name + about
+	}
+	inner.Caption = fmt.Sprintf("Server: one API key limited to %s per minute (429 with retry-after), in front of %s",
+		strings.Join(limits, ", "), about)
 	return inner
 }
 

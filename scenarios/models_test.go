@@ -363,3 +363,20 @@ func TestModelMinResponse(t *testing.T) {
 		}
 	}
 }
+
+// An expectation on an optional metric that no part of the scenario
+// reports is an error at the expectation.
+func TestExpectationsOnUncountedMetrics(t *testing.T) {
+	src := strings.Replace(valid, "      - name: immediate\n", "      - name: immediate\n        expect: [\"fallbacks == 0\", \"server.wasted <= 3\"]\n", 1)
+	_, err := Parse("e.yaml", []byte(src))
+	want := []string{
+		"e.yaml:15:18: scenarios[0].policies[0].expect[0]: fallbacks is not reported for this scenario: its server, workload and policies do not count it",
+		"e.yaml:15:36: scenarios[0].policies[0].expect[1]: server.wasted is not reported for this scenario: its server, workload and policies do not count it",
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Fatalf("err = %v, want\n%s", err, strings.Join(want, "\n"))
+	}
+	ok := strings.Replace(withModels("    server: {type: queue, concurrency: 2, service: 1s}\n", burstClients),
+		"      - name: immediate\n", "      - name: immediate\n        expect: [\"server.wasted <= 3\"]\n", 1)
+	parseOne(t, ok)
+}

@@ -226,6 +226,16 @@ func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
 	if m.has("check_seeds") && !slices.ContainsFunc(s.Expect, func(e Expect) bool { return e.OverSeeds() }) {
 		m.errorf("check_seeds", "has no effect: no expectation of this scenario takes a statistic over seeds, such as mean(completed)")
 	}
+	if d.problems == 0 {
+		// An optional metric that no part of the scenario reports would
+		// have no value to check.
+		reported := s.Metrics()
+		for _, e := range s.Expect {
+			if m, ok := metrics.Lookup(e.Metric); ok && m.Optional() && !slices.Contains(reported, m) {
+				d.errorf(e.node, e.field, "%s is not reported for this scenario: its server, workload and policies do not count it", e.Metric)
+			}
+		}
+	}
 	for i := range s.Expect {
 		s.Expect[i].node = nil // let the YAML tree go
 	}
