@@ -13,6 +13,7 @@ package metrics
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +57,9 @@ type Metric struct {
 	// shown, if set, makes the metric optional: it is reported only for
 	// scenarios in which it holds for some policy.
 	shown func(p *sim.Policy) bool
+	// counted makes the metric optional too: it is reported only for
+	// scenarios whose server or workload counts it (For's counted names).
+	counted bool
 }
 
 // Value returns the metric of r, unrounded, and false when it does not
@@ -74,7 +78,7 @@ func (m *Metric) ValueOrNaN(r *sim.Result) float64 {
 func (m *Metric) Part() string { return m.Name[strings.LastIndexByte(m.Name, '.')+1:] }
 
 // Optional reports whether the metric is reported only where it applies.
-func (m *Metric) Optional() bool { return m.shown != nil }
+func (m *Metric) Optional() bool { return m.shown != nil || m.counted }
 
 // Decimals is how many decimals tables of statistics show.
 func (m *Metric) Decimals() int {
@@ -157,7 +161,61 @@ var (
 		value: percentile(99)})
 	LastCompletion = register(&Metric{Name: "last_completion_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
 		value: func(r *sim.Result) (float64, bool) { return ms(r.LastCompletion), r.Completed > 0 }})
+
+	// What a server model counts (sim.ServerStats), reported only for
+	// scenarios whose server counts it; in tables they share a column,
+	// server, as part=value.
+
+	// ServerWasted counts requests whose work was thrown away: served by
+	// a queue after their client had stopped waiting, or failed
+	// mid-stream; ServerWastedMs is the worker (or streaming) time they
+	// took, summed.
+	ServerWasted = counted(&Metric{Name: "server.wasted", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
+		value: count(func(r *sim.Result) int { return r.Server.Wasted })})
+	ServerWastedMs = counted(&Metric{Name: "server.wasted_ms", Unit: Milliseconds, Better: stats.LowerIsBetter,
+		value: func(r *sim.Result) (float64, bool) { return ms(r.Server.WastedTime), true }})
+	// ServerWastedOutputTokens counts output tokens streamed before a
+	// mid-stream failure.
+	ServerWastedOutputTokens = counted(&Metric{Name: "server.wasted_output_tokens", Unit: Count, Better: stats.LowerIsBetter,
+		value: count64(func(r *sim.Result) int64 { return r.Server.WastedOutputTokens })})
+	// ServerDropped counts requests a queue skipped because their client
+	// had gone; ServerQueueFull those it rejected because its queue was
+	// full.
+	ServerDropped = counted(&Metric{Name: "server.dropped", Unit: Count, Better: stats.LowerIsBetter,
+		value: count(func(r *sim.Result) int { return r.Server.Dropped })})
+	ServerQueueFull = counted(&Metric{Name: "server.queue_full", Unit: Count, Better: stats.LowerIsBetter,
+		value: count(func(r *sim.Result) int { return r.Server.QueueFull })})
+	// ServerRateLimited counts requests a key's rate limits rejected (429);
+	// ServerTooLarge those that can never fit them (413).
+	ServerRateLimited = counted(&Metric{Name: "server.rate_limited", Unit: Count, Better: stats.LowerIsBetter,
+		value: count(func(r *sim.Result) int { return r.Server.RateLimited })})
+	ServerTooLarge = counted(&Metric{Name: "server.too_large", Unit: Count, Better: stats.LowerIsBetter,
+		value: count(func(r *sim.Result) int { return r.Server.TooLarge })})
+
+	// What a workload of sessions counts (sim.SessionStats), reported only
+	// for scenarios whose workload runs sessions; in tables they share a
+	// column, sessions.
+	SessionsCompleted = counted(&Metric{Name: "sessions.completed", Unit: Count, Better: stats.HigherIsBetter, Headline: true,
+		value: count(func(r *sim.Result) int { return r.Sessions.Completed })})
+	SessionsFailed = counted(&Metric{Name: "sessions.failed", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
+		value: count(func(r *sim.Result) int { return r.Sessions.Failed })})
+	SessionsResumed = counted(&Metric{Name: "sessions.resumed", Unit: Count, Better: stats.LowerIsBetter,
+		value: count(func(r *sim.Result) int { return r.Sessions.Resumed })})
+	SessionsTurnsRepeated = counted(&Metric{Name: "sessions.turns_repeated", Unit: Count, Better: stats.LowerIsBetter,
+		value: count(func(r *sim.Result) int { return r.Sessions.TurnsRepeated })})
 )
+
+// counted registers a metric that only some servers or workloads count;
+// its column is the first part of its name.
+func counted(m *Metric) *Metric {
+	m.counted = true
+	m.Column, _, _ = strings.Cut(m.Name, ".")
+	return register(m)
+}
+
+func count64(f func(r *sim.Result) int64) func(*sim.Result) (float64, bool) {
+	return func(r *sim.Result) (float64, bool) { return float64(f(r)), true }
+}
 
 // GaveUpBy returns the metrics of give-ups by reason, one per reason an
 // operation of the simulator can stop for.
@@ -188,12 +246,18 @@ func register(m *Metric) *Metric {
 func All() []*Metric { return append([]*Metric(nil), registry...) }
 
 // For returns the metrics reported for a scenario with the given policies:
-// every metric that is not optional, and each optional one that applies to
-// one of the policies.
-func For(ps []sim.Policy) []*Metric {
+// every metric that is not optional, each optional one that applies to one
+// of the policies, and those named in counted (the metrics the scenario's
+// server and workload count, such as "server.wasted"), in registry order.
+func For(ps []sim.Policy, counted ...string) []*Metric {
 	var out []*Metric
 	for _, m := range registry {
-		if m.shown == nil || anyPolicy(ps, m.shown) {
+		switch {
+		case m.counted:
+			if slices.Contains(counted, m.Name) {
+				out = append(out, m)
+			}
+		case m.shown == nil || anyPolicy(ps, m.shown):
 			out = append(out, m)
 		}
 	}

@@ -3,6 +3,7 @@ package metrics
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,16 +16,28 @@ func TestRegistryOrder(t *testing.T) {
 	want := []string{"completed", "attempts", "retries", "gave_up",
 		"gave_up_by.attempts", "gave_up_by.deadline", "gave_up_by.terminal", "gave_up_by.queue_full", "gave_up_by.budget", "gave_up_by.throttled", "gave_up_by.circuit_open",
 		"fallbacks", "amplification", "latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "last_completion_ms"}
-	if got := Names(); !slices.Equal(got, want) {
-		t.Fatalf("Names() = %v,\nwant %v", got, want)
+	counted := []string{"server.wasted", "server.wasted_ms", "server.wasted_output_tokens", "server.dropped", "server.queue_full",
+		"server.rate_limited", "server.too_large", "sessions.completed", "sessions.failed", "sessions.resumed", "sessions.turns_repeated"}
+	if got := Names(); !slices.Equal(got, slices.Concat(want, counted)) {
+		t.Fatalf("Names() = %v,\nwant %v then %v", got, want, counted)
 	}
-	// The optional metrics: fallbacks and the give-ups only controls cause.
+	// The optional metrics: fallbacks and the give-ups only controls cause,
+	// and those only some servers and workloads count.
 	if n := len(Default()); n != len(want)-4 {
 		t.Errorf("Default() has %d metrics, want all but the 4 optional ones", n)
 	}
 	withFallback := For([]sim.Policy{{Name: "a"}, {Name: "b", Fallback: &sim.Fallback{}}})
 	if !slices.Contains(withFallback, Fallbacks) || len(withFallback) != len(want)-3 {
 		t.Errorf("a policy with a fallback does not show fallbacks")
+	}
+	withCounted := names(For(nil, "sessions.failed", "server.wasted"))
+	if !slices.Equal(withCounted[len(withCounted)-2:], []string{"server.wasted", "sessions.failed"}) || len(withCounted) != len(want)-2 {
+		t.Errorf("For with counted metrics gives %v", withCounted)
+	}
+	for _, m := range All() {
+		if m.counted && (!m.Optional() || m.Column != m.Name[:strings.IndexByte(m.Name, '.')]) {
+			t.Errorf("%s: optional %v, column %q", m.Name, m.Optional(), m.Column)
+		}
 	}
 	withBreaker := names(For([]sim.Policy{{Name: "a", Breaker: &policies.BreakerConfig{}}}))
 	if !slices.Contains(withBreaker, "gave_up_by.circuit_open") || slices.Contains(withBreaker, "gave_up_by.budget") {
@@ -36,8 +49,12 @@ func TestValues(t *testing.T) {
 	r := sim.Result{Policy: "p", Clients: 3, Completed: 3, Attempts: 10, Retries: 6, GaveUp: 1, Fallbacks: 2,
 		Latencies: []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}, LastCompletion: 3 * time.Second}
 	r.GaveUpBy[policies.StopDeadline] = 1
+	r.Server = sim.ServerStats{Wasted: 4, WastedTime: 1500 * time.Millisecond, WastedOutputTokens: 1 << 40, RateLimited: 7}
+	r.Sessions = sim.SessionStats{Started: 3, Completed: 2, Failed: 1, TurnsRepeated: 5}
 	want := map[string]float64{"completed": 3, "attempts": 10, "amplification": 10.0 / 3, "gave_up_by.deadline": 1,
-		"fallbacks": 2, "latency_ms.p50": 2000, "last_completion_ms": 3000}
+		"fallbacks": 2, "latency_ms.p50": 2000, "last_completion_ms": 3000,
+		"server.wasted": 4, "server.wasted_ms": 1500, "server.wasted_output_tokens": 1 << 40, "server.rate_limited": 7,
+		"sessions.completed": 2, "sessions.failed": 1, "sessions.turns_repeated": 5}
 	for name, v := range want {
 		m, ok := Lookup(name)
 		if !ok {

@@ -121,12 +121,8 @@ func inlineSVG(svg string) string {
 }
 
 func serverTable(s *scenarios.Scenario) htmlTable {
-	caption, header, rows := scenarios.DescribeServer(s.Server)
-	numeric := make([]bool, len(header))
-	for i := range numeric {
-		numeric[i] = i < 3 // phase, from, until
-	}
-	return htmlTable{Caption: caption, Header: header, Numeric: numeric, Rows: rows}
+	t := scenarios.DescribeServer(s.Server)
+	return htmlTable{Caption: t.Caption, Header: t.Header, Numeric: t.Numeric, Rows: t.Rows}
 }
 
 func policyTable(s *scenarios.Scenario) htmlTable {

@@ -16,7 +16,7 @@ func TestEstimateBoundsEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range f.Scenarios {
-		if s.Workload.Clients > 100_000 {
+		if s.Operations() > 100_000 {
 			continue // huge-burst: checked against its measured count below
 		}
 		var events atomic.Int64 // each is called from worker goroutines

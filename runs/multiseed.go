@@ -29,8 +29,8 @@ type MultiSeed struct {
 
 // NewMultiSeed prepares a MultiSeed for k seeds of s's policies from first.
 func NewMultiSeed(s *scenarios.Scenario, first uint64, k int) *MultiSeed {
-	m := &MultiSeed{Scenario: s.Name, FirstSeed: first, Clients: s.Workload.Clients, seeds: k,
-		Metrics: metrics.For(s.Policies), values: make([][][]float64, len(s.Policies))}
+	m := &MultiSeed{Scenario: s.Name, FirstSeed: first, Clients: s.Operations(), seeds: k,
+		Metrics: s.Metrics(), values: make([][][]float64, len(s.Policies))}
 	for p := range m.values {
 		m.Policies = append(m.Policies, s.Policies[p].Name)
 		m.values[p] = make([][]float64, len(m.Metrics))

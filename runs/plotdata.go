@@ -67,13 +67,17 @@ func (t *Timeline) coarsen() {
 	t.Admitted, t.Rejected = t.Admitted[:n], t.Rejected[:n]
 }
 
-// DefaultBucket is the timeline bucket for a server: the admission window
-// of its last admitting phase, so that a full bucket equals the capacity;
-// one second if no phase admits anything.
-func DefaultBucket(s *sim.CapacityWindows) time.Duration {
-	for i := len(s.Phases) - 1; i >= 0; i-- {
-		if p := s.Phases[i]; p.Admit > 0 && p.Window > 0 {
-			return p.Window
+// DefaultBucket is the timeline bucket for a server: the period of its
+// capacity's last step that admits requests (a capacity window's length),
+// so that a full bucket equals the capacity; one second for a server
+// without a capacity (sim.CapacityProfile) or one that admits nothing.
+func DefaultBucket(s sim.ServerModel) time.Duration {
+	if p, ok := s.(sim.CapacityProfile); ok {
+		steps := p.Capacity()
+		for i := len(steps) - 1; i >= 0; i-- {
+			if st := steps[i]; st.Requests > 0 && st.Per > 0 {
+				return st.Per
+			}
 		}
 	}
 	return time.Second
@@ -83,7 +87,7 @@ func DefaultBucket(s *sim.CapacityWindows) time.Duration {
 type PlotData struct {
 	Scenario    string
 	Description string
-	Server      *sim.CapacityWindows
+	Server      sim.ServerModel
 	Clients     int
 	// Timelines, one per policy, are from the first seed.
 	Timelines []Timeline
@@ -136,7 +140,7 @@ func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k
 // timeline per policy on the first seed.
 func plotData(s *scenarios.Scenario, runs *MultiSeed, lat [][][]time.Duration, timelines []Timeline, bucket time.Duration) *PlotData {
 	d := &PlotData{Scenario: s.Name, Description: s.Description, Server: s.Server,
-		Clients: s.Workload.Clients, Runs: runs, Latencies: make([][]time.Duration, len(s.Policies)), LatencySeeds: min(runs.Seeds(), MaxCDFSeeds),
+		Clients: s.Operations(), Runs: runs, Latencies: make([][]time.Duration, len(s.Policies)), LatencySeeds: min(runs.Seeds(), MaxCDFSeeds),
 		Timelines: timelines}
 	for p := range s.Policies {
 		d.Latencies[p] = slices.Concat(lat[p]...)

@@ -66,7 +66,7 @@ func Seeds(ctx context.Context, s *scenarios.Scenario, first uint64, k, workers 
 // position in that list, not the seed's offset.
 func seedList(ctx context.Context, s *scenarios.Scenario, first uint64, k int, at []int, workers int, each func(seed, policy int, r *sim.Result)) error {
 	if workers <= 0 {
-		workers = scenarios.ParallelWorkers(runtime.GOMAXPROCS(0), s.Workload.Clients)
+		workers = scenarios.ParallelWorkers(runtime.GOMAXPROCS(0), s.Operations())
 	}
 	np := len(s.Policies)
 	total := k * np

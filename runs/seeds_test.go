@@ -114,7 +114,7 @@ func TestBuiltinScenariosRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range f.Scenarios {
-		if s.Workload.Clients > 100_000 {
+		if s.Operations() > 100_000 {
 			continue
 		}
 		res, err := One(t.Context(), s, s.Seed)

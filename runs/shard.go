@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 	"github.com/retrysim/retrysim/sweep"
@@ -173,7 +172,7 @@ func newGroupPart(gr Group) GroupPart {
 	for _, p := range gr.Scenario.Policies {
 		part.Policies = append(part.Policies, p.Name)
 	}
-	for _, m := range metrics.For(gr.Scenario.Policies) {
+	for _, m := range gr.Scenario.Metrics() {
 		part.Metrics = append(part.Metrics, m.Name)
 	}
 	return part

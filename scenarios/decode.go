@@ -62,7 +62,9 @@ const MaxErrors = 20
 // the nodes form a plain tree, each is decoded at most once, and the work is
 // bounded by the size of the file.
 type decoder struct {
-	file     string
+	file string
+	// dir is the folder capacity traces are read from; "" reads none.
+	dir      string
 	errs     []error // the first MaxErrors problems
 	problems int     // all problems found, listed or not
 	mappings int     // mappings decoded, for tests of the bound on work
@@ -400,27 +402,32 @@ func (m *mapping) duration(key string, def time.Duration) time.Duration {
 	if v == nil {
 		return def
 	}
+	return m.d.durationOf(v, m.field(key), def)
+}
+
+// durationOf reads the scalar v (at field) as duration would.
+func (d *decoder) durationOf(v *yaml.Node, field string, def time.Duration) time.Duration {
 	if v.Tag == "!!int" && strings.TrimLeft(v.Value, "+-0_") == "" {
 		return 0 // a bare 0 needs no unit
 	}
 	if v.Tag != "!!str" {
-		m.d.errorf(v, m.field(key), "want a duration with a unit such as \"2s\" or \"100ms\", got %s", describe(v))
+		d.errorf(v, field, "want a duration with a unit such as \"2s\" or \"100ms\", got %s", describe(v))
 		return def
 	}
-	d, err := time.ParseDuration(v.Value)
+	dur, err := time.ParseDuration(v.Value)
 	if err != nil {
-		m.d.errorf(v, m.field(key), "want a duration such as \"2s\" or \"100ms\", got %q", v.Value)
+		d.errorf(v, field, "want a duration such as \"2s\" or \"100ms\", got %q", v.Value)
 		return def
 	}
-	if d < 0 {
-		m.d.errorf(v, m.field(key), "must not be negative, got %v", d)
+	if dur < 0 {
+		d.errorf(v, field, "must not be negative, got %v", dur)
 		return def
 	}
-	if d > MaxDuration {
-		m.d.errorf(v, m.field(key), "must be at most %v, got %v", MaxDuration, d)
+	if dur > MaxDuration {
+		d.errorf(v, field, "must be at most %v, got %v", MaxDuration, dur)
 		return def
 	}
-	return d
+	return dur
 }
 
 // sequence returns the items of the sequence at key; nil when absent.

@@ -97,13 +97,13 @@ func (e Estimate) String() string {
 
 // Estimate bounds the work of running every policy of s on seeds seeds.
 func (s *Scenario) Estimate(seeds int) Estimate {
-	clients := float64(s.Workload.Clients)
+	clients := float64(s.Operations())
 	perSeed := 0.0
 	for i := range s.Policies {
 		perSeed += clients * (1 + EventsPerAttempt*attemptBound(s.Server, &s.Policies[i]))
 	}
 	runs := int64(seeds) * int64(len(s.Policies))
-	workers := int(min(int64(autoWorkers(runtime.GOMAXPROCS(0), s.Workload.Clients)), max(runs, 1)))
+	workers := int(min(int64(autoWorkers(runtime.GOMAXPROCS(0), s.Operations())), max(runs, 1)))
 	return Estimate{
 		Runs:    runs,
 		Events:  perSeed * float64(seeds),
@@ -116,7 +116,7 @@ func (s *Scenario) Estimate(seeds int) Estimate {
 // max_attempts, or, when only a deadline bounds it, one attempt at the start
 // and one per shortest possible gap between attempts (the server's response
 // time plus the smallest wait the backoff can draw) until the deadline.
-func attemptBound(server *sim.CapacityWindows, p *sim.Policy) float64 {
+func attemptBound(server sim.ServerModel, p *sim.Policy) float64 {
 	bound := math.Inf(1)
 	if n := p.Rules.MaxAttempts; n > 0 {
 		bound = float64(n)
@@ -131,14 +131,6 @@ func attemptBound(server *sim.CapacityWindows, p *sim.Policy) float64 {
 		bound = float64(MaxDuration)
 	}
 	return bound
-}
-
-// minResponse is the shortest response time the server can give.
-func minResponse(s *sim.CapacityWindows) time.Duration {
-	if f, ok := s.ResponseTime.(sim.Fixed); ok {
-		return time.Duration(f)
-	}
-	return 0
 }
 
 // minWait is the smallest wait b can draw before any retry; 0 when it is

@@ -132,7 +132,7 @@ func TestBuiltinExpectations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Workload.Clients != 1_000_000 || len(s.Policies) != 1 || s.Policies[0].Name != "full-jitter" {
-		t.Errorf("huge-burst is %d clients, policies %v; want 1,000,000 clients and full jitter", s.Workload.Clients, s.Policies)
+	if s.Operations() != 1_000_000 || len(s.Policies) != 1 || s.Policies[0].Name != "full-jitter" {
+		t.Errorf("huge-burst is %d clients, policies %v; want 1,000,000 clients and full jitter", s.Operations(), s.Policies)
 	}
 }

@@ -331,33 +331,230 @@ func DescribeCoordination(p *sim.Policy) string {
 
 // Servers and workloads.
 
-// serverKind is a server model. A scenario has exactly one server; the
-// only kind there is, capacity-windows, is the default.
+// serverKind is a server model. A scenario has exactly one server, chosen
+// by the type field of its server mapping; capacity-windows, the first
+// registered, is the default.
 type serverKind struct {
 	*Kind
-	decode func(d *decoder, m *mapping, path string) *sim.CapacityWindows
-	// describe returns a caption and the rows of a table (header first).
-	describe func(s *sim.CapacityWindows) (caption string, header []string, rows [][]string)
+	decode func(d *decoder, m *mapping, path string) sim.ServerModel
+	is     func(s sim.ServerModel) bool
+	// describe returns a table of the model's rules for the HTML report.
+	describe func(s sim.ServerModel) Table
+	// minResponse is the shortest time from a request to its response the
+	// model can give (0 when it does not know better), for the work
+	// estimate.
+	minResponse func(s sim.ServerModel) time.Duration
+	// metrics names the optional metrics (metrics.For) the model counts.
+	metrics func(s sim.ServerModel) []string
+	// inner returns the models the model wraps (a rate limit's), whose
+	// parameters a sweep sets too.
+	inner func(s sim.ServerModel) []sim.ServerModel
+	// clone returns a copy that can be changed alone.
+	clone func(s sim.ServerModel) sim.ServerModel
 }
 
 var serverKinds []*serverKind
 
-// workloadKind is a workload model; burst, the only kind, is the default.
+// serverFuncs are the functions of a server kind whose models are of type M.
+type serverFuncs[M sim.ServerModel] struct {
+	decode      func(d *decoder, m *mapping, path string) M
+	describe    func(s M) Table
+	minResponse func(s M) time.Duration
+	metrics     func(s M) []string
+	inner       func(s M) []sim.ServerModel
+	clone       func(s M) M
+}
+
+// serverParam is a sweepable parameter of a server of type M: set changes
+// the model (a clone) in place.
+type serverParam[M sim.ServerModel] struct {
+	param *Param
+	set   func(s M, v int64) error
+}
+
+// registerServer registers a server kind whose models are of type M.
+func registerServer[M sim.ServerModel](k *Kind, f serverFuncs[M], ps ...serverParam[M]) {
+	k.Category = Servers
+	sk := &serverKind{
+		Kind:     registerKind(k),
+		decode:   func(d *decoder, m *mapping, path string) sim.ServerModel { return f.decode(d, m, path) },
+		is:       func(s sim.ServerModel) bool { _, ok := s.(M); return ok },
+		describe: func(s sim.ServerModel) Table { return f.describe(s.(M)) },
+		minResponse: func(s sim.ServerModel) time.Duration {
+			if f.minResponse == nil {
+				return 0
+			}
+			return f.minResponse(s.(M))
+		},
+		metrics: func(s sim.ServerModel) []string {
+			if f.metrics == nil {
+				return nil
+			}
+			return f.metrics(s.(M))
+		},
+		inner: func(s sim.ServerModel) []sim.ServerModel {
+			if f.inner == nil {
+				return nil
+			}
+			return f.inner(s.(M))
+		},
+		clone: func(s sim.ServerModel) sim.ServerModel { return f.clone(s.(M)) },
+	}
+	for _, p := range ps {
+		k.Params = append(k.Params, p.param)
+		p.param.setters = append(p.param.setters, func(s *Scenario, v int64) (bool, error) {
+			found := false
+			for _, part := range serverParts(s.Server) {
+				if m, ok := part.(M); ok {
+					found = true
+					if err := p.set(m, v); err != nil {
+						return true, err
+					}
+				}
+			}
+			return found, nil
+		})
+	}
+	serverKinds = append(serverKinds, sk)
+}
+
+// serverKindOf returns the kind of a server model; nil for a model no
+// kind has.
+func serverKindOf(s sim.ServerModel) *serverKind {
+	for _, k := range serverKinds {
+		if k.is(s) {
+			return k
+		}
+	}
+	return nil
+}
+
+func lookupServer(name string) *serverKind {
+	for _, k := range serverKinds {
+		if k.Name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// serverParts returns s and every model it wraps, outermost first.
+func serverParts(s sim.ServerModel) []sim.ServerModel {
+	out := []sim.ServerModel{s}
+	if k := serverKindOf(s); k != nil {
+		for _, in := range k.inner(s) {
+			out = append(out, serverParts(in)...)
+		}
+	}
+	return out
+}
+
+// workloadKind is a workload model, chosen by the type field of a
+// scenario's clients mapping; burst, the first registered, is the default.
 type workloadKind struct {
 	*Kind
-	decode   func(d *decoder, m *mapping, w *sim.Burst)
-	describe func(w sim.Burst) string
+	decode   func(d *decoder, m *mapping, path string) sim.Workload
+	is       func(w sim.Workload) bool
+	describe func(w sim.Workload) string
+	metrics  func(w sim.Workload) []string
+	clone    func(w sim.Workload) sim.Workload
 }
 
 var workloadKinds []*workloadKind
 
-// DescribeServer describes s as a caption and a table (header, rows).
-func DescribeServer(s *sim.CapacityWindows) (caption string, header []string, rows [][]string) {
-	return serverKinds[0].describe(s)
+// workloadFuncs are the functions of a workload kind whose values are of
+// type W.
+type workloadFuncs[W sim.Workload] struct {
+	decode   func(d *decoder, m *mapping, path string) W
+	describe func(w W) string
+	metrics  func(w W) []string
+	clone    func(w W) W
 }
 
-// DescribeWorkload describes w in a line.
-func DescribeWorkload(w sim.Burst) string { return workloadKinds[0].describe(w) }
+// workloadParam is a sweepable parameter of a workload of type W: set
+// returns the changed workload (changing a clone's pointers in place is
+// fine), or why it cannot.
+type workloadParam[W sim.Workload] struct {
+	param *Param
+	set   func(w W, v int64) (W, error)
+}
+
+// registerWorkload registers a workload kind whose values are of type W.
+func registerWorkload[W sim.Workload](k *Kind, f workloadFuncs[W], ps ...workloadParam[W]) {
+	k.Category = Workloads
+	wk := &workloadKind{
+		Kind:     registerKind(k),
+		decode:   func(d *decoder, m *mapping, path string) sim.Workload { return f.decode(d, m, path) },
+		is:       func(w sim.Workload) bool { _, ok := w.(W); return ok },
+		describe: func(w sim.Workload) string { return f.describe(w.(W)) },
+		metrics: func(w sim.Workload) []string {
+			if f.metrics == nil {
+				return nil
+			}
+			return f.metrics(w.(W))
+		},
+		clone: func(w sim.Workload) sim.Workload { return f.clone(w.(W)) },
+	}
+	for _, p := range ps {
+		k.Params = append(k.Params, p.param)
+		p.param.setters = append(p.param.setters, func(s *Scenario, v int64) (bool, error) {
+			w, ok := s.Workload.(W)
+			if !ok {
+				return false, nil
+			}
+			w, err := p.set(w, v)
+			if err != nil {
+				return true, err
+			}
+			s.Workload = w
+			return true, nil
+		})
+	}
+	workloadKinds = append(workloadKinds, wk)
+}
+
+func workloadKindOf(w sim.Workload) *workloadKind {
+	for _, k := range workloadKinds {
+		if k.is(w) {
+			return k
+		}
+	}
+	return nil
+}
+
+func lookupWorkload(name string) *workloadKind {
+	for _, k := range workloadKinds {
+		if k.Name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// Table is a table for the HTML report: a caption, a header and rows;
+// Numeric marks the columns of numbers (aligned right).
+type Table struct {
+	Caption string
+	Header  []string
+	Numeric []bool
+	Rows    [][]string
+}
+
+// DescribeServer describes a server model as a table, as its kind does.
+func DescribeServer(s sim.ServerModel) Table {
+	if k := serverKindOf(s); k != nil {
+		return k.describe(s)
+	}
+	return Table{Caption: fmt.Sprintf("Server (%T)", s)}
+}
+
+// DescribeWorkload describes a workload in a line, as its kind does.
+func DescribeWorkload(w sim.Workload) string {
+	if k := workloadKindOf(w); k != nil {
+		return k.describe(w)
+	}
+	return fmt.Sprintf("%d operations", w.Operations())
+}
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

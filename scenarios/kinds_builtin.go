@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -222,89 +221,4 @@ func registerCoordinators() {
 			}
 		},
 	})
-}
-
-func registerModels() {
-	k := &serverKind{
-		Kind: registerKind(&Kind{Category: Servers, Name: "capacity-windows", Fields: []string{"response_time", "phases"},
-			Params: []*Param{paramCapacity, paramOutage, paramResponseTime},
-			About:  "phases of capacity: admit N per window, reject the rest; every response after response_time"}),
-		decode:   func(d *decoder, m *mapping, path string) *sim.CapacityWindows { return d.capacityWindows(m, path) },
-		describe: describeCapacityWindows,
-	}
-	serverKinds = append(serverKinds, k)
-	server := func(set func(s *sim.CapacityWindows, v int64) error) func(*Scenario, int64) (bool, error) {
-		return func(s *Scenario, v int64) (bool, error) { return true, set(s.Server, v) }
-	}
-	paramCapacity.setters = append(paramCapacity.setters, server(func(s *sim.CapacityWindows, v int64) error {
-		last := &s.Phases[len(s.Phases)-1]
-		last.Admit = int(v)
-		if last.Window <= 0 {
-			last.Window = time.Second
-		}
-		return nil
-	}))
-	paramOutage.setters = append(paramOutage.setters, server(func(s *sim.CapacityWindows, v int64) error {
-		if len(s.Phases) < 2 {
-			return errors.New("the server has one phase; an outage needs a first phase followed by another")
-		}
-		if v == 0 {
-			s.Phases = s.Phases[1:]
-			return nil
-		}
-		s.Phases[0].Duration = time.Duration(v)
-		return nil
-	}))
-	paramResponseTime.setters = append(paramResponseTime.setters, server(func(s *sim.CapacityWindows, v int64) error {
-		s.ResponseTime = sim.Fixed(time.Duration(v))
-		return nil
-	}))
-
-	workloadKinds = append(workloadKinds, &workloadKind{
-		Kind: registerKind(&Kind{Category: Workloads, Name: "burst", Fields: []string{"count", "spread"}, Params: []*Param{paramClients},
-			About: "count clients, one operation each, starting at once or uniformly over spread"}),
-		decode: func(d *decoder, m *mapping, w *sim.Burst) {
-			w.Clients = int(m.integer("count", 0, 1, MaxClients))
-			w.Spread = m.duration("spread", 0)
-		},
-		describe: func(w sim.Burst) string {
-			if w.Spread > 0 {
-				return fmt.Sprintf("%d clients, one operation each, starting uniformly over %v", w.Clients, w.Spread)
-			}
-			return fmt.Sprintf("%d clients, one operation each, starting at t = 0", w.Clients)
-		},
-	})
-	paramClients.setters = append(paramClients.setters, func(s *Scenario, v int64) (bool, error) {
-		s.Workload.Clients = int(v)
-		return true, nil
-	})
-}
-
-// describeCapacityWindows is the table of a capacity-windows server's
-// phases.
-func describeCapacityWindows(s *sim.CapacityWindows) (caption string, header []string, rows [][]string) {
-	rt := "a random time"
-	if f, ok := s.ResponseTime.(sim.Fixed); ok {
-		rt = time.Duration(f).String()
-	}
-	caption = fmt.Sprintf("Server (every response arrives %s after its request)", rt)
-	header = []string{"phase", "from", "until", "admits", "rejects with"}
-	start := time.Duration(0)
-	for i, p := range s.Phases {
-		until := "forever"
-		if i < len(s.Phases)-1 {
-			until = (start + p.Duration).String()
-		}
-		admits := "nothing"
-		if p.Admit > 0 {
-			admits = fmt.Sprintf("%d per %v window", p.Admit, p.Window)
-		}
-		rej := fmt.Sprintf("%d (%v)", p.Reject.Status, p.Reject.Class)
-		if p.Reject.RetryAfter > 0 {
-			rej += fmt.Sprintf(", retry-after %v", p.Reject.RetryAfter)
-		}
-		rows = append(rows, []string{strconv.Itoa(i + 1), start.String(), until, admits, rej})
-		start += p.Duration
-	}
-	return caption, header, rows
 }

@@ -11,7 +11,7 @@ import (
 // (kinds_builtin.go); max_attempts and deadline belong to every policy.
 var (
 	paramClients = registerParam(&Param{Name: "clients", Title: "clients", Unit: Count, Min: 1, Max: MaxClients,
-		About: "number of clients in the burst", missing: "the workload has no clients"})
+		About: "clients of a burst, workers of a closed loop or agent sessions", missing: "the workload has no clients (an open loop has a rate)"})
 	paramCapacity = registerParam(&Param{Name: "capacity", Title: "capacity: requests admitted per window", Unit: Count, Max: 1<<31 - 1,
 		About:   "requests admitted per window in the server's last phase (window 1s if it had none)",
 		missing: "the server has no capacity to set"})
@@ -38,16 +38,23 @@ var (
 			p.Rules.Deadline = time.Duration(v)
 			return true
 		})}})
+	paramConcurrency = registerParam(&Param{Name: "concurrency", Title: "workers", Unit: Count, Min: 1, Max: sim.MaxConcurrency,
+		About: "workers of a queue server (in its last phase)", missing: "the server has no workers (it is not a queue)"})
+	paramServiceTime = registerParam(&Param{Name: "service_time", Title: "service time", Unit: Duration, Max: int64(MaxDuration),
+		About: "a queue server's time per request (fixed)", missing: "the server has no service time (it is not a queue)"})
+	paramRequestsPerMinute = registerParam(&Param{Name: "requests_per_minute", Title: "requests per minute", Unit: Count, Min: 1, Max: sim.MaxPerMinute,
+		About: "requests per minute a rate-limit server allows", missing: "the server has no rate limit"})
+	paramRate = registerParam(&Param{Name: "rate", Title: "arrivals per second", Unit: Count, Max: MaxClients,
+		About: "arrivals per second of an open loop with a constant rate", missing: "the workload has no arrival rate (it is not an open loop)"})
 )
 
 // Clone returns a copy of s that a parameter can be set on without changing
-// s: the server, the policies and what their coordinators keep behind
-// pointers are copied.
+// s: the server, the workload, the policies and what their coordinators
+// keep behind pointers are copied.
 func (s *Scenario) Clone() *Scenario {
 	c := *s
-	server := *s.Server
-	server.Phases = append([]sim.Phase(nil), s.Server.Phases...)
-	c.Server = &server
+	c.Server = cloneServer(s.Server)
+	c.Workload = cloneWorkload(s.Workload)
 	c.Policies = append([]sim.Policy(nil), s.Policies...)
 	for i := range c.Policies {
 		for _, k := range coordinatorKinds {

@@ -5,6 +5,8 @@ package scenarios
 
 import (
 	"fmt"
+	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	retrysim "github.com/retrysim/retrysim"
+	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -48,9 +51,12 @@ type Scenario struct {
 	Name        string
 	Description string
 	Seed        uint64
-	Server      *sim.CapacityWindows
-	Workload    sim.Burst
-	Policies    []sim.Policy
+	// Server is the server model (the type field of the server mapping;
+	// *sim.CapacityWindows by default) and Workload the operations'
+	// workload (the type field of clients; sim.Burst by default).
+	Server   sim.ServerModel
+	Workload sim.Workload
+	Policies []sim.Policy
 	// CheckSeeds is how many seeds, Seed first, the statistics of
 	// expectations (such as mean(completed)) are taken over; 0 when the
 	// scenario has none. 'retrysim check --seeds' overrides it.
@@ -62,6 +68,27 @@ type Scenario struct {
 // Config returns the simulator configuration for the i-th policy and a seed.
 func (s *Scenario) Config(i int, seed uint64) sim.Config {
 	return sim.Config{Seed: seed, Server: s.Server, Workload: s.Workload, Policy: s.Policies[i]}
+}
+
+// Operations is the most operations one run of the scenario starts: a
+// burst's clients, a closed loop's workers × operations each, or an open
+// loop's expected arrivals (a run draws about as many).
+func (s *Scenario) Operations() int { return s.Workload.Operations() }
+
+// Metrics returns the metrics reported for the scenario: those of
+// metrics.For its policies, and the optional ones its server and workload
+// count (such as the server's wasted work, or the sessions completed).
+func (s *Scenario) Metrics() []*metrics.Metric {
+	var counted []string
+	for _, part := range serverParts(s.Server) {
+		if k := serverKindOf(part); k != nil {
+			counted = append(counted, k.metrics(part)...)
+		}
+	}
+	if k := workloadKindOf(s.Workload); k != nil {
+		counted = append(counted, k.metrics(s.Workload)...)
+	}
+	return metrics.For(s.Policies, counted...)
 }
 
 // Lookup returns the scenario called name, or an error listing those there are.
@@ -83,26 +110,42 @@ func Builtin() (*File, error) {
 	return Parse(BuiltinFile, retrysim.BuiltinScenarios)
 }
 
-// Load reads and parses a scenario file of at most MaxFileSize bytes.
+// Load reads and parses a scenario file of at most MaxFileSize bytes. The
+// capacity traces it names (trace: file.csv) are read relative to the
+// file's folder.
 func Load(path string) (*File, error) {
 	data, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, data)
+	return ParseIn(path, data, filepath.Dir(path))
 }
 
 // Parse decodes and validates scenario YAML; name is used in error messages.
 // It returns the problems it finds, joined: the first MaxErrors of them and
-// a count of the rest.
+// a count of the rest. It reads no files: a capacity trace is an error
+// (use Load or ParseIn).
 func Parse(name string, data []byte) (f *File, err error) {
+	return parse(name, data, "")
+}
+
+// ParseIn is Parse for YAML whose capacity traces are read relative to the
+// folder dir (standard input's: the working directory, ".").
+func ParseIn(name string, data []byte, dir string) (f *File, err error) {
+	if dir == "" {
+		dir = "."
+	}
+	return parse(name, data, dir)
+}
+
+func parse(name string, data []byte, dir string) (f *File, err error) {
 	defer func() {
 		// The YAML parser is third-party code: never let it crash the tool.
 		if r := recover(); r != nil {
 			f, err = nil, &FieldError{File: name, Msg: fmt.Sprintf("cannot parse: %v", r)}
 		}
 	}()
-	d := &decoder{file: name}
+	d := &decoder{file: name, dir: dir}
 	f = d.parse(data)
 	if err := d.err(); err != nil {
 		return nil, err
@@ -156,7 +199,8 @@ func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
 	if !m.has("clients") {
 		m.errorf("clients", "missing: every scenario needs clients")
 	}
-	limits := d.clients(m.get("clients"), m.field("clients"), &s.Workload)
+	var limits limits
+	s.Workload, limits = d.clients(m.get("clients"), m.field("clients"))
 	items := m.sequence("policies")
 	if len(items) == 0 {
 		m.errorf("policies", "missing: list at least one policy to compare")
@@ -181,6 +225,16 @@ func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
 	}
 	if m.has("check_seeds") && !slices.ContainsFunc(s.Expect, func(e Expect) bool { return e.OverSeeds() }) {
 		m.errorf("check_seeds", "has no effect: no expectation of this scenario takes a statistic over seeds, such as mean(completed)")
+	}
+	if d.problems == 0 {
+		// An optional metric that no part of the scenario reports would
+		// have no value to check.
+		reported := s.Metrics()
+		for _, e := range s.Expect {
+			if m, ok := metrics.Lookup(e.Metric); ok && m.Optional() && !slices.Contains(reported, m) {
+				d.errorf(e.node, e.field, "%s is not reported for this scenario: its server, workload and policies do not count it", e.Metric)
+			}
+		}
 	}
 	for i := range s.Expect {
 		s.Expect[i].node = nil // let the YAML tree go
@@ -211,22 +265,67 @@ var rejections = map[string]sim.Rejection{
 
 const rejectionNames = "overloaded (529), unavailable (503), rate-limited (429), server-error (500), timeout (504), bad-request (400)"
 
-// server decodes the scenario's server with its kind (capacity-windows,
-// the only one so far).
-func (d *decoder) server(n *yaml.Node, path string) *sim.CapacityWindows {
+// server decodes a server mapping: its type (default capacity-windows)
+// and that kind's fields. It returns nil when the type is unknown.
+func (d *decoder) server(n *yaml.Node, path string) sim.ServerModel {
 	m := d.mapping(n, path)
-	k := serverKinds[0]
+	typ := m.str("type", serverKinds[0].Name)
+	k := lookupServer(typ)
+	if k == nil {
+		m.errorf("type", "unknown server type %q; choose one of %s", typ, kindNames(Servers))
+		return nil
+	}
+	before := d.problems
 	s := k.decode(d, m, path)
-	m.finish(k.Fields...)
+	m.finish(append([]string{"type"}, k.Fields...)...)
+	if d.problems == before && n != nil {
+		// Whatever the model would still refuse (combinations of fields).
+		if err := s.Validate(); err != nil {
+			d.errorf(n, path, "%v", err)
+		}
+	}
 	return s
 }
 
-// capacityWindows reads the fields of a capacity-windows server.
+// rejection reads the reject and retry_after fields of m: the outcome of a
+// request that is not admitted, def by default.
+func rejection(m *mapping, def string) sim.Rejection {
+	name := m.str("reject", def)
+	rej, ok := rejections[name]
+	if !ok {
+		m.errorf("reject", "unknown outcome %q; choose one of %s", name, rejectionNames)
+	}
+	if m.has("retry_after") {
+		rej.RetryAfter = m.duration("retry_after", rej.RetryAfter)
+	}
+	return rej
+}
+
+// capacityWindows reads the fields of a capacity-windows server: phases,
+// or a trace with the window and rejection of every phase.
 func (d *decoder) capacityWindows(m *mapping, path string) *sim.CapacityWindows {
-	s := &sim.CapacityWindows{ResponseTime: sim.Fixed(m.duration("response_time", DefaultResponseTime))}
+	s := &sim.CapacityWindows{ResponseTime: m.distribution("response_time", sim.Fixed(DefaultResponseTime))}
+	if m.has("trace") {
+		if m.has("phases") {
+			m.errorf("phases", "set phases or trace, not both")
+		}
+		window := m.duration("window", time.Second)
+		if window == 0 {
+			m.errorf("window", "must be > 0")
+			window = time.Second
+		}
+		rej := rejection(m, "overloaded")
+		s.Phases = traceRows(d, m, func(r io.Reader) ([]sim.Phase, error) { return sim.WindowPhasesFromCSV(r, window, rej) })
+		return s
+	}
+	for _, f := range []string{"window", "reject", "retry_after"} {
+		if m.has(f) {
+			m.errorf(f, "is a field of each phase (here only with trace)")
+		}
+	}
 	items := m.sequence("phases")
 	if len(items) == 0 && m.node != nil {
-		m.errorf("phases", "missing: the server needs at least one phase")
+		m.errorf("phases", "missing: the server needs at least one phase (or a trace)")
 	}
 	for i, item := range items {
 		field := fmt.Sprintf("%s.phases[%d]", path, i)
@@ -247,15 +346,7 @@ func (d *decoder) capacityWindows(m *mapping, path string) *sim.CapacityWindows 
 		case p.Admit == 0 && pm.has("window"):
 			pm.errorf("window", "has no effect: this phase admits nothing (set admit > 0)")
 		}
-		name := pm.str("reject", "overloaded")
-		rej, ok := rejections[name]
-		if !ok {
-			pm.errorf("reject", "unknown outcome %q; choose one of %s", name, rejectionNames)
-		}
-		if pm.has("retry_after") {
-			rej.RetryAfter = pm.duration("retry_after", rej.RetryAfter)
-		}
-		p.Reject = rej
+		p.Reject = rejection(pm, "overloaded")
 		pm.finish("duration", "admit", "window", "reject", "retry_after")
 		s.Phases = append(s.Phases, p)
 	}
@@ -269,19 +360,36 @@ type limits struct {
 	deadline    time.Duration
 }
 
-func (d *decoder) clients(n *yaml.Node, path string, w *sim.Burst) limits {
+// clients decodes the clients mapping: the workload (its type, default
+// burst, and that kind's fields) and the per-operation limits. The
+// workload is nil when the type is unknown.
+func (d *decoder) clients(n *yaml.Node, path string) (sim.Workload, limits) {
 	m := d.mapping(n, path)
-	if n != nil && !m.has("count") {
-		m.errorf("count", "missing: how many clients start an operation")
+	typ := m.str("type", workloadKinds[0].Name)
+	k := lookupWorkload(typ)
+	var w sim.Workload
+	before := d.problems
+	if k == nil {
+		m.errorf("type", "unknown workload type %q; choose one of %s", typ, kindNames(Workloads))
+	} else {
+		w = k.decode(d, m, path)
 	}
-	k := workloadKinds[0]
-	k.decode(d, m, w)
 	l := limits{
 		maxAttempts: int(m.integer("max_attempts", 0, 0, 1<<31-1)),
 		deadline:    m.duration("deadline", 0),
 	}
-	m.finish(append(k.Fields, "max_attempts", "deadline")...)
-	return l
+	if k == nil {
+		return nil, l
+	}
+	m.finish(append(append([]string{"type"}, k.Fields...), "max_attempts", "deadline")...)
+	if d.problems == before && n != nil {
+		if ops := w.Operations(); ops > MaxClients {
+			d.errorf(n, path, "the workload may start %d operations in a run; at most %d are supported", ops, MaxClients)
+		} else if err := w.Validate(); err != nil {
+			d.errorf(n, path, "%v", err)
+		}
+	}
+	return w, l
 }
 
 func (d *decoder) policy(n *yaml.Node, path string, lim limits) (sim.Policy, []Expect) {

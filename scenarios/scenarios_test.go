@@ -39,13 +39,14 @@ func TestParseValidFileFillsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := f.Scenarios[0]
-	if f.Default != "s" || s.Seed != DefaultSeed || s.Workload.Clients != 20 {
-		t.Fatalf("default %q seed %d clients %d", f.Default, s.Seed, s.Workload.Clients)
+	if f.Default != "s" || s.Seed != DefaultSeed || s.Operations() != 20 {
+		t.Fatalf("default %q seed %d clients %d", f.Default, s.Seed, s.Operations())
 	}
-	if s.Server.ResponseTime.Sample(nil) != DefaultResponseTime {
-		t.Fatalf("response time %v, want the default", s.Server.ResponseTime.Sample(nil))
+	server := s.Server.(*sim.CapacityWindows)
+	if server.ResponseTime.Sample(nil) != DefaultResponseTime {
+		t.Fatalf("response time %v, want the default", server.ResponseTime.Sample(nil))
 	}
-	if got := s.Server.Phases[1].Reject; got.Status != 529 || got.Class != policies.Capacity {
+	if got := server.Phases[1].Reject; got.Status != 529 || got.Class != policies.Capacity {
 		t.Fatalf("default rejection %+v, want 529 capacity", got)
 	}
 	imm := s.Policies[0]
@@ -166,10 +167,11 @@ func TestBuiltinReferenceScenario(t *testing.T) {
 	if err != nil || f.Default != "overload-burst" {
 		t.Fatalf("lookup: %v (default %q)", err, f.Default)
 	}
-	if s.Workload != (sim.Burst{Clients: 20}) || s.Server.ResponseTime.Sample(nil) != 100*time.Millisecond {
+	server := s.Server.(*sim.CapacityWindows)
+	if s.Workload != (sim.Burst{Clients: 20}) || server.ResponseTime.Sample(nil) != 100*time.Millisecond {
 		t.Fatalf("workload %+v", s.Workload)
 	}
-	ph := s.Server.Phases
+	ph := server.Phases
 	if len(ph) != 2 || ph[0].Duration != 2*time.Second || ph[0].Admit != 0 || ph[0].Reject.Status != 529 ||
 		ph[1].Admit != 6 || ph[1].Window != time.Second || ph[1].Reject.Status != 529 {
 		t.Fatalf("phases %+v", ph)
@@ -225,6 +227,14 @@ func FuzzParse(f *testing.F) {
 	// Numbers at and past the edges.
 	f.Add([]byte(strings.Replace(valid, "count: 20", "count: 99999999999999999999", 1)))
 	f.Add([]byte(strings.Replace(valid, "admit: 6", "admit: 6.5", 1)))
+	// Server models and workloads other than the defaults, distributions.
+	f.Add([]byte(withModels("    server: {type: queue, phases: [{duration: 20s, concurrency: 10}, {concurrency: 5}], service: {exponential: 100ms}, queue_limit: 5, drop_abandoned: true}\n",
+		"    clients: {type: open-loop, rates: [{per_second: 10, ramp: true}, {at: 10s, per_second: 30}], until: 20s, max_attempts: 4}\n")))
+	f.Add([]byte(withModels("    server: {type: error-mix, response_time: {lognormal: {median: 1s, p99: 10s}}, fail_response_time: {uniform: [50ms, 150ms]}, stream: true, stream_share: 0.5, phases: [{duration: 10s}, {failures: [{probability: 0.2, reject: rate-limited, retry_after: 2s}]}]}\n",
+		"    clients: {type: closed-loop, workers: 100, per_worker: 100, think: {fixed: 100ms}, until: 10s, max_attempts: 4}\n")))
+	f.Add([]byte(withModels("    server: {type: rate-limit, requests_per_minute: 60, input_tokens_per_minute: 1000, input_tokens: 100, inner: {type: error-mix, failures: [{probability: 0.1}]}}\n",
+		"    clients: {type: agent-sessions, sessions: 5, turns: 3, think: 2s, resume: restart, pause: 1s, max_repeats: 2, input_growth: 100, max_attempts: 4}\n")))
+	f.Add([]byte(withModels("    server: {type: queue, trace: workers.csv, service: 1s}\n", burstClients)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse("fuzz.yaml", data)
 		if err != nil {

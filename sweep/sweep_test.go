@@ -83,8 +83,9 @@ func mustParse(t *testing.T, spec string) Param {
 // Apply changes a copy: the loaded scenario stays as it was.
 func TestApplyLeavesOriginal(t *testing.T) {
 	s := reference(t)
-	before := *s.Server
-	phases := append([]sim.Phase(nil), s.Server.Phases...)
+	windows := s.Server.(*sim.CapacityWindows)
+	before := *windows
+	phases := append([]sim.Phase(nil), windows.Phases...)
 	pols := append([]sim.Policy(nil), s.Policies...)
 	throttle := *s.Policies[3].Throttle
 	all := []string{"clients=5", "capacity=9", "base=1s", "delay=1s", "outage=5s", "response_time=1s", "throttle=2", "max_attempts=3", "deadline=1s"}
@@ -94,8 +95,8 @@ func TestApplyLeavesOriginal(t *testing.T) {
 			t.Fatalf("%s: %v", spec, err)
 		}
 	}
-	if !reflect.DeepEqual(phases, s.Server.Phases) || before.ResponseTime != s.Server.ResponseTime ||
-		!reflect.DeepEqual(pols, s.Policies) || throttle != *s.Policies[3].Throttle || s.Workload.Clients != 20 {
+	if !reflect.DeepEqual(phases, windows.Phases) || before.ResponseTime != windows.ResponseTime ||
+		!reflect.DeepEqual(pols, s.Policies) || throttle != *s.Policies[3].Throttle || s.Operations() != 20 {
 		t.Error("Apply changed the original scenario")
 	}
 }
@@ -110,19 +111,20 @@ func TestApplySetsFields(t *testing.T) {
 		}
 		return c
 	}
-	if c := get("clients=7"); c.Workload.Clients != 7 {
+	server := func(c *scenarios.Scenario) *sim.CapacityWindows { return c.Server.(*sim.CapacityWindows) }
+	if c := get("clients=7"); c.Operations() != 7 {
 		t.Error("clients not set")
 	}
-	if c := get("capacity=9"); c.Server.Phases[1].Admit != 9 || c.Server.Phases[1].Window != time.Second {
+	if c := server(get("capacity=9")); c.Phases[1].Admit != 9 || c.Phases[1].Window != time.Second {
 		t.Error("capacity not set on the last phase")
 	}
-	if c := get("outage=5s"); c.Server.Phases[0].Duration != 5*time.Second {
+	if c := server(get("outage=5s")); c.Phases[0].Duration != 5*time.Second {
 		t.Error("outage not set")
 	}
-	if c := get("outage=0s"); len(c.Server.Phases) != 1 || c.Server.Phases[0].Admit != 6 {
+	if c := server(get("outage=0s")); len(c.Phases) != 1 || c.Phases[0].Admit != 6 {
 		t.Error("outage=0 should drop the first phase")
 	}
-	if c := get("response_time=250ms"); c.Server.ResponseTime != sim.Fixed(250*time.Millisecond) {
+	if c := server(get("response_time=250ms")); c.ResponseTime != sim.Fixed(250*time.Millisecond) {
 		t.Error("response time not set")
 	}
 	c := get("base=1s")
@@ -143,9 +145,7 @@ func TestApplySetsFields(t *testing.T) {
 func TestApplyErrors(t *testing.T) {
 	s := reference(t)
 	one := *s
-	server := *s.Server
-	server.Phases = server.Phases[1:]
-	one.Server = &server
+	one.Server = &sim.CapacityWindows{Phases: s.Server.(*sim.CapacityWindows).Phases[1:], ResponseTime: s.Server.(*sim.CapacityWindows).ResponseTime}
 	one.Policies = s.Policies[:3]
 	for _, spec := range []string{"outage=1s", "throttle=3"} {
 		p := mustParse(t, spec)

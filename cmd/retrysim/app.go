@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -124,7 +123,7 @@ func loadFile(cmd *cli.Command) (*scenarios.File, error) {
 	case path == "-":
 		var data []byte
 		if data, err = io.ReadAll(cmd.Root().Reader); err == nil {
-			f, err = scenarios.Parse(stdinName, data)
+			f, err = scenarios.ParseIn(stdinName, data, ".")
 		}
 	default:
 		f, err = scenarios.Load(path)
@@ -189,7 +188,7 @@ func compareCommand() *cli.Command {
 			if cmd.Bool("verbose") {
 				writeEngineStats(cmd.Root().ErrWriter, results, time.Since(start))
 			}
-			c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: metrics.For(s.Policies)}
+			c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: s.Metrics()}
 			return report.Write(cmd.Root().Writer, format(cmd), &c)
 		},
 	}
@@ -225,6 +224,15 @@ func listCommand() *cli.Command {
 			fmt.Fprintf(w, "(* runs when no --scenario is given)\n\nPolicy types:\n")
 			for _, t := range scenarios.PolicyTypes() {
 				fmt.Fprintf(w, "   %-19s  %s\n", t.Name, t.About)
+			}
+			for _, c := range []struct {
+				title string
+				cat   scenarios.Category
+			}{{"Server types (server: type:, the first by default)", scenarios.Servers}, {"Workload types (clients: type:, the first by default)", scenarios.Workloads}} {
+				fmt.Fprintf(w, "\n%s:\n", c.title)
+				for _, k := range scenarios.Kinds(c.cat) {
+					fmt.Fprintf(w, "   %-19s  %s\n", k.Name, k.About)
+				}
 			}
 			return nil
 		},

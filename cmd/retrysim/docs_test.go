@@ -230,7 +230,7 @@ func smallCheckPrelude(t *testing.T) string {
 		if len(s.Expect) == 0 {
 			continue
 		}
-		if s.Workload.Clients >= bigClients {
+		if s.Operations() >= bigClients {
 			skipped++
 			continue
 		}

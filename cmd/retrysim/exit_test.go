@@ -156,7 +156,7 @@ func TestPanicInRunExits3(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := *orig
-	s.Server = &sim.CapacityWindows{Phases: orig.Server.Phases, ResponseTime: panicky{}}
+	s.Server = &sim.CapacityWindows{Phases: orig.Server.(*sim.CapacityWindows).Phases, ResponseTime: panicky{}}
 	err = runs.Seeds(context.Background(), &s, 1, 2, 0, func(int, int, *sim.Result) {})
 	var p *runs.PanicError
 	if !errors.As(err, &p) {

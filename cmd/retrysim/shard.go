@@ -17,7 +17,6 @@ import (
 
 	retrysim "github.com/retrysim/retrysim"
 	"github.com/retrysim/retrysim/cmd/retrysim/internal/progress"
-	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -289,7 +288,7 @@ func checkShardWork(cmd *cli.Command, sh runs.Shard, groups []runs.Group, owned 
 			if owned[g][0] == 0 {
 				e = e.Add(s.Estimate(1))
 			}
-			e.Kept += 8 * float64(s.Workload.Clients) * float64(pooled) * float64(len(s.Policies))
+			e.Kept += 8 * float64(s.Operations()) * float64(pooled) * float64(len(s.Policies))
 		}
 		est = est.Add(e)
 	}
@@ -338,7 +337,7 @@ func baselineNow(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, s
 		if err != nil {
 			return report.Document{}, err
 		}
-		c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: metrics.For(s.Policies)}
+		c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: s.Metrics()}
 		return c.JSON(), nil
 	}
 	ms, err := st.seeds(runs.Group{Scenario: s, First: seed, Seeds: 1, Label: label})

@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sweep"
@@ -34,7 +33,7 @@ func checkWork(cmd *cli.Command, est scenarios.Estimate) error {
 
 // keptPerRun is what a multi-seed command keeps of each run of s: one
 // float64 per metric reported (runs.MultiSeed).
-func keptPerRun(s *scenarios.Scenario) float64 { return float64(8 * len(metrics.For(s.Policies))) }
+func keptPerRun(s *scenarios.Scenario) float64 { return float64(8 * len(s.Metrics())) }
 
 // seedsWork estimates k seeds of s whose metrics are kept.
 func seedsWork(s *scenarios.Scenario, k int) scenarios.Estimate {
@@ -48,7 +47,7 @@ func seedsWork(s *scenarios.Scenario, k int) scenarios.Estimate {
 // policy.
 func plotWork(s *scenarios.Scenario, k int) scenarios.Estimate {
 	e := seedsWork(s, k).Add(s.Estimate(1))
-	e.Kept += 8 * float64(s.Workload.Clients) * float64(min(k, runs.MaxCDFSeeds)) * float64(len(s.Policies))
+	e.Kept += 8 * float64(s.Operations()) * float64(min(k, runs.MaxCDFSeeds)) * float64(len(s.Policies))
 	return e
 }
 

@@ -96,31 +96,34 @@ type capacityStep struct {
 	Capacity float64
 }
 
-// capacitySteps returns the server's admission limit per bucket, phase by
-// phase, and its largest value.
-func capacitySteps(s *sim.CapacityWindows, bucket time.Duration) ([]capacityStep, float64) {
+// capacitySteps returns the server's admission limit per bucket, step by
+// step, and its largest value; none for a server that cannot say its
+// capacity (sim.CapacityProfile).
+func capacitySteps(s sim.ServerModel, bucket time.Duration) ([]capacityStep, float64) {
+	p, ok := s.(sim.CapacityProfile)
+	if !ok {
+		return nil, 0
+	}
 	var steps []capacityStep
-	start := time.Duration(0)
 	peak := 0.0
-	for i, p := range s.Phases {
+	for _, st := range p.Capacity() {
 		c := 0.0
-		if p.Admit > 0 {
-			c = float64(p.Admit) * float64(bucket) / float64(p.Window)
+		if st.Requests > 0 && st.Per > 0 {
+			c = st.Requests * float64(bucket) / float64(st.Per)
 		}
 		peak = max(peak, c)
-		steps = append(steps, capacityStep{start, c})
-		if i == len(s.Phases)-1 || p.Duration == 0 {
-			break
-		}
-		start += p.Duration
+		steps = append(steps, capacityStep{st.At, c})
 	}
 	return steps, peak
 }
 
 // capacityLine draws the server's admission limit per bucket as a step
 // line from 0 to end, with times in unit.
-func capacityLine(s *sim.CapacityWindows, bucket time.Duration, end time.Duration, unit durationUnit) (*plotter.Line, error) {
+func capacityLine(s sim.ServerModel, bucket time.Duration, end time.Duration, unit durationUnit) (*plotter.Line, error) {
 	steps, _ := capacitySteps(s, bucket)
+	if len(steps) == 0 {
+		return nil, nil
+	}
 	var pts plotter.XYs
 	for _, st := range steps {
 		if st.At > end {
@@ -142,7 +145,8 @@ func capacityLine(s *sim.CapacityWindows, bucket time.Duration, end time.Duratio
 
 // TimelineFigure shows, per policy, the requests arriving in each time
 // bucket, admitted at the bottom of each bar and rejected stacked on top,
-// with the server's capacity as a dashed line.
+// with the server's capacity as a dashed line when the server can say it
+// (sim.CapacityProfile).
 //
 // Panels share the y axis, so that they compare at a glance, unless a
 // panel's own peak (its tallest bar or the capacity, whichever is higher)
@@ -196,11 +200,14 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Add(rej, ok, capLine)
+		p.Add(rej, ok)
 		// Listed top to bottom as the bars stack.
 		p.Legend.Add("rejected (top)", rej)
 		p.Legend.Add("admitted (bottom)", ok)
-		p.Legend.Add("capacity", capLine)
+		if capLine != nil {
+			p.Add(capLine)
+			p.Legend.Add("capacity", capLine)
+		}
 		p.Legend.Top = true
 		p.X.Min, p.X.Max = 0, unit.of(end)
 		ymax := sharedMax

@@ -212,9 +212,9 @@ func testSweep(t *testing.T) *runs.Sweep {
 	for i, clients := range []int{10, 20, 30} {
 		for j, outage := range []float64{2000, 4000} {
 			s := *base
-			s.Workload.Clients = clients
-			server := *base.Server
-			server.Phases = append([]sim.Phase(nil), base.Server.Phases...)
+			s.Workload = sim.Burst{Clients: clients}
+			server := *base.Server.(*sim.CapacityWindows)
+			server.Phases = append([]sim.Phase(nil), server.Phases...)
 			server.Phases[0].Duration = msDuration(outage)
 			s.Server = &server
 			m, err := runs.Collect(context.Background(), &s, s.Seed, sw.Seeds, nil)
