@@ -51,10 +51,12 @@ type SVGFigure struct {
 
 // WriteHTML writes one self-contained HTML page for a design review: the
 // scenario, its results as tables (single-seed, or statistics over seeds)
-// and every figure as inline SVG (report/plot draws them). command is the
-// command line shown as the way to make the page again. The same inputs
-// give the same bytes.
-func WriteHTML(w io.Writer, s *scenarios.Scenario, m *runs.MultiSeed, figures []SVGFigure, command string) error {
+// and every figure as inline SVG (report/plot draws them). ref is the
+// reference policy of the comparisons over seeds, an index into
+// m.Policies or DefaultReference (see StatsVs). command is the command
+// line shown as the way to make the page again. The same inputs give the
+// same bytes.
+func WriteHTML(w io.Writer, s *scenarios.Scenario, m *runs.MultiSeed, ref int, figures []SVGFigure, command string) error {
 	page := htmlPage{
 		Title:       "retrysim: " + s.Name,
 		Scenario:    s.Name,
@@ -75,12 +77,15 @@ func WriteHTML(w io.Writer, s *scenarios.Scenario, m *runs.MultiSeed, figures []
 		}
 		page.Results = append(page.Results, htmlTable{Caption: "Results, seed " + strconv.FormatUint(m.FirstSeed, 10), Header: header, Numeric: numeric, Rows: rows})
 	} else {
-		doc := Stats(m)
+		doc := StatsVs(m, ref)
 		page.Notes = []string{
 			"n: seeds on which the metric exists (latencies need a completion). " +
 				"Mean ± half-width of its 95% confidence interval (Student's t); median, p5 and p95 over the seeds.",
-			fmt.Sprintf("vs %s: change of the mean, paired by seed, two-sided Wilcoxon signed-rank test; "+
+			fmt.Sprintf("vs %s (the reference policy): change of the mean, paired by seed, two-sided Wilcoxon signed-rank test; "+
 				"~ means no significant difference at α = %.2f.", doc.Baseline, doc.Alpha),
+		}
+		for _, w := range doc.Warnings {
+			page.Notes = append(page.Notes, "Warning: "+w)
 		}
 		for _, metric := range doc.HeadlineMetrics() {
 			header := MultiSeedColumns(&doc)

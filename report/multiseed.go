@@ -19,24 +19,25 @@ const Alpha = stats.Alpha
 
 // MultiSeedDocument is the JSON form of a multi-seed comparison.
 type MultiSeedDocument struct {
-	Schema    string        `json:"schema"`
-	Scenario  string        `json:"scenario"`
-	FirstSeed uint64        `json:"first_seed"`
-	Seeds     int           `json:"seeds"`
-	Baseline  string        `json:"baseline"`
-	Test      string        `json:"test"`
-	Alpha     float64       `json:"alpha"`
-	Policies  []PolicyStats `json:"policies"`
+	Schema    string `json:"schema"`
+	Scenario  string `json:"scenario"`
+	FirstSeed uint64 `json:"first_seed"`
+	Seeds     int    `json:"seeds"`
+	// Baseline is the reference policy: the one every other policy is
+	// compared with (Reference says how it is chosen).
+	Baseline string        `json:"baseline"`
+	Test     string        `json:"test"`
+	Alpha    float64       `json:"alpha"`
+	Policies []PolicyStats `json:"policies"`
+	// Warnings are the reasons some comparisons could not find a
+	// difference even if there were one, one line each: "policy: metric vs
+	// baseline: reason" for a comparison with too few seeds that differ,
+	// or one line for the whole document when it has too few seeds for any
+	// comparison to be significant. Never null.
+	Warnings []string `json:"warnings"`
 
-	metrics  []*metrics.Metric // the metrics of every policy's Metrics, in order
-	warnings []string
+	metrics []*metrics.Metric // the metrics of every policy's Metrics, in order
 }
-
-// Warnings are the reasons some comparisons could not find a difference
-// even if there were one (too few seeds that differ, for example), one line
-// each, "policy: metric vs baseline: reason". The document's JSON does not
-// carry them.
-func (d *MultiSeedDocument) Warnings() []string { return d.warnings }
 
 // PolicyStats is one policy's statistics, one entry per metric in the
 // order of Metrics.
@@ -53,7 +54,8 @@ type MetricStats struct {
 	N int `json:"n"`
 	// Summary is null when N is 0.
 	Summary *stats.Summary `json:"summary"`
-	// VsBaseline compares with the first policy; null for the first policy.
+	// VsBaseline compares with the reference policy (the document's
+	// Baseline); null for the reference itself.
 	VsBaseline *Difference `json:"vs_baseline"`
 }
 
@@ -71,21 +73,64 @@ type Difference struct {
 	P float64 `json:"p_value"`
 	// Verdict is better or worse when P < Alpha, else ~ (stats.Same).
 	Verdict stats.Verdict `json:"verdict"`
+	// Differing is the number of pairs whose values differ, the test's N.
+	// Below stats.MinDifferingPairs (but above 0) the test cannot reach
+	// significance, and Text says so. The JSON carries a warning instead.
+	Differing int `json:"-"`
 }
 
-// Stats computes the document of m: a summary of every metric of every
-// policy over the seeds, and a paired comparison of each policy with the
-// first one, on unrounded values; the document rounds them for
-// presentation.
-func Stats(m *runs.MultiSeed) MultiSeedDocument {
+// Stats computes the document of m with the default reference policy
+// (Reference): a summary of every metric of every policy over the seeds,
+// and a paired comparison of each policy with the reference, on unrounded
+// values; the document rounds them for presentation.
+func Stats(m *runs.MultiSeed) MultiSeedDocument { return StatsVs(m, DefaultReference) }
+
+// DefaultReference, given as the reference policy's index, asks for the
+// one Reference picks.
+const DefaultReference = -1
+
+// Reference returns the index of the default reference policy of m: the
+// first policy, in the scenario's order, that completes at least one
+// operation on every seed, so that its latency metrics exist on every seed
+// and every other policy's latencies can be paired with them. When no
+// policy does, it is the first policy, and ok is false.
+func Reference(m *runs.MultiSeed) (ref int, ok bool) {
+	for p := range m.Policies {
+		if completesOnEverySeed(m, p) {
+			return p, true
+		}
+	}
+	return 0, false
+}
+
+// completesOnEverySeed reports whether policy p of m completes an
+// operation on each of its seeds.
+func completesOnEverySeed(m *runs.MultiSeed, p int) bool {
+	for _, v := range m.Series(p, metrics.Completed) {
+		if !(v > 0) {
+			return false
+		}
+	}
+	return m.Seeds() > 0
+}
+
+// StatsVs is Stats with policy ref (an index into m.Policies) as the
+// reference, or the default one when ref is DefaultReference. It panics if
+// ref is out of range.
+func StatsVs(m *runs.MultiSeed, ref int) MultiSeedDocument {
+	if ref == DefaultReference {
+		ref, _ = Reference(m)
+	}
 	doc := MultiSeedDocument{
 		Schema: MultiSeedSchema, Scenario: m.Scenario, FirstSeed: m.FirstSeed, Seeds: m.Seeds(),
-		Test: "wilcoxon-signed-rank", Alpha: Alpha, Policies: make([]PolicyStats, len(m.Policies)),
-		metrics: m.Metrics,
+		Baseline: m.Policies[ref], Test: "wilcoxon-signed-rank", Alpha: Alpha,
+		Policies: make([]PolicyStats, len(m.Policies)), Warnings: []string{}, metrics: m.Metrics,
 	}
-	if len(m.Policies) > 0 {
-		doc.Baseline = m.Policies[0]
+	if def, ok := Reference(m); !ok && ref == def {
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("no policy completes an operation on every seed: comparing with the first policy, %s; latencies pair only on the seeds where both complete", doc.Baseline))
 	}
+	tooFewSeeds := doc.Seeds < stats.MinDifferingPairs
+	underpowered := 0
 	for p, name := range m.Policies {
 		ps := PolicyStats{Policy: name, Metrics: make([]MetricStats, len(m.Metrics))}
 		for i, metric := range m.Metrics {
@@ -95,18 +140,25 @@ func Stats(m *runs.MultiSeed) MultiSeedDocument {
 				s := roundSummary(stats.Summarize(vals))
 				ms.Summary = &s
 			}
-			if p > 0 {
-				d := stats.Paired(m.Series(0, metric), m.Series(p, metric), metric.Better)
+			if p != ref {
+				d := stats.Paired(m.Series(ref, metric), m.Series(p, metric), metric.Better)
 				ms.VsBaseline = difference(d)
-				if d.Pairs > 0 {
+				if d.Pairs > 0 && !tooFewSeeds {
 					for _, w := range d.Warnings {
-						doc.warnings = append(doc.warnings, fmt.Sprintf("%s: %s vs %s: %s", name, metric.Name, doc.Baseline, w))
+						doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s: %s vs %s: %s", name, metric.Name, doc.Baseline, w))
 					}
+				}
+				if ms.VsBaseline.underpowered() {
+					underpowered++
 				}
 			}
 			ps.Metrics[i] = ms
 		}
 		doc.Policies[p] = ps
+	}
+	if tooFewSeeds && underpowered > 0 {
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s: no comparison can be significant at α = %.2f: the two-sided signed-rank test needs at least %d seeds on which the policies differ; run more seeds",
+			seedRange(&doc), Alpha, stats.MinDifferingPairs))
 	}
 	return doc
 }
@@ -124,7 +176,14 @@ func difference(d stats.Difference) *Difference {
 	}
 	out.P = roundSig(d.Test.P, 4)
 	out.Verdict = d.Verdict
+	out.Differing = d.Test.N
 	return out
+}
+
+// underpowered reports whether the comparison could not have been
+// significant: some pairs differ, but too few.
+func (d *Difference) underpowered() bool {
+	return d.Differing > 0 && d.Differing < stats.MinDifferingPairs
 }
 
 // roundSummary rounds every field to 4 decimals so that the last bits of a

@@ -74,12 +74,17 @@ func MultiSeedRows(doc *MultiSeedDocument, metric *metrics.Metric, missing strin
 }
 
 // Text writes a comparison with the baseline as benchstat does: the
-// change of the mean and the p-value, or "~" when not significant.
+// change of the mean and the p-value, or "~" when not significant, and
+// then, when the test could not have been significant, how few seeds
+// differ: "~ (p=0.250, only 3 seeds differ)".
 func (d *Difference) Text() string {
 	if d.Pairs == 0 {
 		return "n/a: no common seeds"
 	}
 	if d.Verdict == stats.Same {
+		if d.underpowered() {
+			return fmt.Sprintf("~ (%s, only %d %s)", formatP(d.P), d.Differing, plural(d.Differing, "seed differs", "seeds differ"))
+		}
 		return "~ (" + formatP(d.P) + ")"
 	}
 	change := strconv.FormatFloat(d.DeltaMean, 'f', -1, 64)
@@ -92,12 +97,20 @@ func (d *Difference) Text() string {
 	return fmt.Sprintf("%s %s (%s)", change, d.Verdict, formatP(d.P))
 }
 
+// plural returns one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 func writeMultiTable(w io.Writer, markdown bool, doc *MultiSeedDocument) error {
 	cols := MultiSeedColumns(doc)
 	align := TextColumns(len(cols), 0, len(cols)-1) // policy and verdict left
 	intro := fmt.Sprintf("scenario %s, %s (n = seeds on which the metric exists)\n"+
 		"mean ± half-width of its 95%% confidence interval (Student's t); median, p5, p95 over seeds\n"+
-		"vs %s: change of the mean, paired by seed, Wilcoxon signed-rank test; ~ means no significant difference at α = %.2f\n",
+		"vs %s (the reference policy): change of the mean, paired by seed, Wilcoxon signed-rank test; ~ means no significant difference at α = %.2f\n",
 		doc.Scenario, seedRange(doc), doc.Baseline, doc.Alpha)
 	if markdown {
 		intro = strings.ReplaceAll(strings.TrimSuffix(intro, "\n"), "\n", "  \n") + "\n"

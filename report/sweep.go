@@ -16,12 +16,15 @@ const SweepSchema = "retrysim/sweep/v1"
 
 // SweepDocument is the JSON form of a Sweep.
 type SweepDocument struct {
-	Schema    string           `json:"schema"`
-	Scenario  string           `json:"scenario"`
-	FirstSeed uint64           `json:"first_seed"`
-	Seeds     int              `json:"seeds"`
-	Params    []SweepParamJSON `json:"params"`
-	Points    []SweepPointJSON `json:"points"`
+	Schema    string `json:"schema"`
+	Scenario  string `json:"scenario"`
+	FirstSeed uint64 `json:"first_seed"`
+	Seeds     int    `json:"seeds"`
+	// Baseline is the reference policy of every point's comparisons
+	// (vs_baseline), the same at every point.
+	Baseline string           `json:"baseline"`
+	Params   []SweepParamJSON `json:"params"`
+	Points   []SweepPointJSON `json:"points"`
 }
 
 // SweepParamJSON describes one swept parameter.
@@ -39,15 +42,43 @@ type SweepPointJSON struct {
 	Policies []PolicyStats `json:"policies"`
 }
 
-// SweepJSON returns the document of sw.
-func SweepJSON(sw *runs.Sweep) SweepDocument {
+// SweepReference returns the index of the default reference policy of a
+// sweep: the first policy that completes an operation on every seed at
+// every point (as Reference does for one point), so that one policy is the
+// reference throughout; the first policy when none does.
+func SweepReference(sw *runs.Sweep) int {
+	if len(sw.Points) == 0 {
+		return 0
+	}
+	for p := range sw.Points[0].Runs.Policies {
+		all := true
+		for _, pt := range sw.Points {
+			all = all && completesOnEverySeed(pt.Runs, p)
+		}
+		if all {
+			return p
+		}
+	}
+	return 0
+}
+
+// SweepJSON returns the document of sw, with policy ref (an index into
+// the policies, or DefaultReference for SweepReference's) as the
+// reference of every point's comparisons.
+func SweepJSON(sw *runs.Sweep, ref int) SweepDocument {
+	if ref == DefaultReference {
+		ref = SweepReference(sw)
+	}
 	doc := SweepDocument{Schema: SweepSchema, Scenario: sw.Scenario, FirstSeed: sw.FirstSeed, Seeds: sw.Seeds,
 		Params: []SweepParamJSON{}, Points: []SweepPointJSON{}}
+	if len(sw.Points) > 0 {
+		doc.Baseline = sw.Points[0].Runs.Policies[ref]
+	}
 	for _, ax := range sw.Axes {
 		doc.Params = append(doc.Params, SweepParamJSON{Name: ax.Name, Unit: ax.Unit, Values: ax.Values, Labels: ax.Labels})
 	}
 	for _, pt := range sw.Points {
-		st := Stats(pt.Runs)
+		st := StatsVs(pt.Runs, ref)
 		vals := make([]float64, len(pt.Index))
 		for i, j := range pt.Index {
 			vals[i] = sw.Axes[i].Values[j]
@@ -57,10 +88,11 @@ func SweepJSON(sw *runs.Sweep) SweepDocument {
 	return doc
 }
 
-// WriteSweep renders a sweep in format, one of Formats.
-func WriteSweep(w io.Writer, format Format, sw *runs.Sweep) error {
+// WriteSweep renders a sweep in format, one of Formats; ref is the
+// reference policy of the JSON's comparisons, as SweepJSON takes it.
+func WriteSweep(w io.Writer, format Format, sw *runs.Sweep, ref int) error {
 	return writeAs(w, format,
-		func() any { return SweepJSON(sw) },
+		func() any { return SweepJSON(sw, ref) },
 		func(w io.Writer) error { return writeSweepCSV(w, sw) },
 		func(w io.Writer, markdown bool) error { return writeSweepTable(w, markdown, sw) })
 }

@@ -72,10 +72,10 @@ type Difference struct {
 	Warnings []string
 }
 
-// minPairsForAlpha is the fewest pairs that differ with which the exact
+// MinDifferingPairs is the fewest pairs that differ with which the exact
 // two-sided signed-rank test can reach p < Alpha: its smallest p-value with
 // n such pairs is 2/2^n, and 2/2^5 = 0.0625.
-const minPairsForAlpha = 6
+const MinDifferingPairs = 6
 
 // Paired compares sample with base, pairing x[i] with y[i]; NaN marks a
 // value that does not exist, and a pair with a NaN is left out. better says
@@ -108,8 +108,8 @@ func Paired(base, sample []float64, better Direction) Difference {
 		d.DeltaPercent = 100 * d.DeltaMean / meanX
 	}
 	d.Test = SignedRank(xs, ys)
-	if t := d.Test.N; t > 0 && t < minPairsForAlpha {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("only %d of %d pairs differ: need at least %d for significance at α = %.2f", t, d.Pairs, minPairsForAlpha, Alpha))
+	if t := d.Test.N; t > 0 && t < MinDifferingPairs {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("only %d of %d pairs differ: need at least %d for significance at α = %.2f", t, d.Pairs, MinDifferingPairs, Alpha))
 	}
 	if d.Test.P < Alpha {
 		higher := d.Test.WPlus > d.Test.WMinus

@@ -139,18 +139,21 @@ func compareCommand() *cli.Command {
 		Name:  "compare",
 		Usage: "compare the policies of a scenario, on one seed or many",
 		UsageText: "retrysim compare [--scenario NAME | --file PATH] [--seed N] [--seeds K]\n" +
-			"                 [--format table|markdown|csv|json|html] [--force]\n\n" +
+			"                 [--vs POLICY] [--format table|markdown|csv|json|html]\n" +
+			"                 [--force]\n\n" +
 			"Examples:\n" +
 			"   retrysim compare                  # default scenario, as a table\n" +
 			"   retrysim compare --scenario long-outage --seed 7\n" +
 			"   retrysim compare --file my.yaml --format json > results.json\n" +
 			"   retrysim compare --seeds 1000     # mean, 95% CI, median, p5, p95\n" +
-			"                                     # (~ = no significant difference)",
+			"                                     # (~ = no significant difference)\n" +
+			"   retrysim compare --seeds 100 --vs gated  # compare with gated",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "scenario `NAME` to run (default: the file's default scenario; see 'retrysim list')"},
 			fileFlag(),
 			&decimalFlag{Name: "seed", HideDefault: true, Usage: "random seed `N` (default: the scenario's own seed)"},
 			seedsFlag(),
+			vsFlag(),
 			formatFlag(compareFormats()),
 			verboseFlag(),
 			forceFlag(),
@@ -160,6 +163,10 @@ func compareCommand() *cli.Command {
 				return usagef("compare takes no arguments, got %q", cmd.Args().Slice())
 			}
 			s, seed, k, err := pickScenario(cmd)
+			if err != nil {
+				return err
+			}
+			ref, err := reference(cmd, s)
 			if err != nil {
 				return err
 			}
@@ -178,7 +185,7 @@ func compareCommand() *cli.Command {
 					Plot: format(cmd) == report.HTML, Bucket: runs.DefaultBucket(s.Server)}})
 			}
 			if k > 1 || format(cmd) == report.HTML {
-				return compareSeeds(ctx, cmd, s, seed, k)
+				return compareSeeds(ctx, cmd, s, seed, k, ref)
 			}
 			start := time.Now()
 			results, err := runs.One(ctx, s, seed)

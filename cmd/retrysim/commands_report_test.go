@@ -145,7 +145,8 @@ func TestHTMLReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"<!DOCTYPE html>", "<title>retrysim: overload-burst</title>", "20 clients burst",
-		"completed (higher is better)", "vs immediate", "<svg class=\"plot\"", "completion-time CDF",
+		"completed (higher is better)", "vs capped-exponential",
+		"Warning: seeds 1–3: no comparison can be significant", "<svg class=\"plot\"", "completion-time CDF",
 		"retrysim report --scenario overload-burst --seed 1 --seeds 3 --out FILE.html"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)

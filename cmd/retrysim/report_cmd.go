@@ -21,12 +21,13 @@ func reportCommand() *cli.Command {
 		Name:  "report",
 		Usage: "write a self-contained HTML report for a design review",
 		UsageText: "retrysim report --out FILE.html [--scenario NAME | --file PATH] [--seed N]\n" +
-			"                [--seeds K] [--bucket DURATION] [--force]\n\n" +
+			"                [--seeds K] [--vs POLICY] [--bucket DURATION] [--force]\n\n" +
 			"Examples:\n" +
 			"   retrysim report --out review.html\n" +
 			"   retrysim report --out review.html --scenario long-outage --seeds 200\n" +
 			"   retrysim compare --format html --seeds 50 > review.html  # on stdout",
 		Flags: append(append(scenarioFlags(),
+			vsFlag(),
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "HTML `FILE` to write ('-' for stdout)"},
 			&cli.DurationFlag{Name: "bucket", HideDefault: true, Usage: "timeline bucket `DURATION` (default: the server's admission window)"},
 		), shardFlags()...),
@@ -39,6 +40,10 @@ func reportCommand() *cli.Command {
 				return usagef("report needs --out FILE.html (or --out - for stdout)")
 			}
 			s, first, k, err := pickScenario(cmd)
+			if err != nil {
+				return err
+			}
+			ref, err := reference(cmd, s)
 			if err != nil {
 				return err
 			}
@@ -60,7 +65,7 @@ func reportCommand() *cli.Command {
 				defer file.abort()
 			}
 			var buf bytes.Buffer
-			if err := writeHTMLReport(ctx, cmd, &buf, s, first, k); err != nil {
+			if err := writeHTMLReport(ctx, cmd, &buf, s, first, k, ref); err != nil {
 				return err
 			}
 			if file == nil {
@@ -76,8 +81,9 @@ func reportCommand() *cli.Command {
 	}
 }
 
-// writeHTMLReport runs the scenario and writes the HTML report to w.
-func writeHTMLReport(ctx context.Context, cmd *cli.Command, w io.Writer, s *scenarios.Scenario, first uint64, k int) error {
+// writeHTMLReport runs the scenario and writes the HTML report to w, with
+// policy ref as the reference of the comparisons (see reference).
+func writeHTMLReport(ctx context.Context, cmd *cli.Command, w io.Writer, s *scenarios.Scenario, first uint64, k, ref int) error {
 	bucket, err := reportBucket(cmd, s)
 	if err != nil {
 		return err
@@ -90,7 +96,7 @@ func writeHTMLReport(ctx context.Context, cmd *cli.Command, w io.Writer, s *scen
 	if err != nil {
 		return err
 	}
-	return report.WriteHTML(w, s, data.Runs, figures, remakeCommand(cmd, s, first, k))
+	return report.WriteHTML(w, s, data.Runs, ref, figures, remakeCommand(cmd, s, first, k))
 }
 
 // reportBucket is the timeline bucket of the HTML report: --bucket where
@@ -112,6 +118,9 @@ func remakeCommand(cmd *cli.Command, s *scenarios.Scenario, first uint64, k int)
 	parts = append(parts, "--scenario", s.Name, "--seed", fmt.Sprint(first))
 	if k > 1 {
 		parts = append(parts, "--seeds", fmt.Sprint(k))
+	}
+	if cmd.IsSet("vs") {
+		parts = append(parts, "--vs", cmd.String("vs"))
 	}
 	if cmd.IsSet("bucket") {
 		parts = append(parts, "--bucket", cmd.Duration("bucket").String())

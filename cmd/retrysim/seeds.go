@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -103,13 +104,46 @@ func runSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, firs
 	return ms, nil
 }
 
-// compareSeeds is compare with --seeds K > 1 or --format html.
-func compareSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int) error {
+// vsFlag is --vs, shared by the commands that compare policies over seeds.
+func vsFlag() cli.Flag {
+	return &cli.StringFlag{Name: "vs", Usage: "compare every policy with policy `NAME` (default: the first policy that completes an operation on every seed)"}
+}
+
+// reference resolves --vs among the policies of s: the reference policy's
+// index, or report.DefaultReference when --vs is not given.
+func reference(cmd *cli.Command, s *scenarios.Scenario) (int, error) {
+	if !cmd.IsSet("vs") {
+		return report.DefaultReference, nil
+	}
+	name := cmd.String("vs")
+	names := make([]string, len(s.Policies))
+	for p := range s.Policies {
+		if names[p] = s.Policies[p].Name; names[p] == name {
+			return p, nil
+		}
+	}
+	return 0, usagef("--vs %q: scenario %s has no such policy (have: %s)", name, s.Name, strings.Join(names, ", "))
+}
+
+// writeWarnings prints the warnings of a document on stderr, for formats
+// that have no place for them (all but JSON).
+func writeWarnings(cmd *cli.Command, warnings []string) {
+	if format(cmd) == report.JSON {
+		return
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(cmd.Root().ErrWriter, "retrysim: warning:", w)
+	}
+}
+
+// compareSeeds is compare with --seeds K > 1 or --format html; ref is the
+// reference policy (see reference).
+func compareSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k, ref int) error {
 	if format(cmd) == report.HTML {
 		if cmd.Bool("verbose") {
 			return usagef("--verbose works with the table, markdown, csv and json formats, not html")
 		}
-		return writeHTMLReport(ctx, cmd, cmd.Root().Writer, s, first, k)
+		return writeHTMLReport(ctx, cmd, cmd.Root().Writer, s, first, k, ref)
 	}
 	var events atomic.Int64 // a sum: the same whatever order runs finish in
 	start := time.Now()
@@ -122,8 +156,12 @@ func compareSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, 
 		fmt.Fprintf(cmd.Root().ErrWriter, "total: %d events in %d runs (%d seeds × %d policies) in %v wall time (%.3g events/s)\n",
 			events.Load(), k*len(s.Policies), k, len(s.Policies), wall.Round(time.Microsecond), float64(events.Load())/wall.Seconds())
 	}
-	doc := report.Stats(ms)
-	return report.WriteMultiSeed(cmd.Root().Writer, format(cmd), &doc)
+	doc := report.StatsVs(ms, ref)
+	if err := report.WriteMultiSeed(cmd.Root().Writer, format(cmd), &doc); err != nil {
+		return err
+	}
+	writeWarnings(cmd, doc.Warnings)
+	return nil
 }
 
 // compareFormats are report.Formats plus the HTML report.

@@ -95,3 +95,45 @@ func TestSeedsFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// --vs picks the reference policy of the comparisons; a name the scenario
+// does not have is a usage error that lists those it has.
+func TestCompareVs(t *testing.T) {
+	t.Parallel()
+	out, _, code, _ := runCLI(t, "compare", "--seeds", "6", "--vs", "gated", "--format", "csv")
+	if code != 0 || !strings.Contains(out, ",full-jitter,completed,higher,6,") || !strings.Contains(out, ",gated,") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		f := strings.Split(line, ",")
+		policy, baseline := f[3], f[16]
+		if (policy == "gated") != (baseline == "") || (baseline != "" && baseline != "gated") {
+			t.Fatalf("row compares %s with %q:\n%s", policy, baseline, line)
+		}
+	}
+	html, _, code, _ := runCLI(t, "compare", "--seeds", "2", "--vs", "full-jitter", "--format", "html")
+	if code != 0 || !strings.Contains(html, "<th>vs full-jitter</th>") || !strings.Contains(html, "--vs full-jitter") {
+		t.Fatalf("exit %d; the HTML report lacks the reference column or --vs in its command", code)
+	}
+	for _, args := range [][]string{{"compare"}, {"report", "--out", "-"}, {"sweep", "--param", "clients=10:20:10"}} {
+		_, errOut, code, _ := runCLI(t, append(args, "--vs", "nope")...)
+		if cmd := args[0]; code != 2 || !strings.Contains(errOut, `--vs "nope": scenario overload-burst has no such policy (have: immediate, capped-exponential, full-jitter, gated)`) {
+			t.Errorf("%s --vs nope: exit %d, stderr %q", cmd, code, errOut)
+		}
+	}
+}
+
+// Warnings go to stderr for the text formats and into the document for
+// JSON.
+func TestCompareSeedsWarnings(t *testing.T) {
+	t.Parallel()
+	const want = "retrysim: warning: seeds 1–3: no comparison can be significant at α = 0.05"
+	out, errOut, code, _ := runCLI(t, "compare", "--seeds", "3")
+	if code != 0 || !strings.HasPrefix(errOut, want) || !strings.Contains(out, "~ (p=0.250, only 3 seeds differ)") {
+		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+	out, errOut, code, _ = runCLI(t, "compare", "--seeds", "3", "--format", "json")
+	if code != 0 || errOut != "" || !strings.Contains(out, `"warnings": [`+"\n"+`    "seeds 1–3: no comparison can be significant`) {
+		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+}

@@ -31,7 +31,7 @@ func sweepCommand() *cli.Command {
 		Usage: "vary one or two parameters and report every metric",
 		UsageText: "retrysim sweep --param NAME=FROM:TO:STEP [--param NAME=FROM:TO:STEP]\n" +
 			"               [--scenario NAME | --file PATH] [--seed N] [--seeds K]\n" +
-			"               [--format table|markdown|csv|json]\n" +
+			"               [--vs POLICY] [--format table|markdown|csv|json]\n" +
 			"               [--plot-dir DIR [--plot-format png,svg]] [--force]\n\n" +
 			"Parameters (durations take a unit, e.g. base=100ms:2s:100ms):\n" + about.String() + "\n" +
 			"Examples:\n" +
@@ -41,6 +41,7 @@ func sweepCommand() *cli.Command {
 			"   retrysim sweep --param base=100ms:2s:100ms --plot-dir plots",
 		Flags: append(append(scenarioFlags(), append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter to vary, `NAME=FROM:TO:STEP` (at most two)"},
+			vsFlag(),
 			formatFlag(report.Formats()),
 		}, append(plotFlags("also write line plots of each metric to `DIR`"),
 			&cli.StringFlag{Name: "plot", Hidden: true}, // the old name of --plot-dir
@@ -85,6 +86,10 @@ func sweepCommand() *cli.Command {
 				}
 			}
 			s, first, k, err := pickScenario(cmd)
+			if err != nil {
+				return err
+			}
+			ref, err := reference(cmd, s)
 			if err != nil {
 				return err
 			}
@@ -134,7 +139,7 @@ func sweepCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := report.WriteSweep(cmd.Root().Writer, format(cmd), sw); err != nil {
+			if err := report.WriteSweep(cmd.Root().Writer, format(cmd), sw, ref); err != nil {
 				return err
 			}
 			if plotDir != "" {

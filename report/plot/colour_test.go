@@ -184,7 +184,7 @@ func TestSVGColoursValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteHTML(&page, builtinScenario(t, "overload-burst"), d.Runs, figures, "retrysim report"); err != nil {
+	if err := report.WriteHTML(&page, builtinScenario(t, "overload-burst"), d.Runs, report.DefaultReference, figures, "retrysim report"); err != nil {
 		t.Fatal(err)
 	}
 	svgs := inlineSVGs.FindAllString(page.String(), -1)

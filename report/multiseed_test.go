@@ -1,0 +1,118 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/runs"
+	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// multiSeed builds a MultiSeed of policies whose completed counts per seed
+// are given (completed[p][seed], of 10 clients); every operation completed
+// takes 1 s plus as many milliseconds as there are completions.
+func multiSeed(names []string, completed [][]int) *runs.MultiSeed {
+	s := &scenarios.Scenario{Name: "test", Workload: sim.Burst{Clients: 10}}
+	for _, n := range names {
+		s.Policies = append(s.Policies, sim.Policy{Name: n})
+	}
+	k := len(completed[0])
+	m := runs.NewMultiSeed(s, 1, k)
+	for p := range names {
+		for seed := range k {
+			r := sim.Result{Policy: names[p], Clients: 10, Completed: completed[p][seed], Attempts: 10 + p, GaveUp: 10 - completed[p][seed]}
+			for range r.Completed {
+				r.Latencies = append(r.Latencies, time.Second+time.Duration(r.Completed)*time.Millisecond)
+			}
+			if r.Completed > 0 {
+				r.LastCompletion = r.Latencies[len(r.Latencies)-1]
+			}
+			m.Add(seed, p, &r)
+		}
+	}
+	return m
+}
+
+// The default reference is the first policy that completes on every seed,
+// so that latencies pair; with none, the first policy, and a warning.
+func TestReference(t *testing.T) {
+	never := []int{0, 0, 0, 0, 0, 0, 0}
+	sometimes := []int{3, 0, 3, 3, 3, 3, 3}
+	always := []int{5, 5, 5, 5, 5, 5, 5}
+	m := multiSeed([]string{"never", "sometimes", "always", "also"}, [][]int{never, sometimes, always, always})
+	if ref, ok := Reference(m); ref != 2 || !ok {
+		t.Fatalf("Reference = %d, %v; want 2 (always), true", ref, ok)
+	}
+	doc := Stats(m)
+	if doc.Baseline != "always" || doc.Policies[2].Metrics[0].VsBaseline != nil || doc.Policies[0].Metrics[0].VsBaseline == nil {
+		t.Fatalf("baseline %q; the reference must be the one without a comparison", doc.Baseline)
+	}
+	if d := doc.Policies[3].Stats(metrics.P50.Name).VsBaseline; d.Pairs != 7 {
+		t.Errorf("latency vs a reference that always completes: %d pairs, want 7", d.Pairs)
+	}
+	if got := StatsVs(m, 1).Baseline; got != "sometimes" {
+		t.Errorf("StatsVs(m, 1) compares with %q", got)
+	}
+	none := multiSeed([]string{"a", "b"}, [][]int{never, sometimes})
+	if ref, ok := Reference(none); ref != 0 || ok {
+		t.Fatalf("no policy completes everywhere: Reference = %d, %v; want 0, false", ref, ok)
+	}
+	if w := Stats(none).Warnings; len(w) == 0 || !strings.Contains(w[0], "no policy completes an operation on every seed") {
+		t.Errorf("warnings %q: want one about the fallback reference", w)
+	}
+}
+
+// A comparison whose pairs differ on fewer than 6 seeds can never be
+// significant: its cell says how few differ, and a warning says why.
+func TestUnderpoweredComparisons(t *testing.T) {
+	ref := []int{5, 5, 5, 5, 5, 5, 5, 5}
+	twoDiffer := []int{5, 4, 5, 5, 5, 5, 4, 5}
+	allDiffer := []int{6, 6, 6, 6, 6, 6, 6, 6}
+	m := multiSeed([]string{"ref", "two", "all"}, [][]int{ref, twoDiffer, allDiffer})
+	doc := Stats(m)
+	two := doc.Policies[1].Stats(metrics.Completed.Name).VsBaseline
+	if got := two.Text(); got != "~ (p=0.500, only 2 seeds differ)" {
+		t.Errorf("cell %q", got)
+	}
+	if got := doc.Policies[2].Stats(metrics.Completed.Name).VsBaseline.Text(); got != "+20.0% better (p=0.008)" {
+		t.Errorf("cell %q", got)
+	}
+	want := "two: completed vs ref: only 2 of 8 pairs differ: need at least 6 for significance at α = 0.05"
+	found := false
+	for _, w := range doc.Warnings {
+		found = found || w == want
+		if strings.HasPrefix(w, "all: completed") {
+			t.Errorf("warning for a comparison that can be significant: %q", w)
+		}
+	}
+	if !found {
+		t.Errorf("warnings %q lack %q", doc.Warnings, want)
+	}
+	// With fewer seeds than the test needs, one warning says so for all.
+	few := Stats(multiSeed([]string{"ref", "all"}, [][]int{ref[:3], allDiffer[:3]}))
+	if len(few.Warnings) != 1 || !strings.Contains(few.Warnings[0], "seeds 1–3: no comparison can be significant") {
+		t.Errorf("three seeds: warnings %q", few.Warnings)
+	}
+	// JSON carries the warnings; never null.
+	var buf bytes.Buffer
+	if err := WriteMultiSeed(&buf, JSON, &few); err != nil {
+		t.Fatal(err)
+	}
+	var back struct{ Warnings []string }
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || len(back.Warnings) != 1 {
+		t.Errorf("JSON warnings %q (%v)", back.Warnings, err)
+	}
+	same := Stats(multiSeed([]string{"ref", "same"}, [][]int{ref, ref}))
+	buf.Reset()
+	if err := WriteMultiSeed(&buf, JSON, &same); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"warnings": []`) {
+		t.Errorf("no warnings must be written as an empty array:\n%s", buf.String())
+	}
+}
