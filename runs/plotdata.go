@@ -28,6 +28,12 @@ const MaxTimelineBuckets = 1000
 // RecordTimeline runs cfg and counts its requests per bucket. It uses
 // cfg.OnRequest, replacing any hook already set.
 func RecordTimeline(cfg sim.Config, bucket time.Duration) (Timeline, sim.Result, error) {
+	return recordTimeline(context.Background(), cfg, 0, bucket)
+}
+
+// recordTimeline is RecordTimeline for the run of policy p, stopping when
+// ctx is done and reporting to the Progress in ctx, if any.
+func recordTimeline(ctx context.Context, cfg sim.Config, p int, bucket time.Duration) (Timeline, sim.Result, error) {
 	if bucket <= 0 {
 		return Timeline{}, sim.Result{}, errors.New("timeline bucket must be > 0")
 	}
@@ -48,7 +54,8 @@ func RecordTimeline(cfg sim.Config, bucket time.Duration) (Timeline, sim.Result,
 			t.Rejected[i]++
 		}
 	}
-	r, err := sim.Run(cfg)
+	var runner sim.Runner
+	r, err := runOne(ctx, &runner, cfg, p)
 	return t, r, err
 }
 
@@ -126,7 +133,7 @@ func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k
 	}
 	timelines := make([]Timeline, len(s.Policies))
 	for p := range s.Policies {
-		t, _, err := RecordTimeline(s.Config(p, first), bucket)
+		t, _, err := recordTimeline(ctx, s.Config(p, first), p, bucket)
 		if err != nil {
 			return nil, err
 		}

@@ -106,7 +106,7 @@ func seedList(ctx context.Context, s *scenarios.Scenario, first uint64, k int, a
 					if at != nil {
 						offset = at[seed]
 					}
-					r, err := runOne(ctx, &runner, s.Config(p, first+uint64(offset)))
+					r, err := runOne(ctx, &runner, s.Config(p, first+uint64(offset)), p)
 					if err != nil {
 						errs[j] = err
 						continue
@@ -134,14 +134,17 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
-// runOne runs cfg, turning a panic into a *PanicError (and resetting the
-// runner, whose state is then unknown).
-func runOne(ctx context.Context, runner *sim.Runner, cfg sim.Config) (r sim.Result, err error) {
+// runOne runs cfg, the run of policy p, turning a panic into a
+// *PanicError (and resetting the runner, whose state is then unknown). It
+// reports to the Progress in ctx, if any.
+func runOne(ctx context.Context, runner *sim.Runner, cfg sim.Config, p int) (r sim.Result, err error) {
+	end := watch(ctx, &cfg, p)
 	defer func() {
 		if v := recover(); v != nil {
 			*runner = sim.Runner{}
 			err = &PanicError{Value: v, Stack: debug.Stack()}
 		}
+		end(r.Events)
 	}()
 	return runner.RunContext(ctx, cfg)
 }

@@ -179,6 +179,10 @@ type Config struct {
 	// its arrival time and whether it was admitted. It must not keep state
 	// that depends on goroutine scheduling; runs call it from one goroutine.
 	OnRequest func(at time.Duration, admitted bool)
+	// OnProgress, if set, is told every 16,384 engine events of the events
+	// the run has processed so far, from the run's goroutine, for a
+	// progress display. Nothing it does may reach the run.
+	OnProgress func(events int)
 	// Hooks, if set, are told of every retry scheduled, fallback and
 	// give-up, by the same state machine that tells them in production.
 	// Their Err and Last fields are nil (a simulated rejection is not a Go

@@ -191,6 +191,9 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 			if err := ctx.Err(); err != nil {
 				return Result{}, err
 			}
+			if r.cfg.OnProgress != nil {
+				r.cfg.OnProgress(r.res.Events)
+			}
 		}
 		if r.trace != nil {
 			r.trace(at, i, r.ops[i].next)

@@ -188,7 +188,9 @@ func compareCommand() *cli.Command {
 				return compareSeeds(ctx, cmd, s, seed, k, ref)
 			}
 			start := time.Now()
-			results, err := runs.One(ctx, s, seed)
+			w := startWatch(cmd, fmt.Sprintf("%s, seed %d", s.Name, seed), planned{s, 1})
+			results, err := runs.One(w.context(ctx, s), s, seed)
+			w.done()
 			if err != nil {
 				return err
 			}

@@ -160,11 +160,20 @@ func checkCommand() *cli.Command {
 				return runShard(ctx, cmd, groups)
 			}
 
+			var plan []planned
+			for _, s := range list {
+				plan = append(plan, planned{s, check.Seeds(s, seeds)})
+			}
+			for _, b := range baselines {
+				plan = append(plan, planned{b.s, 1})
+			}
+			w := startWatch(cmd, "check", plan...)
+			defer w.done()
 			var rep check.Report
 			for _, s := range list {
 				var checks []check.Result
 				if st := merging(cmd); st == nil {
-					if checks, err = check.Scenario(ctx, s, seeds); err != nil {
+					if checks, err = check.Scenario(w.context(ctx, s), s, seeds); err != nil {
 						return err
 					}
 				} else if n := check.Seeds(s, seeds); n > 0 {
@@ -177,12 +186,13 @@ func checkCommand() *cli.Command {
 				rep.Checks = append(rep.Checks, checks...)
 			}
 			for _, b := range baselines {
-				now, err := baselineNow(ctx, cmd, b.s, b.doc.Seed, "baseline "+b.file)
+				now, err := baselineNow(w.context(ctx, b.s), cmd, b.s, b.doc.Seed, "baseline "+b.file)
 				if err != nil {
 					return err
 				}
 				rep.Baseline = append(rep.Baseline, check.CompareBaseline(b.file, b.doc, &now, tol)...)
 			}
+			w.done()
 			if len(rep.Checks) == 0 && len(rep.Baseline) == 0 {
 				return usagef("nothing to check: no expectations in %s for the chosen scenarios and no --baseline (docs/ci.md shows how to write them)", f.Path)
 			}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/retrysim/retrysim/cmd/retrysim/internal/progress"
 	"github.com/retrysim/retrysim/report/plot"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -148,14 +147,15 @@ func bucketFlag(cmd *cli.Command, s *scenarios.Scenario) (time.Duration, error) 
 	return b, nil
 }
 
-// collectPlotData is runs.CollectPlotData with a progress bar.
+// collectPlotData is runs.CollectPlotData with a progress bar: k seeds and
+// the timeline run of every policy.
 func collectPlotData(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int, bucket time.Duration) (*runs.PlotData, error) {
 	if st := merging(cmd); st != nil {
 		return st.plotData(runs.Group{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket})
 	}
-	bar := progress.New(cmd.Root().ErrWriter, k*len(s.Policies), fmt.Sprintf("%s: %d seeds", s.Name, k))
-	defer bar.Done()
-	return runs.CollectPlotData(ctx, s, first, k, bucket, bar.Add)
+	w := startWatch(cmd, fmt.Sprintf("%s: %d seeds", s.Name, k), planned{s, k + 1})
+	defer w.done()
+	return runs.CollectPlotData(w.context(ctx, s), s, first, k, bucket, nil)
 }
 
 // writeFigures writes every figure in every format into dir and lists the

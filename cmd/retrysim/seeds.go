@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/retrysim/retrysim/cmd/retrysim/internal/progress"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -83,21 +82,17 @@ func seedCount(cmd *cli.Command, first uint64) (int, error) {
 }
 
 // runSeeds runs every policy of s on k seeds from first, on all cores, with
-// a progress bar on a terminal, and collects the results in seed order.
+// a progress bar on a terminal (startWatch), and collects the results in
+// seed order.
 // keep, if set, is also called for every run (from worker goroutines, for
 // distinct (seed, policy) pairs).
 func runSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int, keep func(seed, policy int, r *sim.Result)) (*runs.MultiSeed, error) {
 	if st := merging(cmd); st != nil {
 		return st.seeds(runs.Group{Scenario: s, First: first, Seeds: k})
 	}
-	bar := progress.New(cmd.Root().ErrWriter, k*len(s.Policies), fmt.Sprintf("%s: %d seeds", s.Name, k))
-	ms, err := runs.Collect(ctx, s, first, k, func(seed, p int, r *sim.Result) {
-		if keep != nil {
-			keep(seed, p, r)
-		}
-		bar.Add()
-	})
-	bar.Done()
+	w := startWatch(cmd, fmt.Sprintf("%s: %d seeds", s.Name, k), planned{s, k})
+	ms, err := runs.Collect(w.context(ctx, s), s, first, k, keep)
+	w.done()
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package progress
 import (
 	"bytes"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -33,4 +34,44 @@ func TestNoBarOffTerminal(t *testing.T) {
 	var nilBar *Bar
 	nilBar.Add()
 	nilBar.Done()
+}
+
+// terminal is a buffer that passes for a terminal.
+type terminal struct{ bytes.Buffer }
+
+func (*terminal) IsTerminal() bool { return true }
+
+// On a terminal a bar is drawn for long work only, and removed at the end.
+func TestBarOnTerminal(t *testing.T) {
+	var small terminal
+	b := NewEvents(&small, MinEvents-1, "short")
+	b.AddN(MinEvents - 1)
+	b.Done()
+	if small.Len() != 0 {
+		t.Errorf("drew %q for work below MinEvents", small.String())
+	}
+	var long terminal
+	b = NewEvents(&long, 4*MinEvents, "long-outage: engine events")
+	b.AddN(MinEvents)
+	b.AddN(10 * MinEvents) // past the bound: held short of the total
+	if b.done != b.total-1 {
+		t.Errorf("done %d of %d: want one short of the total before Done", b.done, b.total)
+	}
+	b.Done()
+	out := long.String()
+	if !strings.Contains(out, "long-outage: engine events   0% |") || !strings.Contains(out, " events/") {
+		t.Errorf("the bar drew %q", out)
+	}
+	if !strings.HasSuffix(out, strings.Repeat(" ", 30)+"\r") {
+		t.Errorf("the bar was not cleared at the end: %q", out)
+	}
+	var runs terminal
+	r := New(&runs, MinRuns, "runs")
+	for range MinRuns {
+		r.Add()
+	}
+	r.Done()
+	if !strings.Contains(runs.String(), "runs") {
+		t.Errorf("the run bar drew %q", runs.String())
+	}
 }
