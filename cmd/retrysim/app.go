@@ -206,7 +206,7 @@ func compareCommand() *cli.Command {
 func listCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "list",
-		Usage:     "list the scenarios and policy types",
+		Usage:     "list the scenarios, policy types and other kinds",
 		UsageText: "retrysim list [--file PATH]",
 		Flags:     []cli.Flag{fileFlag()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
@@ -234,12 +234,17 @@ func listCommand() *cli.Command {
 			for _, t := range scenarios.PolicyTypes() {
 				fmt.Fprintf(w, "   %-19s  %s\n", t.Name, t.About)
 			}
+			// The other kinds come from the registry, in its order.
 			for _, c := range []struct {
-				title string
-				cat   scenarios.Category
-			}{{"Server types (server: type:, the first by default)", scenarios.Servers}, {"Workload types (clients: type:, the first by default)", scenarios.Workloads}} {
+				category scenarios.Category
+				title    string
+			}{
+				{scenarios.Coordinators, "Coordinators (shared by a policy's operations)"},
+				{scenarios.Servers, "Server types (server: type:, the first by default)"},
+				{scenarios.Workloads, "Workload types (clients: type:, the first by default)"},
+			} {
 				fmt.Fprintf(w, "\n%s:\n", c.title)
-				for _, k := range scenarios.Kinds(c.cat) {
+				for _, k := range scenarios.Kinds(c.category) {
 					fmt.Fprintf(w, "   %-19s  %s\n", k.Name, k.About)
 				}
 			}
