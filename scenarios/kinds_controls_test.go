@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/sim"
 )
 
 // The retry controls and the rules fields decode from a policy's mapping;
@@ -92,5 +93,48 @@ func TestClientPresets(t *testing.T) {
 	}
 	if b, ok := mine.Rules.Backoff.(policies.FullJitter); !ok || b.Base != 2*time.Second {
 		t.Errorf("aws-standard with base 2s: backoff %v", mine.Rules.Backoff)
+	}
+}
+
+// The fallback model's own capacity in a scenario file: a policy that
+// falls back completes on it while the primary model rejects everything.
+func TestFallbackPhases(t *testing.T) {
+	src := `
+scenarios:
+  - name: s
+    server:
+      response_time: 100ms
+      phases:
+        - reject: overloaded
+      fallback_phases:
+        - admit: 5
+          window: 1s
+    clients:
+      count: 10
+      max_attempts: 6
+    policies:
+      - name: f
+        type: immediate
+        delay: 400ms
+        fallback: {after: 2}
+`
+	f, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	if w := s.Server.(*sim.CapacityWindows); len(w.FallbackPhases) != 1 || w.FallbackPhases[0].Admit != 5 {
+		t.Fatalf("fallback phases %+v", w.FallbackPhases)
+	}
+	r, err := sim.Run(s.Config(0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Completed != 10 || r.Fallbacks != 10 {
+		t.Errorf("completed %d, fallbacks %d; want every operation done on the fallback model", r.Completed, r.Fallbacks)
+	}
+	bad := strings.Replace(src, "      fallback_phases:\n        - admit: 5\n          window: 1s\n", "      fallback_phases: []\n", 1)
+	if _, err := Parse("x.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "fallback_phases: must list at least one phase") {
+		t.Errorf("empty fallback_phases: err = %v", err)
 	}
 }

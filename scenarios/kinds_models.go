@@ -21,7 +21,7 @@ func registerModels() {
 }
 
 func registerServers() {
-	registerServer(&Kind{Name: "capacity-windows", Fields: []string{"response_time", "phases", "trace", "window", "reject", "retry_after"},
+	registerServer(&Kind{Name: "capacity-windows", Fields: []string{"response_time", "phases", "fallback_phases", "trace", "window", "reject", "retry_after"},
 		About: "phases of capacity: admit N per window, reject the rest; every response after response_time"},
 		serverFuncs[*sim.CapacityWindows]{
 			decode:      func(d *decoder, m *mapping, path string) *sim.CapacityWindows { return d.capacityWindows(m, path) },
@@ -30,6 +30,7 @@ func registerServers() {
 			clone: func(s *sim.CapacityWindows) *sim.CapacityWindows {
 				c := *s
 				c.Phases = slices.Clone(s.Phases)
+				c.FallbackPhases = slices.Clone(s.FallbackPhases)
 				return &c
 			},
 		},

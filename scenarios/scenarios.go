@@ -327,8 +327,22 @@ func (d *decoder) capacityWindows(m *mapping, path string) *sim.CapacityWindows 
 	if len(items) == 0 && m.node != nil {
 		m.errorf("phases", "missing: the server needs at least one phase (or a trace)")
 	}
+	s.Phases = d.windowPhases(items, path+".phases")
+	if m.has("fallback_phases") {
+		fb := m.sequence("fallback_phases")
+		if len(fb) == 0 {
+			m.errorf("fallback_phases", "must list at least one phase")
+		}
+		s.FallbackPhases = d.windowPhases(fb, path+".fallback_phases")
+	}
+	return s
+}
+
+// windowPhases decodes a list of capacity phases.
+func (d *decoder) windowPhases(items []*yaml.Node, path string) []sim.Phase {
+	var phases []sim.Phase
 	for i, item := range items {
-		field := fmt.Sprintf("%s.phases[%d]", path, i)
+		field := fmt.Sprintf("%s[%d]", path, i)
 		pm := d.mapping(item, field)
 		p := sim.Phase{Duration: pm.duration("duration", 0)}
 		last := i == len(items)-1
@@ -348,9 +362,9 @@ func (d *decoder) capacityWindows(m *mapping, path string) *sim.CapacityWindows 
 		}
 		p.Reject = rejection(pm, "overloaded")
 		pm.finish("duration", "admit", "window", "reject", "retry_after")
-		s.Phases = append(s.Phases, p)
+		phases = append(phases, p)
 	}
-	return s
+	return phases
 }
 
 // limits are the per-operation bounds that the clients section sets for every
