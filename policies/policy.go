@@ -87,6 +87,9 @@ type Policy struct {
 	// AtLeastBackoff makes a server wait only a floor: the wait is
 	// max(backoff draw, server wait), with no jitter added.
 	AtLeastBackoff bool
+	// IgnoreServerWaitAbove, if > 0, ignores a server wait longer than it:
+	// the backoff alone sets the wait (as the OpenAI SDKs do above 60 s).
+	IgnoreServerWaitAbove time.Duration
 }
 
 // Decision is what a Policy says after a failed attempt.
@@ -112,6 +115,9 @@ func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng
 	}
 	if p.MaxAttempts > 0 && attempts >= p.MaxAttempts {
 		return Decision{Stop: StopAttempts}
+	}
+	if p.IgnoreServerWaitAbove > 0 && out.ServerWait > p.IgnoreServerWaitAbove {
+		out.ServerWait = 0
 	}
 	if out.ServerWait > MaxServerWait {
 		return Decision{Stop: StopDeadline, Cause: &ServerWaitError{Wait: out.ServerWait, Limit: MaxServerWait}}

@@ -46,6 +46,13 @@ func TestPolicyServerWaitOptions(t *testing.T) {
 	if got := p.Next(1, 0, 0, Outcome{Class: RetryAfter, ServerWait: 3 * time.Second}, nil); got.Delay != 3*time.Second {
 		t.Errorf("at least backoff: delay %v, want the 3 s server wait", got.Delay)
 	}
+	p = Policy{Backoff: Exponential{Base: 500 * ms, Factor: 2, Cap: 8 * time.Second}, IgnoreServerWaitAbove: time.Minute}
+	if got := p.Next(1, 0, 0, Outcome{Class: RetryAfter, ServerWait: 2 * time.Minute}, nil); got.Delay != 500*ms {
+		t.Errorf("server wait above the limit: delay %v, want the 500 ms backoff", got.Delay)
+	}
+	if got := p.Next(1, 0, 0, Outcome{Class: RetryAfter, ServerWait: time.Minute}, nil); got.Delay != time.Minute {
+		t.Errorf("server wait at the limit: delay %v, want it honoured", got.Delay)
+	}
 	p = Policy{Backoff: Exponential{Base: 500 * ms, Factor: 2, Cap: 8 * time.Second}, ServerWaitJitter: 100 * ms}
 	rng := rand.New(rand.NewPCG(1, 1))
 	seen := map[time.Duration]bool{}

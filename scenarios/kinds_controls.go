@@ -135,7 +135,8 @@ func decodeRules(d *decoder, m *mapping, r *policies.Policy) {
 		sm := d.mapping(n, m.field("server_wait"))
 		r.ServerWaitJitter = sm.duration("jitter", r.ServerWaitJitter)
 		r.AtLeastBackoff = sm.boolean("at_least_backoff", r.AtLeastBackoff)
-		sm.finish("jitter", "at_least_backoff")
+		r.IgnoreServerWaitAbove = sm.duration("ignore_above", r.IgnoreServerWaitAbove)
+		sm.finish("jitter", "at_least_backoff", "ignore_above")
 	}
 }
 

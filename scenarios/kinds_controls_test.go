@@ -20,7 +20,7 @@ func TestControlKinds(t *testing.T) {
         retry_quota: {capacity: 100, retry_cost: 7}
         cubic_rate: {beta: 0.5, throttle_on_capacity: true}
         attempt_timeout: 2s
-        server_wait: {jitter: 250ms, at_least_backoff: true}
+        server_wait: {jitter: 250ms, at_least_backoff: true, ignore_above: 90s}
 `, 1)
 	f, err := Parse("x.yaml", []byte(src))
 	if err != nil {
@@ -40,7 +40,7 @@ func TestControlKinds(t *testing.T) {
 		t.Errorf("retry quota %+v", p.RetryQuota)
 	case p.CubicRate == nil || p.CubicRate.Beta != 0.5 || !p.CubicRate.ThrottleOnCapacity:
 		t.Errorf("cubic rate %+v", p.CubicRate)
-	case p.Rules.AttemptTimeout != 2*time.Second || p.Rules.ServerWaitJitter != 250*time.Millisecond || !p.Rules.AtLeastBackoff:
+	case p.Rules.AttemptTimeout != 2*time.Second || p.Rules.ServerWaitJitter != 250*time.Millisecond || !p.Rules.AtLeastBackoff || p.Rules.IgnoreServerWaitAbove != 90*time.Second:
 		t.Errorf("rules %+v", p.Rules)
 	}
 	if d := DescribeCoordination(&p); !strings.Contains(d, "circuit breaker") || !strings.Contains(d, "retry quota of 100 tokens") {
@@ -59,7 +59,8 @@ func TestControlUnknownField(t *testing.T) {
 
 // Presets are plain configuration; a policy's own fields win.
 func TestClientPresets(t *testing.T) {
-	src := strings.Replace(valid, "      - name: immediate\n", `      - name: anthropic-sdk
+	src := strings.Replace(valid, "      - name: immediate\n", `      - name: openai-sdk
+      - name: anthropic-sdk
       - name: aws-adaptive
       - name: sre
       - name: agent-cli
@@ -74,6 +75,10 @@ func TestClientPresets(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps := f.Scenarios[0].Policies
+	if oa := ps[0]; oa.Rules.IgnoreServerWaitAbove != time.Minute || oa.Rules.MaxAttempts != 3 {
+		t.Errorf("openai-sdk %+v", oa.Rules)
+	}
+	ps = ps[1:]
 	sdk, aws, sre, agent, mine := ps[0], ps[1], ps[2], ps[3], ps[4]
 	if sdk.Rules.MaxAttempts != 3 || sdk.Rules.Backoff != (policies.SDKJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second}) {
 		t.Errorf("anthropic-sdk %+v", sdk.Rules)

@@ -19,6 +19,15 @@ func registerClientPresets() {
 			presetBackoff(m, p, policies.SDKJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second})
 			presetAttempts(m, p, 3)
 		}})
+	registerPreset(&preset{name: "openai-sdk", backoff: "sdk-jitter",
+		about: "the OpenAI SDKs' defaults: as anthropic-sdk, but a server wait above 60 s is ignored",
+		apply: func(m *mapping, p *sim.Policy) {
+			presetBackoff(m, p, policies.SDKJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second})
+			presetAttempts(m, p, 3)
+			if !m.has("server_wait") {
+				p.Rules.IgnoreServerWaitAbove = time.Minute
+			}
+		}})
 	registerPreset(&preset{name: "aws-standard", backoff: "full-jitter", coordinators: []string{"retry_quota"},
 		about: "AWS SDK standard mode: 3 attempts, full jitter up to min(1 s·2^n, 20 s), a 500-token retry quota",
 		apply: func(m *mapping, p *sim.Policy) {
