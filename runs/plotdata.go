@@ -3,11 +3,12 @@ package runs
 import (
 	"context"
 	"errors"
-	"slices"
+	"sync"
 	"time"
 
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // Timeline counts one policy's requests per time bucket on one seed.
@@ -98,32 +99,35 @@ type PlotData struct {
 	Clients     int
 	// Timelines, one per policy, are from the first seed.
 	Timelines []Timeline
-	// Latencies[p] holds policy p's completion latencies pooled over the
-	// first LatencySeeds seeds, sorted.
-	Latencies    [][]time.Duration
-	LatencySeeds int
-	// Runs has every policy's result on every seed.
+	// Completions[p] counts policy p's completion latencies, in
+	// nanoseconds, pooled over every seed. A histogram keeps at most
+	// stats.MaxHistogramCounters counters however many seeds and clients
+	// there are, at a resolution of 2^-stats.HistogramBits of the latency.
+	Completions []*stats.Histogram
+	// Runs has every policy's metrics on every seed.
 	Runs *MultiSeed
 }
-
-// MaxCDFSeeds bounds the seeds whose latencies the CDF pools, and so the
-// memory they take.
-const MaxCDFSeeds = 1000
 
 // CollectPlotData runs every policy of s on k seeds from first (in
 // parallel, merged in seed order) for statistics and pooled latencies, then
 // once more per policy on the first seed for the timeline. done, if set, is
-// called after each run, from worker goroutines.
+// called after each run, from worker goroutines. What it keeps grows with
+// k only by the metrics of each run (MultiSeed); the latencies go into one
+// histogram per policy.
 func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k int, bucket time.Duration, done func()) (*PlotData, error) {
-	pooled := min(k, MaxCDFSeeds)
-	lat := make([][][]time.Duration, len(s.Policies))
-	for p := range lat {
-		lat[p] = make([][]time.Duration, pooled)
+	hists := make([]*stats.Histogram, len(s.Policies))
+	locks := make([]sync.Mutex, len(s.Policies))
+	for p := range hists {
+		hists[p] = new(stats.Histogram)
 	}
 	runs, err := Collect(ctx, s, first, k, func(seed, p int, r *sim.Result) {
-		if seed < pooled {
-			lat[p][seed] = slices.Clone(r.Latencies)
+		// Counts add up the same in any order: no need to wait for
+		// the seeds before.
+		locks[p].Lock()
+		for _, l := range r.Latencies {
+			hists[p].Add(int64(l))
 		}
+		locks[p].Unlock()
 		if done != nil {
 			done()
 		}
@@ -139,20 +143,15 @@ func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k
 		}
 		timelines[p] = t
 	}
-	return plotData(s, runs, lat, timelines, bucket), nil
+	return plotData(s, runs, hists, timelines, bucket), nil
 }
 
-// plotData puts together the plot data of s from its runs, the latencies
-// of the first seeds (lat[p][seed], in any order within a run) and one
-// timeline per policy on the first seed.
-func plotData(s *scenarios.Scenario, runs *MultiSeed, lat [][][]time.Duration, timelines []Timeline, bucket time.Duration) *PlotData {
+// plotData puts together the plot data of s from its runs, one histogram
+// of completion latencies per policy (every seed) and one timeline per
+// policy on the first seed.
+func plotData(s *scenarios.Scenario, runs *MultiSeed, hists []*stats.Histogram, timelines []Timeline, bucket time.Duration) *PlotData {
 	d := &PlotData{Scenario: s.Name, Description: s.Description, Server: s.Server,
-		Clients: s.Operations(), Runs: runs, Latencies: make([][]time.Duration, len(s.Policies)), LatencySeeds: min(runs.Seeds(), MaxCDFSeeds),
-		Timelines: timelines}
-	for p := range s.Policies {
-		d.Latencies[p] = slices.Concat(lat[p]...)
-		slices.Sort(d.Latencies[p])
-	}
+		Clients: s.Operations(), Runs: runs, Completions: hists, Timelines: timelines}
 	// Policies that ran longer may have coarser buckets: give all the same.
 	widest := bucket
 	for _, t := range d.Timelines {

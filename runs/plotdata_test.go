@@ -1,11 +1,14 @@
 package runs
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // A run far longer than MaxTimelineBuckets buckets must coarsen the bucket
@@ -33,5 +36,43 @@ func TestTimelineCoarsensLongRuns(t *testing.T) {
 	}
 	if sum != r.Attempts {
 		t.Fatalf("timeline holds %d requests, the run sent %d", sum, r.Attempts)
+	}
+}
+
+// What the plots keep of the latencies does not grow with the seeds: one
+// histogram per policy, within its fixed bound, counting every completion
+// of every seed (there is no cap on the seeds pooled).
+func TestPlotDataLatencyMemoryIsBounded(t *testing.T) {
+	s := overloadBurst(t)
+	counters := func(k int) (kept int, counted, completed uint64) {
+		d, err := CollectPlotData(context.Background(), s, s.Seed, k, time.Second, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Completions) != len(s.Policies) {
+			t.Fatalf("%d histograms for %d policies", len(d.Completions), len(s.Policies))
+		}
+		for p, h := range d.Completions {
+			if h.Counters() > stats.MaxHistogramCounters {
+				t.Fatalf("policy %d keeps %d counters, over the bound %d", p, h.Counters(), stats.MaxHistogramCounters)
+			}
+			kept += h.Counters()
+			counted += h.Count()
+			vals, _ := d.Runs.Values(p, metrics.Completed)
+			for _, v := range vals {
+				completed += uint64(v)
+			}
+		}
+		return kept, counted, completed
+	}
+	few, countedFew, completedFew := counters(10)
+	many, countedMany, completedMany := counters(1500)
+	if countedFew != completedFew || countedMany != completedMany {
+		t.Fatalf("histograms count %d and %d completions; the runs completed %d and %d", countedFew, countedMany, completedFew, completedMany)
+	}
+	// overload-burst's latencies span a few octaves: 150 times the seeds
+	// may touch another octave or two, not 150 times the memory.
+	if many > 2*few || many > len(s.Policies)*stats.MaxHistogramCounters {
+		t.Fatalf("%d counters for 10 seeds, %d for 1500", few, many)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/retrysim/retrysim/stats"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/retrysim/retrysim/scenarios"
@@ -70,7 +72,7 @@ type Group struct {
 	// Label tells groups of the same scenario apart: the point of a sweep.
 	Label string
 	// Plot asks for what the plots need too (CollectPlotData): the
-	// latencies of the first MaxCDFSeeds seeds and a timeline per policy on
+	// latency histograms over its seeds and a timeline per policy on
 	// the first seed, with buckets of Bucket.
 	Plot   bool
 	Bucket time.Duration
@@ -108,18 +110,24 @@ func RunShard(ctx context.Context, groups []Group, sh Shard, done func()) ([]Gro
 		part := newGroupPart(gr)
 		seeds := owned[g]
 		m := NewMultiSeed(s, gr.First, len(seeds))
-		pooled := min(gr.Seeds, MaxCDFSeeds)
-		var lat [][][]time.Duration // [position][policy]
+		var hists []*stats.Histogram // per policy, over the shard's seeds
+		var locks []sync.Mutex
 		if gr.Plot {
-			lat = make([][][]time.Duration, len(seeds))
-			for i := range lat {
-				lat[i] = make([][]time.Duration, len(s.Policies))
+			hists = make([]*stats.Histogram, len(s.Policies))
+			locks = make([]sync.Mutex, len(s.Policies))
+			for p := range hists {
+				hists[p] = new(stats.Histogram)
 			}
 		}
 		err := seedList(ctx, s, gr.First, len(seeds), seeds, 0, func(i, p int, r *sim.Result) {
 			m.Add(i, p, r)
-			if gr.Plot && seeds[i] < pooled {
-				lat[i][p] = slices.Clone(r.Latencies)
+			if gr.Plot {
+				// Counts add up the same in any order.
+				locks[p].Lock()
+				for _, l := range r.Latencies {
+					hists[p].Add(int64(l))
+				}
+				locks[p].Unlock()
 			}
 			if done != nil {
 				done()
@@ -139,16 +147,10 @@ func RunShard(ctx context.Context, groups []Group, sh Shard, done func()) ([]Gro
 					run.Values[p][x] = m.values[p][x][i]
 				}
 			}
-			if gr.Plot && seed < pooled {
-				run.Latencies = make([][]time.Duration, len(s.Policies))
-				for p := range s.Policies {
-					run.Latencies[p] = lat[i][p]
-					if run.Latencies[p] == nil {
-						run.Latencies[p] = []time.Duration{}
-					}
-				}
-			}
 			part.Runs = append(part.Runs, run)
+		}
+		for _, h := range hists {
+			part.Completions = append(part.Completions, h.Counts())
 		}
 		if gr.Plot && len(seeds) > 0 && seeds[0] == 0 {
 			for p := range s.Policies {
@@ -261,22 +263,18 @@ func (m *Merged) PlotData(g int, gr Group) (*PlotData, error) {
 	}
 	parts, _ := m.group(g, gr)
 	s := gr.Scenario
-	pooled := min(gr.Seeds, MaxCDFSeeds)
-	lat := make([][][]time.Duration, len(s.Policies))
-	for p := range lat {
-		lat[p] = make([][]time.Duration, pooled)
+	hists := make([]*stats.Histogram, len(s.Policies))
+	for p := range hists {
+		hists[p] = new(stats.Histogram)
 	}
 	var timelines []Timeline
 	for _, part := range parts {
-		for _, run := range part.Runs {
-			if run.Seed >= pooled {
-				continue
-			}
-			if len(run.Latencies) != len(s.Policies) {
-				return nil, fmt.Errorf("group %d, seed index %d: no latencies for every policy", g+1, run.Seed)
-			}
-			for p := range s.Policies {
-				lat[p][run.Seed] = run.Latencies[p]
+		if len(part.Completions) != len(s.Policies) {
+			return nil, fmt.Errorf("group %d: a shard has no completion latencies for every policy", g+1)
+		}
+		for p := range s.Policies {
+			if err := hists[p].AddCounts(part.Completions[p]); err != nil {
+				return nil, fmt.Errorf("group %d, policy %s: %w", g+1, s.Policies[p].Name, err)
 			}
 		}
 		if part.Timelines != nil {
@@ -293,7 +291,7 @@ func (m *Merged) PlotData(g int, gr Group) (*PlotData, error) {
 	if timelines == nil {
 		return nil, fmt.Errorf("group %d: no shard recorded the timelines", g+1)
 	}
-	return plotData(s, ms, lat, timelines, gr.Bucket), nil
+	return plotData(s, ms, hists, timelines, gr.Bucket), nil
 }
 
 // Sweep returns the sweep of s over ps whose points are the groups from

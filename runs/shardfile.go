@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/retrysim/retrysim/stats"
 	"io"
 	"math"
 	"slices"
@@ -74,7 +75,7 @@ type GroupPart struct {
 	Policies  []string `json:"policies"`
 	// Metrics names the metrics of each run's values, in order.
 	Metrics []string `json:"metrics"`
-	// Plot is set when the group carries plot data: latencies and
+	// Plot is set when the group carries plot data: latency histograms and
 	// timelines; Bucket is the timeline bucket asked for, in nanoseconds.
 	Plot   bool          `json:"plot"`
 	Bucket time.Duration `json:"bucket_ns,omitempty"`
@@ -82,6 +83,9 @@ type GroupPart struct {
 	Runs []SeedRun `json:"runs"`
 	// Timelines, one per policy, come with the group's first seed.
 	Timelines []Timeline `json:"timelines,omitempty"`
+	// Completions[p] count policy p's completion latencies (nanoseconds)
+	// over the shard's seeds, in plot groups: histograms add up exactly.
+	Completions []stats.HistogramCounts `json:"completions,omitempty"`
 }
 
 // SeedRun is every policy's metrics on one seed.
@@ -91,9 +95,6 @@ type SeedRun struct {
 	// Values[p] are policy p's metric values, unrounded; null where a
 	// metric does not exist.
 	Values []Floats `json:"values"`
-	// Latencies[p] are policy p's completion latencies in nanoseconds, in
-	// completion order; only in plot groups, for the first MaxCDFSeeds seeds.
-	Latencies [][]time.Duration `json:"latencies_ns,omitempty"`
 }
 
 // Floats are float64 values written exactly: the shortest decimal that

@@ -28,7 +28,7 @@ func plotCommand() *cli.Command {
 			"              [--force]\n\n" +
 			"Writes DIR/timeline, DIR/cdf, DIR/outcomes and, with --seeds K > 1,\n" +
 			"DIR/distributions, each as .png and .svg (1200×800). The timeline shows\n" +
-			"the first seed; the CDF pools up to 1000 seeds.\n\n" +
+			"the first seed; the CDF pools every seed.\n\n" +
 			"Examples:\n" +
 			"   retrysim plot --plot-dir plots\n" +
 			"   retrysim plot --plot-dir plots --scenario long-outage --seeds 100 \\\n" +

@@ -20,6 +20,7 @@ import (
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // Environment variables that choose a shard when --shard is not given: a
@@ -279,16 +280,10 @@ func checkShardWork(cmd *cli.Command, sh runs.Shard, groups []runs.Group, owned 
 		}
 		e := seedsWork(s, n)
 		if gr.Plot {
-			pooled := 0
-			for _, i := range owned[g] {
-				if i < runs.MaxCDFSeeds {
-					pooled++
-				}
-			}
 			if owned[g][0] == 0 {
 				e = e.Add(s.Estimate(1))
 			}
-			e.Kept += 8 * float64(s.Operations()) * float64(pooled) * float64(len(s.Policies))
+			e.Kept += 8 * stats.MaxHistogramCounters * float64(len(s.Policies))
 		}
 		est = est.Add(e)
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/stats"
 	"github.com/retrysim/retrysim/sweep"
 )
 
@@ -42,12 +42,12 @@ func seedsWork(s *scenarios.Scenario, k int) scenarios.Estimate {
 	return e
 }
 
-// plotWork estimates plot and report: k seeds, plus the latencies of up
-// to runs.MaxCDFSeeds seeds that the CDF pools, plus one timeline run per
-// policy.
+// plotWork estimates plot and report: k seeds, plus the latency histogram
+// of each policy that the CDF draws (at most stats.MaxHistogramCounters
+// counters each, whatever k), plus one timeline run per policy.
 func plotWork(s *scenarios.Scenario, k int) scenarios.Estimate {
 	e := seedsWork(s, k).Add(s.Estimate(1))
-	e.Kept += 8 * float64(s.Operations()) * float64(min(k, runs.MaxCDFSeeds)) * float64(len(s.Policies))
+	e.Kept += 8 * stats.MaxHistogramCounters * float64(len(s.Policies))
 	return e
 }
 

@@ -221,15 +221,16 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 }
 
 // CDFFigure shows, per policy, the fraction of all operations completed
-// within each time from their start; a curve that stops below 1 means give-ups.
+// within each time from their start, pooled over every seed; a curve that
+// stops below 1 means give-ups. The latencies come from histograms
+// (runs.PlotData.Completions): each step is drawn at most
+// 2^-stats.HistogramBits of its time after the exact one, never before.
 func CDFFigure(d *runs.PlotData) (*Figure, error) {
-	seeds := d.LatencySeeds
-	ops := float64(d.Clients * seeds)
+	seeds := d.Runs.Seeds()
+	ops := float64(d.Clients) * float64(seeds)
 	longest := time.Duration(0)
-	for _, l := range d.Latencies {
-		if len(l) > 0 {
-			longest = max(longest, l[len(l)-1])
-		}
+	for _, h := range d.Completions {
+		longest = max(longest, time.Duration(h.Max()))
 	}
 	if longest == 0 {
 		longest = time.Second
@@ -238,20 +239,21 @@ func CDFFigure(d *runs.PlotData) (*Figure, error) {
 	xmax := unit.of(longest) * 1.05
 	p := newPanel("", "time from an operation's start to its completion ("+unit.name+")", "fraction of operations completed")
 	p.Add(gridLines())
-	for i, l := range d.Latencies {
+	for i, h := range d.Completions {
 		// Steps closer than a fraction of a pixel apart merge into one, so
 		// that thousands of pooled completions do not bloat the SVG.
 		minStep := xmax / 4000
 		pts := plotter.XYs{{X: 0, Y: 0}}
-		for j, v := range l {
-			pt := plotter.XY{X: unit.of(v), Y: float64(j+1) / ops}
+		h.Steps(func(at int64, cum uint64) {
+			pt := plotter.XY{X: unit.of(time.Duration(at)), Y: float64(cum) / ops}
 			if last := &pts[len(pts)-1]; len(pts) > 1 && pt.X-last.X < minStep {
 				last.Y = pt.Y
-				continue
+				return
 			}
 			pts = append(pts, pt)
-		}
-		pts = append(pts, plotter.XY{X: xmax, Y: float64(len(l)) / ops})
+		})
+		completed := float64(h.Count()) / ops
+		pts = append(pts, plotter.XY{X: xmax, Y: completed})
 		line, err := plotter.NewLine(pts)
 		if err != nil {
 			return nil, err
@@ -261,7 +263,7 @@ func CDFFigure(d *runs.PlotData) (*Figure, error) {
 		line.Width = vg.Points(2.5)
 		p.Add(line)
 		name := d.Runs.Policies[i]
-		p.Legend.Add(fmt.Sprintf("%s (%.0f%% completed)", name, 100*float64(len(l))/ops), line)
+		p.Legend.Add(fmt.Sprintf("%s (%.0f%% completed)", name, 100*completed), line)
 	}
 	p.Legend.Top = false
 	p.Legend.Left = false
