@@ -12,6 +12,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/serve"
 )
 
 // instantClock lets the examples run at once: Sleep moves its time forward
@@ -116,7 +117,7 @@ func ExampleTransport() {
 		reply{status: 500, body: apiErrorBody},
 		reply{status: 200},
 	)
-	transport := policies.NewTransport(memTransport{api}, // nil means http.DefaultTransport
+	transport := policies.NewTransport(serve.InMemory(api), // nil means http.DefaultTransport
 		policies.WithBudget(time.Minute),
 		policies.WithHooks(policies.Hooks{
 			OnRetryScheduled: func(e policies.RetryEvent) { fmt.Println("retrying after", e.Err) },

@@ -1,7 +1,6 @@
 package policies_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,77 +9,6 @@ import (
 	"sync"
 	"time"
 )
-
-// memTransport serves requests with an http.Handler in memory: the handler
-// runs on its own goroutine and the response body is an io.Pipe, so streamed
-// responses arrive as the handler writes them. Inside a testing/synctest
-// bubble every wait is on fake time, which real sockets would not allow.
-type memTransport struct{ handler http.Handler }
-
-func (m memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	pr, pw := io.Pipe()
-	w := &pipeWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
-	go func() {
-		defer func() {
-			w.WriteHeader(http.StatusOK) // a handler that wrote nothing
-			_ = pw.Close()
-		}()
-		m.handler.ServeHTTP(w, req)
-	}()
-	select {
-	case <-w.ready:
-	case <-req.Context().Done():
-		_ = pr.CloseWithError(req.Context().Err())
-		return nil, req.Context().Err()
-	}
-	// Closing the body ends the handler's writes; a cancelled request does too.
-	stop := context.AfterFunc(req.Context(), func() { _ = pr.CloseWithError(req.Context().Err()) })
-	return &http.Response{
-		Status:     fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)),
-		StatusCode: w.status,
-		Proto:      "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header:        w.sent,
-		Body:          stopOnClose{pr, stop},
-		ContentLength: -1,
-		Request:       req,
-	}, nil
-}
-
-type stopOnClose struct {
-	*io.PipeReader
-	stop func() bool
-}
-
-func (s stopOnClose) Close() error {
-	s.stop()
-	return s.PipeReader.Close()
-}
-
-type pipeWriter struct {
-	header http.Header
-	sent   http.Header
-	status int
-	pw     *io.PipeWriter
-	once   sync.Once
-	ready  chan struct{}
-}
-
-func (w *pipeWriter) Header() http.Header { return w.header }
-
-func (w *pipeWriter) WriteHeader(status int) {
-	w.once.Do(func() {
-		w.status = status
-		w.sent = w.header.Clone()
-		close(w.ready)
-	})
-}
-
-func (w *pipeWriter) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.pw.Write(b)
-}
-
-func (w *pipeWriter) Flush() {}
 
 // reply is one scripted response of fakeAPI.
 type reply struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/policies/anthropicsdk"
+	"github.com/retrysim/retrysim/serve"
 )
 
 // These tests drive the real anthropic-sdk-go/v2 client, its own retries
@@ -99,7 +100,7 @@ func TestSDKTransport(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				api := newFakeAPI(tt.replies...)
-				tr := policies.NewTransport(memTransport{api}, policies.WithBudget(3*time.Second), policies.WithGate(&policies.Gate{}))
+				tr := policies.NewTransport(serve.InMemory(api), policies.WithBudget(3*time.Second), policies.WithGate(&policies.Gate{}))
 				client := sdkClient(&http.Client{Transport: tr})
 				start := time.Now()
 				msg, err := client.Messages.New(t.Context(), newParams("big"))
@@ -144,7 +145,7 @@ func TestSDKStreamingFallback(t *testing.T) {
 			reply{status: 200},
 		)
 		gate := &policies.Gate{}
-		client := sdkClient(&http.Client{Transport: policies.NewTransport(memTransport{api}, policies.WithGate(gate))})
+		client := sdkClient(&http.Client{Transport: policies.NewTransport(serve.InMemory(api), policies.WithGate(gate))})
 		fb := &policies.ModelFallback{Primary: "big", Fallback: "small"}
 		rec := &recorder{}
 		var text string
@@ -195,7 +196,7 @@ func TestSDKMiddleware(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI(reply{status: 503, body: overloadedBody}, reply{status: 200})
 		tr := policies.NewTransport(nil, policies.WithBudget(time.Minute))
-		client := sdkClient(&http.Client{Transport: memTransport{api}}, option.WithMiddleware(tr.Middleware))
+		client := sdkClient(&http.Client{Transport: serve.InMemory(api)}, option.WithMiddleware(tr.Middleware))
 		msg, err := client.Messages.New(t.Context(), newParams("big"))
 		if err != nil {
 			t.Fatalf("New: %v", err)
@@ -211,7 +212,7 @@ func TestSDKMiddleware(t *testing.T) {
 func TestSDKSpendCapThroughDo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI(reply{status: 429, body: spendCapBody}, reply{status: 200})
-		client := sdkClient(&http.Client{Transport: memTransport{api}})
+		client := sdkClient(&http.Client{Transport: serve.InMemory(api)})
 		err := policies.Do(t.Context(), func(ctx context.Context, a policies.Attempt) error {
 			_, err := client.Messages.New(ctx, newParams("big"))
 			return err
