@@ -157,9 +157,8 @@ func startsBy(t, latest time.Time) bool { return latest.IsZero() || !t.After(lat
 func (o *Op) Before(p *Plan, m Moment, w Waiter, rng *rand.Rand) Step {
 	if !p.Policy.StartsInTime(m.Since) || !startsBy(m.Now, m.Cutoff) {
 		// A negative budget, or a wake-up later than the budget allows.
-		o.releaseAll(p, m.Now, w, false, Outcome{})
-		o.stage, o.passed, o.flags = 0, 0, o.flags&^(flagResume|flagBlocked)
-		return o.stop(p, m, StopDeadline, nil)
+		o.Abandon(p, m.Now, w)
+		return stopStep(StopDeadline, nil)
 	}
 	if len(p.Coordinators) > 0 {
 		if st, ok := o.admit(p, m, w, rng); !ok {
@@ -168,8 +167,8 @@ func (o *Op) Before(p *Plan, m Moment, w Waiter, rng *rand.Rand) Step {
 	}
 	if o.attempts == math.MaxInt32 {
 		// The counter's limit: an operation makes at most 2^31-1 attempts.
-		o.releaseAll(p, m.Now, w, false, Outcome{})
-		return o.stop(p, m, StopAttempts, nil)
+		o.Abandon(p, m.Now, w)
+		return stopStep(StopAttempts, nil)
 	}
 	o.attempts++
 	o.stage, o.passed, o.flags = 0, 0, o.flags&^flagResume
@@ -195,7 +194,7 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 				// passed before; anything else ends the attempt's claim.
 				o.releaseAll(p, m.Now, w, false, Outcome{})
 				if a.Kind == AdmitDeny {
-					return o.stop(p, m, a.Reason, a.Cause), false
+					return stopStep(a.Reason, a.Cause), false
 				}
 				return Step{Kind: StepWait}, false
 			}
@@ -224,7 +223,7 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 			return Step{Kind: StepBlock}, false
 		case AdmitDeny:
 			o.releaseAll(p, m.Now, w, false, Outcome{})
-			return o.stop(p, m, a.Reason, a.Cause), false
+			return stopStep(a.Reason, a.Cause), false
 		}
 	}
 	return Step{}, true
@@ -236,7 +235,7 @@ func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
 func (o *Op) hold(p *Plan, m Moment, a Admission, rng *rand.Rand) Step {
 	o.stage, o.passed, o.flags = 0, 0, o.flags&^flagResume
 	if !startsBy(a.At, p.latest(m)) {
-		return o.stop(p, m, StopDeadline, a.Cause)
+		return stopStep(StopDeadline, a.Cause)
 	}
 	return Step{Kind: StepWait, Delay: max(a.At.Sub(m.Now), 0) + p.Policy.serverWaitJitter(rng)}
 }
@@ -328,7 +327,7 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 		d.Stop = StopDeadline // the driver's cutoff would pass before the wait ends
 	}
 	if d.Stop != NotStopped {
-		return o.stop(p, m, d.Stop, d.Cause)
+		return stopStep(d.Stop, d.Cause)
 	}
 	o.prev = d.Delay
 	if f := p.Fallback; out.Class == Capacity && f != nil && !o.OnFallback() && f.ShouldSwitch(f.Primary, int(o.capacity)) {
@@ -359,10 +358,11 @@ func (o *Op) Expire(p *Plan, m Moment) Step {
 	}
 	o.releaseAll(p, m.Now, nil, true, out)
 	o.lastClass, o.lastStatus = out.Class, 0
-	return Step{Kind: StepStop, Reason: StopDeadline, Cause: ErrBudgetEnded}
+	return stopStep(StopDeadline, ErrBudgetEnded)
 }
 
-func (o *Op) stop(_ *Plan, _ Moment, reason StopReason, cause error) Step {
+// stopStep is the step that gives up for reason (and cause).
+func stopStep(reason StopReason, cause error) Step {
 	return Step{Kind: StepStop, Reason: reason, Cause: cause}
 }
 
