@@ -250,3 +250,17 @@ func pathErr(err error) error {
 	}
 	return err
 }
+
+// finishOutput writes data to stdout when there is no file (--out -), or
+// puts the file in place and says so on stderr.
+func finishOutput(cmd *cli.Command, file *pendingFile, out string, data []byte) error {
+	if file == nil {
+		_, err := cmd.Root().Writer.Write(data)
+		return err
+	}
+	if err := file.commit(data); err != nil {
+		return err
+	}
+	fmt.Fprintln(cmd.Root().ErrWriter, "wrote", out)
+	return nil
+}

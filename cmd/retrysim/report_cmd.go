@@ -68,15 +68,7 @@ func reportCommand() *cli.Command {
 			if err := writeHTMLReport(ctx, cmd, &buf, s, first, k, ref); err != nil {
 				return err
 			}
-			if file == nil {
-				_, err := cmd.Root().Writer.Write(buf.Bytes())
-				return err
-			}
-			if err := file.commit(buf.Bytes()); err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.Root().ErrWriter, "wrote", out)
-			return nil
+			return finishOutput(cmd, file, out, buf.Bytes())
 		},
 	}
 }

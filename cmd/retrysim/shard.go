@@ -20,7 +20,6 @@ import (
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
-	"github.com/retrysim/retrysim/stats"
 )
 
 // Environment variables that choose a shard when --shard is not given: a
@@ -254,15 +253,7 @@ func runShard(ctx context.Context, cmd *cli.Command, groups []runs.Group) error 
 	if err := doc.Write(&buf); err != nil {
 		return err
 	}
-	if file == nil {
-		_, err := cmd.Root().Writer.Write(buf.Bytes())
-		return err
-	}
-	if err := file.commit(buf.Bytes()); err != nil {
-		return err
-	}
-	fmt.Fprintln(cmd.Root().ErrWriter, "wrote", out)
-	return nil
+	return finishOutput(cmd, file, out, buf.Bytes())
 }
 
 // checkShardWork is checkWork for a shard's part of groups: it says on
@@ -283,7 +274,7 @@ func checkShardWork(cmd *cli.Command, sh runs.Shard, groups []runs.Group, owned 
 			if owned[g][0] == 0 {
 				e = e.Add(s.Estimate(1))
 			}
-			e.Kept += 8 * stats.MaxHistogramCounters * float64(len(s.Policies))
+			e.Kept += histogramsKept(s)
 		}
 		est = est.Add(e)
 	}

@@ -47,8 +47,13 @@ func seedsWork(s *scenarios.Scenario, k int) scenarios.Estimate {
 // counters each, whatever k), plus one timeline run per policy.
 func plotWork(s *scenarios.Scenario, k int) scenarios.Estimate {
 	e := seedsWork(s, k).Add(s.Estimate(1))
-	e.Kept += 8 * stats.MaxHistogramCounters * float64(len(s.Policies))
+	e.Kept += histogramsKept(s)
 	return e
+}
+
+// histogramsKept is the memory of the latency histograms of s's policies.
+func histogramsKept(s *scenarios.Scenario) float64 {
+	return 8 * stats.MaxHistogramCounters * float64(len(s.Policies))
 }
 
 // checkPlotWork is checkWork for plot and report.
