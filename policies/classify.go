@@ -333,7 +333,7 @@ func ClassifyResponse(status int, header http.Header, body []byte, now time.Time
 		out.Class = RetryAfter
 	case status == 529 || status == http.StatusServiceUnavailable || (status >= 500 && errType == "overloaded_error"):
 		out.Class = Capacity
-	case status == http.StatusRequestTimeout || status == http.StatusConflict || status >= 500 && status <= 599:
+	case retriedStatus(status):
 		out.Class = Transient
 	default:
 		out.Class = Terminal
@@ -413,4 +413,11 @@ func parseErrorBody(body []byte) (errType, code string) {
 		code = v.Error.Details.ErrorCode
 	}
 	return errType, code
+}
+
+// retriedStatus reports whether ClassifyResponse, without hints, retries a
+// failure with this status.
+func retriedStatus(status int) bool {
+	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
+		status == http.StatusTooManyRequests || status >= 500 && status <= 599
 }

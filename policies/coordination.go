@@ -85,7 +85,7 @@ func (e *GateClosedError) Error() string {
 func (g *Gate) Admit(now time.Time, a Ask) Admission {
 	if open := g.Ready(now); open.After(now) {
 		h := Admission{Kind: AdmitHold, At: open}
-		if !a.Latest.IsZero() && open.After(a.Latest) {
+		if !startsBy(open, a.Latest) {
 			// The hold will stop the operation: say why. (Only then, so
 			// that a hold allocates nothing.)
 			h.Cause = &GateClosedError{Until: open}
@@ -172,7 +172,7 @@ func (t *Throttle) Reserve(now, latest time.Time) (time.Time, error) {
 			return time.Time{}, ErrQueueFull
 		}
 	}
-	if !latest.IsZero() && start.After(latest) {
+	if !startsBy(start, latest) {
 		return time.Time{}, ErrTooLate
 	}
 	t.next++

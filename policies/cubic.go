@@ -131,7 +131,7 @@ func (l *CubicRate) Admit(now time.Time, a Ask) Admission {
 	// Whole nanoseconds, rounded up, so the token is there when the wait ends.
 	wait := time.Duration(math.Ceil((1 - l.tokens) / l.fillRate * 1e9))
 	at := now.Add(wait)
-	if !a.Latest.IsZero() && at.After(a.Latest) {
+	if !startsBy(at, a.Latest) {
 		return Admission{Kind: AdmitDeny, Reason: StopDeadline, Cause: ErrTooLate}
 	}
 	l.tokens--

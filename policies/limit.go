@@ -91,7 +91,7 @@ func (l *Limiter) Release(now time.Time, w Waiter, _ bool) {
 		l.queue[l.head] = limitWaiter{}
 		l.head++
 		l.compact()
-		if !next.latest.IsZero() && now.After(next.latest) {
+		if !startsBy(now, next.latest) {
 			next.w.Wake(now, false) // too late to use a slot
 			continue
 		}
@@ -117,7 +117,7 @@ func (l *Limiter) compact() {
 func (l *Limiter) expire(now time.Time) {
 	kept := l.queue[:l.head]
 	for _, q := range l.queue[l.head:] {
-		if !q.latest.IsZero() && now.After(q.latest) {
+		if !startsBy(now, q.latest) {
 			q.w.Wake(now, false)
 			continue
 		}

@@ -323,7 +323,7 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 		// time to run (and with no time passing, it would loop).
 		d.Stop = StopDeadline
 	}
-	if d.Stop == NotStopped && !m.Cutoff.IsZero() && m.Now.Add(d.Delay).After(m.Cutoff) {
+	if d.Stop == NotStopped && !startsBy(m.Now.Add(d.Delay), m.Cutoff) {
 		d.Stop = StopDeadline // the driver's cutoff would pass before the wait ends
 	}
 	if d.Stop != NotStopped {

@@ -118,13 +118,6 @@ func Render(o Outcome) Rendered {
 	return r
 }
 
-// retriedStatus reports whether ClassifyResponse, without hints, retries a
-// failure with this status.
-func retriedStatus(status int) bool {
-	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
-		status == http.StatusTooManyRequests || status >= 500 && status <= 599
-}
-
 // errorTypeFor returns the API error type the Anthropic API uses for a
 // status; other 4xx statuses get invalid_request_error, as the API
 // documents, and other 5xx statuses api_error.
