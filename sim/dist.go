@@ -66,7 +66,7 @@ func (l LogNormal) Sample(rng *rand.Rand) time.Duration {
 	if l.P99 <= l.Median {
 		return l.Median
 	}
-	sigma := portableLog(float64(l.P99)/float64(l.Median)) / z99
+	sigma := l.sigma()
 	return clampSample(float64(float64(l.Median) * portableExp(float64(sigma*standardNormal(rng)))))
 }
 
@@ -99,8 +99,13 @@ func (l LogNormal) Mean() time.Duration {
 	if l.P99 <= l.Median {
 		return l.Median
 	}
-	sigma := portableLog(float64(l.P99)/float64(l.Median)) / z99
+	sigma := l.sigma()
 	return clampSample(float64(float64(l.Median) * portableExp(float64(sigma*sigma)/2)))
+}
+
+// sigma is the standard deviation of the logarithm: ln(P99/Median)/z99.
+func (l LogNormal) sigma() float64 {
+	return portableLog(float64(l.P99)/float64(l.Median)) / z99
 }
 
 // Uniform is a Distribution uniform over [Min, Max) in whole nanoseconds;

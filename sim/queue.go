@@ -49,11 +49,11 @@ type queue struct {
 	fifoHead int
 	fifoLen  int
 
-	// items is the heap; it starts 3 events (48 bytes) into buf, so that
-	// when buf is 64-byte aligned (as large allocations are), the four
-	// children 4i+1..4i+4 of every event share one 64-byte cache line.
+	// items is the heap; it starts 3 events (48 bytes) into its backing
+	// array (see setCap), so that when the array is 64-byte aligned (as
+	// large allocations are), the four children 4i+1..4i+4 of every event
+	// share one 64-byte cache line.
 	items      []event
-	buf        []event
 	seq        uint64 // next sequence number
 	clientBits uint   // low bits of key holding the client
 	clientMask uint64
@@ -100,7 +100,6 @@ const heapOffset = 3
 func (q *queue) setCap(capacity int) {
 	buf := make([]event, heapOffset+capacity)
 	n := copy(buf[heapOffset:], q.items)
-	q.buf = buf
 	q.items = buf[heapOffset : heapOffset+n : heapOffset+capacity]
 }
 

@@ -34,8 +34,14 @@ func (b Burst) Operations() int { return b.Clients }
 
 // Start returns 0, or a draw uniform over [0, Spread) when Spread > 0.
 func (b Burst) Start(_ int, rng *rand.Rand) time.Duration {
-	if b.Spread <= 0 {
+	return spreadStart(b.Spread, rng)
+}
+
+// spreadStart is a start uniform over [0, spread), or 0 when spread <= 0
+// (no draw).
+func spreadStart(spread time.Duration, rng *rand.Rand) time.Duration {
+	if spread <= 0 {
 		return 0
 	}
-	return time.Duration(rng.Int64N(int64(b.Spread)))
+	return time.Duration(rng.Int64N(int64(spread)))
 }

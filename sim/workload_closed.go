@@ -52,10 +52,7 @@ func (w *ClosedLoop) Operations() int { return w.Workers * w.PerWorker }
 
 // Start returns worker i's first start: 0, or uniform over [0, Spread).
 func (w *ClosedLoop) Start(_ int, rng *rand.Rand) time.Duration {
-	if w.Spread <= 0 {
-		return 0
-	}
-	return time.Duration(rng.Int64N(int64(w.Spread)))
+	return spreadStart(w.Spread, rng)
 }
 
 // Tokens returns the workload's request size.

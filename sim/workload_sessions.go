@@ -95,10 +95,7 @@ func (w *AgentSessions) Operations() int { return w.Sessions * int(w.slots()) }
 
 // Start returns session i's first start: 0, or uniform over [0, Spread).
 func (w *AgentSessions) Start(_ int, rng *rand.Rand) time.Duration {
-	if w.Spread <= 0 {
-		return 0
-	}
-	return time.Duration(rng.Int64N(int64(w.Spread)))
+	return spreadStart(w.Spread, rng)
 }
 
 // NewChain returns the sessions' state of one run.
