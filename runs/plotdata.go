@@ -115,19 +115,9 @@ type PlotData struct {
 // k only by the metrics of each run (MultiSeed); the latencies go into one
 // histogram per policy.
 func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k int, bucket time.Duration, done func()) (*PlotData, error) {
-	hists := make([]*stats.Histogram, len(s.Policies))
-	locks := make([]sync.Mutex, len(s.Policies))
-	for p := range hists {
-		hists[p] = new(stats.Histogram)
-	}
+	hists := newLatencyHists(len(s.Policies))
 	runs, err := Collect(ctx, s, first, k, func(seed, p int, r *sim.Result) {
-		// Counts add up the same in any order: no need to wait for
-		// the seeds before.
-		locks[p].Lock()
-		for _, l := range r.Latencies {
-			hists[p].Add(int64(l))
-		}
-		locks[p].Unlock()
+		hists.add(p, r)
 		if done != nil {
 			done()
 		}
@@ -135,6 +125,39 @@ func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k
 	if err != nil {
 		return nil, err
 	}
+	timelines, err := recordTimelines(ctx, s, first, bucket)
+	if err != nil {
+		return nil, err
+	}
+	return plotData(s, runs, hists.h, timelines, bucket), nil
+}
+
+// latencyHists counts every policy's completion latencies, one histogram
+// per policy; add may be called from several goroutines. Counts add up the
+// same in any order, so no run waits for the seeds before it.
+type latencyHists struct {
+	h     []*stats.Histogram
+	locks []sync.Mutex
+}
+
+func newLatencyHists(policies int) *latencyHists {
+	l := &latencyHists{h: make([]*stats.Histogram, policies), locks: make([]sync.Mutex, policies)}
+	for p := range l.h {
+		l.h[p] = new(stats.Histogram)
+	}
+	return l
+}
+
+func (l *latencyHists) add(p int, r *sim.Result) {
+	l.locks[p].Lock()
+	for _, d := range r.Latencies {
+		l.h[p].Add(int64(d))
+	}
+	l.locks[p].Unlock()
+}
+
+// recordTimelines records one timeline per policy of s on seed first.
+func recordTimelines(ctx context.Context, s *scenarios.Scenario, first uint64, bucket time.Duration) ([]Timeline, error) {
 	timelines := make([]Timeline, len(s.Policies))
 	for p := range s.Policies {
 		t, _, err := recordTimeline(ctx, s.Config(p, first), p, bucket)
@@ -143,7 +166,7 @@ func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k
 		}
 		timelines[p] = t
 	}
-	return plotData(s, runs, hists, timelines, bucket), nil
+	return timelines, nil
 }
 
 // plotData puts together the plot data of s from its runs, one histogram

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/retrysim/retrysim/scenarios"
@@ -110,24 +109,11 @@ func RunShard(ctx context.Context, groups []Group, sh Shard, done func()) ([]Gro
 		part := newGroupPart(gr)
 		seeds := owned[g]
 		m := NewMultiSeed(s, gr.First, len(seeds))
-		var hists []*stats.Histogram // per policy, over the shard's seeds
-		var locks []sync.Mutex
-		if gr.Plot {
-			hists = make([]*stats.Histogram, len(s.Policies))
-			locks = make([]sync.Mutex, len(s.Policies))
-			for p := range hists {
-				hists[p] = new(stats.Histogram)
-			}
-		}
+		hists := newLatencyHists(len(s.Policies)) // over the shard's seeds
 		err := seedList(ctx, s, gr.First, len(seeds), seeds, 0, func(i, p int, r *sim.Result) {
 			m.Add(i, p, r)
 			if gr.Plot {
-				// Counts add up the same in any order.
-				locks[p].Lock()
-				for _, l := range r.Latencies {
-					hists[p].Add(int64(l))
-				}
-				locks[p].Unlock()
+				hists.add(p, r)
 			}
 			if done != nil {
 				done()
@@ -149,16 +135,14 @@ func RunShard(ctx context.Context, groups []Group, sh Shard, done func()) ([]Gro
 			}
 			part.Runs = append(part.Runs, run)
 		}
-		for _, h := range hists {
-			part.Completions = append(part.Completions, h.Counts())
+		if gr.Plot {
+			for _, h := range hists.h {
+				part.Completions = append(part.Completions, h.Counts())
+			}
 		}
 		if gr.Plot && len(seeds) > 0 && seeds[0] == 0 {
-			for p := range s.Policies {
-				t, _, err := RecordTimeline(s.Config(p, gr.First), gr.Bucket)
-				if err != nil {
-					return nil, err
-				}
-				part.Timelines = append(part.Timelines, t)
+			if part.Timelines, err = recordTimelines(ctx, s, gr.First, gr.Bucket); err != nil {
+				return nil, err
 			}
 		}
 		parts[g] = part
