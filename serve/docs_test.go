@@ -2,13 +2,10 @@ package serve_test
 
 import (
 	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
+	"github.com/retrysim/retrysim/internal/docnames"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -38,39 +35,9 @@ func TestDocsNamesExist(t *testing.T) {
 
 func declaredNames(t *testing.T, dir string) map[string]bool {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-	names := map[string]bool{}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, decl := range f.Decls {
-			switch d := decl.(type) {
-			case *ast.FuncDecl:
-				if d.Recv == nil {
-					names[d.Name.Name] = true
-				}
-			case *ast.GenDecl:
-				for _, spec := range d.Specs {
-					switch s := spec.(type) {
-					case *ast.TypeSpec:
-						names[s.Name.Name] = true
-					case *ast.ValueSpec:
-						for _, n := range s.Names {
-							names[n.Name] = true
-						}
-					}
-				}
-			}
-		}
-	}
-	if len(names) == 0 {
-		t.Fatalf("no declarations in %s", dir)
+	names, err := docnames.Declared(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return names
 }
