@@ -32,6 +32,24 @@ scenarios:
         cap: 20s
 `
 
+// seedBenchScenarios returns the benchmarks' two scenarios: benchSeeds
+// (10,000 clients) and the built-in default one.
+func seedBenchScenarios(b *testing.B) (mid, def *scenarios.Scenario) {
+	b.Helper()
+	f, err := scenarios.Parse("bench.yaml", []byte(benchSeeds))
+	if err != nil {
+		b.Fatal(err)
+	}
+	builtin, err := scenarios.Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if def, err = builtin.Lookup(builtin.Default); err != nil {
+		b.Fatal(err)
+	}
+	return f.Scenarios[0], def
+}
+
 // BenchmarkRunSeeds runs seeds through Seeds on 1 and on 2 workers, for
 // two kinds of run. The speed-up is runs/s at workers=2 over runs/s at
 // workers=1 (docs/performance.md). Run it with -cpu 2 so that two cores are
@@ -44,24 +62,13 @@ scenarios:
 //     microseconds, so handing out the runs must cost much less than that
 //     for two workers to gain anything.
 func BenchmarkRunSeeds(b *testing.B) {
-	f, err := scenarios.Parse("bench.yaml", []byte(benchSeeds))
-	if err != nil {
-		b.Fatal(err)
-	}
-	builtin, err := scenarios.Builtin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	def, err := builtin.Lookup(builtin.Default)
-	if err != nil {
-		b.Fatal(err)
-	}
+	mid, def := seedBenchScenarios(b)
 	for _, bench := range []struct {
 		prefix string
 		s      *scenarios.Scenario
 		seeds  int
 	}{
-		{"", f.Scenarios[0], 32},
+		{"", mid, 32},
 		{"default-1000-seeds/", def, 1000},
 	} {
 		for _, workers := range []int{1, 2} {
@@ -138,24 +145,13 @@ func ceiling(workers, jobs, work int) int {
 //   - default-1000-seeds: 1000 seeds of the built-in default scenario, as
 //     'retrysim compare --seeds 1000' runs them (runs of microseconds).
 func BenchmarkRunSeedsSpeedup(b *testing.B) {
-	f, err := scenarios.Parse("bench.yaml", []byte(benchSeeds))
-	if err != nil {
-		b.Fatal(err)
-	}
-	builtin, err := scenarios.Builtin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	def, err := builtin.Lookup(builtin.Default)
-	if err != nil {
-		b.Fatal(err)
-	}
+	mid, def := seedBenchScenarios(b)
 	for _, bench := range []struct {
 		name  string
 		s     *scenarios.Scenario
 		seeds int
 	}{
-		{"32-seeds", f.Scenarios[0], 32},
+		{"32-seeds", mid, 32},
 		{"default-1000-seeds", def, 1000},
 	} {
 		b.Run(bench.name, func(b *testing.B) {
