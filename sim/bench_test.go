@@ -36,6 +36,25 @@ func hugeBurst(n int) Config {
 
 var benchSizes = []int{1_000, 100_000, 1_000_000}
 
+// measureRuns runs cfg b.N times (timed) and returns the events of all
+// runs and the memory statistics before and after them.
+func measureRuns(b *testing.B, cfg Config) (events int, ms0, ms1 runtime.MemStats) {
+	b.Helper()
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := Run(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += r.Events
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&ms1)
+	return events, ms0, ms1
+}
+
 // BenchmarkEngine runs whole simulations of hugeBurst(n) and reports the
 // engine's cost per event, events per second, allocations per event and the
 // peak heap bytes per client (bytes allocated per run, an upper bound: a run
@@ -43,21 +62,7 @@ var benchSizes = []int{1_000, 100_000, 1_000_000}
 func BenchmarkEngine(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) {
-			cfg := hugeBurst(n)
-			events := 0
-			var ms0, ms1 runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&ms0)
-			b.ResetTimer()
-			for b.Loop() {
-				r, err := Run(cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				events += r.Events
-			}
-			b.StopTimer()
-			runtime.ReadMemStats(&ms1)
+			events, ms0, ms1 := measureRuns(b, hugeBurst(n))
 			elapsed := b.Elapsed()
 			b.ReportMetric(float64(elapsed.Nanoseconds())/float64(events), "ns/event")
 			b.ReportMetric(float64(events)/elapsed.Seconds(), "events/s")
@@ -309,21 +314,7 @@ func BenchmarkModels(b *testing.B) {
 	}{{"queue-open-loop", openQueue}, {"error-mix-closed-loop", closedMix}, {"rate-limit-sessions", limitedSessions}} {
 		for _, n := range []int{10_000, 1_000_000} {
 			b.Run(fmt.Sprintf("%s/ops=%d", m.name, n), func(b *testing.B) {
-				cfg := m.config(n)
-				events := 0
-				var ms0, ms1 runtime.MemStats
-				runtime.GC()
-				runtime.ReadMemStats(&ms0)
-				b.ResetTimer()
-				for b.Loop() {
-					r, err := Run(cfg)
-					if err != nil {
-						b.Fatal(err)
-					}
-					events += r.Events
-				}
-				b.StopTimer()
-				runtime.ReadMemStats(&ms1)
+				events, ms0, ms1 := measureRuns(b, m.config(n))
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 				b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(events), "allocs/event")
 				b.ReportMetric(float64(events)/float64(b.N), "events/run")
