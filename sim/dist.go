@@ -168,3 +168,24 @@ func validateDistribution(what string, d Distribution) error {
 	}
 	return nil
 }
+
+// forRun returns d ready for the many draws of a run: a LogNormal with its
+// sigma computed once (the draws are bit for bit the same); other
+// distributions as they are.
+func forRun(d Distribution) Distribution {
+	if l, ok := d.(LogNormal); ok && l.P99 > l.Median {
+		return logNormalRun{median: l.Median, sigma: l.sigma()}
+	}
+	return d
+}
+
+// logNormalRun is a LogNormal whose sigma is known (see forRun).
+type logNormalRun struct {
+	median time.Duration
+	sigma  float64
+}
+
+// Sample draws as LogNormal.Sample does.
+func (l logNormalRun) Sample(rng *rand.Rand) time.Duration {
+	return clampSample(float64(float64(l.median) * portableExp(float64(l.sigma*standardNormal(rng)))))
+}

@@ -100,7 +100,7 @@ func validatePhases(phases []Phase) error {
 
 // NewServer returns the admission state of one run.
 func (s *CapacityWindows) NewServer(rng *rand.Rand) Server {
-	st := &windowsState{model: s, rng: rng, primary: newAdmission(s.Phases)}
+	st := &windowsState{model: s, rng: rng, responseTime: forRun(s.ResponseTime), primary: newAdmission(s.Phases)}
 	st.fallback = &st.primary
 	if s.FallbackPhases != nil {
 		fb := newAdmission(s.FallbackPhases)
@@ -111,10 +111,11 @@ func (s *CapacityWindows) NewServer(rng *rand.Rand) Server {
 
 // windowsState is the per-run admission state of a CapacityWindows server.
 type windowsState struct {
-	model    *CapacityWindows
-	primary  admission
-	fallback *admission // &primary when the models share the capacity
-	rng      *rand.Rand
+	model        *CapacityWindows
+	responseTime Distribution // forRun(model.ResponseTime)
+	primary      admission
+	fallback     *admission // &primary when the models share the capacity
+	rng          *rand.Rand
 }
 
 // admission is the admission state of one model's phases.
@@ -137,7 +138,7 @@ func (s *windowsState) Arrive(now time.Duration, req Request) Response {
 	if req.Fallback {
 		w = s.fallback
 	}
-	at := now + s.model.ResponseTime.Sample(s.rng)
+	at := now + s.responseTime.Sample(s.rng)
 	if rej, ok := w.admit(now); !ok {
 		return Response{Outcome: rej.Outcome(), At: at}
 	}

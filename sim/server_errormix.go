@@ -108,15 +108,22 @@ func (m *ErrorMix) Validate() error {
 
 // NewServer returns the state of one run.
 func (m *ErrorMix) NewServer(rng *rand.Rand) Server {
-	return &mixState{model: m, rng: rng, phaseEnd: m.Phases[0].Duration}
+	s := &mixState{model: m, rng: rng, phaseEnd: m.Phases[0].Duration, latency: forRun(m.Latency), failLatency: forRun(m.Latency)}
+	if m.FailLatency != nil {
+		s.failLatency = forRun(m.FailLatency)
+	}
+	return s
 }
 
 type mixState struct {
-	model    *ErrorMix
-	rng      *rand.Rand
-	phase    int
-	phaseEnd time.Duration
-	stats    ServerStats
+	model *ErrorMix
+	// latency and failLatency are the model's, forRun (failLatency is
+	// Latency when FailLatency is nil).
+	latency, failLatency Distribution
+	rng                  *rand.Rand
+	phase                int
+	phaseEnd             time.Duration
+	stats                ServerStats
 }
 
 // Arrive draws the request's outcome, then its latency (see ErrorMix for
@@ -139,10 +146,10 @@ func (s *mixState) Arrive(now time.Duration, req Request) Response {
 		}
 	}
 	if failed == nil {
-		return Response{At: now + m.Latency.Sample(s.rng)}
+		return Response{At: now + s.latency.Sample(s.rng)}
 	}
 	if m.Stream && failed.Class == policies.Capacity {
-		full := m.Latency.Sample(s.rng)
+		full := s.latency.Sample(s.rng)
 		share := m.StreamShare
 		if share == 0 {
 			share = s.rng.Float64()
@@ -157,11 +164,7 @@ func (s *mixState) Arrive(now time.Duration, req Request) Response {
 		s.stats.WastedOutputTokens += int64(math.Floor(float64(float64(out) * share)))
 		return Response{Outcome: policies.Outcome{Class: policies.Capacity, Status: http.StatusOK}, At: now + part}
 	}
-	lat := m.Latency
-	if m.FailLatency != nil {
-		lat = m.FailLatency
-	}
-	return Response{Outcome: failed.Outcome(), At: now + lat.Sample(s.rng)}
+	return Response{Outcome: failed.Outcome(), At: now + s.failLatency.Sample(s.rng)}
 }
 
 // Stats returns what the mix counted: mid-stream failures.

@@ -112,7 +112,7 @@ func validateWorkerPhases(phases []WorkerPhase) error {
 
 // NewServer returns the workers' state of one run.
 func (q *Queue) NewServer(rng *rand.Rand) Server {
-	s := &queueState{model: q, rng: rng, reject: q.Reject.orOverloaded()}
+	s := &queueState{model: q, rng: rng, service: forRun(q.Service), reject: q.Reject.orOverloaded()}
 	most := q.Concurrency
 	for _, p := range q.Phases {
 		most = max(most, p.Concurrency)
@@ -136,6 +136,7 @@ func (q *Queue) NewServer(rng *rand.Rand) Server {
 type queueState struct {
 	model    *Queue
 	rng      *rand.Rand
+	service  Distribution // forRun(model.Service)
 	reject   Rejection
 	free     durationHeap  // when each worker is free (taking no new request before)
 	waiting  durationHeap  // starts of the requests waiting (only with a queue limit)
@@ -196,7 +197,7 @@ func (s *queueState) Arrive(now time.Duration, req Request) Response {
 		s.stats.Dropped++
 		return Response{Outcome: s.reject.Outcome(), At: start}
 	}
-	service := s.model.Service.Sample(s.rng)
+	service := s.service.Sample(s.rng)
 	done := start + service
 	s.free.replaceTop(done)
 	s.stats.Served++

@@ -60,7 +60,7 @@ func (w *ClosedLoop) Tokens(int) (input, output int) { return w.InputTokens, w.O
 
 // NewChain returns the workers' state of one run.
 func (w *ClosedLoop) NewChain() Chain {
-	c := &closedChain{w: w, worker: make([]int32, w.Operations()), ran: make([]int32, w.Workers), next: w.Workers}
+	c := &closedChain{w: w, think: forRun(w.Think), worker: make([]int32, w.Operations()), ran: make([]int32, w.Workers), next: w.Workers}
 	for i := range w.Workers {
 		c.worker[i] = int32(i)
 		c.ran[i] = 1
@@ -70,9 +70,10 @@ func (w *ClosedLoop) NewChain() Chain {
 
 type closedChain struct {
 	w      *ClosedLoop
-	worker []int32 // operation → its worker
-	ran    []int32 // worker → operations started
-	next   int     // the next operation to start
+	think  Distribution // forRun(w.Think); nil for none
+	worker []int32      // operation → its worker
+	ran    []int32      // worker → operations started
+	next   int          // the next operation to start
 }
 
 func (c *closedChain) Leaders() int { return c.w.Workers }
@@ -86,8 +87,8 @@ func (c *closedChain) Next(ended int, at time.Duration, _ bool, rng *rand.Rand) 
 		return 0, 0, false
 	}
 	start := at
-	if c.w.Think != nil {
-		start += c.w.Think.Sample(rng)
+	if c.think != nil {
+		start += c.think.Sample(rng)
 	}
 	if c.w.Until > 0 && start > c.w.Until {
 		return 0, 0, false

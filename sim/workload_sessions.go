@@ -101,7 +101,7 @@ func (w *AgentSessions) Start(_ int, rng *rand.Rand) time.Duration {
 // NewChain returns the sessions' state of one run.
 func (w *AgentSessions) NewChain() Chain {
 	n := w.Operations()
-	c := &sessionChain{w: w, session: make([]int32, n), turn: make([]int32, n),
+	c := &sessionChain{w: w, think: forRun(w.Think), session: make([]int32, n), turn: make([]int32, n),
 		repeats: make([]int32, w.Sessions), tried: make([]int32, w.Sessions), next: w.Sessions}
 	for i := range w.Sessions {
 		c.session[i] = int32(i)
@@ -112,11 +112,12 @@ func (w *AgentSessions) NewChain() Chain {
 
 type sessionChain struct {
 	w       *AgentSessions
-	session []int32 // operation → its session
-	turn    []int32 // operation → its turn (0-based)
-	repeats []int32 // session → failed calls recovered from
-	tried   []int32 // session → the highest turn it has tried
-	next    int     // the next operation to start
+	think   Distribution // forRun(w.Think); nil for none
+	session []int32      // operation → its session
+	turn    []int32      // operation → its turn (0-based)
+	repeats []int32      // session → failed calls recovered from
+	tried   []int32      // session → the highest turn it has tried
+	next    int          // the next operation to start
 	stats   SessionStats
 }
 
@@ -134,8 +135,8 @@ func (c *sessionChain) Next(ended int, at time.Duration, completed bool, rng *ra
 		return 0, 0, false
 	case completed:
 		nt = t + 1
-		if c.w.Think != nil {
-			start += c.w.Think.Sample(rng)
+		if c.think != nil {
+			start += c.think.Sample(rng)
 		}
 	case int(c.repeats[s]) >= c.w.MaxRepeats:
 		c.stats.Failed++
