@@ -158,13 +158,20 @@ func (s *queueState) setWorkers(at time.Duration, n int) {
 	}
 }
 
-// advance applies the phase changes that happen at or before now; if no
-// worker is left, it also applies the next changes early (until a worker
-// comes), since every request arriving meanwhile waits for them anyway.
-func (s *queueState) advance(now time.Duration) {
+// startAt returns when a request arriving at now starts, applying first
+// every phase change at or before that start. Service is first come, first
+// served, so no later arrival starts earlier: a change at T <= start is
+// applied to the workers as they are at T, even when T is after now (a
+// change reaches requests already waiting, as it would in a real queue).
+// With no worker left (a phase with 0), every change up to the next worker
+// is applied.
+func (s *queueState) startAt(now time.Duration) time.Duration {
 	phases := s.model.Phases
 	last := len(phases) - 1
-	for s.phase < last && (now >= s.phaseEnd || len(s.free) == 0) {
+	for {
+		if len(s.free) > 0 && (s.phase >= last || max(now, s.free[0]) < s.phaseEnd) {
+			return max(now, s.free[0])
+		}
 		at := s.phaseEnd
 		s.phase++
 		s.phaseEnd += phases[s.phase].Duration
@@ -174,10 +181,7 @@ func (s *queueState) advance(now time.Duration) {
 
 // Arrive decides a request arriving at now (see Queue).
 func (s *queueState) Arrive(now time.Duration, req Request) Response {
-	if len(s.model.Phases) > 0 {
-		s.advance(now)
-	}
-	start := max(now, s.free[0])
+	start := s.startAt(now)
 	if limit := s.model.QueueLimit; limit > 0 {
 		for len(s.waiting) > 0 && s.waiting[0] <= now {
 			s.waiting.pop()

@@ -44,13 +44,19 @@ func TestQueueRules(t *testing.T) {
 			[]arrival{{0, 50 * ms, true, 100 * ms}, {10 * ms, 60 * ms, true, 200 * ms}, {20 * ms, 0, true, 300 * ms}},
 			ServerStats{Served: 3, BusyTime: 300 * ms, Wasted: 2, WastedTime: 200 * ms}},
 		// 2 workers until 1 s, 1 until 2 s, then 3. At 1 s the worker free
-		// soonest (at 0.6 s) goes; the one busy until 1.5 s stays. At 2 s two
-		// workers come, free at once; the third request at 2 s takes the first
-		// to be free again, at 2.6 s.
+		// soonest (at 0.6 s) goes; the one busy until 1.5 s stays. The request
+		// of 1.1 s waits for a worker until 2 s, when two come, free at once:
+		// it takes one, the first at 2 s the other; the next waits for the
+		// worker free at 2.1 s, the last for the first free again, at 2.6 s.
 		{"phases", Queue{Service: Fixed(600 * ms), Phases: []WorkerPhase{{Duration: sec, Concurrency: 2}, {Duration: sec, Concurrency: 1}, {Concurrency: 3}}},
 			[]arrival{{0, 0, true, 600 * ms}, {0, 0, true, 600 * ms}, {900 * ms, 0, true, 1500 * ms}, {sec, 0, true, 2100 * ms},
-				{1100 * ms, 0, true, 2700 * ms}, {2 * sec, 0, true, 2600 * ms}, {2 * sec, 0, true, 2600 * ms}, {2 * sec, 0, true, 3200 * ms}},
+				{1100 * ms, 0, true, 2600 * ms}, {2 * sec, 0, true, 2600 * ms}, {2 * sec, 0, true, 2700 * ms}, {2 * sec, 0, true, 3200 * ms}},
 			ServerStats{Served: 8, BusyTime: 8 * 600 * ms}},
+		// One worker until 10 ms, then two: the second request, waiting
+		// since 1 ms, takes the new worker when it comes.
+		{"more workers for requests already waiting", Queue{Service: Fixed(100 * ms), Phases: []WorkerPhase{{Duration: 10 * ms, Concurrency: 1}, {Concurrency: 2}}},
+			[]arrival{{0, 0, true, 100 * ms}, {ms, 0, true, 110 * ms}, {2 * ms, 0, true, 200 * ms}},
+			ServerStats{Served: 3, BusyTime: 300 * ms}},
 		// No worker for 1 s: a request waits for the first.
 		{"no workers at first", Queue{Service: Fixed(100 * ms), Phases: []WorkerPhase{{Duration: sec}, {Duration: sec, Concurrency: 1}, {Concurrency: 1}}},
 			[]arrival{{200 * ms, 0, true, 1100 * ms}, {300 * ms, 0, true, 1200 * ms}},
