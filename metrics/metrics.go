@@ -203,13 +203,61 @@ var (
 		value: count(func(r *sim.Result) int { return r.Sessions.Resumed })})
 	SessionsTurnsRepeated = counted(&Metric{Name: "sessions.turns_repeated", Unit: Count, Better: stats.LowerIsBetter,
 		value: count(func(r *sim.Result) int { return r.Sessions.TurnsRepeated })})
+
+	// What a run measured around the scenario's incident (sim.Recovery),
+	// reported only for scenarios that set one; each has its own column.
+	recovery = []*Metric{
+		// RecoveryGoodputDuring and RecoveryGoodputAfter are operations
+		// completed per second during the incident and over as long right
+		// after it.
+		counted(&Metric{Name: "recovery.goodput_during", Column: "goodput_during", Unit: Ratio, Better: stats.HigherIsBetter, JSONDecimals: 4,
+			value: recovered(func(r *sim.Recovery) (float64, bool) { return r.DuringPerSecond, true })}),
+		counted(&Metric{Name: "recovery.goodput_after", Column: "goodput_after", Unit: Ratio, Better: stats.HigherIsBetter, Headline: true, JSONDecimals: 4,
+			value: recovered(func(r *sim.Recovery) (float64, bool) { return r.AfterPerSecond, true })}),
+		// recovery.recovered is 1 if goodput came back before the run
+		// ended, else 0 (its mean over seeds is the share that did).
+		counted(&Metric{Name: "recovery.recovered", Column: "recovered", Unit: Count, Better: stats.HigherIsBetter, Headline: true,
+			value: recovered(func(r *sim.Recovery) (float64, bool) {
+				if r.Recovered {
+					return 1, true
+				}
+				return 0, true
+			})}),
+		// recovery.time_to_recover_ms does not exist for a run that never
+		// recovered (as a latency does not when nothing completed).
+		counted(&Metric{Name: "recovery.time_to_recover_ms", Column: "recover_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
+			value: recovered(func(r *sim.Recovery) (float64, bool) { return ms(r.TimeToRecover), r.Recovered })}),
+	}
 )
 
-// counted registers a metric that only some servers or workloads count;
-// its column is the first part of its name.
+// recovered returns a metric of a run's Recovery; it does not exist for a
+// run that measured none.
+func recovered(f func(r *sim.Recovery) (float64, bool)) func(*sim.Result) (float64, bool) {
+	return func(r *sim.Result) (float64, bool) {
+		if !r.Recovery.Measured {
+			return 0, false
+		}
+		return f(&r.Recovery)
+	}
+}
+
+// RecoveryNames returns the names of the recovery metrics, reported for
+// scenarios with an incident.
+func RecoveryNames() []string {
+	names := make([]string, len(recovery))
+	for i, m := range recovery {
+		names[i] = m.Name
+	}
+	return names
+}
+
+// counted registers a metric that only some scenarios report; unless it
+// names its own, its column is the first part of its name.
 func counted(m *Metric) *Metric {
 	m.counted = true
-	m.Column, _, _ = strings.Cut(m.Name, ".")
+	if m.Column == "" {
+		m.Column, _, _ = strings.Cut(m.Name, ".")
+	}
 	return register(m)
 }
 

@@ -17,7 +17,8 @@ func TestRegistryOrder(t *testing.T) {
 		"gave_up_by.attempts", "gave_up_by.deadline", "gave_up_by.terminal", "gave_up_by.queue_full", "gave_up_by.budget", "gave_up_by.throttled", "gave_up_by.circuit_open",
 		"fallbacks", "amplification", "latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "last_completion_ms"}
 	counted := []string{"server.wasted", "server.wasted_ms", "server.wasted_output_tokens", "server.dropped", "server.queue_full",
-		"server.rate_limited", "server.too_large", "sessions.completed", "sessions.failed", "sessions.resumed", "sessions.turns_repeated"}
+		"server.rate_limited", "server.too_large", "sessions.completed", "sessions.failed", "sessions.resumed", "sessions.turns_repeated",
+		"recovery.goodput_during", "recovery.goodput_after", "recovery.recovered", "recovery.time_to_recover_ms"}
 	if got := Names(); !slices.Equal(got, slices.Concat(want, counted)) {
 		t.Fatalf("Names() = %v,\nwant %v then %v", got, want, counted)
 	}
@@ -35,7 +36,8 @@ func TestRegistryOrder(t *testing.T) {
 		t.Errorf("For with counted metrics gives %v", withCounted)
 	}
 	for _, m := range All() {
-		if m.counted && (!m.Optional() || m.Column != m.Name[:strings.IndexByte(m.Name, '.')]) {
+		recovery := strings.HasPrefix(m.Name, "recovery.")
+		if m.counted && (!m.Optional() || recovery == (m.Column == m.Name[:strings.IndexByte(m.Name, '.')])) {
 			t.Errorf("%s: optional %v, column %q", m.Name, m.Optional(), m.Column)
 		}
 	}
@@ -88,4 +90,37 @@ func names(ms []*Metric) []string {
 		out = append(out, m.Name)
 	}
 	return out
+}
+
+func TestRecoveryMetrics(t *testing.T) {
+	get := func(name string, r *sim.Result) (float64, bool) {
+		m, ok := Lookup(name)
+		if !ok {
+			t.Fatalf("no metric %s", name)
+		}
+		return m.Value(r)
+	}
+	none := &sim.Result{}
+	for _, name := range RecoveryNames() {
+		if _, ok := get(name, none); ok {
+			t.Errorf("%s exists for a run without an incident", name)
+		}
+	}
+	never := &sim.Result{Recovery: sim.Recovery{Measured: true, DuringPerSecond: 2.5, AfterPerSecond: 0.5}}
+	if v, ok := get("recovery.goodput_during", never); !ok || v != 2.5 {
+		t.Errorf("goodput_during = %v, %v", v, ok)
+	}
+	if v, ok := get("recovery.recovered", never); !ok || v != 0 {
+		t.Errorf("recovered = %v, %v for a run that never recovered", v, ok)
+	}
+	if _, ok := get("recovery.time_to_recover_ms", never); ok {
+		t.Error("a run that never recovered has a time to recover")
+	}
+	back := &sim.Result{Recovery: sim.Recovery{Measured: true, Recovered: true, TimeToRecover: 1500 * time.Millisecond}}
+	if v, ok := get("recovery.time_to_recover_ms", back); !ok || v != 1500 {
+		t.Errorf("time_to_recover_ms = %v, %v", v, ok)
+	}
+	if v, _ := get("recovery.recovered", back); v != 1 {
+		t.Errorf("recovered = %v", v)
+	}
 }

@@ -57,6 +57,10 @@ type Scenario struct {
 	Server   sim.ServerModel
 	Workload sim.Workload
 	Policies []sim.Policy
+	// Incident, if set (End > 0), is the span of the scenario's trigger;
+	// runs then measure their recovery (sim.Recovery; the recovery.*
+	// metrics).
+	Incident sim.Incident
 	// CheckSeeds is how many seeds, Seed first, the statistics of
 	// expectations (such as mean(completed)) are taken over; 0 when the
 	// scenario has none. 'retrysim check --seeds' overrides it.
@@ -67,7 +71,7 @@ type Scenario struct {
 
 // Config returns the simulator configuration for the i-th policy and a seed.
 func (s *Scenario) Config(i int, seed uint64) sim.Config {
-	return sim.Config{Seed: seed, Server: s.Server, Workload: s.Workload, Policy: s.Policies[i]}
+	return sim.Config{Seed: seed, Server: s.Server, Workload: s.Workload, Policy: s.Policies[i], Incident: s.Incident}
 }
 
 // Operations is the most operations one run of the scenario starts: a
@@ -87,6 +91,9 @@ func (s *Scenario) Metrics() []*metrics.Metric {
 	}
 	if k := workloadKindOf(s.Workload); k != nil {
 		counted = append(counted, k.metrics(s.Workload)...)
+	}
+	if s.Incident != (sim.Incident{}) {
+		counted = append(counted, metrics.RecoveryNames()...)
 	}
 	return metrics.For(s.Policies, counted...)
 }
@@ -199,6 +206,9 @@ func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
 	if !m.has("clients") {
 		m.errorf("clients", "missing: every scenario needs clients")
 	}
+	if m.has("incident") {
+		s.Incident = d.incident(m.get("incident"), m.field("incident"))
+	}
 	var limits limits
 	s.Workload, limits = d.clients(m.get("clients"), m.field("clients"))
 	items := m.sequence("policies")
@@ -249,8 +259,22 @@ func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
 			}
 		}
 	}
-	m.finish("name", "description", "seed", "check_seeds", "server", "clients", "policies")
+	m.finish("name", "description", "seed", "check_seeds", "incident", "server", "clients", "policies")
 	return s
+}
+
+// incident decodes a scenario's incident: {start, end}.
+func (d *decoder) incident(n *yaml.Node, path string) sim.Incident {
+	m := d.mapping(n, path)
+	in := sim.Incident{Start: m.duration("start", 0), End: m.duration("end", 0)}
+	switch {
+	case !m.has("end"):
+		m.errorf("end", "missing: when the trigger ends, such as 30s")
+	case in.End <= in.Start:
+		m.errorf("end", "must be after start (%v), got %v", in.Start, in.End)
+	}
+	m.finish("start", "end")
+	return in
 }
 
 // rejections are the outcomes a server can give a request it does not admit.

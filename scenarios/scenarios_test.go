@@ -105,6 +105,9 @@ func TestBadInputErrors(t *testing.T) {
 		{"duplicate field", "      count: 20\n", "      count: 20\n      count: 30\n", "x.yaml:11:7: scenarios[0].clients.count: field given twice", nil},
 		{"list instead of mapping", "    clients:\n      count: 20\n      max_attempts: 8\n      deadline: 20s\n", "    clients: [20]\n", "x.yaml:9:14: scenarios[0].clients: want a mapping of fields, got a list", nil},
 		{"missing server", "    server:\n", "    serverz:\n", "scenarios[0].server: missing", nil},
+		{"incident without end", "    server:\n", "    incident: {start: 2s}\n    server:\n", "x.yaml:3:15: scenarios[0].incident.end: missing", nil},
+		{"incident ending at its start", "    server:\n", "    incident: {start: 2s, end: 2s}\n    server:\n", "scenarios[0].incident.end: must be after start (2s), got 2s", nil},
+		{"incident with an unknown field", "    server:\n", "    incident: {end: 2s, until: 3s}\n    server:\n", "scenarios[0].incident.until: unknown field", nil},
 		{"several problems reported together", "count: 20", "count: -1\n      spread: soon", "",
 			[]string{"scenarios[0].clients.count: must be between", `scenarios[0].clients.spread: want a duration such as "2s" or "100ms", got "soon"`}},
 	}

@@ -175,6 +175,9 @@ type Config struct {
 	Server   ServerModel
 	Workload Workload
 	Policy   Policy
+	// Incident, if set (End > 0), is the span of the scenario's trigger:
+	// the run then measures its Recovery.
+	Incident Incident
 	// OnRequest, if set, is told of every request as the server decides it:
 	// its arrival time and whether it was admitted. It must not keep state
 	// that depends on goroutine scheduling; runs call it from one goroutine.
@@ -204,6 +207,11 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Workload.Validate(); err != nil {
 		return err
+	}
+	if c.Incident != (Incident{}) {
+		if err := c.Incident.Validate(); err != nil {
+			return err
+		}
 	}
 	d := c.Policy.Rules
 	if d.Backoff == nil {

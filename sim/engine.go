@@ -81,6 +81,9 @@ type runner struct {
 	sizer   TokenSizer
 	wrng    *rand.Rand
 	started int // operations started so far, with a chain
+	// rec counts what the recovery metrics need, when the run has an
+	// incident (Config.Incident); nil otherwise.
+	rec *recoveryRecorder
 	// trace, if set (by tests only), is told of every event before it is
 	// processed.
 	trace func(at time.Duration, i int32, kind eventKind)
@@ -148,6 +151,10 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	serverPCG := newStream(cfg.Seed, streamServer, 0)
 	r.server = cfg.Server.NewServer(rand.New(&serverPCG))
 	r.rng = rand.New(&r.src)
+	r.rec = nil
+	if cfg.Incident != (Incident{}) {
+		r.rec = newRecoveryRecorder(cfg.Incident, cfg.Server)
+	}
 	r.res = Result{Policy: cfg.Policy.Name, Clients: n, Latencies: make([]time.Duration, 0, n)}
 
 	var startPCG rand.PCG
@@ -218,6 +225,13 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		if s, ok := r.chain.(SessionReporter); ok {
 			r.res.Sessions = s.Sessions()
 		}
+	}
+	if r.rec != nil {
+		// Operations start in index order: the first Clients have started.
+		for i := range r.res.Clients {
+			r.rec.start(r.ops[i].start)
+		}
+		r.res.Recovery = r.rec.result()
 	}
 	return r.res, nil
 }
@@ -339,6 +353,9 @@ func (r *runner) respond(i int32, now time.Duration) {
 		r.res.Completed++
 		r.res.Latencies = append(r.res.Latencies, now-o.start)
 		r.res.LastCompletion = max(r.res.LastCompletion, now)
+		if r.rec != nil {
+			r.rec.complete(now)
+		}
 		o.op.After(&r.plan, moment(o, now), policies.Outcome{}, false, nil, r.rng)
 		if r.chain != nil {
 			r.follow(i, now, true)
@@ -360,6 +377,9 @@ func (r *runner) respond(i int32, now time.Duration) {
 func (r *runner) giveUp(i int32, now time.Duration, st policies.Step) {
 	r.res.GaveUp++
 	r.res.GaveUpBy[st.Reason]++
+	if r.rec != nil {
+		r.rec.end(now)
+	}
 	if r.plan.Hooks.OnGiveUp != nil {
 		o := &r.ops[i]
 		var last policies.Outcome

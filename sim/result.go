@@ -35,6 +35,9 @@ type Result struct {
 	Server ServerStats
 	// Sessions counts sessions, for workloads that run them.
 	Sessions SessionStats
+	// Recovery is what the run measured around its incident, if
+	// Config.Incident set one.
+	Recovery Recovery
 }
 
 // Amplification is attempts per client.
