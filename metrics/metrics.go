@@ -203,6 +203,10 @@ var (
 		value: count(func(r *sim.Result) int { return r.Sessions.Resumed })})
 	SessionsTurnsRepeated = counted(&Metric{Name: "sessions.turns_repeated", Unit: Count, Better: stats.LowerIsBetter,
 		value: count(func(r *sim.Result) int { return r.Sessions.TurnsRepeated })})
+	// SessionsTokensWasted counts the tokens of completed calls that
+	// sessions lost by restarting or failing.
+	SessionsTokensWasted = counted(&Metric{Name: "sessions.tokens_wasted", Unit: Count, Better: stats.LowerIsBetter,
+		value: count64(func(r *sim.Result) int64 { return r.Sessions.TokensWasted })})
 
 	// What a run measured around the scenario's incident (sim.Recovery),
 	// reported only for scenarios that set one; each has its own column.

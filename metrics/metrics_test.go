@@ -17,7 +17,7 @@ func TestRegistryOrder(t *testing.T) {
 		"gave_up_by.attempts", "gave_up_by.deadline", "gave_up_by.terminal", "gave_up_by.queue_full", "gave_up_by.budget", "gave_up_by.throttled", "gave_up_by.circuit_open",
 		"fallbacks", "amplification", "latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "last_completion_ms"}
 	counted := []string{"server.wasted", "server.wasted_ms", "server.wasted_output_tokens", "server.dropped", "server.queue_full",
-		"server.rate_limited", "server.too_large", "sessions.completed", "sessions.failed", "sessions.resumed", "sessions.turns_repeated",
+		"server.rate_limited", "server.too_large", "sessions.completed", "sessions.failed", "sessions.resumed", "sessions.turns_repeated", "sessions.tokens_wasted",
 		"recovery.goodput_during", "recovery.goodput_after", "recovery.recovered", "recovery.time_to_recover_ms"}
 	if got := Names(); !slices.Equal(got, slices.Concat(want, counted)) {
 		t.Fatalf("Names() = %v,\nwant %v then %v", got, want, counted)

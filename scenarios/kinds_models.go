@@ -234,8 +234,12 @@ func registerWorkloads() {
 		workloadFuncs[*sim.AgentSessions]{
 			decode:   func(d *decoder, m *mapping, path string) *sim.AgentSessions { return d.agentSessions(m, path) },
 			describe: describeSessions,
-			metrics: func(*sim.AgentSessions) []string {
-				return []string{metrics.SessionsCompleted.Name, metrics.SessionsFailed.Name, metrics.SessionsResumed.Name, metrics.SessionsTurnsRepeated.Name}
+			metrics: func(w *sim.AgentSessions) []string {
+				names := []string{metrics.SessionsCompleted.Name, metrics.SessionsFailed.Name, metrics.SessionsResumed.Name, metrics.SessionsTurnsRepeated.Name}
+				if w.InputTokens > 0 || w.InputGrowth > 0 || w.OutputTokens > 0 {
+					names = append(names, metrics.SessionsTokensWasted.Name)
+				}
+				return names
 			},
 			clone: func(w *sim.AgentSessions) *sim.AgentSessions { c := *w; return &c },
 		},

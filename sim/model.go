@@ -152,6 +152,12 @@ type SessionStats struct {
 	// already run or tried: the repeated turn itself, and with restarts
 	// every turn run again.
 	TurnsRepeated int
+	// TokensWasted counts the input and output tokens of completed calls
+	// whose work the session lost: the turns before the failed one, when
+	// the session restarts or fails. (A repeated turn loses no completed
+	// call; tokens of the failed calls themselves are the server's to
+	// count, as ServerStats.WastedOutputTokens.)
+	TokensWasted int64
 }
 
 // TokenSizer is an optional interface of a Workload, or of its Chain

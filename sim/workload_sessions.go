@@ -140,12 +140,15 @@ func (c *sessionChain) Next(ended int, at time.Duration, completed bool, rng *ra
 		}
 	case int(c.repeats[s]) >= c.w.MaxRepeats:
 		c.stats.Failed++
+		c.stats.TokensWasted += c.tokensBefore(t)
 		return 0, 0, false
 	default:
 		c.repeats[s]++
 		c.stats.Resumed++
 		if c.w.Resume == ResumeTurn {
 			nt = t
+		} else {
+			c.stats.TokensWasted += c.tokensBefore(t)
 		}
 		start += c.w.Pause
 	}
@@ -157,6 +160,13 @@ func (c *sessionChain) Next(ended int, at time.Duration, completed bool, rng *ra
 	c.next++
 	c.session[i], c.turn[i] = s, nt
 	return i, start, true
+}
+
+// tokensBefore returns the tokens of turns 0 … t-1, the calls a session
+// has completed when its call of turn t fails.
+func (c *sessionChain) tokensBefore(t int32) int64 {
+	n, w := int64(t), c.w
+	return n*int64(w.InputTokens+w.OutputTokens) + int64(w.InputGrowth)*n*(n-1)/2
 }
 
 // Tokens sizes operation i's request by its turn.

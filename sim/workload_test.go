@@ -244,9 +244,9 @@ func TestAgentSessionsByHand(t *testing.T) {
 		{ResumeTurn, 2, []time.Duration{0, 100 * ms, 200 * ms, 1300 * ms}, []int{100, 150, 200, 200},
 			SessionStats{Started: 1, Completed: 1, Resumed: 1, TurnsRepeated: 1}, 1400 * ms},
 		{ResumeRestart, 2, []time.Duration{0, 100 * ms, 200 * ms, 1300 * ms, 1400 * ms, 1500 * ms}, []int{100, 150, 200, 100, 150, 200},
-			SessionStats{Started: 1, Completed: 1, Resumed: 1, TurnsRepeated: 3}, 1600 * ms},
+			SessionStats{Started: 1, Completed: 1, Resumed: 1, TurnsRepeated: 3, TokensWasted: (100 + 10) + (150 + 10)}, 1600 * ms},
 		{ResumeTurn, 0, []time.Duration{0, 100 * ms, 200 * ms}, []int{100, 150, 200},
-			SessionStats{Started: 1, Failed: 1}, 200 * ms},
+			SessionStats{Started: 1, Failed: 1, TokensWasted: (100 + 10) + (150 + 10)}, 200 * ms},
 	} {
 		var log []exchange
 		w := &AgentSessions{Sessions: 1, Turns: 3, Resume: tt.resume, Pause: sec, MaxRepeats: tt.repeats, InputTokens: 100, InputGrowth: 50, OutputTokens: 10}
