@@ -269,6 +269,14 @@ func openQueue(n int) Config {
 	}
 }
 
+// openQueueRecovery is openQueue with its capacity cut declared as the
+// incident: the cost of measuring the recovery.
+func openQueueRecovery(n int) Config {
+	c := openQueue(n)
+	c.Incident = Incident{Start: 40 * time.Second, End: 50 * time.Second}
+	return c
+}
+
 // closedMix is n/10 closed-loop workers running 10 operations each with
 // exponential think time against an error mix (3 % mid-stream 529s, 1 %
 // 500s, 2 % 429s with a 1 s retry-after; lognormal latency).
@@ -311,7 +319,8 @@ func BenchmarkModels(b *testing.B) {
 	for _, m := range []struct {
 		name   string
 		config func(int) Config
-	}{{"queue-open-loop", openQueue}, {"error-mix-closed-loop", closedMix}, {"rate-limit-sessions", limitedSessions}} {
+	}{{"queue-open-loop", openQueue}, {"queue-open-loop-recovery", openQueueRecovery},
+		{"error-mix-closed-loop", closedMix}, {"rate-limit-sessions", limitedSessions}} {
 		for _, n := range []int{10_000, 1_000_000} {
 			b.Run(fmt.Sprintf("%s/ops=%d", m.name, n), func(b *testing.B) {
 				events, ms0, ms1 := measureRuns(b, m.config(n))
