@@ -188,7 +188,7 @@ func registerWorkloads() {
 			return w, nil
 		}})
 
-	registerWorkload(&Kind{Name: "open-loop", Fields: []string{"rate", "rates", "until", "regular", "input_tokens", "output_tokens"},
+	registerWorkload(&Kind{Name: "open-loop", Fields: []string{"rate", "rates", "until", "regular", "processes", "input_tokens", "output_tokens"},
 		About: "requests arrive at a rate (Poisson) whatever the server does, until a time; each is one operation"},
 		workloadFuncs[*sim.OpenLoop]{
 			decode:   func(d *decoder, m *mapping, path string) *sim.OpenLoop { return d.openLoop(m, path) },
@@ -417,7 +417,11 @@ func describeOpenLoop(w *sim.OpenLoop) string {
 	if len(w.Rates) > 1 {
 		rate = fmt.Sprintf("a rate that changes %d times", len(w.Rates)-1)
 	}
-	return fmt.Sprintf("%s arrivals at %s until %v (about %d operations), one operation each", kind, rate, w.Until, w.Operations())
+	out := fmt.Sprintf("%s arrivals at %s until %v (about %d operations), one operation each", kind, rate, w.Until, w.Operations())
+	if w.Processes > 1 {
+		out += fmt.Sprintf(", dealt in turn to %d client processes with a retry layer each", w.Processes)
+	}
+	return out
 }
 
 func describeSessions(w *sim.AgentSessions) string {

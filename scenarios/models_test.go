@@ -147,10 +147,11 @@ func TestWorkloadKindsDecode(t *testing.T) {
         - {at: 10s, per_second: 30}
       until: 20s
       regular: true
+      processes: 4
       output_tokens: 100
       max_attempts: 4
 `, &sim.OpenLoop{Rates: []sim.RateStep{{PerSecond: 10, Ramp: true}, {At: 10 * time.Second, PerSecond: 30}}, Until: 20 * time.Second,
-			Regular: true, OutputTokens: 100}, 500},
+			Regular: true, Processes: 4, OutputTokens: 100}, 500},
 		{"closed loop", `    clients: {type: closed-loop, workers: 100, per_worker: 100, think: {exponential: 100ms}, until: 10s, max_attempts: 4}
 `, &sim.ClosedLoop{Workers: 100, PerWorker: 100, Think: sim.Exponential{Mean: ms(100)}, Until: 10 * time.Second}, 10000},
 		{"agent sessions", `    clients:
@@ -230,6 +231,8 @@ func TestModelErrors(t *testing.T) {
 `, burstClients, "scenarios[0].server.window: is a field of each phase (here only with trace)"},
 		{"", `    clients: {type: open-loop, rate: 10, max_attempts: 1}
 `, "scenarios[0].clients.until: missing"},
+		{"", `    clients: {type: open-loop, rate: 10, until: 1s, processes: 0, max_attempts: 1}
+`, "scenarios[0].clients.processes: must be between 1 and 1000000"},
 		{"", `    clients: {type: open-loop, rates: [{per_second: 1}, {at: 0s, per_second: 2}], until: 1s, max_attempts: 1}
 `, "scenarios[0].clients.rates[1].at: must be after the previous rate's (0s), got 0s"},
 		{"", `    clients: {type: open-loop, rate: 1000000, until: 100s, max_attempts: 1}

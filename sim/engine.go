@@ -63,8 +63,11 @@ const (
 const pollEvery = 1 << 14
 
 type runner struct {
-	cfg     *Config
-	plan    policies.Plan
+	cfg  *Config
+	plan policies.Plan
+	// plans, with a ClientSplit workload, has each client's plan: operation
+	// i uses plans[i % len(plans)]. nil otherwise: every operation uses plan.
+	plans   []policies.Plan
 	ops     []operation
 	waiters []waiter // only for policies with a blocking coordinator
 	q       queue
@@ -109,6 +112,18 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		return Result{}, err
 	}
 	r.plan = plan
+	r.plans = nil
+	if split, ok := cfg.Workload.(ClientSplit); ok && split.Clients() > 1 {
+		if n := split.Clients(); n > MaxClientSplit {
+			return Result{}, fmt.Errorf("workload splits operations over %d clients; at most %d are supported", n, MaxClientSplit)
+		}
+		r.plans = make([]policies.Plan, split.Clients())
+		for c := range r.plans {
+			if r.plans[c], err = cfg.Policy.Plan(cfg.Hooks); err != nil {
+				return Result{}, err
+			}
+		}
+	}
 	n := cfg.Workload.Operations()
 	r.chain, r.sizer, r.wrng = nil, nil, nil
 	drawer, drawn := cfg.Workload.(StartDrawer)
@@ -162,7 +177,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	for i := range r.ops {
 		o := &r.ops[i]
 		o.pcg = newStream(cfg.Seed, streamPolicy, uint64(i))
-		o.op.Start(&r.plan)
+		o.op.Start(r.planOf(int32(i)))
 		o.next = evReady
 		if i >= leaders {
 			continue // started by the chain
@@ -264,6 +279,15 @@ func (r *runner) firstAttempts() int {
 	return n
 }
 
+// planOf returns the plan of operation i: its client's, with a
+// ClientSplit workload.
+func (r *runner) planOf(i int32) *policies.Plan {
+	if r.plans == nil {
+		return &r.plan
+	}
+	return &r.plans[int(i)%len(r.plans)]
+}
+
 // moment is the Op's view of time for operation o at virtual time now.
 func moment(o *operation, now time.Duration) policies.Moment {
 	return policies.Moment{Now: epoch.Add(now), Since: now - o.start}
@@ -280,7 +304,7 @@ func (r *runner) waiter(i int32) policies.Waiter {
 func (r *runner) ready(i int32, now time.Duration) {
 	o := &r.ops[i]
 	r.src.pcg = &o.pcg
-	st := o.op.Before(&r.plan, moment(o, now), r.waiter(i), r.rng)
+	st := o.op.Before(r.planOf(i), moment(o, now), r.waiter(i), r.rng)
 	switch st.Kind {
 	case policies.StepSend:
 		r.send(i, now)
@@ -346,7 +370,7 @@ func (r *runner) respond(i int32, now time.Duration) {
 	if o.cut {
 		o.cut = false
 		o.class, o.status, o.wait = policies.Transient, 0, 0 // a timeout, as Do classifies it
-		r.giveUp(i, now, o.op.Expire(&r.plan, moment(o, now)))
+		r.giveUp(i, now, o.op.Expire(r.planOf(i), moment(o, now)))
 		return
 	}
 	if o.class == policies.Success {
@@ -356,14 +380,14 @@ func (r *runner) respond(i int32, now time.Duration) {
 		if r.rec != nil {
 			r.rec.complete(now)
 		}
-		o.op.After(&r.plan, moment(o, now), policies.Outcome{}, false, nil, r.rng)
+		o.op.After(r.planOf(i), moment(o, now), policies.Outcome{}, false, nil, r.rng)
 		if r.chain != nil {
 			r.follow(i, now, true)
 		}
 		return
 	}
 	was := o.op.OnFallback()
-	st := o.op.After(&r.plan, moment(o, now), o.outcome(), true, nil, r.rng)
+	st := o.op.After(r.planOf(i), moment(o, now), o.outcome(), true, nil, r.rng)
 	if !was && o.op.OnFallback() {
 		r.res.Fallbacks++
 	}
@@ -386,7 +410,7 @@ func (r *runner) giveUp(i int32, now time.Duration, st policies.Step) {
 		if o.op.Attempts() > 0 {
 			last = o.outcome()
 		}
-		o.op.GiveUp(&r.plan, st, now-o.start, nil, last)
+		o.op.GiveUp(r.planOf(i), st, now-o.start, nil, last)
 	}
 	if r.chain != nil {
 		r.follow(i, now, false)

@@ -323,3 +323,31 @@ func TestChainMustNameTheNextOperation(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Arrivals every 0.1 s from 0.1 s through a throttle of one start a
+// second. Shared by all (one process), starts are 1 s apart: 0.1, 1.1,
+// 2.1, 3.1 s. Dealt in turn to two processes, each throttles its own:
+// process 0 starts its arrivals of 0.1 and 0.3 s at 0.1 and 1.1 s, process
+// 1 those of 0.2 and 0.4 s at 0.2 and 1.2 s. Responses take 10 ms.
+func TestOpenLoopProcessesHaveTheirOwnRetryLayer(t *testing.T) {
+	for _, tt := range []struct {
+		processes int
+		latencies []time.Duration
+	}{
+		{1, []time.Duration{10 * ms, 910 * ms, 1810 * ms, 2710 * ms}},
+		{2, []time.Duration{10 * ms, 10 * ms, 810 * ms, 810 * ms}},
+	} {
+		w := &OpenLoop{Rates: ConstantRate(10), Until: 450 * ms, Regular: true, Processes: tt.processes}
+		c := Config{Seed: 1, Server: &CapacityWindows{ResponseTime: Fixed(10 * ms), Phases: []Phase{{Admit: 100, Window: sec, Reject: overloaded}}},
+			Workload: w, Policy: Policy{Name: "throttled", Throttle: &Throttle{Count: 1, Per: sec},
+				Rules: policies.Policy{Backoff: policies.Constant{Wait: ms}, MaxAttempts: 1}}}
+		r := mustRun(t, c)
+		if !slices.Equal(r.Latencies, tt.latencies) {
+			t.Errorf("%d processes: latencies %v, want %v", tt.processes, r.Latencies, tt.latencies)
+		}
+	}
+	bad := &OpenLoop{Rates: ConstantRate(10), Until: sec, Processes: -1}
+	if err := bad.Validate(); err == nil {
+		t.Error("negative processes accepted")
+	}
+}
