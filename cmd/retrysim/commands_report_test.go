@@ -97,7 +97,7 @@ func TestPlotWritesFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
-	for _, name := range []string{"timeline", "cdf", "outcomes", "distributions"} {
+	for _, name := range []string{"timeline", "load", "cdf", "outcomes", "distributions"} {
 		for _, ext := range []string{"svg"} {
 			want = append(want, name+"."+ext)
 			if !strings.Contains(out, filepath.Join(dir, name+"."+ext)) {

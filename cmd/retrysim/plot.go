@@ -22,13 +22,15 @@ import (
 func plotCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plot",
-		Usage: "draw timeline, completion CDF, outcomes and distributions",
+		Usage: "draw timeline, load, completion CDF, outcomes and distributions",
 		UsageText: "retrysim plot --plot-dir DIR [--scenario NAME | --file PATH] [--seed N]\n" +
 			"              [--seeds K] [--plot-format png,svg] [--bucket DURATION]\n" +
 			"              [--force]\n\n" +
-			"Writes DIR/timeline, DIR/cdf, DIR/outcomes and, with --seeds K > 1,\n" +
-			"DIR/distributions, each as .png and .svg (1200×800). The timeline shows\n" +
-			"the first seed; the CDF pools every seed.\n\n" +
+			"Writes DIR/timeline, DIR/load, DIR/cdf, DIR/outcomes and, with\n" +
+			"--seeds K > 1, DIR/distributions, each as .png and .svg (1200×800).\n" +
+			"The timeline (admitted and rejected) and load (offered load, goodput\n" +
+			"and in flight against capacity) show the first seed; the CDF pools\n" +
+			"every seed.\n\n" +
 			"Examples:\n" +
 			"   retrysim plot --plot-dir plots\n" +
 			"   retrysim plot --plot-dir plots --scenario long-outage --seeds 100 \\\n" +
