@@ -205,13 +205,14 @@ func TestHTMLReport(t *testing.T) {
 	for _, want := range []string{"<!DOCTYPE html>", "<title>retrysim: overload-burst</title>", "20 clients burst",
 		"completed (higher is better)", "vs capped-exponential",
 		"Warning: seeds 1–3: no comparison can be significant", "<svg class=\"plot\"", "completion-time CDF",
+		"offered load per 1s against capacity", "first attempts (bottom)", "goodput: operations completed",
 		"retrysim report --scenario overload-burst --seed 1 --seeds 3 --out FILE.html"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	if n := strings.Count(page, "<svg "); n != 4 {
-		t.Errorf("report has %d plots, want 4", n)
+	if n := strings.Count(page, "<svg "); n != 5 {
+		t.Errorf("report has %d plots, want 5 (timeline, load, cdf, outcomes, distributions)", n)
 	}
 	for _, bad := range []string{"<script", "<link", "src=", "<?xml", "@import"} {
 		if strings.Contains(page, bad) {
@@ -232,7 +233,7 @@ func TestHTMLReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(one, "Results, seed 1") || strings.Count(one, "<svg ") != 3 {
+	if !strings.Contains(one, "Results, seed 1") || strings.Count(one, "<svg ") != 4 {
 		t.Error("one-seed report lacks its results table or has the wrong number of plots")
 	}
 }
