@@ -3,22 +3,89 @@ package runs
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 	"github.com/retrysim/retrysim/stats"
 )
 
-// Timeline counts one policy's requests per time bucket on one seed.
+// Timeline counts what one policy's run did per time bucket, on one seed:
+// series[i] covers [i·Bucket, (i+1)·Bucket). Every series has the same
+// length: up to the bucket of the run's last event.
 type Timeline struct {
 	Policy string        `json:"policy"`
 	Bucket time.Duration `json:"bucket_ns"`
-	// Admitted[i] and Rejected[i] count the requests that arrived in
-	// [i·Bucket, (i+1)·Bucket).
+	// Admitted and Rejected count the attempts the server admitted and
+	// rejected, by the time it decided them (their arrival).
 	Admitted []int `json:"admitted"`
 	Rejected []int `json:"rejected"`
+	// RejectedBy splits Rejected by the outcome's class.
+	RejectedBy ClassCounts `json:"rejected_by"`
+	// FirstAttempts and Retries count the attempts sent, by the time they
+	// were sent: operations' first attempts and the others. Together they
+	// are the offered load; over the run they add up to Admitted +
+	// Rejected.
+	FirstAttempts []int `json:"first_attempts"`
+	Retries       []int `json:"retries"`
+	// Completed counts operations that succeeded (goodput), by the time the
+	// successful response reached the client.
+	Completed []int `json:"completed"`
+	// GaveUp counts operations that stopped without success, every reason.
+	GaveUp []int `json:"gave_up"`
+	// LocalRejected counts the give-ups of GaveUp that the policy's retry
+	// controls caused by rejecting an attempt locally (not sent), by reason.
+	LocalRejected LocalCounts `json:"local_rejected"`
+	// InFlight is the number of attempts sent and not yet answered (the
+	// response, or the client's timeout, had not reached the client) at the
+	// end of each bucket: a level, not a count per bucket. The client-side
+	// view of the server's queue and work in progress.
+	InFlight []int `json:"in_flight"`
+
+	answered []int // responses per bucket, while recording
+}
+
+// ClassCounts counts rejected attempts per bucket by policies.Class.
+type ClassCounts struct {
+	RetryAfter []int `json:"retry_after"` // rate limited with a wait (429)
+	Capacity   []int `json:"capacity"`    // overloaded (529, 503)
+	Transient  []int `json:"transient"`   // faults that may pass (500, 504)
+	Terminal   []int `json:"terminal"`    // waiting cannot help (400, ...)
+}
+
+// LocalCounts counts give-ups per bucket by the retry control that rejected
+// the attempt locally: policies.StopBudget, StopThrottled, StopCircuitOpen.
+type LocalCounts struct {
+	Budget      []int `json:"budget"`
+	Throttled   []int `json:"throttled"`
+	CircuitOpen []int `json:"circuit_open"`
+}
+
+// counts returns every series of t that counts events per bucket (all but
+// InFlight), in a fixed order.
+func (t *Timeline) counts() []*[]int {
+	return []*[]int{&t.Admitted, &t.Rejected,
+		&t.RejectedBy.RetryAfter, &t.RejectedBy.Capacity, &t.RejectedBy.Transient, &t.RejectedBy.Terminal,
+		&t.FirstAttempts, &t.Retries, &t.Completed, &t.GaveUp,
+		&t.LocalRejected.Budget, &t.LocalRejected.Throttled, &t.LocalRejected.CircuitOpen,
+		&t.answered}
+}
+
+// Buckets returns the number of buckets of t.
+func (t *Timeline) Buckets() int { return len(t.Admitted) }
+
+// Offered returns the attempts sent in bucket i: first attempts and retries.
+func (t *Timeline) Offered(i int) int { return t.FirstAttempts[i] + t.Retries[i] }
+
+// LocalRejections returns the give-ups in bucket i caused by the retry
+// controls' local rejections, every reason.
+func (t *Timeline) LocalRejections(i int) int {
+	l := &t.LocalRejected
+	return l.Budget[i] + l.Throttled[i] + l.CircuitOpen[i]
 }
 
 // MaxTimelineBuckets bounds a timeline's length: when a run outlasts that
@@ -26,8 +93,8 @@ type Timeline struct {
 // always a whole multiple of the one asked for.
 const MaxTimelineBuckets = 1000
 
-// RecordTimeline runs cfg and counts its requests per bucket. It uses
-// cfg.OnRequest, replacing any hook already set.
+// RecordTimeline runs cfg and counts its attempts and operations per
+// bucket. It uses cfg.Observer, replacing any hooks already set.
 func RecordTimeline(cfg sim.Config, bucket time.Duration) (Timeline, sim.Result, error) {
 	return recordTimeline(context.Background(), cfg, 0, bucket)
 }
@@ -39,40 +106,126 @@ func recordTimeline(ctx context.Context, cfg sim.Config, p int, bucket time.Dura
 		return Timeline{}, sim.Result{}, errors.New("timeline bucket must be > 0")
 	}
 	t := Timeline{Policy: cfg.Policy.Name, Bucket: bucket}
-	cfg.OnRequest = func(at time.Duration, admitted bool) {
-		i := int(at / t.Bucket)
-		for i >= MaxTimelineBuckets {
-			t.coarsen()
-			i = int(at / t.Bucket)
-		}
-		for len(t.Admitted) <= i {
-			t.Admitted = append(t.Admitted, 0)
-			t.Rejected = append(t.Rejected, 0)
-		}
-		if admitted {
-			t.Admitted[i]++
-		} else {
+	cfg.Observer = sim.Observer{
+		OnSend: func(at time.Duration, _ int, retry bool) {
+			if i := t.at(at); retry {
+				t.Retries[i]++
+			} else {
+				t.FirstAttempts[i]++
+			}
+		},
+		OnDecision: func(at time.Duration, _ int, class policies.Class) {
+			i := t.at(at)
+			if class == policies.Success {
+				t.Admitted[i]++
+				return
+			}
 			t.Rejected[i]++
-		}
+			switch class {
+			case policies.RetryAfter:
+				t.RejectedBy.RetryAfter[i]++
+			case policies.Capacity:
+				t.RejectedBy.Capacity[i]++
+			case policies.Transient:
+				t.RejectedBy.Transient[i]++
+			default:
+				t.RejectedBy.Terminal[i]++
+			}
+		},
+		OnResponse: func(at time.Duration, _ int, _ policies.Class) { t.answered[t.at(at)]++ },
+		OnComplete: func(at time.Duration, _ int) { t.Completed[t.at(at)]++ },
+		OnGiveUp: func(at time.Duration, _ int, reason policies.StopReason) {
+			i := t.at(at)
+			t.GaveUp[i]++
+			switch reason {
+			case policies.StopBudget:
+				t.LocalRejected.Budget[i]++
+			case policies.StopThrottled:
+				t.LocalRejected.Throttled[i]++
+			case policies.StopCircuitOpen:
+				t.LocalRejected.CircuitOpen[i]++
+			}
+		},
 	}
 	var runner sim.Runner
 	r, err := runOne(ctx, &runner, cfg, p)
+	t.finish()
 	return t, r, err
 }
 
-// coarsen doubles the bucket, merging buckets 2i and 2i+1 into i.
-func (t *Timeline) coarsen() {
-	t.Bucket *= 2
-	for i := range t.Admitted {
-		if i%2 == 1 {
-			t.Admitted[i/2] += t.Admitted[i]
-			t.Rejected[i/2] += t.Rejected[i]
-		} else {
-			t.Admitted[i/2], t.Rejected[i/2] = t.Admitted[i], t.Rejected[i]
+// at returns the bucket of time at, coarsening t and growing its series
+// as needed.
+func (t *Timeline) at(at time.Duration) int {
+	i := int(at / t.Bucket)
+	for i >= MaxTimelineBuckets {
+		t.coarsen()
+		i = int(at / t.Bucket)
+	}
+	if len(t.Admitted) <= i {
+		for _, s := range t.counts() {
+			*s = append(*s, make([]int, i+1-len(*s))...)
 		}
 	}
-	n := (len(t.Admitted) + 1) / 2
-	t.Admitted, t.Rejected = t.Admitted[:n], t.Rejected[:n]
+	return i
+}
+
+// finish computes InFlight from the attempts sent and answered per bucket.
+func (t *Timeline) finish() {
+	t.InFlight = make([]int, len(t.Admitted))
+	level := 0
+	for i := range t.InFlight {
+		level += t.Offered(i) - t.answered[i]
+		t.InFlight[i] = level
+	}
+	t.answered = nil
+}
+
+// coarsen doubles the bucket, merging buckets 2i and 2i+1 into i: counts
+// add up; InFlight, a level at a bucket's end, keeps the later bucket's.
+func (t *Timeline) coarsen() {
+	t.Bucket *= 2
+	for _, s := range t.counts() {
+		*s = coarsened(*s, func(a, b int) int { return a + b })
+	}
+	t.InFlight = coarsened(t.InFlight, func(_, b int) int { return b })
+}
+
+// coarsened merges s's buckets 2i and 2i+1 into i with merge, in place; an
+// odd last bucket stays as it is.
+func coarsened(s []int, merge func(a, b int) int) []int {
+	for i := range s {
+		if i%2 == 1 {
+			s[i/2] = merge(s[i-1], s[i])
+		} else {
+			s[i/2] = s[i]
+		}
+	}
+	return s[:(len(s)+1)/2]
+}
+
+// clone returns a copy of t that shares no memory with it.
+func (t Timeline) clone() Timeline {
+	c := t
+	for _, s := range c.counts() {
+		*s = slices.Clone(*s)
+	}
+	c.InFlight = slices.Clone(c.InFlight)
+	return c
+}
+
+// check says what is wrong with a timeline read from a file: series of
+// different lengths, or none.
+func (t *Timeline) check() error {
+	if t.Bucket <= 0 {
+		return fmt.Errorf("timeline of %q: bucket %v, want > 0", t.Policy, t.Bucket)
+	}
+	n := len(t.Admitted)
+	for _, s := range append(t.counts()[:len(t.counts())-1], &t.InFlight) {
+		if len(*s) != n {
+			return fmt.Errorf("timeline of %q: series of %d and %d buckets", t.Policy, n, len(*s))
+		}
+	}
+	return nil
 }
 
 // DefaultBucket is the timeline bucket for a server: the period of its

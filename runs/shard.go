@@ -265,10 +265,12 @@ func (m *Merged) PlotData(g int, gr Group) (*PlotData, error) {
 			if timelines != nil || len(part.Timelines) != len(s.Policies) {
 				return nil, fmt.Errorf("group %d: the timelines are not there once for every policy", g+1)
 			}
-			timelines = slices.Clone(part.Timelines)
-			for i := range timelines {
-				timelines[i].Admitted = slices.Clone(timelines[i].Admitted)
-				timelines[i].Rejected = slices.Clone(timelines[i].Rejected)
+			timelines = make([]Timeline, len(part.Timelines))
+			for i, t := range part.Timelines {
+				if err := t.check(); err != nil {
+					return nil, fmt.Errorf("group %d: %w", g+1, err)
+				}
+				timelines[i] = t.clone()
 			}
 		}
 	}

@@ -182,6 +182,10 @@ type Config struct {
 	// its arrival time and whether it was admitted. It must not keep state
 	// that depends on goroutine scheduling; runs call it from one goroutine.
 	OnRequest func(at time.Duration, admitted bool)
+	// Observer, if any of its hooks is set, is told of every attempt sent,
+	// decided and answered and of every operation's end (Observer). A hook
+	// left nil costs nothing.
+	Observer Observer
 	// OnProgress, if set, is told every 16,384 engine events of the events
 	// the run has processed so far, from the run's goroutine, for a
 	// progress display. Nothing it does may reach the run.
@@ -192,6 +196,33 @@ type Config struct {
 	// error) and Elapsed is virtual time since the operation's start. Runs
 	// call them from one goroutine, in event order.
 	Hooks policies.Hooks
+}
+
+// Observer holds hooks a run calls as it goes, from the run's goroutine,
+// in event order (times never decrease from one call to the next). op is
+// the operation's index in the run; at is virtual time since the run's
+// origin. Every hook is optional. Nothing a hook does may reach the run.
+//
+// An attempt is sent (OnSend), decided by the server (OnDecision: today at
+// its arrival, so right after OnSend) and answered (OnResponse), exactly
+// once each. An operation ends at most once: it completes (OnComplete,
+// right after the successful response) or gives up (OnGiveUp).
+type Observer struct {
+	// OnSend: operation op sent an attempt; retry is false for its first.
+	OnSend func(at time.Duration, op int, retry bool)
+	// OnDecision: the server admitted the attempt of op (class
+	// policies.Success) or rejected it with class.
+	OnDecision func(at time.Duration, op int, class policies.Class)
+	// OnResponse: the attempt's answer reached op's client, with the class
+	// the client saw: a timeout, or the end of the operation's deadline
+	// while it waited, is policies.Transient.
+	OnResponse func(at time.Duration, op int, class policies.Class)
+	// OnComplete: operation op succeeded.
+	OnComplete func(at time.Duration, op int)
+	// OnGiveUp: operation op stopped without success, for reason. The retry
+	// controls' local rejections are policies.StopBudget, StopThrottled and
+	// StopCircuitOpen: the attempt was not sent.
+	OnGiveUp func(at time.Duration, op int, reason policies.StopReason)
 }
 
 // Validate checks a Config before it runs.

@@ -321,6 +321,9 @@ func (r *runner) ready(i int32, now time.Duration) {
 func (r *runner) send(i int32, now time.Duration) {
 	o := &r.ops[i]
 	r.res.Attempts++
+	if f := r.cfg.Observer.OnSend; f != nil {
+		f(now, int(i), o.op.Attempts() > 1)
+	}
 	// When the client stops waiting: after its attempt timeout, or at the
 	// end of its budget, whichever comes first.
 	var timeout, budgetEnd time.Duration
@@ -341,9 +344,7 @@ func (r *runner) send(i int32, now time.Duration) {
 	resp := r.server.Arrive(now, req)
 	out := resp.Outcome
 	admitted := out.Class == policies.Success
-	if r.cfg.OnRequest != nil {
-		r.cfg.OnRequest(now, admitted)
-	}
+	r.decided(now, i, out.Class)
 	if admitted {
 		r.res.Admitted++
 	} else {
@@ -363,10 +364,27 @@ func (r *runner) send(i int32, now time.Duration) {
 	r.schedule(at, i, evResponse)
 }
 
+// decided tells the hooks that the server decided operation i's attempt.
+func (r *runner) decided(now time.Duration, i int32, class policies.Class) {
+	if r.cfg.OnRequest != nil {
+		r.cfg.OnRequest(now, class == policies.Success)
+	}
+	if f := r.cfg.Observer.OnDecision; f != nil {
+		f(now, int(i), class)
+	}
+}
+
 // respond handles the response to operation i's attempt.
 func (r *runner) respond(i int32, now time.Duration) {
 	o := &r.ops[i]
 	r.src.pcg = &o.pcg
+	if f := r.cfg.Observer.OnResponse; f != nil {
+		class := o.class
+		if o.cut {
+			class = policies.Transient // the client stopped waiting
+		}
+		f(now, int(i), class)
+	}
 	if o.cut {
 		o.cut = false
 		o.class, o.status, o.wait = policies.Transient, 0, 0 // a timeout, as Do classifies it
@@ -379,6 +397,9 @@ func (r *runner) respond(i int32, now time.Duration) {
 		r.res.LastCompletion = max(r.res.LastCompletion, now)
 		if r.rec != nil {
 			r.rec.complete(now)
+		}
+		if f := r.cfg.Observer.OnComplete; f != nil {
+			f(now, int(i))
 		}
 		o.op.After(r.planOf(i), moment(o, now), policies.Outcome{}, false, nil, r.rng)
 		if r.chain != nil {
@@ -403,6 +424,9 @@ func (r *runner) giveUp(i int32, now time.Duration, st policies.Step) {
 	r.res.GaveUpBy[st.Reason]++
 	if r.rec != nil {
 		r.rec.end(now)
+	}
+	if f := r.cfg.Observer.OnGiveUp; f != nil {
+		f(now, int(i), st.Reason)
 	}
 	if r.plan.Hooks.OnGiveUp != nil {
 		o := &r.ops[i]

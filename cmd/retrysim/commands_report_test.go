@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -97,7 +98,7 @@ func TestPlotWritesFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
-	for _, name := range []string{"timeline", "cdf", "outcomes", "distributions"} {
+	for _, name := range []string{"timeline", "load", "cdf", "outcomes", "distributions"} {
 		for _, ext := range []string{"svg"} {
 			want = append(want, name+"."+ext)
 			if !strings.Contains(out, filepath.Join(dir, name+"."+ext)) {
@@ -121,6 +122,63 @@ func TestPlotWritesFiles(t *testing.T) {
 	if err != nil || !bytes.HasPrefix(svg, []byte("<?xml")) {
 		t.Errorf("cdf.svg is not an SVG (%v)", err)
 	}
+}
+
+// --plot-format json,csv writes the timelines' numbers and no image; the
+// files are golden (their schema is documented in docs/output.md), and
+// their totals agree with the run's.
+func TestPlotWritesTimelineData(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, out, _, err := runCLI(t, "plot", "--plot-dir", dir, "--plot-format", "json,csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if want := []string{"timeline.csv", "timeline.json"}; !slices.Equal(got, want) {
+		t.Errorf("files %v, want %v", got, want)
+	}
+	for _, name := range []string{"timeline.json", "timeline.csv"} {
+		if !strings.Contains(out, filepath.Join(dir, name)) {
+			t.Errorf("stderr does not list %s:\n%s", name, out)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, "plot-overload-burst-"+name, b)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "timeline.json"))
+	var doc struct {
+		Schema    string
+		Timelines []struct {
+			Policy        string
+			FirstAttempts []int `json:"first_attempts"`
+			Retries       []int
+		}
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || doc.Schema != "retrysim/timeline/v1" || len(doc.Timelines) != 4 {
+		t.Fatalf("timeline.json: schema %q, %d timelines, %v", doc.Schema, len(doc.Timelines), err)
+	}
+	// overload-burst's gated sends 32 attempts, 20 of them first attempts.
+	if g := doc.Timelines[3]; g.Policy != "gated" || sum(g.FirstAttempts) != 20 || sum(g.Retries) != 12 {
+		t.Errorf("%s: %d first attempts, %d retries; want gated with 20 and 12", g.Policy, sum(g.FirstAttempts), sum(g.Retries))
+	}
+}
+
+func sum(s []int) int {
+	n := 0
+	for _, v := range s {
+		n += v
+	}
+	return n
 }
 
 func TestSweepPlot(t *testing.T) {
@@ -147,13 +205,14 @@ func TestHTMLReport(t *testing.T) {
 	for _, want := range []string{"<!DOCTYPE html>", "<title>retrysim: overload-burst</title>", "20 clients burst",
 		"completed (higher is better)", "vs capped-exponential",
 		"Warning: seeds 1–3: no comparison can be significant", "<svg class=\"plot\"", "completion-time CDF",
+		"offered load per 1s against capacity", "first attempts (bottom)", "goodput: operations completed",
 		"retrysim report --scenario overload-burst --seed 1 --seeds 3 --out FILE.html"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	if n := strings.Count(page, "<svg "); n != 4 {
-		t.Errorf("report has %d plots, want 4", n)
+	if n := strings.Count(page, "<svg "); n != 5 {
+		t.Errorf("report has %d plots, want 5 (timeline, load, cdf, outcomes, distributions)", n)
 	}
 	for _, bad := range []string{"<script", "<link", "src=", "<?xml", "@import"} {
 		if strings.Contains(page, bad) {
@@ -174,7 +233,7 @@ func TestHTMLReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(one, "Results, seed 1") || strings.Count(one, "<svg ") != 3 {
+	if !strings.Contains(one, "Results, seed 1") || strings.Count(one, "<svg ") != 4 {
 		t.Error("one-seed report lacks its results table or has the wrong number of plots")
 	}
 }

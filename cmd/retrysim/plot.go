@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/report/plot"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -22,13 +23,16 @@ import (
 func plotCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plot",
-		Usage: "draw timeline, completion CDF, outcomes and distributions",
+		Usage: "draw timeline, load, completion CDF, outcomes, distributions",
 		UsageText: "retrysim plot --plot-dir DIR [--scenario NAME | --file PATH] [--seed N]\n" +
 			"              [--seeds K] [--plot-format png,svg] [--bucket DURATION]\n" +
 			"              [--force]\n\n" +
-			"Writes DIR/timeline, DIR/cdf, DIR/outcomes and, with --seeds K > 1,\n" +
-			"DIR/distributions, each as .png and .svg (1200×800). The timeline shows\n" +
-			"the first seed; the CDF pools every seed.\n\n" +
+			"Writes DIR/timeline, DIR/load, DIR/cdf, DIR/outcomes and, with\n" +
+			"--seeds K > 1, DIR/distributions, each as .png and .svg (1200×800).\n" +
+			"The timeline (admitted and rejected) and load (offered load, goodput\n" +
+			"and in flight against capacity) show the first seed; the CDF pools\n" +
+			"every seed. --plot-format may also list json and csv: DIR/timeline.json\n" +
+			"and DIR/timeline.csv, the numbers behind both (docs/output.md).\n\n" +
 			"Examples:\n" +
 			"   retrysim plot --plot-dir plots\n" +
 			"   retrysim plot --plot-dir plots --scenario long-outage --seeds 100 \\\n" +
@@ -50,7 +54,7 @@ func plotCommand() *cli.Command {
 			if dir == "" {
 				return usagef("plot needs --plot-dir DIR: where to write the images")
 			}
-			formats, err := plotFormatsFlag(cmd, "format")
+			formats, data, err := plotAndDataFormats(cmd, "format")
 			if err != nil {
 				return err
 			}
@@ -71,15 +75,18 @@ func plotCommand() *cli.Command {
 			if err := outputDir(dirFlag, dir); err != nil {
 				return err
 			}
-			data, err := collectPlotData(ctx, cmd, s, first, k, bucket)
+			pd, err := collectPlotData(ctx, cmd, s, first, k, bucket)
 			if err != nil {
 				return err
 			}
-			figs, err := plot.Figures(data)
+			figs, err := plot.Figures(pd)
 			if err != nil {
 				return err
 			}
-			return writeFigures(cmd, dir, figs, formats)
+			if err := writeFigures(cmd, dir, figs, formats); err != nil {
+				return err
+			}
+			return writeTimelineData(cmd, dir, pd, data)
 		},
 	}
 }
@@ -118,6 +125,57 @@ func plotFormatsFlag(cmd *cli.Command, old ...string) ([]plot.ImageFormat, error
 		return nil, err
 	}
 	return plotFormats(given, list)
+}
+
+// dataFormats are the formats of timeline data plot's --plot-format takes
+// besides the image formats.
+var dataFormats = []string{"json", "csv"}
+
+// plotAndDataFormats parses plot's --plot-format (or its hidden old name):
+// image formats, and data formats of the timelines (json, csv).
+func plotAndDataFormats(cmd *cli.Command, old ...string) ([]plot.ImageFormat, []string, error) {
+	list, given, err := flagOrOldName(cmd, "plot-format", old...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var images, data []string
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); slices.Contains(dataFormats, f) {
+			if !slices.Contains(data, f) {
+				data = append(data, f)
+			}
+			continue
+		}
+		images = append(images, f)
+	}
+	if len(images) == 0 {
+		return nil, data, nil
+	}
+	formats, err := plotFormats(given, strings.Join(images, ","))
+	return formats, data, err
+}
+
+// writeTimelineData writes d's timelines into dir as timeline.json and/or
+// timeline.csv and lists the files on stderr.
+func writeTimelineData(cmd *cli.Command, dir string, d *runs.PlotData, formats []string) error {
+	for _, f := range formats {
+		var buf bytes.Buffer
+		var err error
+		if f == "json" {
+			err = report.WriteTimelineJSON(&buf, d)
+		} else {
+			err = report.WriteTimelineCSV(&buf, d)
+		}
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(dir, "timeline."+f)
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintln(cmd.Root().ErrWriter, "wrote", path)
+	}
+	return nil
 }
 
 // plotFormats parses a comma-separated list of image formats, given as flag.

@@ -89,6 +89,7 @@ var shardCases = [][]string{
 	{"sweep", "--param", "clients=10:20:10", "--seeds", "3", "--format", "json", "--plot-dir", "OUT/sweep", "--plot-format", "svg"},
 	{"plot", "--plot-dir", "OUT/plots", "--seeds", "4", "--plot-format", "svg,png"},
 	{"plot", "--plot-dir", "OUT/plots", "--plot-format", "svg", "--bucket", "250ms", "--scenario", "long-outage"},
+	{"plot", "--plot-dir", "OUT/plots", "--plot-format", "json,csv", "--seeds", "3", "--scenario", "controls-outage"},
 	{"report", "--out", "OUT/review.html", "--seeds", "3"},
 	{"report", "--out", "-", "--bucket", "500ms"},
 	{"check", "--scenario", "overload-burst", "--scenario", "long-outage", "--junit", "OUT/check.xml"},

@@ -27,7 +27,7 @@ type NamedFigure struct {
 	Figure *Figure
 }
 
-// Figures returns every plot of d, in a fixed order: timeline, cdf,
+// Figures returns every plot of d, in a fixed order: timeline, load, cdf,
 // outcomes, and with more than one seed, distributions.
 func Figures(d *runs.PlotData) ([]NamedFigure, error) {
 	out := []NamedFigure{}
@@ -36,6 +36,11 @@ func Figures(d *runs.PlotData) ([]NamedFigure, error) {
 		return nil, err
 	}
 	out = append(out, NamedFigure{"timeline", tl})
+	load, err := LoadFigure(d)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, NamedFigure{"load", load})
 	cdf, err := CDFFigure(d)
 	if err != nil {
 		return nil, err
@@ -218,6 +223,168 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 		fig.Panels = append(fig.Panels, p)
 	}
 	return fig, nil
+}
+
+// LoadFigure shows, per policy, the load the clients offered in each time
+// bucket against the server's capacity: attempts sent, first attempts at
+// the bottom of each bar and retries stacked on top, with the capacity as
+// a dashed line (when the server can say it), the goodput (operations
+// completed per bucket), the attempts in flight at each bucket's end, and,
+// for a policy whose retry controls rejected attempts locally, those
+// rejections per bucket. The y axis is shared or per panel as in
+// TimelineFigure.
+func LoadFigure(d *runs.PlotData) (*Figure, error) {
+	n := len(d.Timelines)
+	if n == 0 {
+		return nil, fmt.Errorf("no timelines to plot")
+	}
+	bucket := d.Timelines[0].Bucket
+	_, capPeak := capacitySteps(d.Server, bucket)
+	buckets := 1
+	peaks := make([]float64, n)
+	for p := range d.Timelines {
+		t := &d.Timelines[p]
+		buckets = max(buckets, t.Buckets())
+		peaks[p] = capPeak
+		for i := range t.Buckets() {
+			peaks[p] = max(peaks[p], float64(t.Offered(i)), float64(t.Completed[i]), float64(t.InFlight[i]), float64(t.LocalRejections(i)))
+		}
+	}
+	sharedMax := slices.Max(peaks)
+	perPanel := slices.Min(peaks) < sharedMax/4
+	end := time.Duration(buckets) * bucket
+	unit := axisDurationUnit(float64(end) / float64(time.Millisecond))
+	cols := 1
+	if n > 1 {
+		cols = 2
+	}
+	rows := (n + cols - 1) / cols
+	per := plotDuration(bucket)
+	title := fmt.Sprintf("%s: offered load per %s against capacity (seed %d)", d.Scenario, per, d.Runs.FirstSeed)
+	if perPanel {
+		title = strings.TrimSuffix(title, ")") + "; y scale per panel)"
+	}
+	fig := &Figure{Title: title, Cols: cols, Height: max(FigureHeight, vg.Length(rows)*vg.Points(200))}
+	for pi := range d.Timelines {
+		t := &d.Timelines[pi]
+		p := newPanel(t.Policy, "time since start ("+unit.name+")", "attempts or operations per "+per)
+		p.Add(gridLines())
+		ls, err := newLoadSeries(d.Server, t, end, unit)
+		if err != nil {
+			return nil, err
+		}
+		p.Add(ls.retries, ls.firsts)
+		// Listed top to bottom as the bars stack, then the lines.
+		p.Legend.Add("retries (top)", ls.retries)
+		p.Legend.Add("first attempts (bottom)", ls.firsts)
+		if ls.capacity != nil {
+			p.Add(ls.capacity)
+			p.Legend.Add("capacity", ls.capacity)
+		}
+		p.Add(ls.goodput, ls.inFlight)
+		p.Legend.Add("goodput: operations completed", ls.goodput)
+		p.Legend.Add("in flight at the bucket's end", ls.inFlight)
+		if ls.local != nil {
+			p.Add(ls.local)
+			p.Legend.Add("rejected locally (retry controls)", ls.local)
+		}
+		p.Legend.Top = true
+		p.X.Min, p.X.Max = 0, unit.of(end)
+		ymax := sharedMax
+		if perPanel {
+			ymax = peaks[pi]
+		}
+		// Room above the peak for the legend's six lines.
+		p.Y.Min, p.Y.Max = 0, math.Ceil(ymax*1.45)
+		fig.Panels = append(fig.Panels, p)
+	}
+	return fig, nil
+}
+
+// loadSeries are what one panel of the load figure draws.
+type loadSeries struct {
+	// retries are drawn as bars of the attempts sent (their top part),
+	// firsts over them as bars of the first attempts.
+	retries, firsts *plotter.Histogram
+	// capacity is nil for a server that cannot say it; local is nil when
+	// the retry controls rejected nothing.
+	capacity, goodput, inFlight, local *plotter.Line
+}
+
+// newLoadSeries draws t's series from 0 to end, times in unit.
+func newLoadSeries(s sim.ServerModel, t *runs.Timeline, end time.Duration, unit durationUnit) (*loadSeries, error) {
+	bucket := t.Bucket
+	offered := make([]plotter.HistogramBin, t.Buckets())
+	first := make([]plotter.HistogramBin, t.Buckets())
+	local := make([]int, t.Buckets())
+	anyLocal := false
+	for i := range t.Buckets() {
+		lo, hi := unit.of(time.Duration(i)*bucket), unit.of(time.Duration(i+1)*bucket)
+		offered[i] = plotter.HistogramBin{Min: lo, Max: hi, Weight: float64(t.Offered(i))}
+		first[i] = plotter.HistogramBin{Min: lo, Max: hi, Weight: float64(t.FirstAttempts[i])}
+		local[i] = t.LocalRejections(i)
+		anyLocal = anyLocal || local[i] > 0
+	}
+	outline := draw.LineStyle{Color: color.White, Width: vg.Points(0.5)}
+	ls := &loadSeries{
+		retries: &plotter.Histogram{Bins: offered, Width: unit.of(bucket), FillColor: colorRetries, LineStyle: outline},
+		firsts:  &plotter.Histogram{Bins: first, Width: unit.of(bucket), FillColor: colorFirstAttempts, LineStyle: outline},
+	}
+	var err error
+	if ls.capacity, err = capacityLine(s, bucket, end, unit); err != nil {
+		return nil, err
+	}
+	if ls.goodput, err = bucketLine(t.Completed, bucket, end, unit); err != nil {
+		return nil, err
+	}
+	ls.goodput.Color, ls.goodput.Width = colorGoodput, vg.Points(2.5)
+	if ls.inFlight, err = levelLine(t.InFlight, bucket, unit); err != nil {
+		return nil, err
+	}
+	ls.inFlight.Color, ls.inFlight.Width = colorInFlight, vg.Points(2)
+	ls.inFlight.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+	if anyLocal {
+		if ls.local, err = bucketLine(local, bucket, end, unit); err != nil {
+			return nil, err
+		}
+		ls.local.Color, ls.local.Width = colorLocalRejected, vg.Points(1.5)
+	}
+	return ls, nil
+}
+
+// bucketLine draws counts per bucket as a step line from 0 to end (0 after
+// the last bucket), with times in unit.
+func bucketLine(counts []int, bucket, end time.Duration, unit durationUnit) (*plotter.Line, error) {
+	pts := make(plotter.XYs, 0, len(counts)+2)
+	for i, c := range counts {
+		pts = append(pts, plotter.XY{X: unit.of(time.Duration(i) * bucket), Y: float64(c)})
+	}
+	last := 0.0
+	if len(counts) > 0 {
+		last = float64(counts[len(counts)-1])
+	}
+	if e := time.Duration(len(counts)) * bucket; e < end {
+		pts = append(pts, plotter.XY{X: unit.of(e), Y: 0})
+		last = 0
+	}
+	pts = append(pts, plotter.XY{X: unit.of(end), Y: last})
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, err
+	}
+	l.StepStyle = plotter.PostStep
+	return l, nil
+}
+
+// levelLine draws a level known at each bucket's end (0 at the start) as
+// straight segments between those times, with times in unit.
+func levelLine(levels []int, bucket time.Duration, unit durationUnit) (*plotter.Line, error) {
+	pts := make(plotter.XYs, 0, len(levels)+1)
+	pts = append(pts, plotter.XY{})
+	for i, v := range levels {
+		pts = append(pts, plotter.XY{X: unit.of(time.Duration(i+1) * bucket), Y: float64(v)})
+	}
+	return plotter.NewLine(pts)
 }
 
 // CDFFigure shows, per policy, the fraction of all operations completed

@@ -188,8 +188,8 @@ func TestSVGColoursValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	svgs := inlineSVGs.FindAllString(page.String(), -1)
-	if len(svgs) != 4 {
-		t.Fatalf("report.html has %d inline SVGs, want 4", len(svgs))
+	if len(svgs) != 5 {
+		t.Fatalf("report.html has %d inline SVGs, want 5 (timeline, load, cdf, outcomes, distributions)", len(svgs))
 	}
 	for i, svg := range svgs {
 		checkSVGColours(t, fmt.Sprintf("report.html, plot %d", i+1), svg)
@@ -294,5 +294,55 @@ func TestTimelineColourBlindSafe(t *testing.T) {
 	}
 	if both == 0 {
 		t.Error("no bar has both admitted and rejected requests")
+	}
+}
+
+// The load figure's first attempts and retries are told apart as admitted
+// and rejected are: two Okabe–Ito colours that differ in lightness, first
+// attempts always at the bottom of a bar; its lines are Okabe–Ito colours
+// too.
+func TestLoadColourBlindSafe(t *testing.T) {
+	for _, c := range []color.NRGBA{colorFirstAttempts, colorRetries, colorGoodput, colorInFlight, colorLocalRejected} {
+		if !slices.Contains(okabeIto, c) {
+			t.Errorf("load colour %v is not an Okabe–Ito colour", c)
+		}
+	}
+	hi, lo := luminance(colorFirstAttempts), luminance(colorRetries)
+	if hi < lo {
+		hi, lo = lo, hi
+	}
+	if ratio := (hi + 0.05) / (lo + 0.05); ratio < 2 {
+		t.Errorf("first attempts and retries differ in lightness by a contrast ratio of %.2f, want >= 2", ratio)
+	}
+	fig, err := LoadFigure(plotData(t, "overload-burst", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := renderPNG(t, fig)
+	both := 0
+	for panel, p := range fig.Panels {
+		left, right := pixelAt(fig, panel, p.X.Min, 0), pixelAt(fig, panel, p.X.Max, 0)
+		for x := left.X + 1; x < right.X; x++ {
+			seenFirst, seenRetry, gap := false, false, 0
+			for y := left.Y - 1; y > 0 && gap <= 3; y-- {
+				switch c := img.At(x, y); {
+				case near(c, colorFirstAttempts, 2):
+					if seenRetry {
+						t.Errorf("%s, column %d: first attempts at y=%d above retries", p.Title.Text, x, y)
+					}
+					seenFirst, gap = true, 0
+				case near(c, colorRetries, 2):
+					seenRetry, gap = true, 0
+				default:
+					gap++
+				}
+			}
+			if seenFirst && seenRetry {
+				both++
+			}
+		}
+	}
+	if both == 0 {
+		t.Error("no bar has both first attempts and retries")
 	}
 }

@@ -248,5 +248,14 @@ var (
 	colorAdmitted = color.NRGBA{0x00, 0x72, 0xb2, 0xff}
 	colorRejected = color.NRGBA{0xe6, 0x9f, 0x00, 0xff}
 	colorCapacity = color.NRGBA{0x20, 0x20, 0x20, 0xff}
-	colorGrid     = color.NRGBA{0xdd, 0xdd, 0xdd, 0xff}
+	// The load figure's bars: first attempts light yellow at the bottom,
+	// retries dark vermillion on top (Okabe–Ito; a contrast ratio of 2.9,
+	// so greyscale keeps them apart); its lines: goodput bluish green,
+	// in flight reddish purple (dotted), local rejections blue.
+	colorFirstAttempts = color.NRGBA{0xf0, 0xe4, 0x42, 0xff}
+	colorRetries       = color.NRGBA{0xd5, 0x5e, 0x00, 0xff}
+	colorGoodput       = color.NRGBA{0x00, 0x9e, 0x73, 0xff}
+	colorInFlight      = color.NRGBA{0xcc, 0x79, 0xa7, 0xff}
+	colorLocalRejected = color.NRGBA{0x00, 0x72, 0xb2, 0xff}
+	colorGrid          = color.NRGBA{0xdd, 0xdd, 0xdd, 0xff}
 )

@@ -56,7 +56,7 @@ func renderAll(t *testing.T, d *runs.PlotData, format ImageFormat) map[string][]
 // SVG bytes are compared exactly: same inputs, same picture.
 func TestPlotSVGGolden(t *testing.T) {
 	svgs := renderAll(t, plotData(t, "overload-burst", 4), SVG)
-	for _, name := range []string{"timeline", "cdf", "outcomes", "distributions"} {
+	for _, name := range []string{"timeline", "load", "cdf", "outcomes", "distributions"} {
 		got, ok := svgs[name]
 		if !ok {
 			t.Errorf("no %s figure", name)
@@ -68,8 +68,8 @@ func TestPlotSVGGolden(t *testing.T) {
 
 func TestPlotOneSeedHasNoDistributions(t *testing.T) {
 	svgs := renderAll(t, plotData(t, "overload-burst", 1), SVG)
-	if _, ok := svgs["distributions"]; ok || len(svgs) != 3 {
-		t.Errorf("one seed gave figures %v, want timeline, cdf, outcomes", len(svgs))
+	if _, ok := svgs["distributions"]; ok || len(svgs) != 4 {
+		t.Errorf("one seed gave %d figures, want timeline, load, cdf, outcomes", len(svgs))
 	}
 }
 
