@@ -329,7 +329,8 @@ func BenchmarkDistributions(b *testing.B) {
 		name string
 		d    Distribution
 	}{{"fixed", Fixed(time.Second)}, {"uniform", Uniform{Max: time.Second}}, {"exponential", Exponential{Mean: time.Second}},
-		{"lognormal", LogNormal{Median: time.Second, P99: 10 * time.Second}}} {
+		{"lognormal", LogNormal{Median: time.Second, P99: 10 * time.Second}},
+		{"folded-normal", FoldedNormal{Mean: 10 * time.Millisecond, StdDev: 2 * time.Millisecond}}} {
 		b.Run(d.name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			var sum time.Duration
