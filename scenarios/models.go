@@ -19,11 +19,12 @@ import (
 // kinds_models.go registers them.
 
 // distributionNames are the keys of a distribution mapping.
-var distributionNames = []string{"fixed", "exponential", "lognormal", "uniform"}
+var distributionNames = []string{"fixed", "exponential", "lognormal", "normal", "uniform"}
 
 // distribution reads a distribution at key: a duration (always that
 // duration) or a mapping with one key, {fixed: 100ms}, {exponential: 100ms}
-// (the mean), {lognormal: {median: 1s, p99: 10s}} or
+// (the mean), {lognormal: {median: 1s, p99: 10s}},
+// {normal: {mean: 10ms, stddev: 2ms}} (folded: |N(mean, stddev)|) or
 // {uniform: [50ms, 150ms]}. It returns def when key is absent or wrong.
 func (m *mapping) distribution(key string, def sim.Distribution) sim.Distribution {
 	v := m.get(key)
@@ -71,6 +72,18 @@ func (m *mapping) distribution(key string, def sim.Distribution) sim.Distributio
 		}
 		lm.finish("median", "p99")
 		out = ln
+	case "normal":
+		nm := m.d.mapping(dm.get("normal"), dm.field("normal"))
+		n := sim.FoldedNormal{Mean: nm.duration("mean", 0), StdDev: nm.duration("stddev", 0)}
+		switch {
+		case m.d.problems > before:
+		case !nm.has("mean"):
+			nm.errorf("mean", "missing: the mean of the normal draws (before negative ones are folded)")
+		case !nm.has("stddev"):
+			nm.errorf("stddev", "missing: the standard deviation of the normal draws")
+		}
+		nm.finish("mean", "stddev")
+		out = n
 	case "uniform":
 		items := dm.sequence("uniform")
 		if m.d.problems > before {
@@ -120,6 +133,8 @@ func describeDistribution(d sim.Distribution) string {
 		return fmt.Sprintf("lognormal, median %v, p99 %v", d.Median, d.P99)
 	case sim.Uniform:
 		return fmt.Sprintf("uniform in [%v, %v)", d.Min, d.Max)
+	case sim.FoldedNormal:
+		return fmt.Sprintf("|normal|, mean %v, stddev %v", d.Mean, d.StdDev)
 	case nil:
 		return "none"
 	}
