@@ -57,6 +57,10 @@ func (m *mapping) distribution(key string, def sim.Distribution) sim.Distributio
 	case "exponential":
 		out = sim.Exponential{Mean: dm.duration("exponential", 0)}
 	case "lognormal":
+		if dm.get("lognormal") == nil { // null: no position of its own
+			dm.errorf("lognormal", "want {median: DURATION, p99: DURATION}")
+			break
+		}
 		lm := m.d.mapping(dm.get("lognormal"), dm.field("lognormal"))
 		ln := sim.LogNormal{Median: lm.duration("median", 0), P99: lm.duration("p99", 0)}
 		switch {
@@ -73,6 +77,10 @@ func (m *mapping) distribution(key string, def sim.Distribution) sim.Distributio
 		lm.finish("median", "p99")
 		out = ln
 	case "normal":
+		if dm.get("normal") == nil {
+			dm.errorf("normal", "want {mean: DURATION, stddev: DURATION}")
+			break
+		}
 		nm := m.d.mapping(dm.get("normal"), dm.field("normal"))
 		n := sim.FoldedNormal{Mean: nm.duration("mean", 0), StdDev: nm.duration("stddev", 0)}
 		switch {

@@ -222,6 +222,11 @@ func TestModelErrors(t *testing.T) {
 `, burstClients, "scenarios[0].server.network.normal.sd: unknown field (known fields: mean, stddev)"},
 		{`    server: {type: contention, network: {normal: 10ms}}
 `, burstClients, "scenarios[0].server.network.normal: want a mapping"},
+		// A null distribution has no position of its own: the error is at its key.
+		{`    server: {type: contention, network: {normal}}
+`, burstClients, "m.yaml:3:41: scenarios[0].server.network.normal: want {mean: DURATION, stddev: DURATION}"},
+		{`    server: {type: queue, concurrency: 2, service: {lognormal: }}
+`, burstClients, "m.yaml:3:52: scenarios[0].server.service.lognormal: want {median: DURATION, p99: DURATION}"},
 		{`    server: {type: contention, service: 10ms}
 `, burstClients, "scenarios[0].server.service: unknown field (known fields: type, network)"},
 		{`    server: {type: queue, concurrency: 2, service: {uniform: [2s, 1s]}}
