@@ -191,6 +191,17 @@ var (
 		value: count(func(r *sim.Result) int { return r.Server.RateLimited })})
 	ServerTooLarge = counted(&Metric{Name: "server.too_large", Unit: Count, Better: stats.LowerIsBetter,
 		value: count(func(r *sim.Result) int { return r.Server.TooLarge })})
+	// ServerReads and ServerWrites count the reads and the writes that
+	// reached a contention server (an attempt is a read, then a write
+	// unless its client stopped waiting before the read's answer);
+	// ServerConflicts counts the writes that failed because another write
+	// committed after their read.
+	ServerReads = counted(&Metric{Name: "server.reads", Unit: Count, Better: stats.LowerIsBetter,
+		value: count(func(r *sim.Result) int { return r.Server.Reads })})
+	ServerWrites = counted(&Metric{Name: "server.writes", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
+		value: count(func(r *sim.Result) int { return r.Server.Writes })})
+	ServerConflicts = counted(&Metric{Name: "server.conflicts", Unit: Count, Better: stats.LowerIsBetter,
+		value: count(func(r *sim.Result) int { return r.Server.Conflicts })})
 
 	// What a workload of sessions counts (sim.SessionStats), reported only
 	// for scenarios whose workload runs sessions; in tables they share a

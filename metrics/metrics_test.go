@@ -17,7 +17,8 @@ func TestRegistryOrder(t *testing.T) {
 		"gave_up_by.attempts", "gave_up_by.deadline", "gave_up_by.terminal", "gave_up_by.queue_full", "gave_up_by.budget", "gave_up_by.throttled", "gave_up_by.circuit_open",
 		"fallbacks", "amplification", "latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "last_completion_ms"}
 	counted := []string{"server.wasted", "server.wasted_ms", "server.wasted_output_tokens", "server.dropped", "server.queue_full",
-		"server.rate_limited", "server.too_large", "sessions.completed", "sessions.failed", "sessions.resumed", "sessions.turns_repeated", "sessions.tokens_wasted",
+		"server.rate_limited", "server.too_large", "server.reads", "server.writes", "server.conflicts",
+		"sessions.completed", "sessions.failed", "sessions.resumed", "sessions.turns_repeated", "sessions.tokens_wasted",
 		"recovery.goodput_during", "recovery.goodput_after", "recovery.recovered", "recovery.time_to_recover_ms"}
 	if got := Names(); !slices.Equal(got, slices.Concat(want, counted)) {
 		t.Fatalf("Names() = %v,\nwant %v then %v", got, want, counted)
@@ -51,11 +52,12 @@ func TestValues(t *testing.T) {
 	r := sim.Result{Policy: "p", Clients: 3, Completed: 3, Attempts: 10, Retries: 6, GaveUp: 1, Fallbacks: 2,
 		Latencies: []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}, LastCompletion: 3 * time.Second}
 	r.GaveUpBy[policies.StopDeadline] = 1
-	r.Server = sim.ServerStats{Wasted: 4, WastedTime: 1500 * time.Millisecond, WastedOutputTokens: 1 << 40, RateLimited: 7}
+	r.Server = sim.ServerStats{Wasted: 4, WastedTime: 1500 * time.Millisecond, WastedOutputTokens: 1 << 40, RateLimited: 7, Reads: 11, Writes: 9, Conflicts: 6}
 	r.Sessions = sim.SessionStats{Started: 3, Completed: 2, Failed: 1, TurnsRepeated: 5}
 	want := map[string]float64{"completed": 3, "attempts": 10, "amplification": 10.0 / 3, "gave_up_by.deadline": 1,
 		"fallbacks": 2, "latency_ms.p50": 2000, "last_completion_ms": 3000,
 		"server.wasted": 4, "server.wasted_ms": 1500, "server.wasted_output_tokens": 1 << 40, "server.rate_limited": 7,
+		"server.reads": 11, "server.writes": 9, "server.conflicts": 6,
 		"sessions.completed": 2, "sessions.failed": 1, "sessions.turns_repeated": 5}
 	for name, v := range want {
 		m, ok := Lookup(name)

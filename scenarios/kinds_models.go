@@ -163,6 +163,20 @@ func registerServers() {
 			r.RequestsPerMinute = v
 			return nil
 		}})
+
+	registerServer(&Kind{Name: "contention", Fields: []string{"network"},
+		About: "one row under optimistic concurrency: read, then write; a write fails (409) if another committed since the read"},
+		serverFuncs[*sim.Contention]{
+			decode: func(d *decoder, m *mapping, path string) *sim.Contention {
+				return &sim.Contention{Network: m.distribution("network", sim.FoldedNormal{Mean: DefaultNetwork, StdDev: DefaultNetworkStdDev})}
+			},
+			describe:    describeContention,
+			minResponse: func(c *sim.Contention) time.Duration { return 4 * minDistribution(c.Network) },
+			metrics: func(*sim.Contention) []string {
+				return []string{metrics.ServerReads.Name, metrics.ServerWrites.Name, metrics.ServerConflicts.Name}
+			},
+			clone: func(c *sim.Contention) *sim.Contention { x := *c; return &x },
+		})
 }
 
 func registerWorkloads() {
@@ -406,6 +420,19 @@ func describeRateLimit(r *sim.RateLimit) Table {
 	inner.Caption = fmt.Sprintf("Server: one API key limited to %s per minute (429 with retry-after), in front of %s",
 		strings.Join(limits, ", "), about)
 	return inner
+}
+
+func describeContention(c *sim.Contention) Table {
+	t := Table{
+		Caption: "Server: one row under optimistic concurrency (an attempt reads the row's version, then writes with it; " +
+			"the write commits only if no write committed since the read, otherwise it fails with " + describeRejection(sim.Conflict) + ")",
+		Header:  []string{"message", "one-way network delay"},
+		Numeric: []bool{false, false},
+	}
+	for _, msg := range []string{"read request", "read response", "write request", "write response"} {
+		t.Rows = append(t.Rows, []string{msg, describeDistribution(c.Network)})
+	}
+	return t
 }
 
 func describeOpenLoop(w *sim.OpenLoop) string {

@@ -19,11 +19,12 @@ import (
 // kinds_models.go registers them.
 
 // distributionNames are the keys of a distribution mapping.
-var distributionNames = []string{"fixed", "exponential", "lognormal", "uniform"}
+var distributionNames = []string{"fixed", "exponential", "lognormal", "normal", "uniform"}
 
 // distribution reads a distribution at key: a duration (always that
 // duration) or a mapping with one key, {fixed: 100ms}, {exponential: 100ms}
-// (the mean), {lognormal: {median: 1s, p99: 10s}} or
+// (the mean), {lognormal: {median: 1s, p99: 10s}},
+// {normal: {mean: 10ms, stddev: 2ms}} (folded: |N(mean, stddev)|) or
 // {uniform: [50ms, 150ms]}. It returns def when key is absent or wrong.
 func (m *mapping) distribution(key string, def sim.Distribution) sim.Distribution {
 	v := m.get(key)
@@ -56,6 +57,10 @@ func (m *mapping) distribution(key string, def sim.Distribution) sim.Distributio
 	case "exponential":
 		out = sim.Exponential{Mean: dm.duration("exponential", 0)}
 	case "lognormal":
+		if dm.get("lognormal") == nil { // null: no position of its own
+			dm.errorf("lognormal", "want {median: DURATION, p99: DURATION}")
+			break
+		}
 		lm := m.d.mapping(dm.get("lognormal"), dm.field("lognormal"))
 		ln := sim.LogNormal{Median: lm.duration("median", 0), P99: lm.duration("p99", 0)}
 		switch {
@@ -71,6 +76,22 @@ func (m *mapping) distribution(key string, def sim.Distribution) sim.Distributio
 		}
 		lm.finish("median", "p99")
 		out = ln
+	case "normal":
+		if dm.get("normal") == nil {
+			dm.errorf("normal", "want {mean: DURATION, stddev: DURATION}")
+			break
+		}
+		nm := m.d.mapping(dm.get("normal"), dm.field("normal"))
+		n := sim.FoldedNormal{Mean: nm.duration("mean", 0), StdDev: nm.duration("stddev", 0)}
+		switch {
+		case m.d.problems > before:
+		case !nm.has("mean"):
+			nm.errorf("mean", "missing: the mean of the normal draws (before negative ones are folded)")
+		case !nm.has("stddev"):
+			nm.errorf("stddev", "missing: the standard deviation of the normal draws")
+		}
+		nm.finish("mean", "stddev")
+		out = n
 	case "uniform":
 		items := dm.sequence("uniform")
 		if m.d.problems > before {
@@ -120,6 +141,8 @@ func describeDistribution(d sim.Distribution) string {
 		return fmt.Sprintf("lognormal, median %v, p99 %v", d.Median, d.P99)
 	case sim.Uniform:
 		return fmt.Sprintf("uniform in [%v, %v)", d.Min, d.Max)
+	case sim.FoldedNormal:
+		return fmt.Sprintf("|normal|, mean %v, stddev %v", d.Mean, d.StdDev)
 	case nil:
 		return "none"
 	}

@@ -107,6 +107,12 @@ func TestServerKindsDecode(t *testing.T) {
 `, &sim.RateLimit{RequestsPerMinute: 60, InputTokensPerMinute: 100000, InputTokens: 1000, RetryAfterUnit: time.Second,
 			Inner: &sim.Queue{Concurrency: 2, Service: sim.Fixed(time.Second), Reject: sim.Rejection{Status: 529, Class: policies.Capacity}}},
 			[]string{"server.wasted", "server.wasted_ms", "server.rate_limited", "server.too_large"}},
+		{"contention", `    server: {type: contention, network: {normal: {mean: 20ms, stddev: 5ms}}}
+`, &sim.Contention{Network: sim.FoldedNormal{Mean: ms(20), StdDev: ms(5)}},
+			[]string{"server.reads", "server.writes", "server.conflicts"}},
+		{"contention by default", `    server: {type: contention}
+`, &sim.Contention{Network: sim.FoldedNormal{Mean: ms(10), StdDev: ms(2)}},
+			[]string{"server.reads", "server.writes", "server.conflicts"}},
 		{"capacity windows by type", `    server: {type: capacity-windows, response_time: {exponential: 50ms}, phases: [{admit: 3, window: 1s}]}
 `, &sim.CapacityWindows{ResponseTime: sim.Exponential{Mean: ms(50)}, Phases: []sim.Phase{{Admit: 3, Window: time.Second,
 			Reject: sim.Rejection{Status: 529, Class: policies.Capacity}}}}, nil},
@@ -190,7 +196,7 @@ func TestWorkloadKindsDecode(t *testing.T) {
 func TestModelErrors(t *testing.T) {
 	for _, tt := range []struct{ server, clients, want string }{
 		{`    server: {type: nope}
-`, burstClients, `m.yaml:3:20: scenarios[0].server.type: unknown server type "nope"; choose one of capacity-windows, queue, error-mix, rate-limit`},
+`, burstClients, `m.yaml:3:20: scenarios[0].server.type: unknown server type "nope"; choose one of capacity-windows, queue, error-mix, rate-limit, contention`},
 		{"", `    clients: {type: nope, max_attempts: 1}
 `, `scenarios[0].clients.type: unknown workload type "nope"; choose one of burst, open-loop, closed-loop, agent-sessions`},
 		{`    server: {type: queue, service: 1s}
@@ -206,7 +212,24 @@ func TestModelErrors(t *testing.T) {
 		{`    server: {type: queue, concurrency: 2, service: {exponential: 1s, fixed: 1s}}
 `, burstClients, "m.yaml:3:52: scenarios[0].server.service: want one distribution"},
 		{`    server: {type: queue, concurrency: 2, service: {gamma: 1s}}
-`, burstClients, "scenarios[0].server.service.gamma: unknown field (known fields: fixed, exponential, lognormal, uniform)"},
+`, burstClients, "scenarios[0].server.service.gamma: unknown field (known fields: fixed, exponential, lognormal, normal, uniform)"},
+		{`    server: {type: contention, network: {normal: {mean: 10ms}}}
+`, burstClients, "m.yaml:3:50: scenarios[0].server.network.normal.stddev: missing: the standard deviation"},
+		{`    server: {type: contention, network: {normal: {stddev: 1ms}}}
+`, burstClients, "scenarios[0].server.network.normal.mean: missing: the mean"},
+		{`    server: {type: contention, network: {normal: {mean: 10ms, stddev: -1ms}}}
+`, burstClients, "m.yaml:3:71: scenarios[0].server.network.normal.stddev: must not be negative"},
+		{`    server: {type: contention, network: {normal: {mean: 10ms, stddev: 2ms, sd: 1ms}}}
+`, burstClients, "scenarios[0].server.network.normal.sd: unknown field (known fields: mean, stddev)"},
+		{`    server: {type: contention, network: {normal: 10ms}}
+`, burstClients, "scenarios[0].server.network.normal: want a mapping"},
+		// A null distribution has no position of its own: the error is at its key.
+		{`    server: {type: contention, network: {normal}}
+`, burstClients, "m.yaml:3:41: scenarios[0].server.network.normal: want {mean: DURATION, stddev: DURATION}"},
+		{`    server: {type: queue, concurrency: 2, service: {lognormal: }}
+`, burstClients, "m.yaml:3:52: scenarios[0].server.service.lognormal: want {median: DURATION, p99: DURATION}"},
+		{`    server: {type: contention, service: 10ms}
+`, burstClients, "scenarios[0].server.service: unknown field (known fields: type, network)"},
 		{`    server: {type: queue, concurrency: 2, service: {uniform: [2s, 1s]}}
 `, burstClients, "scenarios[0].server.service.uniform[1]: must be at least the min (2s), got 1s"},
 		{`    server: {type: queue, concurrency: 2, service: {uniform: [1s]}}

@@ -29,6 +29,10 @@ const (
 	DefaultCap          = 8 * time.Second
 	DefaultThrottlePer  = time.Second
 	DefaultRetryAfter   = time.Second // wait a rate-limited rejection carries
+	// DefaultNetwork and DefaultNetworkStdDev are a contention server's
+	// network delay, |N(10 ms, 2 ms)| as in the AWS backoff study.
+	DefaultNetwork       = 10 * time.Millisecond
+	DefaultNetworkStdDev = 2 * time.Millisecond
 	// MaxClients bounds a burst so that a typo cannot exhaust memory.
 	MaxClients = 50_000_000
 	// MaxCheckSeeds bounds check_seeds.

@@ -238,6 +238,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(withModels("    server: {type: rate-limit, requests_per_minute: 60, input_tokens_per_minute: 1000, input_tokens: 100, inner: {type: error-mix, failures: [{probability: 0.1}]}}\n",
 		"    clients: {type: agent-sessions, sessions: 5, turns: 3, think: 2s, resume: restart, pause: 1s, max_repeats: 2, input_growth: 100, max_attempts: 4}\n")))
 	f.Add([]byte(withModels("    server: {type: queue, trace: workers.csv, service: 1s}\n", burstClients)))
+	f.Add([]byte(withModels("    server: {type: contention, network: {normal: {mean: 10ms, stddev: 2ms}}}\n", burstClients)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse("fuzz.yaml", data)
 		if err != nil {

@@ -316,4 +316,7 @@ func TestNewHandlerRefusesBadOptions(t *testing.T) {
 	if _, err := serve.NewHandler(&sim.CapacityWindows{}); err == nil {
 		t.Error("an invalid model was accepted")
 	}
+	if _, err := serve.NewHandler(&sim.Contention{Network: sim.Fixed(0)}); err == nil || !strings.Contains(err.Error(), "decides requests after they arrive") {
+		t.Errorf("a model that decides later: %v", err)
+	}
 }

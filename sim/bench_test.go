@@ -313,15 +313,37 @@ func limitedSessions(n int) Config {
 	}
 }
 
+// contentionBurst is the AWS backoff study's setup with n clients: a burst
+// against one row under optimistic concurrency, every message |N(10 ms,
+// 2 ms)|, full jitter from 5 ms capped at 2 s, never giving up (no client
+// can make more than n attempts: see the aws-occ-contention scenario).
+func contentionBurst(n int) Config {
+	return Config{
+		Seed:     1,
+		Server:   &Contention{Network: FoldedNormal{Mean: 10 * time.Millisecond, StdDev: 2 * time.Millisecond}},
+		Workload: Burst{Clients: n},
+		Policy: Policy{Name: "full-jitter", Rules: policies.Policy{
+			Backoff: policies.FullJitter{Base: 5 * time.Millisecond, Factor: 2, Cap: 2 * time.Second}, MaxAttempts: n}},
+	}
+}
+
 // BenchmarkModels runs whole simulations of the server models and
 // workloads and reports the cost per event and allocations per event.
+// Contention has one row, whose writes are one at a time: its sizes are
+// clients of a burst, and its work grows faster than their number.
 func BenchmarkModels(b *testing.B) {
 	for _, m := range []struct {
 		name   string
 		config func(int) Config
-	}{{"queue-open-loop", openQueue}, {"queue-open-loop-recovery", openQueueRecovery},
-		{"error-mix-closed-loop", closedMix}, {"rate-limit-sessions", limitedSessions}} {
-		for _, n := range []int{10_000, 1_000_000} {
+		sizes  []int
+	}{
+		{"queue-open-loop", openQueue, []int{10_000, 1_000_000}},
+		{"queue-open-loop-recovery", openQueueRecovery, []int{10_000, 1_000_000}},
+		{"error-mix-closed-loop", closedMix, []int{10_000, 1_000_000}},
+		{"rate-limit-sessions", limitedSessions, []int{10_000, 1_000_000}},
+		{"contention-burst", contentionBurst, []int{100, 1_000}},
+	} {
+		for _, n := range m.sizes {
 			b.Run(fmt.Sprintf("%s/ops=%d", m.name, n), func(b *testing.B) {
 				events, ms0, ms1 := measureRuns(b, m.config(n))
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
@@ -338,7 +360,8 @@ func BenchmarkDistributions(b *testing.B) {
 		name string
 		d    Distribution
 	}{{"fixed", Fixed(time.Second)}, {"uniform", Uniform{Max: time.Second}}, {"exponential", Exponential{Mean: time.Second}},
-		{"lognormal", LogNormal{Median: time.Second, P99: 10 * time.Second}}} {
+		{"lognormal", LogNormal{Median: time.Second, P99: 10 * time.Second}},
+		{"folded-normal", FoldedNormal{Mean: 10 * time.Millisecond, StdDev: 2 * time.Millisecond}}} {
 		b.Run(d.name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			var sum time.Duration

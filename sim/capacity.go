@@ -101,6 +101,8 @@ func MeanOf(d Distribution) (time.Duration, bool) {
 		return d.Mean(), true
 	case LogNormal:
 		return d.Mean(), true
+	case FoldedNormal:
+		return d.MeanDraw(), true
 	}
 	return 0, false
 }

@@ -25,6 +25,10 @@ func TestDistributionRules(t *testing.T) {
 		{"lognormal", LogNormal{Median: 100 * ms, P99: 1000 * ms}, 0, MaxSample, LogNormal{Median: 100 * ms, P99: 1000 * ms}.Mean(), 6 * ms},
 		{"lognormal degenerate", LogNormal{Median: 5 * ms, P99: 5 * ms}, 5 * ms, 5 * ms, 5 * ms, 0},
 		{"lognormal capped", LogNormal{Median: 900 * time.Hour, P99: 100_000 * time.Hour}, 0, MaxSample, 0, -1},
+		{"folded normal", FoldedNormal{Mean: 10 * ms, StdDev: 2 * ms}, 0, MaxSample, 10 * ms, 30 * time.Microsecond},
+		// Folded at 0: E|N(0, σ)| = σ·√(2/π) ≈ 0.7979σ.
+		{"folded normal at 0", FoldedNormal{StdDev: 10 * ms}, 0, MaxSample, 7979 * time.Microsecond, 60 * time.Microsecond},
+		{"folded normal degenerate", FoldedNormal{Mean: 4 * ms}, 4 * ms, 4 * ms, 4 * ms, 0},
 	} {
 		rng := rand.New(rand.NewPCG(7, 8))
 		const n = 100_000
@@ -80,6 +84,7 @@ func TestDistributionDrawsPinned(t *testing.T) {
 		{Exponential{Mean: sec}, []time.Duration{1128419110, 618756509, 710389778, 561755376}},
 		{LogNormal{Median: sec, P99: 10 * sec}, []time.Duration{7037701357, 1397342876, 3479211692, 2775500700}},
 		{Uniform{Min: sec, Max: 2 * sec}, []time.Duration{1769373269, 1616436223, 1784428001, 1796596578}},
+		{FoldedNormal{Mean: 10 * ms, StdDev: 2 * ms}, []time.Duration{13942837, 10676050, 12519345, 12062732}},
 	} {
 		rng := rand.New(rand.NewPCG(1, 2))
 		var got []time.Duration
@@ -117,6 +122,9 @@ func TestDistributionValidation(t *testing.T) {
 		{Uniform{Min: -1, Max: 0}, "negative"},
 		{Uniform{Min: 2, Max: 1}, "below its min"},
 		{Uniform{Min: 1, Max: 1}, ""},
+		{FoldedNormal{Mean: -1, StdDev: 1}, "mean"},
+		{FoldedNormal{Mean: 1, StdDev: -1}, "standard deviation"},
+		{FoldedNormal{}, ""},
 		{nil, "no distribution"},
 	} {
 		err := validateDistribution("x", tt.d)
@@ -126,5 +134,30 @@ func TestDistributionValidation(t *testing.T) {
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%#v: error %v, want one containing %q", tt.d, err, tt.want)
 		}
+	}
+}
+
+// A folded normal draw by hand: |Mean + StdDev·Z| with Z the standard
+// normal LogNormal draws; a draw whose normal is negative is folded.
+func TestFoldedNormalByHand(t *testing.T) {
+	d := FoldedNormal{Mean: 1 * ms, StdDev: 10 * ms}
+	folded := 0
+	for seed := range uint64(50) {
+		z := standardNormal(rand.New(rand.NewPCG(seed, 9)))
+		got := d.Sample(rand.New(rand.NewPCG(seed, 9)))
+		x := float64(ms) + float64(10*ms)*z
+		if x < 0 {
+			x, folded = -x, folded+1
+		}
+		if want := time.Duration(x); got != want {
+			t.Fatalf("seed %d: draw %v, want %v (Z = %v)", seed, got, want, z)
+		}
+	}
+	if folded == 0 {
+		t.Fatal("no draw was folded: the test does not test folding")
+	}
+	if m, ok := MeanOf(d); !ok || m < 8*ms || m > 8200*time.Microsecond {
+		// E|N(1, 10)| = 10·√(2/π)·e^(−1/200) + 1·erf(0.1/√2) ≈ 8.019 ms.
+		t.Fatalf("MeanOf = %v, %v; want about 8.02ms", m, ok)
 	}
 }

@@ -72,6 +72,7 @@ type runner struct {
 	waiters []waiter // only for policies with a blocking coordinator
 	q       queue
 	server  Server
+	decider Decider // the server, if it decides some requests later
 	src     pcgSource
 	rng     *rand.Rand
 	res     Result
@@ -165,6 +166,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	r.q.init(n, n)
 	serverPCG := newStream(cfg.Seed, streamServer, 0)
 	r.server = cfg.Server.NewServer(rand.New(&serverPCG))
+	r.decider, _ = r.server.(Decider)
 	r.rng = rand.New(&r.src)
 	r.rec = nil
 	if cfg.Incident != (Incident{}) {
@@ -225,6 +227,8 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 			r.ready(i, at)
 		case evResponse:
 			r.respond(i, at)
+		case evDecide:
+			r.decide(i, at)
 		}
 	}
 	if r.err != nil {
@@ -326,14 +330,11 @@ func (r *runner) send(i int32, now time.Duration) {
 	}
 	// When the client stops waiting: after its attempt timeout, or at the
 	// end of its budget, whichever comes first.
-	var timeout, budgetEnd time.Duration
+	var timeout time.Duration
 	if t := r.plan.Policy.AttemptTimeout; t > 0 {
 		timeout = now + t
 	}
-	if d := r.plan.Policy.Deadline; d > 0 {
-		budgetEnd = o.start + d
-	}
-	giveUp := timeout
+	giveUp, budgetEnd := timeout, r.budgetEnd(o)
 	if budgetEnd > 0 && (giveUp == 0 || budgetEnd < giveUp) {
 		giveUp = budgetEnd
 	}
@@ -342,6 +343,40 @@ func (r *runner) send(i int32, now time.Duration) {
 		req.InputTokens, req.OutputTokens = r.sizer.Tokens(int(i))
 	}
 	resp := r.server.Arrive(now, req)
+	if resp.Pending {
+		// The server decides at resp.At (see Decider). Until then the
+		// operation's outcome fields, unused while a request is out, hold
+		// the request's ticket and when its client stops waiting.
+		o.status, o.wait = resp.Ticket, giveUp
+		r.schedule(resp.At, i, evDecide)
+		return
+	}
+	r.deliver(i, now, resp, giveUp)
+}
+
+// budgetEnd is when operation o's budget (deadline) ends; 0 for none.
+func (r *runner) budgetEnd(o *operation) time.Duration {
+	if d := r.plan.Policy.Deadline; d > 0 {
+		return o.start + d
+	}
+	return 0
+}
+
+// decide asks the server for its decision on operation i's pending
+// request, at the time it named.
+func (r *runner) decide(i int32, now time.Duration) {
+	o := &r.ops[i]
+	if r.decider == nil {
+		r.err = fmt.Errorf("server model %T left a request pending but cannot decide it (no Decide method)", r.cfg.Server)
+		return
+	}
+	r.deliver(i, now, r.decider.Decide(now, o.status), o.wait)
+}
+
+// deliver schedules the server's response resp, decided at now, to
+// operation i's attempt, whose client stops waiting at giveUp (0: never).
+func (r *runner) deliver(i int32, now time.Duration, resp Response, giveUp time.Duration) {
+	o := &r.ops[i]
 	out := resp.Outcome
 	admitted := out.Class == policies.Success
 	r.decided(now, i, out.Class)
@@ -352,7 +387,7 @@ func (r *runner) send(i int32, now time.Duration) {
 	}
 	at := resp.At
 	switch {
-	case giveUp > 0 && at > giveUp && giveUp == budgetEnd:
+	case giveUp > 0 && at > giveUp && giveUp == r.budgetEnd(o):
 		// The budget ends first: the client stops waiting there (as
 		// policies.Do's attempt context ends), though the server did the work.
 		at, o.cut = giveUp, true

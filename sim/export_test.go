@@ -40,15 +40,16 @@ func ClientStart(seed uint64, i int, spread time.Duration) time.Duration {
 // RunTraced runs cfg as Run does and calls trace with every event just
 // before the run processes it: its time, its client and what it does
 // ("ready": ask to start; "send": start after waiting for a booked slot;
-// "response"). Whatever the run reports while processing the event
-// (OnRequest, Hooks) belongs to that client.
+// "decide": the server decides a pending request; "response"). Whatever
+// the run reports while processing the event (OnRequest, Hooks) belongs to
+// that client.
 func RunTraced(cfg Config, trace func(at time.Duration, client int, kind string)) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
 	var r runner
 	r.trace = func(at time.Duration, i int32, kind eventKind) {
-		name := map[eventKind]string{evReady: "ready", evResponse: "response"}[kind]
+		name := map[eventKind]string{evReady: "ready", evResponse: "response", evDecide: "decide"}[kind]
 		if kind == evReady && r.ops[i].op.Resuming() {
 			name = "send"
 		}

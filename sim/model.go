@@ -48,7 +48,31 @@ type Response struct {
 	// Outcome is what the client receives; Class Success means admitted.
 	Outcome policies.Outcome
 	// At is when the response reaches the client; never before the arrival.
+	// For a pending response, it is when the server decides instead.
 	At time.Duration
+	// Pending, if set, says the server decides the request later, at At
+	// (never before the arrival): the engine then calls the server's Decide
+	// (Decider) with Ticket, and Outcome is not used. A model needs it when
+	// its decision depends on requests that arrive later but are decided
+	// earlier (Contention).
+	Pending bool
+	// Ticket identifies a pending request to its server's Decide; the
+	// server chooses it, and may reuse it once the request is decided.
+	Ticket int32
+}
+
+// Decider is an optional interface of a Server that leaves some requests
+// pending (Response.Pending); the engine checks for it once per run. At the
+// pending response's At, the engine calls Decide and then treats its answer
+// as it treats an answer of Arrive: the attempt timeout and budget cut it,
+// it counts as admitted or rejected, and Config.OnRequest is told of it at
+// the decision time. Decisions due at the same time are made in the order
+// the requests arrived.
+type Decider interface {
+	// Decide decides the pending request with the given ticket at now, the
+	// time its pending response named, and returns what the client
+	// receives and when (At >= now). It is never pending again.
+	Decide(now time.Duration, ticket int32) Response
 }
 
 // Workload creates a run's operations. Operation i (0 <= i < Operations())
@@ -88,6 +112,12 @@ type ServerStats struct {
 	// RateLimited counts requests a RateLimit rejected; TooLarge those it
 	// rejected because they can never fit its limits.
 	RateLimited, TooLarge int
+	// Reads and Writes count the reads and the writes that reached a
+	// Contention server (an attempt is a read, then a write unless its
+	// client stopped waiting before the read's answer); Conflicts counts
+	// the writes that failed because another write committed after their
+	// read. Writes − Conflicts writes committed.
+	Reads, Writes, Conflicts int
 }
 
 // StatsReporter is implemented by a Server that counts ServerStats; the

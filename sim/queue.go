@@ -12,6 +12,7 @@ type eventKind uint8
 const (
 	evReady    eventKind = iota // an operation asks whether it may send (and sends if so)
 	evResponse                  // the server's response reaches the operation
+	evDecide                    // the server decides the operation's pending request (Decider)
 )
 
 // event is one scheduled happening. Events fire in order of (at, seq): equal

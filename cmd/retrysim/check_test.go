@@ -238,7 +238,7 @@ func TestCheckDeterministic(t *testing.T) {
 // --scenario NAME --format json > testdata/compare-NAME.json.golden.)
 func TestCompareJSONUnchanged(t *testing.T) {
 	t.Parallel()
-	for _, s := range []string{"overload-burst", "rate-limited-burst", "long-outage"} {
+	for _, s := range []string{"overload-burst", "rate-limited-burst", "long-outage", "aws-occ-contention"} {
 		out, errOut, code, _ := runCLI(t, "compare", "--scenario", s, "--format", "json")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", s, code, errOut)

@@ -1,0 +1,115 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+// Contention is one row under optimistic concurrency, as in the AWS
+// Architecture Blog's backoff study ("Exponential Backoff And Jitter"):
+// every attempt reads the row's version, then writes with that version, and
+// the write succeeds only if no other write committed since the read. Each
+// message (the read's request and response, the write's request and
+// response) takes its own network delay.
+//
+// The rules, for an attempt sent at t: four delays d1 (read request), d2
+// (read response), d3 (write request) and d4 (write response) are drawn, in
+// this order, from Network, at arrival. The read happens at r = t+d1 and
+// sees every write committed at or before r; the client gets its answer at
+// t+d1+d2 and sends the write at once, which reaches the server at
+// w = t+d1+d2+d3. At w the write commits if no write committed in (r, w],
+// and otherwise is a conflict (409, policies.Transient); the response
+// reaches the client at w+d4. Writes due at the same instant are decided in
+// the order their attempts arrived: the first commits, the others conflict.
+// A client that stopped waiting (Request.GiveUpAt > 0) before t+d1+d2 never
+// sends the write: only the read counts. A write that arrives after its
+// client stopped waiting is still decided, and may commit.
+//
+// The decision at w depends on writes decided between the attempt's arrival
+// and w, so Arrive leaves the write pending (Response.Pending) and Decide
+// makes it.
+type Contention struct {
+	// Network is every message's one-way delay.
+	Network Distribution
+}
+
+// Conflict is the answer to a write that lost the race: 409, transient.
+var Conflict = Rejection{Status: http.StatusConflict, Class: policies.Transient}
+
+// Validate reports a missing or invalid network delay.
+func (c *Contention) Validate() error {
+	return validateDistribution("contention: network", c.Network)
+}
+
+// NewServer returns the state of one run.
+func (c *Contention) NewServer(rng *rand.Rand) Server {
+	return &contentionState{network: forRun(c.Network), rng: rng, lastCommit: -1}
+}
+
+type contentionState struct {
+	network Distribution // the model's, forRun
+	rng     *rand.Rand
+	// lastCommit is the time of the latest commit; -1 before the first.
+	// Commits happen in time order, so a write read at r conflicts iff
+	// lastCommit > r.
+	lastCommit time.Duration
+	// pending holds the writes on their way, by ticket; free lists the
+	// tickets whose writes were decided, for reuse. Both grow to the most
+	// writes on their way at once, and no further.
+	pending []pendingWrite
+	free    []int32
+	stats   ServerStats
+}
+
+// pendingWrite is a write on its way to the server.
+type pendingWrite struct {
+	read time.Duration // when its read happened
+	back time.Duration // its response's network delay
+}
+
+// Arrive performs the read and sends the write, whose decision is due when
+// it reaches the server.
+func (s *contentionState) Arrive(now time.Duration, req Request) Response {
+	d1 := s.network.Sample(s.rng)
+	d2 := s.network.Sample(s.rng)
+	d3 := s.network.Sample(s.rng)
+	d4 := s.network.Sample(s.rng)
+	s.stats.Reads++
+	read := now + d1
+	sent := read + d2
+	if req.GiveUpAt > 0 && req.GiveUpAt < sent {
+		// The client has gone before the read's answer: no write. The
+		// engine cuts this answer at GiveUpAt (it comes after it), and
+		// counts it as rejected.
+		return Response{Outcome: policies.Outcome{Class: policies.Transient}, At: sent}
+	}
+	var t int32
+	if n := len(s.free); n > 0 {
+		t = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		t = int32(len(s.pending))
+		s.pending = append(s.pending, pendingWrite{})
+	}
+	s.pending[t] = pendingWrite{read: read, back: d4}
+	return Response{Pending: true, At: sent + d3, Ticket: t}
+}
+
+// Decide decides the write with the ticket, arriving at now.
+func (s *contentionState) Decide(now time.Duration, ticket int32) Response {
+	p := s.pending[ticket]
+	s.free = append(s.free, ticket)
+	s.stats.Writes++
+	if s.lastCommit > p.read {
+		s.stats.Conflicts++
+		return Response{Outcome: Conflict.Outcome(), At: now + p.back}
+	}
+	s.lastCommit = now
+	return Response{At: now + p.back}
+}
+
+// Stats returns the reads, writes and conflicts of the run.
+func (s *contentionState) Stats() ServerStats { return s.stats }
