@@ -73,10 +73,13 @@ type runner struct {
 	q       queue
 	server  Server
 	decider Decider // the server, if it decides some requests later
-	src     pcgSource
-	rng     *rand.Rand
-	res     Result
-	err     error // set when the run must stop, e.g. past the horizon
+	// detached holds the decisions the server is still due to make on
+	// requests whose client has stopped waiting (see Decider).
+	detached detachedHeap
+	src      pcgSource
+	rng      *rand.Rand
+	res      Result
+	err      error // set when the run must stop, e.g. past the horizon
 	// Optional workload parts (nil for a burst): drawn start times, the
 	// chain that starts operations when others end, request sizes, and the
 	// workload stream they draw from.
@@ -167,6 +170,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	serverPCG := newStream(cfg.Seed, streamServer, 0)
 	r.server = cfg.Server.NewServer(rand.New(&serverPCG))
 	r.decider, _ = r.server.(Decider)
+	r.detached.reset()
 	r.rng = rand.New(&r.src)
 	r.rec = nil
 	if cfg.Incident != (Incident{}) {
@@ -197,7 +201,11 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	stallLimit := stallPerOp*n + stallBase
 	var stallAt time.Duration
 	stalled := 0
-	for r.q.len() > 0 && r.err == nil {
+	for (r.q.len() > 0 || len(r.detached.items) > 0) && r.err == nil {
+		if len(r.detached.items) > 0 && (r.q.len() == 0 || r.detached.items[0].at <= r.q.peekAt()) {
+			r.decideDetached()
+			continue
+		}
 		at, i := r.q.pop()
 		// With many operations, the state of the next event's operation is
 		// usually not in the cache: ask for it now, so that it arrives while
@@ -343,6 +351,17 @@ func (r *runner) send(i int32, now time.Duration) {
 		req.InputTokens, req.OutputTokens = r.sizer.Tokens(int(i))
 	}
 	resp := r.server.Arrive(now, req)
+	if resp.Pending && giveUp > 0 && resp.At > giveUp {
+		// The client stops waiting before the server decides: its attempt
+		// ends at giveUp; the server decides anyway, at resp.At.
+		if resp.At > Horizon {
+			r.schedule(resp.At, i, evDecide) // fails the run, as any event past the horizon
+			return
+		}
+		r.detached.push(resp.At, resp.Ticket, i)
+		r.await(i, policies.Outcome{Class: policies.Transient}, resp.At, giveUp)
+		return
+	}
 	if resp.Pending {
 		// The server decides at resp.At (see Decider). Until then the
 		// operation's outcome fields, unused while a request is out, hold
@@ -376,16 +395,26 @@ func (r *runner) decide(i int32, now time.Duration) {
 // deliver schedules the server's response resp, decided at now, to
 // operation i's attempt, whose client stops waiting at giveUp (0: never).
 func (r *runner) deliver(i int32, now time.Duration, resp Response, giveUp time.Duration) {
-	o := &r.ops[i]
-	out := resp.Outcome
-	admitted := out.Class == policies.Success
-	r.decided(now, i, out.Class)
-	if admitted {
-		r.res.Admitted++
-	} else {
-		r.res.Rejected++
+	r.decided(now, i, resp.Outcome.Class)
+	r.await(i, resp.Outcome, resp.At, giveUp)
+}
+
+// decideDetached makes the earliest decision the server owes a request
+// whose client has stopped waiting: it counts, and reaches no client.
+func (r *runner) decideDetached() {
+	d := r.detached.pop()
+	r.res.Events++
+	if r.decider == nil {
+		r.err = fmt.Errorf("server model %T left a request pending but cannot decide it (no Decide method)", r.cfg.Server)
+		return
 	}
-	at := resp.At
+	r.decided(d.at, d.op, r.decider.Decide(d.at, d.ticket).Outcome.Class)
+}
+
+// await schedules the outcome out, reaching operation i's client at at,
+// unless the client stops waiting first (at giveUp; 0: never).
+func (r *runner) await(i int32, out policies.Outcome, at, giveUp time.Duration) {
+	o := &r.ops[i]
 	switch {
 	case giveUp > 0 && at > giveUp && giveUp == r.budgetEnd(o):
 		// The budget ends first: the client stops waiting there (as
@@ -399,8 +428,14 @@ func (r *runner) deliver(i int32, now time.Duration, resp Response, giveUp time.
 	r.schedule(at, i, evResponse)
 }
 
-// decided tells the hooks that the server decided operation i's attempt.
+// decided counts the server's decision on operation i's attempt and tells
+// the hooks.
 func (r *runner) decided(now time.Duration, i int32, class policies.Class) {
+	if class == policies.Success {
+		r.res.Admitted++
+	} else {
+		r.res.Rejected++
+	}
 	if r.cfg.OnRequest != nil {
 		r.cfg.OnRequest(now, class == policies.Success)
 	}

@@ -67,7 +67,10 @@ type Response struct {
 // as it treats an answer of Arrive: the attempt timeout and budget cut it,
 // it counts as admitted or rejected, and Config.OnRequest is told of it at
 // the decision time. Decisions due at the same time are made in the order
-// the requests arrived.
+// the requests arrived. When the client stops waiting (Request.GiveUpAt)
+// before the decision, its attempt ends then, and the server still decides
+// at the time it named (other requests may depend on it): such a decision
+// comes before any other event due at the same time.
 type Decider interface {
 	// Decide decides the pending request with the given ticket at now, the
 	// time its pending response named, and returns what the client

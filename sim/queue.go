@@ -256,6 +256,84 @@ func (q *queue) peek() (int32, bool) {
 	return int32(q.items[0].key & q.clientMask), true
 }
 
+// peekAt returns the time of the earliest pending event; the queue must
+// not be empty.
+func (q *queue) peekAt() time.Duration {
+	if q.fifoLen > 0 {
+		f := q.fifo[q.fifoHead]
+		if len(q.items) == 0 || f.before(q.items[0]) {
+			return f.at
+		}
+	}
+	return q.items[0].at
+}
+
+// detachedHeap is a binary min-heap of the decisions a server owes
+// requests whose client has stopped waiting, in order of (at, seq).
+type detachedHeap struct {
+	items []detached
+	seq   uint64
+}
+
+type detached struct {
+	at     time.Duration
+	seq    uint64
+	ticket int32
+	op     int32 // the operation whose attempt it was
+}
+
+func (d detached) before(o detached) bool {
+	return d.at < o.at || (d.at == o.at && d.seq < o.seq)
+}
+
+func (h *detachedHeap) reset() { h.items, h.seq = h.items[:0], 0 }
+
+func (h *detachedHeap) push(at time.Duration, ticket, op int32) {
+	e := detached{at: at, seq: h.seq, ticket: ticket, op: op}
+	h.seq++
+	h.items = append(h.items, e)
+	s := h.items
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !e.before(s[p]) {
+			break
+		}
+		s[i] = s[p]
+		i = p
+	}
+	s[i] = e
+}
+
+// pop removes and returns the earliest; the heap must not be empty.
+func (h *detachedHeap) pop() detached {
+	s := h.items
+	top := s[0]
+	n := len(s) - 1
+	last := s[n]
+	s = s[:n]
+	h.items = s
+	i := 0
+	for n > 0 {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && s[c+1].before(s[c]) {
+			c++
+		}
+		if !s[c].before(last) {
+			break
+		}
+		s[i] = s[c]
+		i = c
+	}
+	if n > 0 {
+		s[i] = last
+	}
+	return top
+}
+
 // renumber gives the pending events the sequence numbers 0, 1, … in the
 // order of their current ones. Every comparison between two events comes out
 // as before, so the heap stays valid and the run's order is unchanged.

@@ -182,7 +182,13 @@ func TestReferenceContention(t *testing.T) {
 // 10 ms, no wait, at most 2 attempts:
 //
 //   - timeout 15 ms: the read's answer (20 ms) comes after it, so no write
-//     is sent; both attempts time out (at 15 and 30 ms): 2 reads, 0 writes.
+//     is sent; both attempts time out (at 15 and 30 ms): 2 reads, 0 writes,
+//     each attempt decided (rejected) when it arrives, at 0 and 15 ms.
+//   - timeout 25 ms: the write is sent at 20 ms, and the attempt times out
+//     at 25 ms, before the write reaches the server (30 ms), which still
+//     decides it then (it commits). The second attempt (read sent at 25)
+//     times out at 50 ms, its write decided at 55 ms (it commits too).
+//     The client sees 25 and 50, the server decides at 30 and 55.
 //   - timeout 35 ms: the write reaches the server at 30 ms and commits, but
 //     its answer (40 ms) is late: the attempt times out at 35 ms; the
 //     second (read at 45, write at 65, commits) times out at 70 ms. Two
@@ -192,11 +198,20 @@ func TestContentionWithAttemptTimeout(t *testing.T) {
 		timeout            time.Duration
 		admitted, rejected int
 		reads, writes      int
+		events             []time.Duration // responses and decisions, in order
 	}{
-		{15 * ms, 0, 2, 2, 0},
-		{35 * ms, 2, 0, 2, 2},
+		{15 * ms, 0, 2, 2, 0, []time.Duration{0, 15 * ms, 15 * ms, 30 * ms}},
+		{25 * ms, 2, 0, 2, 2, []time.Duration{25 * ms, 30 * ms, 50 * ms, 55 * ms}},
+		{35 * ms, 2, 0, 2, 2, []time.Duration{30 * ms, 35 * ms, 65 * ms, 70 * ms}},
 	} {
-		r := mustRun(t, contentionRun(1, Policy{Name: "no-wait", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 2, AttemptTimeout: tt.timeout}}))
+		cfg := contentionRun(1, Policy{Name: "no-wait", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 2, AttemptTimeout: tt.timeout}})
+		var events []time.Duration
+		cfg.Observer.OnDecision = func(at time.Duration, _ int, _ policies.Class) { events = append(events, at) }
+		cfg.Observer.OnResponse = func(at time.Duration, _ int, _ policies.Class) { events = append(events, at) }
+		r := mustRun(t, cfg)
+		if !slices.Equal(events, tt.events) {
+			t.Errorf("timeout %v: responses and decisions at %v, want %v", tt.timeout, events, tt.events)
+		}
 		if r.Completed != 0 || r.GaveUpBy[policies.StopAttempts] != 1 || r.Attempts != 2 || r.Admitted != tt.admitted || r.Rejected != tt.rejected ||
 			r.Server != (ServerStats{Reads: tt.reads, Writes: tt.writes}) {
 			t.Errorf("timeout %v: %+v", tt.timeout, r)
