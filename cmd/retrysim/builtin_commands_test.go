@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// TestEveryBuiltinScenarioRunsInEveryCommand runs each built-in scenario
+// (but the big ones, which other tests run) through compare, plot, sweep,
+// report and check, and checks that each wrote what it says.
+func TestEveryBuiltinScenarioRunsInEveryCommand(t *testing.T) {
+	t.Parallel()
+	f, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.Scenarios {
+		if s.Operations() >= bigClients {
+			continue
+		}
+		t.Run(s.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			param := "clients=2:4:2"
+			if _, open := s.Workload.(*sim.OpenLoop); open {
+				param = "rate=5:10:5"
+			}
+			html := filepath.Join(dir, "r.html")
+			for _, args := range [][]string{
+				{"compare", "--format", "json"},
+				{"plot", "--seeds", "2", "--plot-dir", filepath.Join(dir, "plots"), "--plot-format", "svg"},
+				{"sweep", "--param", param, "--format", "csv"},
+				{"report", "--seeds", "2", "--out", html},
+				{"check", "--seeds", "2"},
+			} {
+				args = append(args, "--scenario", s.Name)
+				stdout, stderr, code, err := runCLI(t, args...)
+				// check may find an expectation that 2 seeds do not meet
+				// (exit 1); it must still have run and reported them.
+				if args[0] == "check" && code == 1 && strings.Contains(stdout, "expectations hold") {
+					continue
+				}
+				if err != nil || code != 0 {
+					t.Fatalf("%s: exit %d, %v\n%s", strings.Join(args, " "), code, err, stderr)
+				}
+				if args[0] != "plot" && args[0] != "report" && stdout == "" {
+					t.Errorf("%s printed nothing", args[0])
+				}
+			}
+			for _, name := range []string{"plots/timeline.svg", "plots/load.svg", "plots/cdf.svg", "plots/outcomes.svg", "plots/distributions.svg", "r.html"} {
+				if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+					t.Errorf("%s not written: %v", name, err)
+				}
+			}
+		})
+	}
+}
