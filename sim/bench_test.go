@@ -372,3 +372,23 @@ func BenchmarkDistributions(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRecoveryCost runs the open-loop queue with and without its
+// incident declared, alternately in each iteration, and reports the ratio
+// of their times: what measuring the recovery costs.
+func BenchmarkRecoveryCost(b *testing.B) {
+	without, with := openQueue(1_000_000), openQueueRecovery(1_000_000)
+	var tWithout, tWith time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := Run(without); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := Run(with); err != nil {
+			b.Fatal(err)
+		}
+		tWithout, tWith = tWithout+t1.Sub(t0), tWith+time.Since(t1)
+	}
+	b.ReportMetric(float64(tWith)/float64(tWithout), "with/without")
+}

@@ -255,8 +255,14 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	}
 	if r.rec != nil {
 		// Operations start in index order: the first Clients have started.
-		for i := range r.res.Clients {
-			r.rec.start(r.ops[i].start)
+		if drawn {
+			for _, at := range r.starts { // 8 bytes each, not an operation's 64
+				r.rec.start(at)
+			}
+		} else {
+			for i := range r.res.Clients {
+				r.rec.start(r.ops[i].start)
+			}
 		}
 		r.res.Recovery = r.rec.result()
 	}

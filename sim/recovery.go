@@ -65,14 +65,19 @@ type Recovery struct {
 // incident's two spans exactly.
 type recoveryRecorder struct {
 	incident                  Incident
-	capacity                  float64 // operations per second after the incident; +Inf if unbounded
+	afterEnd                  time.Duration // end of the span after the incident
+	capacity                  float64       // operations per second after the incident; +Inf if unbounded
 	bucket                    time.Duration
 	started, ended, completed []int32
 	during, after             int
+	// The bucket of the latest event and when it ends: events come in time
+	// order, so finding their bucket needs no division.
+	cursor    int
+	cursorEnd time.Duration
 }
 
 func newRecoveryRecorder(in Incident, server ServerModel) *recoveryRecorder {
-	rec := &recoveryRecorder{incident: in, capacity: math.Inf(1), bucket: RecoveryStep}
+	rec := &recoveryRecorder{incident: in, afterEnd: 2*in.End - in.Start, capacity: math.Inf(1), bucket: RecoveryStep, cursorEnd: RecoveryStep}
 	if p, ok := server.(CapacityProfile); ok {
 		if steps := p.Capacity(); len(steps) > 0 {
 			if last := steps[len(steps)-1]; last.Per > 0 {
@@ -96,9 +101,29 @@ func (rec *recoveryRecorder) add(s *[]int32, at time.Duration) {
 	(*s)[i]++
 }
 
+// tick returns the bucket of an event at time at, no earlier than the
+// events before it, and makes sure ended and completed reach it.
+func (rec *recoveryRecorder) tick(at time.Duration) int {
+	if at >= rec.cursorEnd {
+		rec.cursor = int(at / rec.bucket)
+		for rec.cursor >= maxRecoveryBuckets {
+			rec.coarsen()
+			rec.cursor = int(at / rec.bucket)
+		}
+		rec.cursorEnd = time.Duration(rec.cursor+1) * rec.bucket
+	}
+	for len(rec.ended) <= rec.cursor {
+		rec.ended = append(rec.ended, 0)
+		rec.completed = append(rec.completed, 0)
+	}
+	return rec.cursor
+}
+
 // coarsen doubles the bucket, merging buckets 2i and 2i+1 into i.
 func (rec *recoveryRecorder) coarsen() {
 	rec.bucket *= 2
+	rec.cursor /= 2
+	rec.cursorEnd = time.Duration(rec.cursor+1) * rec.bucket
 	for _, s := range []*[]int32{&rec.started, &rec.ended, &rec.completed} {
 		v := *s
 		for i := range v {
@@ -112,19 +137,24 @@ func (rec *recoveryRecorder) coarsen() {
 	}
 }
 
+// complete counts an operation completed at at (event order).
 func (rec *recoveryRecorder) complete(at time.Duration) {
-	rec.add(&rec.completed, at)
-	rec.end(at)
-	in := rec.incident
-	switch length := in.End - in.Start; {
-	case at >= in.Start && at < in.End:
+	i := rec.tick(at)
+	rec.completed[i]++
+	rec.ended[i]++
+	switch in := &rec.incident; {
+	case at < in.Start:
+	case at < in.End:
 		rec.during++
-	case at >= in.End && at < in.End+length:
+	case at < rec.afterEnd:
 		rec.after++
 	}
 }
 
-func (rec *recoveryRecorder) end(at time.Duration) { rec.add(&rec.ended, at) }
+// end counts an operation given up at at (event order).
+func (rec *recoveryRecorder) end(at time.Duration) { rec.ended[rec.tick(at)]++ }
+
+// start counts an operation started at at, in any order.
 
 func (rec *recoveryRecorder) start(at time.Duration) { rec.add(&rec.started, at) }
 
