@@ -91,11 +91,18 @@ func (d *Difference) Text() string {
 	if d.DeltaMean > 0 {
 		change = "+" + change
 	}
-	if d.DeltaPercent != nil {
-		change = fmt.Sprintf("%+.1f%%", *d.DeltaPercent)
+	switch pct := d.DeltaPercent; {
+	case pct != nil && *pct >= maxPercent:
+		// Ten times the reference or more reads better as a factor.
+		change = fmt.Sprintf("×%.1f", 1+*pct/100)
+	case pct != nil:
+		change = fmt.Sprintf("%+.1f%%", *pct)
 	}
 	return fmt.Sprintf("%s %s (%s)", change, d.Verdict, formatP(d.P))
 }
+
+// maxPercent is the largest change Text shows as a percentage.
+const maxPercent = 900
 
 // plural returns one when n is 1, else many.
 func plural(n int, one, many string) string {

@@ -82,6 +82,11 @@ func TestUnderpoweredComparisons(t *testing.T) {
 	if got := doc.Policies[2].Stats(metrics.Completed.Name).VsBaseline.Text(); got != "+20.0% better (p=0.008)" {
 		t.Errorf("cell %q", got)
 	}
+	// Forty times the reference is a factor, not +3900.0%.
+	forty := multiSeed([]string{"ref", "forty"}, [][]int{{1, 1, 1, 1, 1, 1, 1, 1}, {40, 40, 40, 40, 40, 40, 40, 40}})
+	if got := Stats(forty).Policies[1].Stats(metrics.Completed.Name).VsBaseline.Text(); got != "×40.0 better (p=0.008)" {
+		t.Errorf("cell %q", got)
+	}
 	want := "two: completed vs ref: only 2 of 8 pairs differ: need at least 6 for significance at α = 0.05"
 	found := false
 	for _, w := range doc.Warnings {
