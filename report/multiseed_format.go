@@ -92,8 +92,8 @@ func (d *Difference) Text() string {
 		change = "+" + change
 	}
 	switch pct := d.DeltaPercent; {
-	case pct != nil && *pct >= maxPercent:
-		// Ten times the reference or more reads better as a factor.
+	case pct != nil && *pct > maxPercent:
+		// More than ten times the reference reads better as a factor.
 		change = fmt.Sprintf("×%.1f", 1+*pct/100)
 	case pct != nil:
 		change = fmt.Sprintf("%+.1f%%", *pct)
