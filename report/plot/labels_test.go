@@ -228,3 +228,33 @@ func TestLargeCountLabels(t *testing.T) {
 		t.Errorf("CDF title %q", cdf.Title)
 	}
 }
+
+// A sweep of a scenario that reports optional headline metrics (a queue's
+// wasted work, the recovery after its incident) plots them too, after the
+// six every scenario has.
+func TestSweepPlotsOptionalHeadlineMetrics(t *testing.T) {
+	s := builtinScenario(t, "metastable-retry-storm")
+	m, err := runs.Collect(context.Background(), s, s.Seed, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &runs.Sweep{Scenario: s.Name, FirstSeed: s.Seed, Seeds: 1,
+		Axes:   []runs.Axis{{Name: "rate", Labels: []string{"70"}, Values: []float64{70}}},
+		Points: []runs.Point{{Index: []int{0}, Runs: m}}}
+	for _, p := range s.Policies {
+		sw.Policies = append(sw.Policies, p.Name)
+	}
+	figs, err := SweepFigures(sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.Name)
+	}
+	want := []string{"sweep-completed", "sweep-attempts", "sweep-gave_up", "sweep-amplification", "sweep-latency_ms-p99", "sweep-last_completion_ms",
+		"sweep-server-wasted", "sweep-recovery-goodput_after", "sweep-recovery-recovered", "sweep-recovery-time_to_recover_ms"}
+	if !slices.Equal(names, want) {
+		t.Errorf("figures %v, want %v", names, want)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 )
@@ -17,7 +18,9 @@ import (
 // value of the second parameter).
 const maxSweepPanels = 12
 
-// SweepFigures returns one figure per headline metric: the metric against
+// SweepFigures returns one figure per headline metric (those of
+// distributionPanels, then the optional headline metrics the scenario
+// reports, such as server.writes or recovery.recovered): the metric against
 // the first parameter, one line per policy (mean over seeds, with its 95%
 // confidence interval when there are several seeds). With two parameters,
 // each value of the second gets its own panel.
@@ -55,8 +58,14 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 	} else if x.Unit != "" {
 		xLabel += " (" + x.Unit + ")"
 	}
+	specs := distributionPanels()
+	for _, m := range sw.Points[0].Runs.Metrics {
+		if m.Optional() && m.Headline {
+			specs = append(specs, panelSpec{m, m.Name, unitQuantity(m)})
+		}
+	}
 	var out []NamedFigure
-	for _, spec := range distributionPanels() {
+	for _, spec := range specs {
 		metric := spec.metric.Name
 		cols := min(panels, 3)
 		fig := &Figure{Cols: cols,
@@ -143,6 +152,18 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 		out = append(out, NamedFigure{Name: "sweep-" + strings.ReplaceAll(metric, ".", "-"), Figure: fig})
 	}
 	return out, nil
+}
+
+// unitQuantity is the y axis label of a metric that has no panel of its own
+// in distributionPanels.
+func unitQuantity(m *metrics.Metric) string {
+	switch m.Unit {
+	case metrics.Milliseconds:
+		return "time"
+	case metrics.Ratio:
+		return m.Part()
+	}
+	return "count per run"
 }
 
 // axisLabel is value i of a swept parameter as people write it: durations
