@@ -49,6 +49,9 @@ type Metric struct {
 	// Headline metrics are those the tables of statistics, box plots and
 	// sweep tables show; the JSON and CSV carry every metric.
 	Headline bool
+	// Quantity, if set, says what the value counts, for a plot's axis:
+	// "requests wasted".
+	Quantity string
 	// JSONDecimals, when >= 0, is the number of decimals the JSON report
 	// rounds the value to; -1 keeps it as it is.
 	JSONDecimals int
@@ -170,7 +173,7 @@ var (
 	// a queue after their client had stopped waiting, or failed
 	// mid-stream; ServerWastedMs is the worker (or streaming) time they
 	// took, summed.
-	ServerWasted = counted(&Metric{Name: "server.wasted", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
+	ServerWasted = counted(&Metric{Name: "server.wasted", Quantity: "requests whose work was wasted", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
 		value: count(func(r *sim.Result) int { return r.Server.Wasted })})
 	ServerWastedMs = counted(&Metric{Name: "server.wasted_ms", Unit: Milliseconds, Better: stats.LowerIsBetter,
 		value: func(r *sim.Result) (float64, bool) { return ms(r.Server.WastedTime), true }})
@@ -198,7 +201,7 @@ var (
 	// committed after their read.
 	ServerReads = counted(&Metric{Name: "server.reads", Unit: Count, Better: stats.LowerIsBetter,
 		value: count(func(r *sim.Result) int { return r.Server.Reads })})
-	ServerWrites = counted(&Metric{Name: "server.writes", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
+	ServerWrites = counted(&Metric{Name: "server.writes", Quantity: "writes sent", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
 		value: count(func(r *sim.Result) int { return r.Server.Writes })})
 	ServerConflicts = counted(&Metric{Name: "server.conflicts", Unit: Count, Better: stats.LowerIsBetter,
 		value: count(func(r *sim.Result) int { return r.Server.Conflicts })})
@@ -206,9 +209,9 @@ var (
 	// What a workload of sessions counts (sim.SessionStats), reported only
 	// for scenarios whose workload runs sessions; in tables they share a
 	// column, sessions.
-	SessionsCompleted = counted(&Metric{Name: "sessions.completed", Unit: Count, Better: stats.HigherIsBetter, Headline: true,
+	SessionsCompleted = counted(&Metric{Name: "sessions.completed", Quantity: "sessions completed", Unit: Count, Better: stats.HigherIsBetter, Headline: true,
 		value: count(func(r *sim.Result) int { return r.Sessions.Completed })})
-	SessionsFailed = counted(&Metric{Name: "sessions.failed", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
+	SessionsFailed = counted(&Metric{Name: "sessions.failed", Quantity: "sessions failed", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
 		value: count(func(r *sim.Result) int { return r.Sessions.Failed })})
 	SessionsResumed = counted(&Metric{Name: "sessions.resumed", Unit: Count, Better: stats.LowerIsBetter,
 		value: count(func(r *sim.Result) int { return r.Sessions.Resumed })})
@@ -227,11 +230,11 @@ var (
 		// after it.
 		counted(&Metric{Name: "recovery.goodput_during", Column: "goodput_during", Unit: Ratio, Better: stats.HigherIsBetter, JSONDecimals: 4,
 			value: recovered(func(r *sim.Recovery) (float64, bool) { return r.DuringPerSecond, true })}),
-		counted(&Metric{Name: "recovery.goodput_after", Column: "goodput_after", Unit: Ratio, Better: stats.HigherIsBetter, Headline: true, JSONDecimals: 4,
+		counted(&Metric{Name: "recovery.goodput_after", Column: "goodput_after", Quantity: "operations completed per second after the incident", Unit: Ratio, Better: stats.HigherIsBetter, Headline: true, JSONDecimals: 4,
 			value: recovered(func(r *sim.Recovery) (float64, bool) { return r.AfterPerSecond, true })}),
 		// recovery.recovered is 1 if goodput came back before the run
 		// ended, else 0 (its mean over seeds is the share that did).
-		counted(&Metric{Name: "recovery.recovered", Column: "recovered", Unit: Count, Better: stats.HigherIsBetter, Headline: true,
+		counted(&Metric{Name: "recovery.recovered", Column: "recovered", Quantity: "runs that recovered (1: all)", Unit: Count, Better: stats.HigherIsBetter, Headline: true,
 			value: recovered(func(r *sim.Recovery) (float64, bool) {
 				if r.Recovered {
 					return 1, true
@@ -240,7 +243,7 @@ var (
 			})}),
 		// recovery.time_to_recover_ms does not exist for a run that never
 		// recovered (as a latency does not when nothing completed).
-		counted(&Metric{Name: "recovery.time_to_recover_ms", Column: "recover_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
+		counted(&Metric{Name: "recovery.time_to_recover_ms", Column: "recover_ms", Quantity: "time from the incident's end", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
 			value: recovered(func(r *sim.Recovery) (float64, bool) { return ms(r.TimeToRecover), r.Recovered })}),
 	}
 )

@@ -126,3 +126,12 @@ func TestRecoveryMetrics(t *testing.T) {
 		t.Errorf("recovered = %v", v)
 	}
 }
+
+// Plots label an optional headline metric's axis with its Quantity.
+func TestOptionalHeadlineMetricsSayWhatTheyCount(t *testing.T) {
+	for _, m := range All() {
+		if m.Optional() && m.Headline && m.Quantity == "" && m.shown == nil {
+			t.Errorf("%s: no Quantity for its plot axis", m.Name)
+		}
+	}
+}

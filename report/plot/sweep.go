@@ -155,8 +155,11 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 }
 
 // unitQuantity is the y axis label of a metric that has no panel of its own
-// in distributionPanels.
+// in distributionPanels: what it counts, or else its unit.
 func unitQuantity(m *metrics.Metric) string {
+	if m.Quantity != "" {
+		return m.Quantity
+	}
 	switch m.Unit {
 	case metrics.Milliseconds:
 		return "time"
