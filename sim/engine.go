@@ -73,13 +73,10 @@ type runner struct {
 	q       queue
 	server  Server
 	decider Decider // the server, if it decides some requests later
-	// detached holds the decisions the server is still due to make on
-	// requests whose client has stopped waiting (see Decider).
-	detached detachedHeap
-	src      pcgSource
-	rng      *rand.Rand
-	res      Result
-	err      error // set when the run must stop, e.g. past the horizon
+	src     pcgSource
+	rng     *rand.Rand
+	res     Result
+	err     error // set when the run must stop, e.g. past the horizon
 	// Optional workload parts (nil for a burst): drawn start times, the
 	// chain that starts operations when others end, request sizes, and the
 	// workload stream they draw from.
@@ -170,7 +167,6 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	serverPCG := newStream(cfg.Seed, streamServer, 0)
 	r.server = cfg.Server.NewServer(rand.New(&serverPCG))
 	r.decider, _ = r.server.(Decider)
-	r.detached.reset()
 	r.rng = rand.New(&r.src)
 	r.rec = nil
 	if cfg.Incident != (Incident{}) {
@@ -201,17 +197,20 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	stallLimit := stallPerOp*n + stallBase
 	var stallAt time.Duration
 	stalled := 0
-	for (r.q.len() > 0 || len(r.detached.items) > 0) && r.err == nil {
-		if len(r.detached.items) > 0 && (r.q.len() == 0 || r.detached.items[0].at <= r.q.peekAt()) {
-			r.decideDetached()
-			continue
-		}
-		at, i := r.q.pop()
-		// With many operations, the state of the next event's operation is
-		// usually not in the cache: ask for it now, so that it arrives while
-		// this event is processed instead of stalling the next one.
-		if j, ok := r.q.peek(); ok {
-			prefetch(unsafe.Pointer(&r.ops[j]))
+	for (r.q.len() > 0 || len(r.q.detached) > 0) && r.err == nil {
+		var at time.Duration
+		var i, ticket int32
+		detached := r.q.detachedFirst()
+		if detached {
+			at, i, ticket = r.q.popDetached()
+		} else {
+			at, i = r.q.pop()
+			// With many operations, the state of the next event's operation
+			// is usually not in the cache: ask for it now, so that it arrives
+			// while this event is processed instead of stalling the next one.
+			if j, ok := r.q.peek(); ok {
+				prefetch(unsafe.Pointer(&r.ops[j]))
+			}
 		}
 		r.res.Events++
 		if at != stallAt {
@@ -226,6 +225,10 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 			if r.cfg.OnProgress != nil {
 				r.cfg.OnProgress(r.res.Events)
 			}
+		}
+		if detached {
+			r.decideDetached(at, i, ticket)
+			continue
 		}
 		if r.trace != nil {
 			r.trace(at, i, r.ops[i].next)
@@ -364,7 +367,7 @@ func (r *runner) send(i int32, now time.Duration) {
 			r.schedule(resp.At, i, evDecide) // fails the run, as any event past the horizon
 			return
 		}
-		r.detached.push(resp.At, resp.Ticket, i)
+		r.q.pushDetached(resp.At, i, resp.Ticket)
 		r.await(i, policies.Outcome{Class: policies.Transient}, resp.At, giveUp)
 		return
 	}
@@ -392,7 +395,7 @@ func (r *runner) budgetEnd(o *operation) time.Duration {
 func (r *runner) decide(i int32, now time.Duration) {
 	o := &r.ops[i]
 	if r.decider == nil {
-		r.err = fmt.Errorf("server model %T left a request pending but cannot decide it (no Decide method)", r.cfg.Server)
+		r.err = r.cannotDecide()
 		return
 	}
 	r.deliver(i, now, r.decider.Decide(now, o.status), o.wait)
@@ -405,16 +408,21 @@ func (r *runner) deliver(i int32, now time.Duration, resp Response, giveUp time.
 	r.await(i, resp.Outcome, resp.At, giveUp)
 }
 
-// decideDetached makes the earliest decision the server owes a request
-// whose client has stopped waiting: it counts, and reaches no client.
-func (r *runner) decideDetached() {
-	d := r.detached.pop()
-	r.res.Events++
+// decideDetached makes the decision the server owes operation i's request
+// ticket, whose client has stopped waiting: it counts, and reaches no
+// client.
+func (r *runner) decideDetached(at time.Duration, i, ticket int32) {
 	if r.decider == nil {
-		r.err = fmt.Errorf("server model %T left a request pending but cannot decide it (no Decide method)", r.cfg.Server)
+		r.err = r.cannotDecide()
 		return
 	}
-	r.decided(d.at, d.op, r.decider.Decide(d.at, d.ticket).Outcome.Class)
+	r.decided(at, i, r.decider.Decide(at, ticket).Outcome.Class)
+}
+
+// cannotDecide is the error of a run whose server left a request pending
+// without a way to decide it.
+func (r *runner) cannotDecide() error {
+	return fmt.Errorf("server model %T left a request pending but cannot decide it (no Decide method)", r.cfg.Server)
 }
 
 // await schedules the outcome out, reaching operation i's client at at,

@@ -54,7 +54,10 @@ type queue struct {
 	// array (see setCap), so that when the array is 64-byte aligned (as
 	// large allocations are), the four children 4i+1..4i+4 of every event
 	// share one 64-byte cache line.
-	items      []event
+	items []event
+	// detached holds the decisions servers owe requests whose client has
+	// stopped waiting (pushDetached), a binary heap; usually empty.
+	detached   []detached
 	seq        uint64 // next sequence number
 	clientBits uint   // low bits of key holding the client
 	clientMask uint64
@@ -88,6 +91,7 @@ func (q *queue) init(n, capacity int) {
 		q.fifo = make([]event, size)
 	}
 	q.fifoHead, q.fifoLen = 0, 0
+	q.detached = q.detached[:0]
 	q.seq = 0
 }
 
@@ -256,82 +260,74 @@ func (q *queue) peek() (int32, bool) {
 	return int32(q.items[0].key & q.clientMask), true
 }
 
-// peekAt returns the time of the earliest pending event; the queue must
-// not be empty.
-func (q *queue) peekAt() time.Duration {
-	if q.fifoLen > 0 {
-		f := q.fifo[q.fifoHead]
-		if len(q.items) == 0 || f.before(q.items[0]) {
-			return f.at
-		}
-	}
-	return q.items[0].at
-}
-
-// detachedHeap is a binary min-heap of the decisions a server owes
-// requests whose client has stopped waiting, in order of (at, seq).
-type detachedHeap struct {
-	items []detached
-	seq   uint64
-}
-
+// detached is a decision a server owes a request whose client has stopped
+// waiting (see Decider): an event of its own, keyed as the client's events
+// are (the operation in the low bits), so that it keeps its place among
+// them; ticket names the request to the server.
 type detached struct {
-	at     time.Duration
-	seq    uint64
+	e      event
 	ticket int32
-	op     int32 // the operation whose attempt it was
 }
 
-func (d detached) before(o detached) bool {
-	return d.at < o.at || (d.at == o.at && d.seq < o.seq)
-}
-
-func (h *detachedHeap) reset() { h.items, h.seq = h.items[:0], 0 }
-
-func (h *detachedHeap) push(at time.Duration, ticket, op int32) {
-	e := detached{at: at, seq: h.seq, ticket: ticket, op: op}
-	h.seq++
-	h.items = append(h.items, e)
-	s := h.items
-	i := len(s) - 1
+// pushDetached schedules the decision on operation op's request ticket at
+// time at. It takes the next sequence number, as push does.
+func (q *queue) pushDetached(at time.Duration, op, ticket int32) {
+	d := detached{q.next(at, op), ticket}
+	q.detached = append(q.detached, d)
+	h := q.detached
+	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !e.before(s[p]) {
+		if !d.e.before(h[p].e) {
 			break
 		}
-		s[i] = s[p]
+		h[i] = h[p]
 		i = p
 	}
-	s[i] = e
+	h[i] = d
 }
 
-// pop removes and returns the earliest; the heap must not be empty.
-func (h *detachedHeap) pop() detached {
-	s := h.items
-	top := s[0]
-	n := len(s) - 1
-	last := s[n]
-	s = s[:n]
-	h.items = s
+// detachedFirst reports whether a detached decision is due before every
+// other pending event.
+func (q *queue) detachedFirst() bool {
+	if len(q.detached) == 0 {
+		return false
+	}
+	d := q.detached[0].e
+	if q.fifoLen > 0 && q.fifo[q.fifoHead].before(d) {
+		return false
+	}
+	return len(q.items) == 0 || d.before(q.items[0])
+}
+
+// popDetached removes the earliest detached decision and returns its time,
+// operation and ticket; there must be one.
+func (q *queue) popDetached() (time.Duration, int32, int32) {
+	h := q.detached
+	top := h[0]
+	n := len(h) - 1
+	last := h[n]
+	h = h[:n]
+	q.detached = h
 	i := 0
 	for n > 0 {
 		c := 2*i + 1
 		if c >= n {
 			break
 		}
-		if c+1 < n && s[c+1].before(s[c]) {
+		if c+1 < n && h[c+1].e.before(h[c].e) {
 			c++
 		}
-		if !s[c].before(last) {
+		if !h[c].e.before(last.e) {
 			break
 		}
-		s[i] = s[c]
+		h[i] = h[c]
 		i = c
 	}
 	if n > 0 {
-		s[i] = last
+		h[i] = last
 	}
-	return top
+	return top.e.at, int32(top.e.key & q.clientMask), top.ticket
 }
 
 // renumber gives the pending events the sequence numbers 0, 1, … in the
@@ -346,6 +342,9 @@ func (q *queue) renumber() {
 	for i := range q.fifoLen {
 		seqs = append(seqs, q.fifo[(q.fifoHead+i)&mask].key>>q.clientBits)
 	}
+	for _, d := range q.detached {
+		seqs = append(seqs, d.e.key>>q.clientBits)
+	}
 	slices.Sort(seqs)
 	rerank := func(e *event) {
 		rank, _ := slices.BinarySearch(seqs, e.key>>q.clientBits)
@@ -357,5 +356,8 @@ func (q *queue) renumber() {
 	for i := range q.fifoLen {
 		rerank(&q.fifo[(q.fifoHead+i)&mask])
 	}
-	q.seq = uint64(len(q.items) + q.fifoLen)
+	for i := range q.detached {
+		rerank(&q.detached[i].e)
+	}
+	q.seq = uint64(len(q.items) + q.fifoLen + len(q.detached))
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"runtime/debug"
@@ -266,6 +267,38 @@ func TestOperationLayout(t *testing.T) {
 		}
 		if a := uintptr(unsafe.Pointer(&ops[0])) % cacheLine; a != 0 {
 			t.Errorf("newOperations(%d) starts %d bytes past a cache line", n, a)
+		}
+	}
+}
+
+// A detached decision keeps its place among the events at its time, also
+// when the sequence is renumbered.
+func TestDetachedDecisionsKeepTheirPlace(t *testing.T) {
+	for _, renumber := range []bool{false, true} {
+		var q queue
+		q.init(4, 4)
+		q.push(1, 0) // takes sequence number 0, so renumbering changes the others
+		q.pop()
+		q.pushDetached(10, 3, 7)
+		q.push(10, 0)
+		q.pushDetached(5, 2, 8)
+		q.push(10, 1)
+		if renumber {
+			q.renumber()
+		}
+		var order []string
+		for q.len() > 0 || len(q.detached) > 0 {
+			if q.detachedFirst() {
+				at, op, ticket := q.popDetached()
+				order = append(order, fmt.Sprintf("%v:detached %d/%d", at, op, ticket))
+				continue
+			}
+			at, op := q.pop()
+			order = append(order, fmt.Sprintf("%v:%d", at, op))
+		}
+		want := []string{"5ns:detached 2/8", "10ns:detached 3/7", "10ns:0", "10ns:1"}
+		if !slices.Equal(order, want) {
+			t.Errorf("renumbered %v: order %v, want %v", renumber, order, want)
 		}
 	}
 }

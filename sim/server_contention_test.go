@@ -226,3 +226,54 @@ func resultsEqual(a, b Result) bool {
 		slices.Equal(a.Latencies, b.Latencies) && a.LastCompletion == b.LastCompletion && a.Admitted == b.Admitted &&
 		a.Rejected == b.Rejected && a.Events == b.Events && a.Server == b.Server && a.Sessions == b.Sessions
 }
+
+type startsAt []time.Duration
+
+func (w startsAt) Validate() error                         { return nil }
+func (w startsAt) Operations() int                         { return len(w) }
+func (w startsAt) Start(i int, _ *rand.Rand) time.Duration { return w[i] }
+
+// Two writes reach the server at 62 ms, one whose client still waits and
+// one whose client's budget (60 ms) ended: the one whose attempt arrived
+// first is decided first, whichever client still waits. Delays in ms:
+//
+//   - op 0 at 0: read at 1, write at 3: commits.
+//   - op 1 at 0: read at 2, write at 4: conflict (the commit at 3), answer
+//     at 5; its retry at 5 reads at 6, writes at 62, after its budget.
+//   - op 2 at 3 reads at 4 and writes at 62: it arrived before op 1's retry,
+//     so it is decided first and commits; op 1's conflicts. Started at 6
+//     instead, it reads at 7 and writes at 62 after op 1's retry arrived:
+//     op 1's (detached) write commits, op 2's conflicts, and op 2's retry
+//     (read at 64) commits at 66, as its budget ends.
+//
+// With the sequence renumbered every 4 events the order is the same.
+func TestContentionTieWithADetachedWrite(t *testing.T) {
+	type decision struct {
+		at    time.Duration
+		op    int
+		class policies.Class
+	}
+	for _, tt := range []struct {
+		op2  time.Duration
+		net  []time.Duration
+		want []decision
+	}{
+		{3 * ms, []time.Duration{ms, ms, ms, ms, 2 * ms, ms, ms, ms, ms, ms, 57 * ms, ms, ms, ms, 55 * ms, ms},
+			[]decision{{3 * ms, 0, policies.Success}, {4 * ms, 1, policies.Transient}, {62 * ms, 2, policies.Success}, {62 * ms, 1, policies.Transient}}},
+		{6 * ms, []time.Duration{ms, ms, ms, ms, 2 * ms, ms, ms, ms, ms, ms, 55 * ms, ms, ms, ms, 54 * ms, ms, ms, ms, ms, ms},
+			[]decision{{3 * ms, 0, policies.Success}, {4 * ms, 1, policies.Transient}, {62 * ms, 1, policies.Success}, {62 * ms, 2, policies.Transient}, {66 * ms, 2, policies.Success}}},
+	} {
+		for _, renumber := range []uint64{0, 4} {
+			testMaxSeq = renumber
+			cfg := Config{Seed: 1, Server: &Contention{Network: script(tt.net...)}, Workload: startsAt{0, 0, tt.op2},
+				Policy: Policy{Name: "p", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 5, Deadline: 60 * ms}}}
+			var got []decision
+			cfg.Observer.OnDecision = func(at time.Duration, op int, c policies.Class) { got = append(got, decision{at, op, c}) }
+			mustRun(t, cfg)
+			testMaxSeq = 0
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("op 2 at %v, renumbered every %d: decisions %v, want %v", tt.op2, renumber, got, tt.want)
+			}
+		}
+	}
+}
