@@ -59,7 +59,15 @@ func (m *RateLimit) Validate() error {
 	case m.Inner == nil:
 		return fmt.Errorf("rate limit: no inner server model")
 	}
-	return m.Inner.Validate()
+	if err := m.Inner.Validate(); err != nil {
+		return err
+	}
+	if _, later := m.Inner.NewServer(ServerRand(1)).(Decider); later {
+		// Its pending requests would reach the engine through a server
+		// that cannot decide them.
+		return fmt.Errorf("rate limit: the inner %T model decides requests after they arrive; it cannot sit behind a rate limit", m.Inner)
+	}
+	return nil
 }
 
 // NewServer returns the buckets of one run around the inner model's state;

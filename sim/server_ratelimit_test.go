@@ -100,6 +100,8 @@ func TestRateLimitValidation(t *testing.T) {
 		{RateLimit{RejectAfter: -1, Inner: admitAll(0)}, "negative"},
 		{RateLimit{}, "no inner"},
 		{RateLimit{Inner: &Queue{}}, "concurrency"},
+		// Its pending writes would reach the engine through the rate limit.
+		{RateLimit{RequestsPerMinute: 60, Inner: &Contention{Network: Fixed(ms)}}, "decides requests after they arrive"},
 	} {
 		if err := tt.m.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: error %v, want one containing %q", tt.m, err, tt.want)
