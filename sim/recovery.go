@@ -23,7 +23,7 @@ func (in Incident) Validate() error {
 }
 
 // Recovery rules: after the incident, a run has recovered at the first
-// time t (a multiple of RecoveryStep, from the incident's end) such that
+// time t, a multiple of RecoveryStep at or after the incident's end, such that
 // over [t, t+RecoveryWindow) goodput (operations completed) is at least
 // RecoveryShare of what the server could give them: of the lesser of its
 // capacity after the incident (the last step of its CapacityProfile; no
@@ -52,7 +52,8 @@ type Recovery struct {
 	DuringPerSecond, AfterPerSecond float64
 	// Recovered says whether goodput came back (see RecoveryWindow) before
 	// the run ended; TimeToRecover is then the time from the incident's end
-	// until it did, to a multiple of Step.
+	// until it did: t − end, where t is a multiple of Step (the grid of
+	// time buckets from the run's start).
 	Recovered     bool
 	TimeToRecover time.Duration
 	// Step is the resolution of TimeToRecover: RecoveryStep, doubled for
@@ -178,8 +179,10 @@ func (rec *recoveryRecorder) result() Recovery {
 		cumEnded[i+1] = cumEnded[i] + at(rec.ended, i)
 		cumCompleted[i+1] = cumCompleted[i] + at(rec.completed, i)
 	}
+	// A window is RecoveryWindow long, or one bucket when buckets have grown
+	// longer; the capacity it is held to is its own length's worth.
 	window := max(int(RecoveryWindow/rec.bucket), 1)
-	most := rec.capacity * RecoveryWindow.Seconds()
+	most := rec.capacity * (time.Duration(window) * rec.bucket).Seconds()
 	first := int((in.End + rec.bucket - 1) / rec.bucket)
 	for k := first; k < n; k++ {
 		end := min(k+window, n)

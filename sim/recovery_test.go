@@ -80,6 +80,10 @@ func TestRecoveryRules(t *testing.T) {
 		// step doubles to 200 ms; 40.6 s is still a bucket boundary.
 		{"long run", Incident{Start: 7000 * sec, End: 7002 * sec}, shift(completing(50, 2500*ms, sec), 7000*sec),
 			Recovery{Measured: true, AfterPerSecond: 1, Recovered: true, TimeToRecover: 38600 * ms}, 2 * RecoveryStep},
+		// "at capacity" 300,000 s later: the step is 6.4 s, so a window is
+		// one step, and the capacity it is held to is 6.4 s worth.
+		{"at capacity, late", Incident{Start: 299998 * sec, End: 300000 * sec}, shift(completing(200, 2*sec, sec/6), 299998*sec),
+			Recovery{Measured: true, AfterPerSecond: 6.5, Recovered: true}, 64 * RecoveryStep},
 		// Goodput during: completions at 1 s and 1.5 s in [0, 2 s), 1/s.
 		// Nothing is left after the incident: no window has demand, so
 		// none shows a recovery.
