@@ -18,9 +18,9 @@ import (
 // The rules, for an attempt sent at t: four delays d1 (read request), d2
 // (read response), d3 (write request) and d4 (write response) are drawn, in
 // this order, from Network, at arrival. The read happens at r = t+d1 and
-// sees every write committed at or before r; the client gets its answer at
+// sees every write committed before r; the client gets its answer at
 // t+d1+d2 and sends the write at once, which reaches the server at
-// w = t+d1+d2+d3. At w the write commits if no write committed in (r, w],
+// w = t+d1+d2+d3. At w the write commits if no write committed in [r, w],
 // and otherwise is a conflict (409, policies.Transient); the response
 // reaches the client at w+d4. Writes due at the same instant are decided in
 // the order their attempts arrived: the first commits, the others conflict.
@@ -54,7 +54,7 @@ type contentionState struct {
 	rng     *rand.Rand
 	// lastCommit is the time of the latest commit; -1 before the first.
 	// Commits happen in time order, so a write read at r conflicts iff
-	// lastCommit > r.
+	// lastCommit >= r.
 	lastCommit time.Duration
 	// pending holds the writes on their way, by ticket; free lists the
 	// tickets whose writes were decided, for reuse. Both grow to the most
@@ -103,7 +103,7 @@ func (s *contentionState) Decide(now time.Duration, ticket int32) Response {
 	p := s.pending[ticket]
 	s.free = append(s.free, ticket)
 	s.stats.Writes++
-	if s.lastCommit > p.read {
+	if s.lastCommit >= p.read {
 		s.stats.Conflicts++
 		return Response{Outcome: Conflict.Outcome(), At: now + p.back}
 	}

@@ -47,17 +47,22 @@ func TestContentionRules(t *testing.T) {
 		// A commits at 3, inside B's (2, 8]: B conflicts.
 		{"a commit between read and write conflicts", []attempt{{0, 1, 1, 1, 1, 0}, {0, 2, 5, 1, 1, 0}},
 			[]string{commit, conflict}, ServerStats{Reads: 2, Writes: 2, Conflicts: 1}},
-		// A commits at 3, exactly when B reads: B's read sees it.
-		{"the read sees a commit at its instant", []attempt{{0, 1, 1, 1, 1, 0}, {0, 3, 1, 1, 1, 0}},
-			[]string{commit, commit}, ServerStats{Reads: 2, Writes: 2}},
+		// A commits at 3, exactly when B reads: B's read does not see it,
+		// so B's write conflicts.
+		{"a read does not see a commit at its instant", []attempt{{0, 1, 1, 1, 1, 0}, {0, 3, 1, 1, 1, 0}},
+			[]string{commit, conflict}, ServerStats{Reads: 2, Writes: 2, Conflicts: 1}},
+		// A and B read and write at 3 (no delay between): A commits first,
+		// and B, whose read at 3 did not see it, conflicts.
+		{"a tie with no delay between read and write", []attempt{{0, 3, 0, 0, 1, 0}, {1, 2, 0, 0, 1, 0}},
+			[]string{commit, conflict}, ServerStats{Reads: 2, Writes: 2, Conflicts: 1}},
 		// A and B both write at 3: the attempt that arrived first commits.
 		{"a tie goes to the first arrival", []attempt{{0, 1, 1, 1, 1, 0}, {0, 0, 1, 2, 1, 0}},
 			[]string{commit, conflict}, ServerStats{Reads: 2, Writes: 2, Conflicts: 1}},
 		{"a tie goes to the first arrival, reversed", []attempt{{0, 0, 1, 2, 1, 0}, {0, 1, 1, 1, 1, 0}},
 			[]string{commit, conflict}, ServerStats{Reads: 2, Writes: 2, Conflicts: 1}},
-		// A commits at 3; B (read 2, write 4) conflicts; C reads at 3 and
-		// writes at 6: B's conflict is no commit, so C commits.
-		{"a conflict is no commit", []attempt{{0, 1, 1, 1, 1, 0}, {0, 2, 1, 1, 1, 0}, {1, 2, 1, 2, 1, 0}},
+		// A commits at 3; B (read 2, write 4) conflicts; C reads at 4
+		// and writes at 6: B's conflict is no commit, so C commits.
+		{"a conflict is no commit", []attempt{{0, 1, 1, 1, 1, 0}, {0, 2, 1, 1, 1, 0}, {1, 3, 1, 1, 1, 0}},
 			[]string{commit, conflict, commit}, ServerStats{Reads: 3, Writes: 3, Conflicts: 1}},
 		// The client stops waiting at 1, before the read's answer at 2: no
 		// write. At exactly 2 it still sends it.
