@@ -21,7 +21,8 @@ type Timeline struct {
 	Policy string        `json:"policy"`
 	Bucket time.Duration `json:"bucket_ns"`
 	// Admitted and Rejected count the attempts the server admitted and
-	// rejected, by the time it decided them (their arrival).
+	// rejected, by the time it decided them (their arrival, but for a
+	// server that decides later, such as Contention).
 	Admitted []int `json:"admitted"`
 	Rejected []int `json:"rejected"`
 	// RejectedBy splits Rejected by the outcome's class.

@@ -203,9 +203,11 @@ type Config struct {
 // the operation's index in the run; at is virtual time since the run's
 // origin. Every hook is optional. Nothing a hook does may reach the run.
 //
-// An attempt is sent (OnSend), decided by the server (OnDecision: today at
-// its arrival, so right after OnSend) and answered (OnResponse), exactly
-// once each. An operation ends at most once: it completes (OnComplete,
+// An attempt is sent (OnSend), decided by the server (OnDecision) and
+// answered (OnResponse), exactly once each. Most servers decide at the
+// attempt's arrival, right after OnSend; a Decider decides later, and when
+// the client stops waiting first, OnResponse (its timeout) and even the
+// operation's next attempts come before that OnDecision. An operation ends at most once: it completes (OnComplete,
 // right after the successful response) or gives up (OnGiveUp).
 type Observer struct {
 	// OnSend: operation op sent an attempt; retry is false for its first.
