@@ -17,5 +17,5 @@ func ParallelWorkers(cores, clients int) int { return autoWorkers(cores, clients
 
 // autoWorkers is ParallelWorkers.
 func autoWorkers(cores, clients int) int {
-	return int(min(int64(cores), max(1, parallelMemory/(int64(clients)*bytesPerClient))))
+	return int(min(int64(cores), max(1, parallelMemory/(max(int64(clients), 1)*bytesPerClient))))
 }

@@ -11,6 +11,7 @@ func TestAutoWorkersBoundsMemory(t *testing.T) {
 		{24, MaxClients, 2},  // 50M clients: 2 × 6 GB fit in 16 GiB
 		{2, MaxClients, 2},   // fewer cores than that: the cores
 		{64, 200_000_000, 1}, // beyond the budget: still one
+		{2, 0, 2},            // an open loop expecting no arrivals
 	} {
 		if got := ParallelWorkers(tt.cores, tt.clients); got != tt.want {
 			t.Errorf("ParallelWorkers(%d cores, %d clients) = %d, want %d", tt.cores, tt.clients, got, tt.want)

@@ -59,3 +59,29 @@ func TestEveryBuiltinScenarioRunsInEveryCommand(t *testing.T) {
 		})
 	}
 }
+
+// An open loop that expects almost no arrivals may draw none: every command
+// still runs (it divided by zero, and the CDF had NaN points).
+func TestScenarioWithNoOperations(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "zero.yaml")
+	if err := os.WriteFile(file, []byte(`scenarios:
+  - name: zero
+    server: {phases: [{admit: 1, window: 1s}]}
+    clients: {type: open-loop, rate: 0.001, until: 1s, max_attempts: 2}
+    policies: [{name: full-jitter}]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"compare", "--seeds", "3"},
+		{"plot", "--plot-dir", filepath.Join(dir, "plots"), "--plot-format", "svg"},
+		{"report", "--out", filepath.Join(dir, "r.html")},
+		{"sweep", "--param", "rate=0:1:1", "--plot-dir", filepath.Join(dir, "sweep"), "--plot-format", "svg"},
+	} {
+		if _, stderr, code, err := runCLI(t, append(args, "--file", file)...); err != nil || code != 0 {
+			t.Errorf("%s: exit %d, %v\n%s", args[0], code, err, stderr)
+		}
+	}
+}

@@ -394,7 +394,9 @@ func levelLine(levels []int, bucket time.Duration, unit durationUnit) (*plotter.
 // 2^-stats.HistogramBits of its time after the exact one, never before.
 func CDFFigure(d *runs.PlotData) (*Figure, error) {
 	seeds := d.Runs.Seeds()
-	ops := float64(d.Clients) * float64(seeds)
+	// max 1: a run with no operations (an open loop that drew none) has
+	// no completions either.
+	ops := max(float64(d.Clients)*float64(seeds), 1)
 	longest := time.Duration(0)
 	for _, h := range d.Completions {
 		longest = max(longest, time.Duration(h.Max()))
