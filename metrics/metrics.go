@@ -229,13 +229,13 @@ var (
 		// completed per second during the incident and over as long right
 		// after it.
 		counted(&Metric{Name: "recovery.goodput_during", Column: "goodput_during", Unit: Ratio, Better: stats.HigherIsBetter, JSONDecimals: 4,
-			value: recovered(func(r *sim.Recovery) (float64, bool) { return r.DuringPerSecond, true })}),
+			value: ofRecovery(func(r *sim.Recovery) (float64, bool) { return r.DuringPerSecond, true })}),
 		counted(&Metric{Name: "recovery.goodput_after", Column: "goodput_after", Quantity: "operations completed per second after the incident", Unit: Ratio, Better: stats.HigherIsBetter, Headline: true, JSONDecimals: 4,
-			value: recovered(func(r *sim.Recovery) (float64, bool) { return r.AfterPerSecond, true })}),
+			value: ofRecovery(func(r *sim.Recovery) (float64, bool) { return r.AfterPerSecond, true })}),
 		// recovery.recovered is 1 if goodput came back before the run
 		// ended, else 0 (its mean over seeds is the share that did).
 		counted(&Metric{Name: "recovery.recovered", Column: "recovered", Quantity: "runs that recovered (1: all)", Unit: Count, Better: stats.HigherIsBetter, Headline: true,
-			value: recovered(func(r *sim.Recovery) (float64, bool) {
+			value: ofRecovery(func(r *sim.Recovery) (float64, bool) {
 				if r.Recovered {
 					return 1, true
 				}
@@ -244,13 +244,13 @@ var (
 		// recovery.time_to_recover_ms does not exist for a run that never
 		// recovered (as a latency does not when nothing completed).
 		counted(&Metric{Name: "recovery.time_to_recover_ms", Column: "recover_ms", Quantity: "time from the incident's end", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
-			value: recovered(func(r *sim.Recovery) (float64, bool) { return ms(r.TimeToRecover), r.Recovered })}),
+			value: ofRecovery(func(r *sim.Recovery) (float64, bool) { return ms(r.TimeToRecover), r.Recovered })}),
 	}
 )
 
-// recovered returns a metric of a run's Recovery; it does not exist for a
+// ofRecovery returns a metric of a run's Recovery; it does not exist for a
 // run that measured none.
-func recovered(f func(r *sim.Recovery) (float64, bool)) func(*sim.Result) (float64, bool) {
+func ofRecovery(f func(r *sim.Recovery) (float64, bool)) func(*sim.Result) (float64, bool) {
 	return func(r *sim.Result) (float64, bool) {
 		if !r.Recovery.Measured {
 			return 0, false

@@ -406,7 +406,7 @@ func (d *decoder) openLoop(m *mapping, path string) *sim.OpenLoop {
 		m.errorf("until", "must be > 0")
 	}
 	w.Regular = m.boolean("regular", false)
-	w.Processes = int(m.integer("processes", 0, 1, sim.MaxClientSplit))
+	w.Processes = int(m.integer("processes", 0, 1, sim.MaxProcesses))
 	w.InputTokens = int(m.integer("input_tokens", 0, 0, 1<<31-1))
 	w.OutputTokens = int(m.integer("output_tokens", 0, 0, 1<<31-1))
 	return w

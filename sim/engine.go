@@ -65,7 +65,7 @@ const pollEvery = 1 << 14
 type runner struct {
 	cfg  *Config
 	plan policies.Plan
-	// plans, with a ClientSplit workload, has each client's plan: operation
+	// plans, with a ProcessSplit workload, has each process's plan: operation
 	// i uses plans[i % len(plans)]. nil otherwise: every operation uses plan.
 	plans   []policies.Plan
 	ops     []operation
@@ -114,11 +114,11 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	}
 	r.plan = plan
 	r.plans = nil
-	if split, ok := cfg.Workload.(ClientSplit); ok && split.Clients() > 1 {
-		if n := split.Clients(); n > MaxClientSplit {
-			return Result{}, fmt.Errorf("workload splits operations over %d clients; at most %d are supported", n, MaxClientSplit)
+	if split, ok := cfg.Workload.(ProcessSplit); ok && split.ClientProcesses() > 1 {
+		if n := split.ClientProcesses(); n > MaxProcesses {
+			return Result{}, fmt.Errorf("workload splits operations over %d client processes; at most %d are supported", n, MaxProcesses)
 		}
-		r.plans = make([]policies.Plan, split.Clients())
+		r.plans = make([]policies.Plan, split.ClientProcesses())
 		for c := range r.plans {
 			if r.plans[c], err = cfg.Policy.Plan(cfg.Hooks); err != nil {
 				return Result{}, err
@@ -300,8 +300,8 @@ func (r *runner) firstAttempts() int {
 	return n
 }
 
-// planOf returns the plan of operation i: its client's, with a
-// ClientSplit workload.
+// planOf returns the plan of operation i: its process's, with a
+// ProcessSplit workload.
 func (r *runner) planOf(i int32) *policies.Plan {
 	if r.plans == nil {
 		return &r.plan

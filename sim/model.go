@@ -193,19 +193,20 @@ type SessionStats struct {
 	TokensWasted int64
 }
 
-// ClientSplit is an optional interface of a Workload whose operations
-// belong to several clients (processes), each with its own retry layer:
-// its own gate, throttle, limiter, retry budgets, breaker and adaptive
-// throttle, built by Policy.Plan for each client. Operation i belongs to
-// client i mod Clients(). Without it every operation of a run shares one.
-type ClientSplit interface {
-	// Clients returns the number of clients, >= 1.
-	Clients() int
+// ProcessSplit is an optional interface of a Workload whose operations
+// belong to several client processes, each with its own retry layer: its
+// own gate, throttle, limiter, retry budgets, breaker and adaptive
+// throttle, built by Policy.Plan for each process. Operation i belongs to
+// process i mod ClientProcesses(). Without it every operation of a run
+// shares one.
+type ProcessSplit interface {
+	// ClientProcesses returns the number of client processes, >= 1.
+	ClientProcesses() int
 }
 
-// MaxClientSplit bounds ClientSplit.Clients: each client has its own
-// coordinators.
-const MaxClientSplit = 1_000_000
+// MaxProcesses bounds ProcessSplit.ClientProcesses: each process has its
+// own coordinators.
+const MaxProcesses = 1_000_000
 
 // TokenSizer is an optional interface of a Workload, or of its Chain
 // (asked first), that sizes requests: the engine sets Request.InputTokens

@@ -29,13 +29,13 @@ type OpenLoop struct {
 	// model's defaults).
 	InputTokens, OutputTokens int
 	// Processes, if > 1, deals the arrivals in turn to that many client
-	// processes, each with its own retry layer (ClientSplit): arrival k
+	// processes, each with its own retry layer (ProcessSplit): arrival k
 	// (from 0) is process k mod Processes's. 0 or 1: one, shared by all.
 	Processes int
 }
 
-// Clients returns the number of client processes (ClientSplit).
-func (w *OpenLoop) Clients() int { return max(w.Processes, 1) }
+// ClientProcesses returns the number of client processes (ProcessSplit).
+func (w *OpenLoop) ClientProcesses() int { return max(w.Processes, 1) }
 
 // RateStep is one piece of an arrival rate.
 type RateStep struct {
@@ -85,8 +85,8 @@ func (w *OpenLoop) Validate() error {
 	if w.InputTokens < 0 || w.OutputTokens < 0 {
 		return fmt.Errorf("open loop: negative token count")
 	}
-	if w.Processes < 0 || w.Processes > MaxClientSplit {
-		return fmt.Errorf("open loop: processes must be between 0 and %d (got %d)", MaxClientSplit, w.Processes)
+	if w.Processes < 0 || w.Processes > MaxProcesses {
+		return fmt.Errorf("open loop: processes must be between 0 and %d (got %d)", MaxProcesses, w.Processes)
 	}
 	for i, s := range w.Rates {
 		switch {

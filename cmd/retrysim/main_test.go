@@ -76,16 +76,25 @@ func TestCompareDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	for _, args := range [][]string{
 		{"compare", "--scenario", "long-outage", "--format", "json"},
 		{"compare", "--scenario", "aws-occ-contention", "--seeds", "4", "--format", "json"},
+		{"compare", "--scenario", "metastable-retry-storm", "--seeds", "3", "--format", "json"},
 	} {
+		run := func(args ...string) string {
+			t.Helper()
+			out, stderr, code, err := runCLI(t, args...)
+			if err != nil || code != 0 || out == "" {
+				t.Fatalf("%v: exit %d, %v\n%s", args, code, err, stderr)
+			}
+			return out
+		}
 		runtime.GOMAXPROCS(1)
-		one, _, _, _ := runCLI(t, args...)
+		one := run(args...)
 		runtime.GOMAXPROCS(2)
-		two, _, _, _ := runCLI(t, args...)
-		again, _, _, _ := runCLI(t, args...)
+		two := run(args...)
+		again := run(args...)
 		if one != two || two != again {
 			t.Fatalf("%s: output differs between GOMAXPROCS 1 and 2 or between runs", args[2])
 		}
-		other, _, _, _ := runCLI(t, append(args, "--seed", "2")...)
+		other := run(append(args, "--seed", "2")...)
 		if other == one {
 			t.Fatalf("%s: seed 2 gave the same output as seed 1: the jittered policies ignore the seed", args[2])
 		}
