@@ -439,7 +439,7 @@ func (c *Change) Explain() string {
 	}
 	switch {
 	case c.HasBase && !c.HasNow:
-		return fmt.Sprintf("%s had %s and now has no value (nothing completed)", c.Metric, c.BaseText())
+		return fmt.Sprintf("%s had %s and now has no value (%s)", c.Metric, c.BaseText(), missingReason(c.Metric))
 	case !c.HasBase && c.HasNow:
 		return fmt.Sprintf("%s had no value and now is %s", c.Metric, c.NowText())
 	case !c.Changed():

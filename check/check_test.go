@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -80,8 +81,14 @@ func TestEvaluate(t *testing.T) {
 	// A metric with no value at all fails, whatever the bound.
 	e, _ := scenarios.ParseExpectation("latency_ms.p50 >= 0")
 	r := Evaluate(e, "p", 1, series(runs[1:2], e.Metric))
-	if r.Pass || r.HasValue || !strings.Contains(r.Explain(), "no value") {
+	if r.Pass || r.HasValue || !strings.Contains(r.Explain(), "no value") || !strings.Contains(r.Explain(), "(nothing completed)") {
 		t.Errorf("latency of a run that completed nothing: %+v, %q", r, r.Explain())
+	}
+	// A time to recover is missing for another reason.
+	e, _ = scenarios.ParseExpectation("recovery.time_to_recover_ms <= 1000")
+	r = Evaluate(e, "p", 1, []float64{math.NaN()})
+	if r.Pass || !strings.Contains(r.Explain(), "(it never recovered)") {
+		t.Errorf("a run that never recovered: %q", r.Explain())
 	}
 }
 

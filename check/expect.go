@@ -103,7 +103,7 @@ func (r *Result) Explain() string {
 	case r.Pass:
 		return ""
 	case !r.HasValue:
-		return fmt.Sprintf("%s has no value in %s (nothing completed)", r.Expectation.Metric, r.RunsText())
+		return fmt.Sprintf("%s has no value in %s (%s)", r.Expectation.Metric, r.RunsText(), missingReason(r.Expectation.Metric))
 	}
 	subject := r.Expectation.Metric
 	if r.Expectation.OverSeeds() {
@@ -175,4 +175,12 @@ func Measure(s *scenarios.Scenario, m *runs.MultiSeed) []Result {
 		out[i].Source = e.Source()
 	}
 	return out
+}
+
+// missingReason says why a run may have no value of the named metric.
+func missingReason(name string) string {
+	if m, ok := metrics.Lookup(name); ok {
+		return m.MissingReason()
+	}
+	return "nothing completed"
 }

@@ -52,6 +52,9 @@ type Metric struct {
 	// Quantity, if set, says what the value counts, for a plot's axis:
 	// "requests wasted".
 	Quantity string
+	// Missing, if set, says why a run has no value, for messages; the
+	// default (MissingReason) is the latencies' reason, "nothing completed".
+	Missing string
 	// JSONDecimals, when >= 0, is the number of decimals the JSON report
 	// rounds the value to; -1 keeps it as it is.
 	JSONDecimals int
@@ -75,6 +78,14 @@ func (m *Metric) ValueOrNaN(r *sim.Result) float64 {
 		return v
 	}
 	return math.NaN()
+}
+
+// MissingReason says why a run may have no value of the metric.
+func (m *Metric) MissingReason() string {
+	if m.Missing != "" {
+		return m.Missing
+	}
+	return "nothing completed"
 }
 
 // Part is the last element of the name: "p99" of "latency_ms.p99".
@@ -243,7 +254,7 @@ var (
 			})}),
 		// recovery.time_to_recover_ms does not exist for a run that never
 		// recovered (as a latency does not when nothing completed).
-		counted(&Metric{Name: "recovery.time_to_recover_ms", Column: "recover_ms", Quantity: "time from the incident's end", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
+		counted(&Metric{Name: "recovery.time_to_recover_ms", Column: "recover_ms", Quantity: "time from the incident's end", Missing: "it never recovered", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
 			value: ofRecovery(func(r *sim.Recovery) (float64, bool) { return ms(r.TimeToRecover), r.Recovered })}),
 	}
 )
