@@ -90,6 +90,11 @@ type Policy struct {
 	// IgnoreServerWaitAbove, if > 0, ignores a server wait longer than it:
 	// the backoff alone sets the wait (as the OpenAI SDKs do above 60 s).
 	IgnoreServerWaitAbove time.Duration
+	// NoCapacityRetries makes a capacity failure (529, 503, a mid-stream
+	// overload) end the operation, as a terminal one does (StopTerminal):
+	// work that can wait, such as an agent CLI's background tasks, adds no
+	// load to an overloaded service. Other failures retry as before.
+	NoCapacityRetries bool
 }
 
 // Decision is what a Policy says after a failed attempt.
@@ -110,7 +115,7 @@ type Decision struct {
 // The wait is the server's (out.ServerWait, plus jitter) if it gave one,
 // else the backoff's draw; see AtLeastBackoff.
 func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng *rand.Rand) Decision {
-	if out.Class == Terminal {
+	if out.Class == Terminal || out.Class == Capacity && p.NoCapacityRetries {
 		return Decision{Stop: StopTerminal}
 	}
 	if p.MaxAttempts > 0 && attempts >= p.MaxAttempts {

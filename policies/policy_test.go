@@ -112,3 +112,22 @@ func TestStartsInTimeNegativeDeadline(t *testing.T) {
 		}
 	}
 }
+
+// NoCapacityRetries ends an operation at its first capacity failure, as an
+// agent CLI's background work does; other failures retry as before.
+func TestPolicyNoCapacityRetries(t *testing.T) {
+	p := Policy{Backoff: Constant{Wait: ms}, MaxAttempts: 5, NoCapacityRetries: true}
+	for _, tt := range []struct {
+		out  Outcome
+		want Decision
+	}{
+		{Outcome{Class: Capacity, Status: 529}, Decision{Stop: StopTerminal}},
+		{Outcome{Class: Capacity, Status: 503}, Decision{Stop: StopTerminal}},
+		{Outcome{Class: Transient, Status: 500}, Decision{Delay: ms}},
+		{Outcome{Class: RetryAfter, Status: 429, ServerWait: time.Second}, Decision{Delay: time.Second}},
+	} {
+		if got := p.Next(1, 0, 0, tt.out, nil); got != tt.want {
+			t.Errorf("%v: Next = %+v, want %+v", tt.out, got, tt.want)
+		}
+	}
+}

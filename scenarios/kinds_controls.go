@@ -128,9 +128,10 @@ func registerControl[C any](name, about string, field func(*sim.Policy) **C, dec
 }
 
 // decodeRules reads the policy fields of policies.Policy beyond attempts and
-// deadline: attempt_timeout and server_wait.
+// deadline: attempt_timeout, retry_capacity and server_wait.
 func decodeRules(d *decoder, m *mapping, r *policies.Policy) {
 	r.AttemptTimeout = m.duration("attempt_timeout", r.AttemptTimeout)
+	r.NoCapacityRetries = !m.boolean("retry_capacity", !r.NoCapacityRetries)
 	if n := m.get("server_wait"); n != nil {
 		sm := d.mapping(n, m.field("server_wait"))
 		r.ServerWaitJitter = sm.duration("jitter", r.ServerWaitJitter)
@@ -141,4 +142,4 @@ func decodeRules(d *decoder, m *mapping, r *policies.Policy) {
 }
 
 // rulesFields are the fields decodeRules reads.
-var rulesFields = []string{"attempt_timeout", "server_wait"}
+var rulesFields = []string{"attempt_timeout", "retry_capacity", "server_wait"}

@@ -69,6 +69,18 @@ func TestClientPresets(t *testing.T) {
         max_attempts: 5
         retry_quota: {capacity: 50}
         base: 2s
+      - name: agent-cli-background
+      - name: background-but-retrying
+        type: agent-cli-background
+        retry_capacity: true
+      - name: no-529-retries
+        type: full-jitter
+        retry_capacity: false
+      - name: unused
+        type: aws-standard
+        max_attempts: 5
+        retry_quota: {capacity: 50}
+        base: 2s
 `, 1)
 	f, err := Parse("x.yaml", []byte(src))
 	if err != nil {
@@ -95,6 +107,13 @@ func TestClientPresets(t *testing.T) {
 	}
 	if mine.Rules.MaxAttempts != 5 || mine.RetryQuota.Capacity != 50 {
 		t.Errorf("aws-standard with overrides %+v", mine)
+	}
+	background, retrying, plain := ps[5], ps[6], ps[7]
+	if !background.Rules.NoCapacityRetries || background.Fallback != nil || background.Rules.MaxAttempts != 11 || agent.Rules.NoCapacityRetries {
+		t.Errorf("agent-cli-background %+v (agent-cli %+v)", background.Rules, agent.Rules)
+	}
+	if retrying.Rules.NoCapacityRetries || !plain.Rules.NoCapacityRetries {
+		t.Errorf("retry_capacity: true on the background preset gives %v; false on full jitter gives %v", retrying.Rules.NoCapacityRetries, plain.Rules.NoCapacityRetries)
 	}
 	if b, ok := mine.Rules.Backoff.(policies.FullJitter); !ok || b.Base != 2*time.Second {
 		t.Errorf("aws-standard with base 2s: backoff %v", mine.Rules.Backoff)

@@ -63,6 +63,15 @@ func registerClientPresets() {
 				p.Fallback = &sim.Fallback{After: 3}
 			}
 		}})
+	registerPreset(&preset{name: "agent-cli-background", backoff: "capped-exponential",
+		about: "the same agent CLI's background work: 11 attempts, 1, 2, 4 … 32 s, but a capacity failure (529) is not retried",
+		apply: func(m *mapping, p *sim.Policy) {
+			presetBackoff(m, p, policies.Exponential{Base: time.Second, Factor: 2, Cap: 32 * time.Second})
+			presetAttempts(m, p, 11)
+			if !m.has("retry_capacity") {
+				p.Rules.NoCapacityRetries = true
+			}
+		}})
 }
 
 // presetBackoff gives p the preset's backoff unless the policy chose its

@@ -59,7 +59,7 @@ func TestPolicyTypes(t *testing.T) {
 		names = append(names, pt.Name)
 	}
 	want := []string{"immediate", "capped-exponential", "full-jitter", "equal-jitter", "decorrelated-jitter", "sdk-jitter", "gated",
-		"anthropic-sdk", "openai-sdk", "aws-standard", "aws-adaptive", "grpc-throttled", "sre", "agent-cli"}
+		"anthropic-sdk", "openai-sdk", "aws-standard", "aws-adaptive", "grpc-throttled", "sre", "agent-cli", "agent-cli-background"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("policy types %v", names)
 	}

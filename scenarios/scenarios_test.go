@@ -95,7 +95,7 @@ func TestBadInputErrors(t *testing.T) {
 		{"cap below base", "- name: immediate", "- name: capped-exponential\n        base: 2s\n        cap: 1s", "x.yaml:16:14: scenarios[0].policies[0].cap: must be at least base (2s), got 1s", nil},
 		{"factor below 1", "- name: immediate", "- name: full-jitter\n        factor: 0.5", "scenarios[0].policies[0].factor: must be between 1 and 1000, got 0.5", nil},
 		{"param of another type", "- name: immediate", "- name: immediate\n        base: 1s", "scenarios[0].policies[0].base: the immediate policy has only a delay", nil},
-		{"backoff of a policy typed by its backoff", "- name: immediate", "- name: immediate\n        backoff: full-jitter", "scenarios[0].policies[0].backoff: only a policy of a preset type (gated, anthropic-sdk, openai-sdk, aws-standard, aws-adaptive, grpc-throttled, sre, agent-cli) chooses its backoff", nil},
+		{"backoff of a policy typed by its backoff", "- name: immediate", "- name: immediate\n        backoff: full-jitter", "scenarios[0].policies[0].backoff: only a policy of a preset type (gated, anthropic-sdk, openai-sdk, aws-standard, aws-adaptive, grpc-throttled, sre, agent-cli, agent-cli-background) chooses its backoff", nil},
 		{"max_queue without max_in_flight", "- name: immediate", "- name: immediate\n        max_queue: 3", "scenarios[0].policies[0].max_queue: bounds the queue of max_in_flight, which is not set", nil},
 		{"fallback with an unknown field", "- name: immediate", "- name: immediate\n        fallback: {after: 2, later: true}", "scenarios[0].policies[0].fallback.later: unknown field (known fields: after, sticky)", nil},
 		{"throttle without rate", "rate: 6", "per: 2s", "scenarios[0].policies[1].throttle.rate: missing", nil},

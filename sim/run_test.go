@@ -418,3 +418,14 @@ func TestFallbackModelCapacity(t *testing.T) {
 		t.Errorf("shared capacity: completed %d, fallbacks %d; want 0 and 10", r.Completed, r.Fallbacks)
 	}
 }
+
+// A policy that does not retry capacity failures sends one attempt per
+// client into the reference outage (all 529) and stops there, terminal.
+func TestNoCapacityRetriesInTheOutage(t *testing.T) {
+	p := fullJitter
+	p.Rules.NoCapacityRetries = true
+	r := mustRun(t, reference(p))
+	if r.Attempts != 20 || r.GaveUpBy[policies.StopTerminal] != 20 || r.Completed != 0 {
+		t.Errorf("attempts %d, gave up %v, completed %d", r.Attempts, r.GaveUpBy, r.Completed)
+	}
+}
