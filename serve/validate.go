@@ -135,10 +135,13 @@ func Validate(ctx context.Context, v Validation) ([]Comparison, error) {
 	if err := v.Workload.Validate(); err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	if n := v.Workload.Operations(); n > MaxValidateClients {
-		return nil, &TooManyClientsError{Clients: n}
+	if err := CanValidate(v.Model, v.Workload); err != nil {
+		return nil, err
 	}
 	starts := sim.StartTimes(v.Seed, v.Workload)
+	if n := len(starts); n > MaxValidateClients {
+		return nil, &TooManyClientsError{Clients: n}
+	}
 	var out []Comparison
 	for i, p := range v.Policies {
 		simulated, err := sim.RunContext(ctx, sim.Config{Seed: v.Seed, Server: v.Model, Workload: v.Workload, Policy: p})
@@ -159,6 +162,33 @@ func Validate(ctx context.Context, v Validation) ([]Comparison, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// CanValidate says whether validation can run a model and a workload for
+// real: each operation is one client (goroutine) with its start time, all
+// sharing one retry layer, against a server that answers each request as
+// it arrives. It refuses, with an *UnsupportedError, a workload whose
+// operations start when others end (sim.Chained), one dealt to several
+// client processes (sim.ProcessSplit), and a server model that decides
+// requests later (sim.Decider).
+func CanValidate(model sim.ServerModel, w sim.Workload) error {
+	if _, ok := w.(sim.Chained); ok {
+		return &UnsupportedError{What: fmt.Sprintf("the %T workload starts operations when others end", w)}
+	}
+	if p, ok := w.(sim.ProcessSplit); ok && p.ClientProcesses() > 1 {
+		return &UnsupportedError{What: fmt.Sprintf("the workload deals operations to %d client processes, each with its own retry layer", p.ClientProcesses())}
+	}
+	if _, ok := model.NewServer(sim.ServerRand(1)).(sim.Decider); ok {
+		return &UnsupportedError{What: fmt.Sprintf("the %T server model decides requests after they arrive", model)}
+	}
+	return nil
+}
+
+// UnsupportedError refuses a validation that validate cannot run for real.
+type UnsupportedError struct{ What string }
+
+func (e *UnsupportedError) Error() string {
+	return "validate: " + e.What + "; validate runs one client per operation, from its start time, against a server that answers each request as it arrives (compare it in the simulator with 'retrysim compare')"
 }
 
 // TooManyClientsError refuses a validation with more clients than

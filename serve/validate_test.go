@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/serve"
@@ -193,6 +194,57 @@ scenarios:
 		}
 		if c.Measured.Attempts == 0 || c.Measured.Admitted == 0 {
 			t.Errorf("%s: nothing measured: %+v", c.Policy, c.Measured)
+		}
+	}
+}
+
+// An open loop's clients start at its drawn arrival times, as in the
+// simulation: on fake time the two agree exactly. (They all started at 0
+// before validate took the drawn starts.)
+func TestValidateOpenLoopExactOnFakeTime(t *testing.T) {
+	s := builtinScenario(t, "overload-burst")
+	s.Workload = &sim.OpenLoop{Rates: sim.ConstantRate(20), Until: 5 * time.Second}
+	synctest.Test(t, func(t *testing.T) {
+		v := validation(s, 1)
+		v.Connect = inMemory
+		cs, err := serve.Validate(context.Background(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if c.Simulated.Clients < 50 {
+				t.Errorf("%s: %d operations simulated", c.Policy, c.Simulated.Clients)
+			}
+			for _, ch := range c.Checks {
+				if ch.Simulated != ch.Measured {
+					t.Errorf("%s %s: simulated %v, measured %v", c.Policy, ch.Metric, ch.Simulated, ch.Measured)
+				}
+			}
+		}
+	})
+}
+
+// Validation refuses, before running anything, what it cannot run for real.
+func TestCanValidate(t *testing.T) {
+	s := builtinScenario(t, "overload-burst")
+	for _, tt := range []struct {
+		model sim.ServerModel
+		w     sim.Workload
+		want  string // "" for accepted
+	}{
+		{s.Server, s.Workload, ""},
+		{s.Server, &sim.OpenLoop{Rates: sim.ConstantRate(5), Until: time.Second}, ""},
+		{s.Server, &sim.OpenLoop{Rates: sim.ConstantRate(5), Until: time.Second, Processes: 3}, "3 client processes"},
+		{s.Server, &sim.ClosedLoop{Workers: 2, PerWorker: 2}, "starts operations when others end"},
+		{&sim.Contention{Network: sim.Fixed(time.Millisecond)}, s.Workload, "decides requests after they arrive"},
+	} {
+		err := serve.CanValidate(tt.model, tt.w)
+		var unsupported *serve.UnsupportedError
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%T with %T refused: %v", tt.model, tt.w, err)
+		case tt.want != "" && (!errors.As(err, &unsupported) || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%T with %T: error %v, want one saying %q", tt.model, tt.w, err, tt.want)
 		}
 	}
 }

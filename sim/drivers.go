@@ -24,8 +24,15 @@ func ServerRand(seed uint64) *rand.Rand {
 	return rand.New(&pcg)
 }
 
-// StartTimes returns when each of w's operations starts in a run with seed.
+// StartTimes returns when each of w's operations starts in a run with seed:
+// the starts a StartDrawer draws, as the engine draws them, or else
+// Start(i) for each operation. (A Chained workload's later operations
+// start when others end: only its leaders' starts are known up front.)
 func StartTimes(seed uint64, w Workload) []time.Duration {
+	if d, ok := w.(StartDrawer); ok {
+		pcg := newStream(seed, streamWorkload, 0)
+		return d.DrawStarts(rand.New(&pcg), nil)
+	}
 	starts := make([]time.Duration, w.Operations())
 	for i := range starts {
 		pcg := newStream(seed, streamStart, uint64(i))

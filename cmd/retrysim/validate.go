@@ -45,7 +45,10 @@ func validateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if n := s.Workload.Operations(); n > serve.MaxValidateClients {
+			if err := serve.CanValidate(s.Server, s.Workload); err != nil {
+				return usageError{err}
+			}
+			if n := len(sim.StartTimes(seed, s.Workload)); n > serve.MaxValidateClients {
 				return usageError{&serve.TooManyClientsError{Clients: n}}
 			}
 			speed := cmd.Float("speed")
