@@ -394,9 +394,6 @@ func levelLine(levels []int, bucket time.Duration, unit durationUnit) (*plotter.
 // 2^-stats.HistogramBits of its time after the exact one, never before.
 func CDFFigure(d *runs.PlotData) (*Figure, error) {
 	seeds := d.Runs.Seeds()
-	// max 1: a run with no operations (an open loop that drew none) has
-	// no completions either.
-	ops := max(float64(d.Clients)*float64(seeds), 1)
 	longest := time.Duration(0)
 	for _, h := range d.Completions {
 		longest = max(longest, time.Duration(h.Max()))
@@ -408,7 +405,12 @@ func CDFFigure(d *runs.PlotData) (*Figure, error) {
 	xmax := unit.of(longest) * 1.05
 	p := newPanel("", "time from an operation's start to its completion ("+unit.name+")", "fraction of operations completed")
 	p.Add(gridLines())
+	allOps := make([]float64, len(d.Completions))
 	for i, h := range d.Completions {
+		// max 1: a run with no operations (an open loop that drew none) has
+		// no completions either.
+		ops := max(operationsRun(d, i), 1)
+		allOps[i] = ops
 		// Steps closer than a fraction of a pixel apart merge into one, so
 		// that thousands of pooled completions do not bloat the SVG.
 		minStep := xmax / 4000
@@ -444,8 +446,27 @@ func CDFFigure(d *runs.PlotData) (*Figure, error) {
 	if seeds > 1 {
 		pooled = fmt.Sprintf("seeds %d–%d", d.Runs.FirstSeed, d.Runs.FirstSeed+uint64(seeds)-1)
 	}
-	title := fmt.Sprintf("%s: completion-time CDF per policy (%s, %s operations each)", d.Scenario, pooled, plotCount(d.Clients*seeds))
+	title := fmt.Sprintf("%s: completion-time CDF per policy (%s)", d.Scenario, pooled)
+	if slices.Min(allOps) == slices.Max(allOps) {
+		title = strings.TrimSuffix(title, ")") + fmt.Sprintf(", %s operations each)", plotCount(int(allOps[0])))
+	}
 	return &Figure{Title: title, Cols: 1, Panels: []*gonum.Plot{p}}, nil
+}
+
+// operationsRun is the number of operations policy p ran over every seed:
+// those that completed and those that gave up (every operation that
+// starts ends one way or the other). It is the workload's size times the
+// seeds for a burst, but an open loop draws its arrivals afresh for each
+// seed and a chained workload starts more operations when calls fail.
+func operationsRun(d *runs.PlotData, p int) float64 {
+	total := 0.0
+	for _, m := range []*metrics.Metric{metrics.Completed, metrics.GaveUp} {
+		vals, _ := d.Runs.Values(p, m)
+		for _, v := range vals {
+			total += v
+		}
+	}
+	return total
 }
 
 // barPanel draws one bar per policy: the metric's mean over the seeds, with
@@ -509,9 +530,17 @@ func barPanel(d *runs.PlotData, m *metrics.Metric, title, yLabel string) (*gonum
 
 // OutcomesFigure shows completions, give-ups and amplification per policy.
 func OutcomesFigure(d *runs.PlotData) (*Figure, error) {
+	// "of N" when every run had the workload's N operations (a burst); an
+	// open loop draws its arrivals and a chain starts more on failures.
+	of := "operations (of " + plotCount(d.Clients) + ")"
+	for p := range d.Runs.Policies {
+		if operationsRun(d, p) != float64(d.Clients)*float64(d.Runs.Seeds()) {
+			of = "operations"
+		}
+	}
 	spec := []panelSpec{
-		{metrics.Completed, "Completed", "operations (of " + plotCount(d.Clients) + ")"},
-		{metrics.GaveUp, "Gave up", "operations (of " + plotCount(d.Clients) + ")"},
+		{metrics.Completed, "Completed", of},
+		{metrics.GaveUp, "Gave up", of},
 		{metrics.Amplification, "Amplification", "attempts per operation"},
 	}
 	title := fmt.Sprintf("%s: outcomes per policy (%s)", d.Scenario, seedWords(d.Runs))

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	gonum "gonum.org/v1/plot"
 
+	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/runs"
 )
 
@@ -212,20 +214,51 @@ func TestDurationMetricAxes(t *testing.T) {
 // Large counts have thousands separators wherever plots print them.
 func TestLargeCountLabels(t *testing.T) {
 	d := plotData(t, "overload-burst", 1)
-	d.Clients = 2_500_000 // only the labels are under test
 	oc, err := OutcomesFigure(d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := oc.Panels[0].Y.Label.Text; got != "operations (of 2,500,000)" {
+	if got := oc.Panels[0].Y.Label.Text; got != "operations (of 20)" {
 		t.Errorf("outcomes y label %q", got)
 	}
+	// An open loop's runs do not all have its expected arrivals.
+	open, err := OutcomesFigure(plotData(t, "metastable-retry-storm", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := open.Panels[0].Y.Label.Text; got != "operations" {
+		t.Errorf("open-loop outcomes y label %q", got)
+	}
+	if got := plotCount(2_500_000); got != "2,500,000" {
+		t.Errorf("plotCount(2500000) = %q", got)
+	}
+}
+
+// The CDF counts the operations each policy ran: an agent session repeats
+// a failed call, so a policy's runs hold more operations than sessions ×
+// turns, and fewer than the most the workload may start (which the CDF
+// used to divide by, ending the agent CLI's curve near 80%).
+func TestCDFCountsTheOperationsRun(t *testing.T) {
+	d := plotData(t, "bad-day-agents", 2)
 	cdf, err := CDFFigure(d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(cdf.Title, "2,500,000 operations each") {
-		t.Errorf("CDF title %q", cdf.Title)
+	p := slices.Index(d.Runs.Policies, "agent-cli")
+	completed, _ := d.Runs.Values(p, metrics.Completed)
+	gaveUp, _ := d.Runs.Values(p, metrics.GaveUp)
+	share := (completed[0] + completed[1]) / (completed[0] + completed[1] + gaveUp[0] + gaveUp[1])
+	want := fmt.Sprintf("agent-cli (%.0f%% completed)", 100*share)
+	svg := string(renderAll(t, d, SVG)["cdf"])
+	if share < 0.95 || !strings.Contains(svg, want) || strings.Contains(cdf.Title, "operations each") {
+		t.Errorf("CDF title %q; legend has %q: %v", cdf.Title, want, strings.Contains(svg, want))
+	}
+	burst, err := CDFFigure(plotData(t, "overload-burst", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(burst.Title, "40 operations each") {
+		t.Errorf("burst CDF title %q", burst.Title)
 	}
 }
 
