@@ -176,7 +176,16 @@ func registerServers() {
 				return []string{metrics.ServerReads.Name, metrics.ServerWrites.Name, metrics.ServerConflicts.Name}
 			},
 			clone: func(c *sim.Contention) *sim.Contention { x := *c; return &x },
-		})
+		},
+		serverParam[*sim.Contention]{paramNetwork, func(c *sim.Contention, v int64) error {
+			if n, ok := c.Network.(sim.FoldedNormal); ok && n.Mean > 0 {
+				scale := float64(v) / float64(n.Mean)
+				c.Network = sim.FoldedNormal{Mean: time.Duration(v), StdDev: time.Duration(float64(n.StdDev) * scale)}
+				return nil
+			}
+			c.Network = sim.Fixed(time.Duration(v))
+			return nil
+		}})
 }
 
 func registerWorkloads() {

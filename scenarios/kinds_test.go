@@ -99,7 +99,7 @@ func TestParamsSetThroughKinds(t *testing.T) {
 	for _, p := range Params() {
 		names = append(names, p.Name)
 	}
-	if strings.Join(names, ",") != "clients,capacity,base,delay,outage,response_time,throttle,max_attempts,deadline,concurrency,service_time,requests_per_minute,rate" {
+	if strings.Join(names, ",") != "clients,capacity,base,delay,outage,response_time,throttle,max_attempts,deadline,concurrency,service_time,requests_per_minute,network,rate" {
 		t.Errorf("params %v", names)
 	}
 }

@@ -367,6 +367,30 @@ func TestModelParams(t *testing.T) {
 	if err := set("rate", 3); err == nil || !strings.Contains(err.Error(), "not an open loop") {
 		t.Errorf("rate on sessions: %v", err)
 	}
+	if err := set("network", int64(ms(5))); err == nil || !strings.Contains(err.Error(), "not a contention server") {
+		t.Errorf("network on a rate limit: %v", err)
+	}
+}
+
+// network sets a contention server's mean delay; a normal delay keeps its
+// spread relative to the mean.
+func TestNetworkParam(t *testing.T) {
+	p, _ := LookupParam("network")
+	for _, tt := range []struct {
+		before, after sim.Distribution
+	}{
+		{sim.FoldedNormal{Mean: ms(10), StdDev: ms(2)}, sim.FoldedNormal{Mean: ms(20), StdDev: ms(4)}},
+		{sim.Uniform{Min: ms(1), Max: ms(3)}, sim.Fixed(ms(20))},
+	} {
+		s := &Scenario{Server: &sim.Contention{Network: tt.before}, Workload: sim.Burst{Clients: 2}}
+		c := s.Clone()
+		if err := p.Set(c, int64(ms(20))); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Server.(*sim.Contention).Network; got != tt.after || s.Server.(*sim.Contention).Network != tt.before {
+			t.Errorf("network 20ms on %v: %v (original now %v)", tt.before, got, s.Server.(*sim.Contention).Network)
+		}
+	}
 }
 
 // The estimate bounds attempts with the server's shortest response.
