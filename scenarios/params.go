@@ -45,7 +45,7 @@ var (
 	paramRequestsPerMinute = registerParam(&Param{Name: "requests_per_minute", Title: "requests per minute", Unit: Count, Min: 1, Max: sim.MaxPerMinute,
 		About: "requests per minute a rate-limit server allows", missing: "the server has no rate limit"})
 	paramNetwork = registerParam(&Param{Name: "network", Title: "network delay (mean)", Unit: Duration, Min: 1, Max: int64(MaxDuration),
-		About: "mean one-way delay of a contention server's messages (a normal delay keeps its spread relative to the mean; another becomes fixed)",
+		About:   "mean one-way delay of a contention server's messages (a normal delay keeps its spread relative to the mean; another becomes fixed)",
 		missing: "the server has no network delay (it is not a contention server)"})
 	paramRate = registerParam(&Param{Name: "rate", Title: "arrivals per second", Unit: Count, Max: MaxClients,
 		About: "arrivals per second of an open loop with a constant rate", missing: "the workload has no arrival rate (it is not an open loop)"})
