@@ -474,8 +474,36 @@ func operationsRun(d *runs.PlotData, p int) float64 {
 func barPanel(d *runs.PlotData, m *metrics.Metric, title, yLabel string) (*gonum.Plot, error) {
 	p := newPanel(title, "", yLabel)
 	p.Add(gridLines())
-	n := len(d.Runs.Policies)
-	width := vg.Points(min(60, 200/float64(max(n, 1))))
+	width := barWidth(d)
+	for i := range d.Runs.Policies {
+		vals, _ := d.Runs.Values(i, m)
+		if len(vals) == 0 {
+			continue
+		}
+		bar, err := plotter.NewBarChart(plotter.Values{stats.Summarize(vals).Mean}, width)
+		if err != nil {
+			return nil, err
+		}
+		bar.XMin = float64(i)
+		bar.Color = PolicyColor(i)
+		bar.LineStyle.Width = 0
+		p.Add(bar)
+	}
+	if err := meanLabels(p, d, m); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// barWidth is the width of a policy's bar.
+func barWidth(d *runs.PlotData) vg.Length {
+	return vg.Points(min(60, 200/float64(max(len(d.Runs.Policies), 1))))
+}
+
+// meanLabels adds to a panel of one bar per policy the metric's mean as a
+// label above each bar and, with several seeds, its 95% confidence
+// interval; it sets the policy axis and the y range.
+func meanLabels(p *gonum.Plot, d *runs.PlotData, m *metrics.Metric) error {
 	ymax := 0.0
 	var errPts, labelPts plotter.XYs
 	var errs plotter.YErrors
@@ -486,14 +514,6 @@ func barPanel(d *runs.PlotData, m *metrics.Metric, title, yLabel string) (*gonum
 			continue
 		}
 		s := stats.Summarize(vals)
-		bar, err := plotter.NewBarChart(plotter.Values{s.Mean}, width)
-		if err != nil {
-			return nil, err
-		}
-		bar.XMin = float64(i)
-		bar.Color = PolicyColor(i)
-		bar.LineStyle.Width = 0
-		p.Add(bar)
 		ymax = max(ymax, s.CIHigh, s.Mean)
 		labelPts = append(labelPts, plotter.XY{X: float64(i), Y: max(s.CIHigh, s.Mean)})
 		labels = append(labels, plotNumber(s.Mean, min(m.Decimals(), 2)))
@@ -510,7 +530,7 @@ func barPanel(d *runs.PlotData, m *metrics.Metric, title, yLabel string) (*gonum
 	if len(labelPts) > 0 {
 		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: labelPts, Labels: labels})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i := range lb.TextStyle {
 			lb.TextStyle[i].Font.Size = vg.Points(11)
@@ -525,8 +545,64 @@ func barPanel(d *runs.PlotData, m *metrics.Metric, title, yLabel string) (*gonum
 	if ymax == 0 {
 		p.Y.Max = 1
 	}
+	return nil
+}
+
+// gaveUpPanel stacks each policy's give-ups by reason (means over the
+// seeds, one colour per reason, in a legend), with the total's mean and
+// confidence interval on top as barPanel draws them.
+func gaveUpPanel(d *runs.PlotData, title, yLabel string) (*gonum.Plot, error) {
+	p := newPanel(title, "", yLabel)
+	p.Add(gridLines())
+	n := len(d.Runs.Policies)
+	var below *plotter.BarChart
+	for r, m := range metrics.GaveUpBy() {
+		if !slices.Contains(d.Runs.Metrics, m) {
+			continue
+		}
+		means := make(plotter.Values, n)
+		any := false
+		for i := range n {
+			if vals, _ := d.Runs.Values(i, m); len(vals) > 0 {
+				means[i] = stats.Summarize(vals).Mean
+				any = any || means[i] > 0
+			}
+		}
+		if !any {
+			continue
+		}
+		bar, err := plotter.NewBarChart(means, barWidth(d))
+		if err != nil {
+			return nil, err
+		}
+		bar.Color = reasonColor(r)
+		bar.LineStyle = draw.LineStyle{Color: color.White, Width: vg.Points(0.5)}
+		if below != nil {
+			bar.StackOn(below)
+		}
+		below = bar
+		p.Add(bar)
+		p.Legend.Add(m.Part(), bar)
+	}
+	p.Legend.Top = true
+	if err := meanLabels(p, d, metrics.GaveUp); err != nil {
+		return nil, err
+	}
+	// Room for the legend above the tallest bar.
+	p.Y.Max *= 1.25
 	return p, nil
 }
+
+// reasonColors give each reason for giving up (metrics.GaveUpBy's order:
+// attempts, deadline, terminal, queue full, budget, throttled, circuit
+// open) its colour: greys for the policy's own limits, Okabe–Ito colours
+// for the shared controls, none of them a policy's colour.
+var reasonColors = []color.NRGBA{
+	{0x40, 0x40, 0x40, 0xff}, {0x80, 0x80, 0x80, 0xff}, {0xbf, 0xbf, 0xbf, 0xff},
+	{0x56, 0xb4, 0xe9, 0xff}, {0xcc, 0x79, 0xa7, 0xff}, {0x00, 0x9e, 0x73, 0xff}, {0x00, 0x72, 0xb2, 0xff},
+}
+
+func reasonColor(r int) color.NRGBA { return reasonColors[r%len(reasonColors)] }
 
 // OutcomesFigure shows completions, give-ups and amplification per policy.
 func OutcomesFigure(d *runs.PlotData) (*Figure, error) {
@@ -540,7 +616,7 @@ func OutcomesFigure(d *runs.PlotData) (*Figure, error) {
 	}
 	spec := []panelSpec{
 		{metrics.Completed, "Completed", of},
-		{metrics.GaveUp, "Gave up", of},
+		{metrics.GaveUp, "Gave up, by reason", of},
 		{metrics.Amplification, "Amplification", "attempts per operation"},
 	}
 	title := fmt.Sprintf("%s: outcomes per policy (%s)", d.Scenario, seedWords(d.Runs))
@@ -549,7 +625,13 @@ func OutcomesFigure(d *runs.PlotData) (*Figure, error) {
 	}
 	fig := &Figure{Title: title, Cols: 3}
 	for _, s := range spec {
-		p, err := barPanel(d, s.metric, s.title, s.quantity)
+		panel := barPanel
+		if s.metric == metrics.GaveUp {
+			panel = func(d *runs.PlotData, _ *metrics.Metric, title, yLabel string) (*gonum.Plot, error) {
+				return gaveUpPanel(d, title, yLabel)
+			}
+		}
+		p, err := panel(d, s.metric, s.title, s.quantity)
 		if err != nil {
 			return nil, err
 		}

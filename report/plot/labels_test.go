@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -289,5 +290,32 @@ func TestSweepPlotsOptionalHeadlineMetrics(t *testing.T) {
 		"sweep-server-wasted", "sweep-recovery-goodput_after", "sweep-recovery-recovered", "sweep-recovery-time_to_recover_ms"}
 	if !slices.Equal(names, want) {
 		t.Errorf("figures %v, want %v", names, want)
+	}
+}
+
+// The give-ups panel stacks each policy's give-ups by reason, with a legend
+// of the reasons that occur: in the reference burst, immediate retries run
+// out of attempts and capped exponential out of time; nothing gives up for
+// a budget there.
+func TestGaveUpPanelShowsReasons(t *testing.T) {
+	d := plotData(t, "overload-burst", 2)
+	p, err := gaveUpPanel(d, "Gave up, by reason", "operations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := (&Figure{Title: "t", Cols: 1, Panels: []*gonum.Plot{p}}).Write(&buf, SVG); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	for _, want := range []string{">attempts<", ">deadline<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("legend lacks %s", want)
+		}
+	}
+	for _, absent := range []string{">budget<", ">terminal<"} {
+		if strings.Contains(svg, absent) {
+			t.Errorf("legend has %s, which no policy gave up for", absent)
+		}
 	}
 }
