@@ -110,3 +110,49 @@ func TestObserverAgreesWithResult(t *testing.T) {
 		})
 	}
 }
+
+// With a server that decides later and clients that stop waiting first
+// (contention, random delays, a 30 ms attempt timeout against a 40 ms
+// round), a decision may come after its attempt's timeout and after the
+// operation's next attempts (detached decisions): the per-operation order
+// of TestObserverAgreesWithResult does not hold, but times never go back,
+// every attempt is answered once and decided once, and the counts agree.
+func TestObserverWithLateDecisions(t *testing.T) {
+	c := Config{Seed: 3, Server: &Contention{Network: FoldedNormal{Mean: 10 * ms, StdDev: 2 * ms}}, Workload: Burst{Clients: 30},
+		Policy: Policy{Name: "fj", Rules: policies.Policy{Backoff: policies.FullJitter{Base: 5 * ms, Factor: 2, Cap: 200 * ms}, MaxAttempts: 20, AttemptTimeout: 38 * ms}}}
+	var last time.Duration
+	order := func(at time.Duration) {
+		if at < last {
+			t.Fatalf("hook at %v after one at %v", at, last)
+		}
+		last = at
+	}
+	var sent, decided, admitted, answered, late int
+	undecided := make([]int, 30)
+	c.Observer = Observer{
+		OnSend: func(at time.Duration, op int, _ bool) { order(at); sent++; undecided[op]++ },
+		OnDecision: func(at time.Duration, op int, class policies.Class) {
+			order(at)
+			decided++
+			undecided[op]--
+			if class == policies.Success {
+				admitted++
+			}
+		},
+		OnResponse: func(at time.Duration, op int, _ policies.Class) {
+			order(at)
+			answered++
+			if undecided[op] > 0 {
+				late++ // answered (timed out) before the server decided
+			}
+		},
+	}
+	r := mustRun(t, c)
+	if sent != r.Attempts || answered != r.Attempts || decided != r.Attempts || admitted != r.Admitted || decided != r.Admitted+r.Rejected {
+		t.Errorf("sent %d, answered %d, decided %d (admitted %d); result: %d attempts, %d admitted, %d rejected",
+			sent, answered, decided, admitted, r.Attempts, r.Admitted, r.Rejected)
+	}
+	if late == 0 {
+		t.Error("no attempt timed out before its decision: the test does not reach detached decisions")
+	}
+}
