@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/sim"
 )
 
 //go:embed html_report.tmpl
@@ -127,7 +128,11 @@ func inlineSVG(svg string) string {
 
 func serverTable(s *scenarios.Scenario) htmlTable {
 	t := scenarios.DescribeServer(s.Server)
-	return htmlTable{Caption: t.Caption, Header: t.Header, Numeric: t.Numeric, Rows: t.Rows}
+	caption := t.Caption
+	if in := s.Incident; in != (sim.Incident{}) {
+		caption += fmt.Sprintf("; incident from %v to %v (recovery is measured from its end)", in.Start, in.End)
+	}
+	return htmlTable{Caption: caption, Header: t.Header, Numeric: t.Numeric, Rows: t.Rows}
 }
 
 func policyTable(s *scenarios.Scenario) htmlTable {

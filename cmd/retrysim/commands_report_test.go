@@ -236,4 +236,16 @@ func TestHTMLReport(t *testing.T) {
 	if !strings.Contains(one, "Results, seed 1") || strings.Count(one, "<svg ") != 4 {
 		t.Error("one-seed report lacks its results table or has the wrong number of plots")
 	}
+	if strings.Contains(page, "incident") {
+		t.Error("a report of a scenario without an incident mentions one")
+	}
+	meta, _, _, err := runCLI(t, "report", "--out", "-", "--scenario", "metastable-retry-storm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"incident from 20s to 30s", "recovered", "recover_ms"} {
+		if !strings.Contains(meta, want) {
+			t.Errorf("metastable report lacks %q", want)
+		}
+	}
 }
