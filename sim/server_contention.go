@@ -18,11 +18,12 @@ import (
 // The rules, for an attempt sent at t: four delays d1 (read request), d2
 // (read response), d3 (write request) and d4 (write response) are drawn, in
 // this order, from Network, at arrival. The read happens at r = t+d1 and
-// sees every write committed before r; the client gets its answer at
+// sees every write committed before r (and, when d1 = 0, those committed
+// at r before the attempt arrived); the client gets its answer at
 // t+d1+d2 and sends the write at once, which reaches the server at
-// w = t+d1+d2+d3. At w the write commits if no write committed in [r, w],
-// and otherwise is a conflict (409, policies.Transient); the response
-// reaches the client at w+d4. Writes due at the same instant are decided in
+// w = t+d1+d2+d3. At w the write commits if no write it did not see
+// committed in [r, w], and otherwise is a conflict (409,
+// policies.Transient); the response reaches the client at w+d4. Writes due at the same instant are decided in
 // the order their attempts arrived: the first commits, the others conflict.
 // A client that stopped waiting (Request.GiveUpAt > 0) before t+d1+d2 never
 // sends the write: only the read counts. A write that arrives after its
@@ -53,9 +54,11 @@ type contentionState struct {
 	network Distribution // the model's, forRun
 	rng     *rand.Rand
 	// lastCommit is the time of the latest commit; -1 before the first.
-	// Commits happen in time order, so a write read at r conflicts iff
-	// lastCommit >= r.
+	// Commits happen in time order, so a write read at r (after its
+	// arrival) conflicts iff lastCommit >= r; one read at its arrival
+	// conflicts iff commits grew since.
 	lastCommit time.Duration
+	commits    int // commits so far
 	// pending holds the writes on their way, by ticket; free lists the
 	// tickets whose writes were decided, for reuse. Both grow to the most
 	// writes on their way at once, and no further.
@@ -68,6 +71,11 @@ type contentionState struct {
 type pendingWrite struct {
 	read time.Duration // when its read happened
 	back time.Duration // its response's network delay
+	// atArrival is true when the read happened at the attempt's arrival
+	// (no delay before it): it then saw the seen commits made so far,
+	// those of its own instant included.
+	atArrival bool
+	seen      int
 }
 
 // Arrive performs the read and sends the write, whose decision is due when
@@ -94,7 +102,7 @@ func (s *contentionState) Arrive(now time.Duration, req Request) Response {
 		t = int32(len(s.pending))
 		s.pending = append(s.pending, pendingWrite{})
 	}
-	s.pending[t] = pendingWrite{read: read, back: d4}
+	s.pending[t] = pendingWrite{read: read, back: d4, atArrival: d1 == 0, seen: s.commits}
 	return Response{Pending: true, At: sent + d3, Ticket: t}
 }
 
@@ -103,11 +111,12 @@ func (s *contentionState) Decide(now time.Duration, ticket int32) Response {
 	p := s.pending[ticket]
 	s.free = append(s.free, ticket)
 	s.stats.Writes++
-	if s.lastCommit >= p.read {
+	if p.atArrival && s.commits > p.seen || !p.atArrival && s.lastCommit >= p.read {
 		s.stats.Conflicts++
 		return Response{Outcome: Conflict.Outcome(), At: now + p.back}
 	}
 	s.lastCommit = now
+	s.commits++
 	return Response{At: now + p.back}
 }
 
