@@ -179,8 +179,9 @@ func Measure(s *scenarios.Scenario, m *runs.MultiSeed) []Result {
 
 // missingReason says why a run may have no value of the named metric.
 func missingReason(name string) string {
-	if m, ok := metrics.Lookup(name); ok {
-		return m.MissingReason()
+	m, ok := metrics.Lookup(name)
+	if !ok {
+		m = &metrics.Metric{} // the default reason
 	}
-	return "nothing completed"
+	return m.MissingReason()
 }

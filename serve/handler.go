@@ -135,7 +135,7 @@ func NewHandler(model sim.ServerModel, opts ...Option) (*Handler, error) {
 	if err := model.Validate(); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	if _, ok := model.NewServer(sim.ServerRand(1)).(sim.Decider); ok {
+	if sim.DecidesLater(model) {
 		// Its decisions would have to wait for requests that arrive later,
 		// which one HTTP exchange per attempt cannot model.
 		return nil, fmt.Errorf("serve: the %T server model decides requests after they arrive (a read, then a write); serve cannot run it", model)

@@ -175,10 +175,15 @@ func CanValidate(model sim.ServerModel, w sim.Workload) error {
 	if _, ok := w.(sim.Chained); ok {
 		return &UnsupportedError{What: fmt.Sprintf("the %T workload starts operations when others end", w)}
 	}
+	if ts, ok := w.(sim.TokenSizer); ok {
+		if in, out := ts.Tokens(0); in > 0 || out > 0 {
+			return &UnsupportedError{What: "the workload sizes its requests in tokens, which the real requests do not carry"}
+		}
+	}
 	if p, ok := w.(sim.ProcessSplit); ok && p.ClientProcesses() > 1 {
 		return &UnsupportedError{What: fmt.Sprintf("the workload deals operations to %d client processes, each with its own retry layer", p.ClientProcesses())}
 	}
-	if _, ok := model.NewServer(sim.ServerRand(1)).(sim.Decider); ok {
+	if sim.DecidesLater(model) {
 		return &UnsupportedError{What: fmt.Sprintf("the %T server model decides requests after they arrive", model)}
 	}
 	return nil

@@ -227,6 +227,9 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 			}
 		}
 		if detached {
+			if r.trace != nil {
+				r.trace(at, i, evDetached)
+			}
 			r.decideDetached(at, i, ticket)
 			continue
 		}

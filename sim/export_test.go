@@ -40,7 +40,8 @@ func ClientStart(seed uint64, i int, spread time.Duration) time.Duration {
 // RunTraced runs cfg as Run does and calls trace with every event just
 // before the run processes it: its time, its client and what it does
 // ("ready": ask to start; "send": start after waiting for a booked slot;
-// "decide": the server decides a pending request; "response"). Whatever
+// "decide": the server decides a pending request; "detached": it decides
+// one whose client stopped waiting; "response"). Whatever
 // the run reports while processing the event (OnRequest, Hooks) belongs to
 // that client.
 func RunTraced(cfg Config, trace func(at time.Duration, client int, kind string)) (Result, error) {
@@ -49,7 +50,7 @@ func RunTraced(cfg Config, trace func(at time.Duration, client int, kind string)
 	}
 	var r runner
 	r.trace = func(at time.Duration, i int32, kind eventKind) {
-		name := map[eventKind]string{evReady: "ready", evResponse: "response", evDecide: "decide"}[kind]
+		name := map[eventKind]string{evReady: "ready", evResponse: "response", evDecide: "decide", evDetached: "detached"}[kind]
 		if kind == evReady && r.ops[i].op.Resuming() {
 			name = "send"
 		}

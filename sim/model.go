@@ -78,6 +78,13 @@ type Decider interface {
 	Decide(now time.Duration, ticket int32) Response
 }
 
+// DecidesLater reports whether a model's servers decide some requests after
+// they arrive (their state is a Decider).
+func DecidesLater(m ServerModel) bool {
+	_, ok := m.NewServer(ServerRand(1)).(Decider)
+	return ok
+}
+
 // Workload creates a run's operations. Operation i (0 <= i < Operations())
 // starts at Start(i, rng), where rng is operation i's own start stream.
 type Workload interface {

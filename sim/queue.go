@@ -13,6 +13,7 @@ const (
 	evReady    eventKind = iota // an operation asks whether it may send (and sends if so)
 	evResponse                  // the server's response reaches the operation
 	evDecide                    // the server decides the operation's pending request (Decider)
+	evDetached                  // the server decides a request whose client stopped waiting (traces only)
 )
 
 // event is one scheduled happening. Events fire in order of (at, seq): equal

@@ -62,7 +62,7 @@ func (m *RateLimit) Validate() error {
 	if err := m.Inner.Validate(); err != nil {
 		return err
 	}
-	if _, later := m.Inner.NewServer(ServerRand(1)).(Decider); later {
+	if DecidesLater(m.Inner) {
 		// Its pending requests would reach the engine through a server
 		// that cannot decide them.
 		return fmt.Errorf("rate limit: the inner %T model decides requests after they arrive; it cannot sit behind a rate limit", m.Inner)

@@ -84,4 +84,7 @@ func TestScenarioWithNoOperations(t *testing.T) {
 			t.Errorf("%s: exit %d, %v\n%s", args[0], code, err, stderr)
 		}
 	}
+	if cdf, err := os.ReadFile(filepath.Join(dir, "plots", "cdf.svg")); err != nil || !strings.Contains(string(cdf), "0 operations each") {
+		t.Errorf("the CDF of no operations does not say so (%v)", err)
+	}
 }

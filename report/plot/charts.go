@@ -407,10 +407,10 @@ func CDFFigure(d *runs.PlotData) (*Figure, error) {
 	p.Add(gridLines())
 	allOps := make([]float64, len(d.Completions))
 	for i, h := range d.Completions {
+		allOps[i] = operationsRun(d, i)
 		// max 1: a run with no operations (an open loop that drew none) has
 		// no completions either.
-		ops := max(operationsRun(d, i), 1)
-		allOps[i] = ops
+		ops := max(allOps[i], 1)
 		// Steps closer than a fraction of a pixel apart merge into one, so
 		// that thousands of pooled completions do not bloat the SVG.
 		minStep := xmax / 4000
@@ -447,7 +447,7 @@ func CDFFigure(d *runs.PlotData) (*Figure, error) {
 		pooled = fmt.Sprintf("seeds %d–%d", d.Runs.FirstSeed, d.Runs.FirstSeed+uint64(seeds)-1)
 	}
 	title := fmt.Sprintf("%s: completion-time CDF per policy (%s)", d.Scenario, pooled)
-	if slices.Min(allOps) == slices.Max(allOps) {
+	if len(allOps) > 0 && slices.Min(allOps) == slices.Max(allOps) {
 		title = strings.TrimSuffix(title, ")") + fmt.Sprintf(", %s operations each)", plotCount(int(allOps[0])))
 	}
 	return &Figure{Title: title, Cols: 1, Panels: []*gonum.Plot{p}}, nil
