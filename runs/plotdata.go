@@ -229,11 +229,15 @@ func (t *Timeline) check() error {
 	return nil
 }
 
-// DefaultBucket is the timeline bucket for a server: the period of its
-// capacity's last step that admits requests (a capacity window's length),
-// so that a full bucket equals the capacity; one second for a server
-// without a capacity (sim.CapacityProfile) or one that admits nothing.
+// DefaultBucket is the timeline bucket for a server: the one it names
+// (sim.TimeScaler), or else the period of its capacity's last step that
+// admits requests (a capacity window's length), so that a full bucket
+// equals the capacity; one second for a server without a capacity
+// (sim.CapacityProfile) or one that admits nothing.
 func DefaultBucket(s sim.ServerModel) time.Duration {
+	if t, ok := s.(sim.TimeScaler); ok {
+		return t.TimeScale()
+	}
 	if p, ok := s.(sim.CapacityProfile); ok {
 		steps := p.Capacity()
 		for i := len(steps) - 1; i >= 0; i-- {

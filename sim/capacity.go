@@ -23,6 +23,17 @@ type CapacityProfile interface {
 	Capacity() []CapacityStep
 }
 
+// TimeScaler is an optional interface of a ServerModel without a capacity
+// (CapacityProfile) whose runs last far less or far more than seconds: it
+// says what time bucket its timelines read best at.
+type TimeScaler interface {
+	TimeScale() time.Duration
+}
+
+// TimeScale is a contention server's timeline bucket: 100 ms, about ten
+// message delays of the AWS study (its runs take 2 to 60 s).
+func (c *Contention) TimeScale() time.Duration { return 100 * time.Millisecond }
+
 // Capacity returns one step per phase: Admit requests per Window.
 func (s *CapacityWindows) Capacity() []CapacityStep {
 	steps := make([]CapacityStep, 0, len(s.Phases))

@@ -41,7 +41,7 @@ func plotCommand() *cli.Command {
 			// Old names, before the vocabulary was made one across commands.
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Hidden: true},
 			&cli.StringFlag{Name: "format", Hidden: true},
-			&cli.DurationFlag{Name: "bucket", HideDefault: true, Usage: "timeline bucket `DURATION` (default: the server's admission window)"},
+			&cli.DurationFlag{Name: "bucket", HideDefault: true, Usage: "timeline bucket `DURATION` (default: the server's admission window or time scale, else 1s)"},
 		), shardFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/sim"
 )
 
 // The timeline draws a capacity line for servers that can say their
@@ -31,6 +32,9 @@ func TestTimelineOfOtherServers(t *testing.T) {
 		s := f.Scenarios[0]
 		if b := runs.DefaultBucket(s.Server); b != time.Second {
 			t.Errorf("%s: bucket %v", tt.server, b)
+		}
+		if b := runs.DefaultBucket(&sim.Contention{Network: sim.Fixed(time.Millisecond)}); b != 100*time.Millisecond {
+			t.Errorf("contention: bucket %v, want its time scale, 100ms", b)
 		}
 		d, err := runs.CollectPlotData(context.Background(), s, 1, 2, time.Second, nil)
 		if err != nil {
