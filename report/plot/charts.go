@@ -159,35 +159,12 @@ func capacityLine(s sim.ServerModel, bucket time.Duration, end time.Duration, un
 // its own y scale, and the title says so. One policy's retry storm would
 // otherwise squash every other panel and the capacity line to a few pixels.
 func TimelineFigure(d *runs.PlotData) (*Figure, error) {
-	n := len(d.Timelines)
-	if n == 0 {
-		return nil, fmt.Errorf("no timelines to plot")
+	l, err := layoutTimelines(d, func(t *runs.Timeline, i int) float64 { return float64(t.Admitted[i] + t.Rejected[i]) })
+	if err != nil {
+		return nil, err
 	}
-	bucket := d.Timelines[0].Bucket
-	_, capPeak := capacitySteps(d.Server, bucket)
-	buckets := 1
-	peaks := make([]float64, n)
-	for p, t := range d.Timelines {
-		buckets = max(buckets, len(t.Admitted))
-		peaks[p] = capPeak
-		for i := range t.Admitted {
-			peaks[p] = max(peaks[p], float64(t.Admitted[i]+t.Rejected[i]))
-		}
-	}
-	sharedMax := slices.Max(peaks)
-	perPanel := slices.Min(peaks) < sharedMax/4
-	end := time.Duration(buckets) * bucket
-	unit := axisDurationUnit(float64(end) / float64(time.Millisecond))
-	cols := 1
-	if n > 1 {
-		cols = 2
-	}
-	rows := (n + cols - 1) / cols
-	title := fmt.Sprintf("%s: requests per %s, admitted and rejected (seed %d)", d.Scenario, plotDuration(bucket), d.Runs.FirstSeed)
-	if perPanel {
-		title = strings.TrimSuffix(title, ")") + "; y scale per panel)"
-	}
-	fig := &Figure{Title: title, Cols: cols, Height: max(FigureHeight, vg.Length(rows)*vg.Points(200))}
+	bucket, end, unit := l.bucket, l.end, l.unit
+	fig := l.figure(fmt.Sprintf("%s: requests per %s, admitted and rejected (seed %d)", d.Scenario, plotDuration(bucket), d.Runs.FirstSeed))
 	for pi, t := range d.Timelines {
 		p := newPanel(t.Policy, "time since start ("+unit.name+")", "requests per "+plotDuration(bucket))
 		p.Add(gridLines())
@@ -214,15 +191,72 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 			p.Legend.Add("capacity", capLine)
 		}
 		p.Legend.Top = true
-		p.X.Min, p.X.Max = 0, unit.of(end)
-		ymax := sharedMax
-		if perPanel {
-			ymax = peaks[pi]
-		}
-		p.Y.Min, p.Y.Max = 0, math.Ceil(ymax*1.1)
-		fig.Panels = append(fig.Panels, p)
+		l.place(fig, p, pi, 1.1)
 	}
 	return fig, nil
+}
+
+// timelineLayout is what the timeline and load figures share: one panel per
+// policy over the same time axis, sharing the y axis unless a panel's own
+// peak (its tallest series or the capacity) would then fill less than a
+// quarter of its height.
+type timelineLayout struct {
+	bucket, end time.Duration
+	unit        durationUnit
+	peaks       []float64 // each panel's peak
+	sharedMax   float64
+	perPanel    bool
+	cols, rows  int
+}
+
+// layoutTimelines lays out d's timelines; peak(t, i) is the height a panel
+// of timeline t reaches in bucket i.
+func layoutTimelines(d *runs.PlotData, peak func(t *runs.Timeline, i int) float64) (*timelineLayout, error) {
+	n := len(d.Timelines)
+	if n == 0 {
+		return nil, fmt.Errorf("no timelines to plot")
+	}
+	l := &timelineLayout{bucket: d.Timelines[0].Bucket, peaks: make([]float64, n), cols: 1}
+	_, capPeak := capacitySteps(d.Server, l.bucket)
+	buckets := 1
+	for p := range d.Timelines {
+		t := &d.Timelines[p]
+		buckets = max(buckets, t.Buckets())
+		l.peaks[p] = capPeak
+		for i := range t.Buckets() {
+			l.peaks[p] = max(l.peaks[p], peak(t, i))
+		}
+	}
+	l.sharedMax = slices.Max(l.peaks)
+	l.perPanel = slices.Min(l.peaks) < l.sharedMax/4
+	l.end = time.Duration(buckets) * l.bucket
+	l.unit = axisDurationUnit(float64(l.end) / float64(time.Millisecond))
+	if n > 1 {
+		l.cols = 2
+	}
+	l.rows = (n + l.cols - 1) / l.cols
+	return l, nil
+}
+
+// figure returns the figure, its title saying when each panel has its own
+// y scale.
+func (l *timelineLayout) figure(title string) *Figure {
+	if l.perPanel {
+		title = strings.TrimSuffix(title, ")") + "; y scale per panel)"
+	}
+	return &Figure{Title: title, Cols: l.cols, Height: max(FigureHeight, vg.Length(l.rows)*vg.Points(200))}
+}
+
+// place sets panel pi's axes, with headroom times its peak above, and adds
+// it to fig.
+func (l *timelineLayout) place(fig *Figure, p *gonum.Plot, pi int, headroom float64) {
+	p.X.Min, p.X.Max = 0, l.unit.of(l.end)
+	ymax := l.sharedMax
+	if l.perPanel {
+		ymax = l.peaks[pi]
+	}
+	p.Y.Min, p.Y.Max = 0, math.Ceil(ymax*headroom)
+	fig.Panels = append(fig.Panels, p)
 }
 
 // LoadFigure shows, per policy, the load the clients offered in each time
@@ -234,37 +268,15 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 // rejections per bucket. The y axis is shared or per panel as in
 // TimelineFigure.
 func LoadFigure(d *runs.PlotData) (*Figure, error) {
-	n := len(d.Timelines)
-	if n == 0 {
-		return nil, fmt.Errorf("no timelines to plot")
+	l, err := layoutTimelines(d, func(t *runs.Timeline, i int) float64 {
+		return max(float64(t.Offered(i)), float64(t.Completed[i]), float64(t.InFlight[i]), float64(t.LocalRejections(i)))
+	})
+	if err != nil {
+		return nil, err
 	}
-	bucket := d.Timelines[0].Bucket
-	_, capPeak := capacitySteps(d.Server, bucket)
-	buckets := 1
-	peaks := make([]float64, n)
-	for p := range d.Timelines {
-		t := &d.Timelines[p]
-		buckets = max(buckets, t.Buckets())
-		peaks[p] = capPeak
-		for i := range t.Buckets() {
-			peaks[p] = max(peaks[p], float64(t.Offered(i)), float64(t.Completed[i]), float64(t.InFlight[i]), float64(t.LocalRejections(i)))
-		}
-	}
-	sharedMax := slices.Max(peaks)
-	perPanel := slices.Min(peaks) < sharedMax/4
-	end := time.Duration(buckets) * bucket
-	unit := axisDurationUnit(float64(end) / float64(time.Millisecond))
-	cols := 1
-	if n > 1 {
-		cols = 2
-	}
-	rows := (n + cols - 1) / cols
-	per := plotDuration(bucket)
-	title := fmt.Sprintf("%s: offered load per %s against capacity (seed %d)", d.Scenario, per, d.Runs.FirstSeed)
-	if perPanel {
-		title = strings.TrimSuffix(title, ")") + "; y scale per panel)"
-	}
-	fig := &Figure{Title: title, Cols: cols, Height: max(FigureHeight, vg.Length(rows)*vg.Points(200))}
+	end, unit := l.end, l.unit
+	per := plotDuration(l.bucket)
+	fig := l.figure(fmt.Sprintf("%s: offered load per %s against capacity (seed %d)", d.Scenario, per, d.Runs.FirstSeed))
 	for pi := range d.Timelines {
 		t := &d.Timelines[pi]
 		p := newPanel(t.Policy, "time since start ("+unit.name+")", "attempts or operations per "+per)
@@ -289,14 +301,8 @@ func LoadFigure(d *runs.PlotData) (*Figure, error) {
 			p.Legend.Add("rejected locally (retry controls)", ls.local)
 		}
 		p.Legend.Top = true
-		p.X.Min, p.X.Max = 0, unit.of(end)
-		ymax := sharedMax
-		if perPanel {
-			ymax = peaks[pi]
-		}
 		// Room above the peak for the legend's six lines.
-		p.Y.Min, p.Y.Max = 0, math.Ceil(ymax*1.45)
-		fig.Panels = append(fig.Panels, p)
+		l.place(fig, p, pi, 1.45)
 	}
 	return fig, nil
 }
