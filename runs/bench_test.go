@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/internal/cputime"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -159,12 +160,12 @@ func BenchmarkRunSeedsSpeedup(b *testing.B) {
 			var wall, cpu, ceil [3]time.Duration
 			for b.Loop() {
 				for _, workers := range []int{1, 2} {
-					start, startCPU := time.Now(), cpuTime()
+					start, startCPU := time.Now(), cputime.Used()
 					if err := Seeds(context.Background(), s, 1, bench.seeds, workers, func(_, _ int, r *sim.Result) {}); err != nil {
 						b.Fatal(err)
 					}
 					wall[workers] += time.Since(start)
-					cpu[workers] += cpuTime() - startCPU
+					cpu[workers] += cputime.Used() - startCPU
 				}
 				for _, workers := range []int{1, 2} {
 					start := time.Now()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/sim"
@@ -43,7 +44,7 @@ func TestTimelineCoarsensLongRuns(t *testing.T) {
 // histogram per policy, within its fixed bound, counting every completion
 // of every seed (there is no cap on the seeds pooled).
 func TestPlotDataLatencyMemoryIsBounded(t *testing.T) {
-	s := overloadBurst(t)
+	s := scenariotest.Builtin(t, "overload-burst")
 	counters := func(k int) (kept int, counted, completed uint64) {
 		d, err := CollectPlotData(context.Background(), s, s.Seed, k, time.Second, nil)
 		if err != nil {

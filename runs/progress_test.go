@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/sim"
 )
 
 // A Progress in the context is told of every run: its events add up to
 // the results' events, and every run, timelines included, ends once.
 func TestProgressSeesEveryRun(t *testing.T) {
-	s := overloadBurst(t)
+	s := scenariotest.Builtin(t, "overload-burst")
 	s.Workload = sim.Burst{Clients: 3000} // enough events for calls during the runs
 	const k = 3
 	var mu sync.Mutex

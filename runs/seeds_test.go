@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -35,7 +36,7 @@ func runAll(t *testing.T, s *scenarios.Scenario, k, workers int) [][]sim.Result 
 // Which worker runs which (seed, policy), and in what chunks, must not reach
 // the results.
 func TestSeedsResultsDoNotDependOnWorkers(t *testing.T) {
-	s := overloadBurst(t)
+	s := scenariotest.Builtin(t, "overload-burst")
 	const k = 101 // not a multiple of any chunk size
 	want := runAll(t, s, k, 1)
 	for _, workers := range []int{2, 7} {
@@ -53,7 +54,7 @@ func TestSeedsResultsDoNotDependOnWorkers(t *testing.T) {
 // The error returned is the first in (seed, policy) order, however the runs
 // are spread.
 func TestSeedsFirstErrorInOrder(t *testing.T) {
-	s := *overloadBurst(t)
+	s := *scenariotest.Builtin(t, "overload-burst")
 	bad := func(name string) sim.Policy {
 		p := s.Policies[0]
 		p.Name, p.Rules.MaxAttempts, p.Rules.Deadline = name, 0, 0
@@ -71,7 +72,7 @@ func TestSeedsFirstErrorInOrder(t *testing.T) {
 // Cancelling stops the runs: each worker finishes the run it is in and
 // starts no other.
 func TestSeedsStopsWhenCancelled(t *testing.T) {
-	s := overloadBurst(t)
+	s := scenariotest.Builtin(t, "overload-burst")
 	const workers, stopAfter = 2, 10
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

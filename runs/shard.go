@@ -59,9 +59,6 @@ func (sh Shard) Validate() error {
 
 func (sh Shard) String() string { return fmt.Sprintf("%d/%d", sh.Index, sh.Count) }
 
-// owns reports whether the shard runs unit u.
-func (sh Shard) owns(u int) bool { return u%sh.Count == sh.Index }
-
 // Group is one set of runs a command needs: every policy of Scenario on
 // seeds First, First+1, …, First+Seeds−1.
 type Group struct {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/sweep"
 )
 
@@ -29,7 +30,7 @@ func TestParseShard(t *testing.T) {
 // Every unit belongs to exactly one shard, and consecutive units go to
 // consecutive shards whatever the groups' sizes.
 func TestOwnedSeedsPartition(t *testing.T) {
-	s := overloadBurst(t)
+	s := scenariotest.Builtin(t, "overload-burst")
 	groups := []Group{{Scenario: s, Seeds: 5}, {Scenario: s, Seeds: 1}, {Scenario: s, Seeds: 0}, {Scenario: s, Seeds: 9}}
 	for n := 1; n <= 8; n++ {
 		unit := 0
@@ -110,7 +111,7 @@ func sameBits(a, b *MultiSeed) bool {
 // Merged shards give exactly what one unsharded run gives: metrics to
 // the bit, plot data, sweeps.
 func TestMergedShardsEqualUnsharded(t *testing.T) {
-	s := overloadBurst(t)
+	s := scenariotest.Builtin(t, "overload-burst")
 	ctx := context.Background()
 	const k = 6
 	want, err := Collect(ctx, s, s.Seed, k, nil)
@@ -182,7 +183,7 @@ func mustParam(t *testing.T, spec string) sweep.Param {
 
 // Floats keep every float64 exactly, and NaN and the infinities.
 func TestFloatsRoundTrip(t *testing.T) {
-	in := Floats{0, -0.0, 1.0 / 3, 5e-324, math.MaxFloat64, 1e21, 123456789.123, math.NaN(), math.Inf(1), math.Inf(-1)}
+	in := Floats{0, math.Copysign(0, -1), 1.0 / 3, 5e-324, math.MaxFloat64, 1e21, 123456789.123, math.NaN(), math.Inf(1), math.Inf(-1)}
 	b, err := in.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +204,7 @@ func TestFloatsRoundTrip(t *testing.T) {
 
 // Shards that do not belong together are refused, naming the file.
 func TestMergeShardsRefuses(t *testing.T) {
-	s := overloadBurst(t)
+	s := scenariotest.Builtin(t, "overload-burst")
 	groups := []Group{{Scenario: s, First: s.Seed, Seeds: 4}}
 	shard := func(i, n int, edit func(*ShardFile)) *ShardFile {
 		parts, err := RunShard(context.Background(), groups, Shard{i, n}, nil)

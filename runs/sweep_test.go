@@ -5,22 +5,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/sweep"
 )
-
-func overloadBurst(t *testing.T) *scenarios.Scenario {
-	t.Helper()
-	f, err := scenarios.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.Lookup("overload-burst")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 func mustParse(t *testing.T, spec string) sweep.Param {
 	t.Helper()
@@ -32,7 +19,7 @@ func mustParse(t *testing.T, spec string) sweep.Param {
 }
 
 func TestRunGridOrder(t *testing.T) {
-	s := overloadBurst(t)
+	s := scenariotest.Builtin(t, "overload-burst")
 	ps := []sweep.Param{mustParse(t, "clients=10:20:10"), mustParse(t, "capacity=3:6:3")}
 	sw, err := RunSweep(context.Background(), s, ps, 1, 2, nil)
 	if err != nil {

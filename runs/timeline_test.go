@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/policies"
-	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -81,20 +81,6 @@ func total(s []int) int {
 	return n
 }
 
-// builtin returns the built-in scenario name.
-func builtin(t *testing.T, name string) *scenarios.Scenario {
-	t.Helper()
-	f, err := scenarios.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // checkTotals compares every series' total with the run's result.
 func checkTotals(t *testing.T, tl *Timeline, r *sim.Result) {
 	t.Helper()
@@ -128,7 +114,7 @@ func checkTotals(t *testing.T, tl *Timeline, r *sim.Result) {
 // throttled) and a breaker (circuit_open). Give-ups of other reasons
 // (anthropic-sdk: attempts) do not.
 func TestTimelineLocalRejections(t *testing.T) {
-	s := builtin(t, "controls-outage")
+	s := scenariotest.Builtin(t, "controls-outage")
 	bucket := time.Second
 	wantSome := map[string]func(l *LocalCounts) []int{
 		"aws-standard": func(l *LocalCounts) []int { return l.Budget },
@@ -191,7 +177,7 @@ func TestTimelineLocalRejections(t *testing.T) {
 func TestTimelineInFlight(t *testing.T) {
 	busy := 0
 	for _, name := range []string{"overload-burst", "controls-outage", "metastable-retry-storm"} {
-		s := builtin(t, name)
+		s := scenariotest.Builtin(t, name)
 		for p := range s.Policies {
 			cfg := s.Config(p, s.Seed)
 			var sent, answered []time.Duration
@@ -228,7 +214,7 @@ func TestTimelineInFlight(t *testing.T) {
 // Coarsening, while recording or after, keeps every total, and in flight
 // at a coarse bucket's end is the fine one's at the same time.
 func TestTimelineCoarseningKeepsTotals(t *testing.T) {
-	s := builtin(t, "controls-outage")
+	s := scenariotest.Builtin(t, "controls-outage")
 	for p := range s.Policies {
 		fine, r, err := RecordTimeline(s.Config(p, s.Seed), 10*time.Millisecond)
 		if err != nil {
@@ -259,7 +245,7 @@ func TestTimelineCoarseningKeepsTotals(t *testing.T) {
 
 // A timeline read from a shard file must have every series the same length.
 func TestTimelineCheck(t *testing.T) {
-	tl, _, err := RecordTimeline(builtin(t, "overload-burst").Config(0, 1), time.Second)
+	tl, _, err := RecordTimeline(scenariotest.Builtin(t, "overload-burst").Config(0, 1), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

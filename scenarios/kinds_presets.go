@@ -54,11 +54,15 @@ func registerClientPresets() {
 				p.RatioBudget = &policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1}
 			}
 		}})
+	// The agent CLI's retries, in the foreground and in the background.
+	agentCLI := func(m *mapping, p *sim.Policy) {
+		presetBackoff(m, p, policies.Exponential{Base: time.Second, Factor: 2, Cap: 32 * time.Second})
+		presetAttempts(m, p, 11)
+	}
 	registerPreset(&preset{name: "agent-cli", backoff: "capped-exponential",
 		about: "a long-running agent CLI in the foreground: 11 attempts, 1, 2, 4 … 32 s, the fallback model after 3 capacity failures",
 		apply: func(m *mapping, p *sim.Policy) {
-			presetBackoff(m, p, policies.Exponential{Base: time.Second, Factor: 2, Cap: 32 * time.Second})
-			presetAttempts(m, p, 11)
+			agentCLI(m, p)
 			if !m.has("fallback") {
 				p.Fallback = &sim.Fallback{After: 3}
 			}
@@ -66,8 +70,7 @@ func registerClientPresets() {
 	registerPreset(&preset{name: "agent-cli-background", backoff: "capped-exponential",
 		about: "the same agent CLI's background work: 11 attempts, 1, 2, 4 … 32 s, but a capacity failure (529) is not retried",
 		apply: func(m *mapping, p *sim.Policy) {
-			presetBackoff(m, p, policies.Exponential{Base: time.Second, Factor: 2, Cap: 32 * time.Second})
-			presetAttempts(m, p, 11)
+			agentCLI(m, p)
 			if !m.has("retry_capacity") {
 				p.Rules.NoCapacityRetries = true
 			}

@@ -50,6 +50,15 @@ func (m *mapping) distribution(key string, def sim.Distribution) sim.Distributio
 		return def
 	}
 	before := m.d.problems
+	// params opens the mapping of a distribution's parameters; nil (after
+	// an error) when it is null, which has no position of its own.
+	params := func(name, want string) *mapping {
+		if dm.get(name) == nil {
+			dm.errorf(name, "want %s", want)
+			return nil
+		}
+		return m.d.mapping(dm.get(name), dm.field(name))
+	}
 	var out sim.Distribution
 	switch dm.order[0] {
 	case "fixed":
@@ -57,11 +66,10 @@ func (m *mapping) distribution(key string, def sim.Distribution) sim.Distributio
 	case "exponential":
 		out = sim.Exponential{Mean: dm.duration("exponential", 0)}
 	case "lognormal":
-		if dm.get("lognormal") == nil { // null: no position of its own
-			dm.errorf("lognormal", "want {median: DURATION, p99: DURATION}")
+		lm := params("lognormal", "{median: DURATION, p99: DURATION}")
+		if lm == nil {
 			break
 		}
-		lm := m.d.mapping(dm.get("lognormal"), dm.field("lognormal"))
 		ln := sim.LogNormal{Median: lm.duration("median", 0), P99: lm.duration("p99", 0)}
 		switch {
 		case m.d.problems > before:
@@ -77,11 +85,10 @@ func (m *mapping) distribution(key string, def sim.Distribution) sim.Distributio
 		lm.finish("median", "p99")
 		out = ln
 	case "normal":
-		if dm.get("normal") == nil {
-			dm.errorf("normal", "want {mean: DURATION, stddev: DURATION}")
+		nm := params("normal", "{mean: DURATION, stddev: DURATION}")
+		if nm == nil {
 			break
 		}
-		nm := m.d.mapping(dm.get("normal"), dm.field("normal"))
 		n := sim.FoldedNormal{Mean: nm.duration("mean", 0), StdDev: nm.duration("stddev", 0)}
 		switch {
 		case m.d.problems > before:

@@ -11,26 +11,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
 )
-
-func builtinScenario(t *testing.T, name string) *scenarios.Scenario {
-	t.Helper()
-	f, err := scenarios.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if name == "" {
-		name = f.Default
-	}
-	s, err := f.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 func inMemory(h *serve.Handler) (string, http.RoundTripper, func(), error) {
 	return "http://serve.test", serve.InMemory(h), func() {}, nil
@@ -58,7 +43,7 @@ func report(t *testing.T, cs []serve.Comparison) string {
 func TestValidateExactOnFakeTime(t *testing.T) {
 	for _, name := range []string{"overload-burst", "rate-limited-burst", "long-outage"} {
 		t.Run(name, func(t *testing.T) {
-			s := builtinScenario(t, name)
+			s := scenariotest.Builtin(t, name)
 			synctest.Test(t, func(t *testing.T) {
 				v := validation(s, 1)
 				v.Connect = inMemory
@@ -90,7 +75,7 @@ func TestValidateExactOnFakeTime(t *testing.T) {
 // At a speed that does not divide the model's durations evenly, waits are
 // rounded up to the nanosecond: still in agreement.
 func TestValidateAtSpeedOnFakeTime(t *testing.T) {
-	s := builtinScenario(t, "")
+	s := scenariotest.Builtin(t, "")
 	synctest.Test(t, func(t *testing.T) {
 		v := validation(s, 7)
 		v.Connect = inMemory
@@ -108,7 +93,7 @@ func TestValidateAtSpeedOnFakeTime(t *testing.T) {
 
 // A real server that is not the model the simulator ran is caught.
 func TestValidateCatchesADifferentServer(t *testing.T) {
-	s := builtinScenario(t, "")
+	s := scenariotest.Builtin(t, "")
 	synctest.Test(t, func(t *testing.T) {
 		v := validation(s, 1)
 		v.Policies = v.Policies[1:2] // capped-exponential: 18 of 20 complete
@@ -128,7 +113,7 @@ func TestValidateCatchesADifferentServer(t *testing.T) {
 }
 
 func TestValidateRefuses(t *testing.T) {
-	s := builtinScenario(t, "")
+	s := scenariotest.Builtin(t, "")
 	v := validation(s, 1)
 	v.Workload = sim.Burst{Clients: serve.MaxValidateClients + 1}
 	var tooMany *serve.TooManyClientsError
@@ -202,7 +187,7 @@ scenarios:
 // simulation: on fake time the two agree exactly. (They all started at 0
 // before validate took the drawn starts.)
 func TestValidateOpenLoopExactOnFakeTime(t *testing.T) {
-	s := builtinScenario(t, "overload-burst")
+	s := scenariotest.Builtin(t, "overload-burst")
 	s.Workload = &sim.OpenLoop{Rates: sim.ConstantRate(20), Until: 5 * time.Second}
 	synctest.Test(t, func(t *testing.T) {
 		v := validation(s, 1)
@@ -226,7 +211,7 @@ func TestValidateOpenLoopExactOnFakeTime(t *testing.T) {
 
 // Validation refuses, before running anything, what it cannot run for real.
 func TestCanValidate(t *testing.T) {
-	s := builtinScenario(t, "overload-burst")
+	s := scenariotest.Builtin(t, "overload-burst")
 	for _, tt := range []struct {
 		model sim.ServerModel
 		w     sim.Workload

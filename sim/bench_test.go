@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/retrysim/retrysim/internal/cputime"
 	"github.com/retrysim/retrysim/policies"
 )
 
@@ -228,10 +229,10 @@ func BenchmarkFloor(b *testing.B) {
 				for k := range parts {
 					p := (k + round) % len(parts)
 					runtime.GC()
-					start, startCPU := time.Now(), cpuTime()
+					start, startCPU := time.Now(), cputime.Used()
 					parts[p]()
 					wall[p] += time.Since(start)
-					cpu[p] += cpuTime() - startCPU
+					cpu[p] += cputime.Used() - startCPU
 				}
 				round++
 				events += l.result.Events

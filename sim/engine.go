@@ -200,7 +200,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	for (r.q.len() > 0 || len(r.q.detached) > 0) && r.err == nil {
 		var at time.Duration
 		var i, ticket int32
-		detached := r.q.detachedFirst()
+		detached := len(r.q.detached) > 0 && r.q.detachedFirst()
 		if detached {
 			at, i, ticket = r.q.popDetached()
 		} else {

@@ -289,11 +289,8 @@ func (q *queue) pushDetached(at time.Duration, op, ticket int32) {
 }
 
 // detachedFirst reports whether a detached decision is due before every
-// other pending event.
+// other pending event; there must be one.
 func (q *queue) detachedFirst() bool {
-	if len(q.detached) == 0 {
-		return false
-	}
 	d := q.detached[0].e
 	if q.fifoLen > 0 && q.fifo[q.fifoHead].before(d) {
 		return false

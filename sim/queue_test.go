@@ -288,7 +288,7 @@ func TestDetachedDecisionsKeepTheirPlace(t *testing.T) {
 		}
 		var order []string
 		for q.len() > 0 || len(q.detached) > 0 {
-			if q.detachedFirst() {
+			if len(q.detached) > 0 && q.detachedFirst() {
 				at, op, ticket := q.popDetached()
 				order = append(order, fmt.Sprintf("%v:detached %d/%d", at, op, ticket))
 				continue

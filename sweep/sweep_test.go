@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
@@ -58,19 +59,6 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-func reference(t *testing.T) *scenarios.Scenario {
-	t.Helper()
-	f, err := scenarios.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.Lookup("overload-burst")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 func mustParse(t *testing.T, spec string) Param {
 	t.Helper()
 	p, err := Parse(spec)
@@ -82,7 +70,7 @@ func mustParse(t *testing.T, spec string) Param {
 
 // Apply changes a copy: the loaded scenario stays as it was.
 func TestApplyLeavesOriginal(t *testing.T) {
-	s := reference(t)
+	s := scenariotest.Builtin(t, "overload-burst")
 	windows := s.Server.(*sim.CapacityWindows)
 	before := *windows
 	phases := append([]sim.Phase(nil), windows.Phases...)
@@ -102,7 +90,7 @@ func TestApplyLeavesOriginal(t *testing.T) {
 }
 
 func TestApplySetsFields(t *testing.T) {
-	s := reference(t)
+	s := scenariotest.Builtin(t, "overload-burst")
 	get := func(spec string) *scenarios.Scenario {
 		p := mustParse(t, spec)
 		c, err := Apply(s, []Param{p}, p.Values)
@@ -143,7 +131,7 @@ func TestApplySetsFields(t *testing.T) {
 }
 
 func TestApplyErrors(t *testing.T) {
-	s := reference(t)
+	s := scenariotest.Builtin(t, "overload-burst")
 	one := *s
 	one.Server = &sim.CapacityWindows{Phases: s.Server.(*sim.CapacityWindows).Phases[1:], ResponseTime: s.Server.(*sim.CapacityWindows).ResponseTime}
 	one.Policies = s.Policies[:3]

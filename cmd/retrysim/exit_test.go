@@ -15,8 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/runs"
-	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -147,17 +147,10 @@ func TestCancelledRunExits130(t *testing.T) {
 // read as a usage error).
 func TestPanicInRunExits3(t *testing.T) {
 	t.Parallel()
-	f, err := scenarios.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	orig, err := f.Lookup("overload-burst")
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig := scenariotest.Builtin(t, "overload-burst")
 	s := *orig
 	s.Server = &sim.CapacityWindows{Phases: orig.Server.(*sim.CapacityWindows).Phases, ResponseTime: panicky{}}
-	err = runs.Seeds(context.Background(), &s, 1, 2, 0, func(int, int, *sim.Result) {})
+	err := runs.Seeds(context.Background(), &s, 1, 2, 0, func(int, int, *sim.Result) {})
 	var p *runs.PanicError
 	if !errors.As(err, &p) {
 		t.Fatalf("runs.Seeds returned %v, want a *runs.PanicError", err)

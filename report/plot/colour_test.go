@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/sim"
@@ -184,7 +185,7 @@ func TestSVGColoursValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteHTML(&page, builtinScenario(t, "overload-burst"), d.Runs, report.DefaultReference, figures, "retrysim report"); err != nil {
+	if err := report.WriteHTML(&page, scenariotest.Builtin(t, "overload-burst"), d.Runs, report.DefaultReference, figures, "retrysim report"); err != nil {
 		t.Fatal(err)
 	}
 	svgs := inlineSVGs.FindAllString(page.String(), -1)
@@ -200,7 +201,7 @@ func TestSVGColoursValid(t *testing.T) {
 // with two, then four seconds of outage (second axis), on two seeds.
 func testSweep(t *testing.T) *runs.Sweep {
 	t.Helper()
-	base := builtinScenario(t, "overload-burst")
+	base := scenariotest.Builtin(t, "overload-burst")
 	sw := &runs.Sweep{Scenario: base.Name, FirstSeed: base.Seed, Seeds: 2,
 		Axes: []runs.Axis{
 			{Name: "clients", Labels: []string{"10", "20", "30"}, Values: []float64{10, 20, 30}},
@@ -245,6 +246,47 @@ func luminance(c color.NRGBA) float64 {
 	return 0.2126*lin(c.R) + 0.7152*lin(c.G) + 0.0722*lin(c.B)
 }
 
+// contrast is the WCAG contrast ratio of two colours (>= 1).
+func contrast(a, b color.NRGBA) float64 {
+	hi, lo := luminance(a), luminance(b)
+	if hi < lo {
+		hi, lo = lo, hi
+	}
+	return (hi + 0.05) / (lo + 0.05)
+}
+
+// stackedInOrder walks up each pixel column of each panel of fig from the x
+// axis through its bar and reports an error if a bottom-coloured pixel
+// follows a top-coloured one; it returns how many columns hold both.
+func stackedInOrder(t *testing.T, fig *Figure, bottom, top color.NRGBA, bottomName, topName string) int {
+	t.Helper()
+	img := renderPNG(t, fig)
+	both := 0
+	for panel, p := range fig.Panels {
+		left, right := pixelAt(fig, panel, p.X.Min, 0), pixelAt(fig, panel, p.X.Max, 0)
+		for x := left.X + 1; x < right.X; x++ {
+			seenBottom, seenTop, gap := false, false, 0
+			for y := left.Y - 1; y > 0 && gap <= 3; y-- {
+				switch c := img.At(x, y); {
+				case near(c, bottom, 2):
+					if seenTop {
+						t.Errorf("%s, column %d: %s at y=%d above %s", p.Title.Text, x, bottomName, y, topName)
+					}
+					seenBottom, gap = true, 0
+				case near(c, top, 2):
+					seenTop, gap = true, 0
+				default:
+					gap++ // outlines between the parts of a bar, or the end of it
+				}
+			}
+			if seenBottom && seenTop {
+				both++
+			}
+		}
+	}
+	return both
+}
+
 // Admitted and rejected requests are told apart by everyone: two
 // Okabe–Ito colours that also differ in lightness (so they survive any
 // colour vision and greyscale printing), and by position: admitted are
@@ -255,44 +297,14 @@ func TestTimelineColourBlindSafe(t *testing.T) {
 			t.Errorf("timeline colour %v is not an Okabe–Ito colour", c)
 		}
 	}
-	hi, lo := luminance(colorAdmitted), luminance(colorRejected)
-	if hi < lo {
-		hi, lo = lo, hi
-	}
-	if ratio := (hi + 0.05) / (lo + 0.05); ratio < 2 {
+	if ratio := contrast(colorAdmitted, colorRejected); ratio < 2 {
 		t.Errorf("admitted and rejected differ in lightness by a contrast ratio of %.2f, want >= 2", ratio)
 	}
 	fig, err := TimelineFigure(plotData(t, "overload-burst", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	img := renderPNG(t, fig)
-	// Walk up each pixel column of each panel from the x axis through its
-	// bar: once a rejected pixel is seen, no admitted one may follow.
-	both := 0
-	for panel, p := range fig.Panels {
-		left, right := pixelAt(fig, panel, p.X.Min, 0), pixelAt(fig, panel, p.X.Max, 0)
-		for x := left.X + 1; x < right.X; x++ {
-			seenAdmitted, seenRejected, gap := false, false, 0
-			for y := left.Y - 1; y > 0 && gap <= 3; y-- {
-				switch c := img.At(x, y); {
-				case near(c, colorAdmitted, 2):
-					if seenRejected {
-						t.Errorf("%s, column %d: admitted at y=%d above rejected", p.Title.Text, x, y)
-					}
-					seenAdmitted, gap = true, 0
-				case near(c, colorRejected, 2):
-					seenRejected, gap = true, 0
-				default:
-					gap++ // outlines between the parts of a bar, or the end of it
-				}
-			}
-			if seenAdmitted && seenRejected {
-				both++
-			}
-		}
-	}
-	if both == 0 {
+	if stackedInOrder(t, fig, colorAdmitted, colorRejected, "admitted", "rejected") == 0 {
 		t.Error("no bar has both admitted and rejected requests")
 	}
 }
@@ -307,42 +319,14 @@ func TestLoadColourBlindSafe(t *testing.T) {
 			t.Errorf("load colour %v is not an Okabe–Ito colour", c)
 		}
 	}
-	hi, lo := luminance(colorFirstAttempts), luminance(colorRetries)
-	if hi < lo {
-		hi, lo = lo, hi
-	}
-	if ratio := (hi + 0.05) / (lo + 0.05); ratio < 2 {
+	if ratio := contrast(colorFirstAttempts, colorRetries); ratio < 2 {
 		t.Errorf("first attempts and retries differ in lightness by a contrast ratio of %.2f, want >= 2", ratio)
 	}
 	fig, err := LoadFigure(plotData(t, "overload-burst", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	img := renderPNG(t, fig)
-	both := 0
-	for panel, p := range fig.Panels {
-		left, right := pixelAt(fig, panel, p.X.Min, 0), pixelAt(fig, panel, p.X.Max, 0)
-		for x := left.X + 1; x < right.X; x++ {
-			seenFirst, seenRetry, gap := false, false, 0
-			for y := left.Y - 1; y > 0 && gap <= 3; y-- {
-				switch c := img.At(x, y); {
-				case near(c, colorFirstAttempts, 2):
-					if seenRetry {
-						t.Errorf("%s, column %d: first attempts at y=%d above retries", p.Title.Text, x, y)
-					}
-					seenFirst, gap = true, 0
-				case near(c, colorRetries, 2):
-					seenRetry, gap = true, 0
-				default:
-					gap++
-				}
-			}
-			if seenFirst && seenRetry {
-				both++
-			}
-		}
-	}
-	if both == 0 {
+	if stackedInOrder(t, fig, colorFirstAttempts, colorRetries, "first attempts", "retries") == 0 {
 		t.Error("no bar has both first attempts and retries")
 	}
 }

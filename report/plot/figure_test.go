@@ -9,26 +9,13 @@ import (
 	"testing"
 
 	"github.com/retrysim/retrysim/internal/golden"
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/runs"
-	"github.com/retrysim/retrysim/scenarios"
 )
-
-func builtinScenario(t *testing.T, name string) *scenarios.Scenario {
-	t.Helper()
-	f, err := scenarios.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 func plotData(t *testing.T, scenario string, seeds int) *runs.PlotData {
 	t.Helper()
-	s := builtinScenario(t, scenario)
+	s := scenariotest.Builtin(t, scenario)
 	d, err := runs.CollectPlotData(context.Background(), s, s.Seed, seeds, runs.DefaultBucket(s.Server), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	gonum "gonum.org/v1/plot"
 
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/runs"
 )
@@ -88,7 +89,7 @@ func TestAxisDurationUnit(t *testing.T) {
 // runs of overload-burst: only the labels are under test.
 func labelSweep(t *testing.T) *runs.Sweep {
 	t.Helper()
-	s := builtinScenario(t, "overload-burst")
+	s := scenariotest.Builtin(t, "overload-burst")
 	sw := &runs.Sweep{Scenario: s.Name, FirstSeed: s.Seed, Seeds: 1,
 		Axes: []runs.Axis{
 			{Name: "outage", Title: "outage length", Unit: "ms", Labels: []string{"0s", "15s", "30s"}, Values: []float64{0, 15000, 30000}},
@@ -267,7 +268,7 @@ func TestCDFCountsTheOperationsRun(t *testing.T) {
 // wasted work, the recovery after its incident) plots them too, after the
 // six every scenario has.
 func TestSweepPlotsOptionalHeadlineMetrics(t *testing.T) {
-	s := builtinScenario(t, "metastable-retry-storm")
+	s := scenariotest.Builtin(t, "metastable-retry-storm")
 	m, err := runs.Collect(context.Background(), s, s.Seed, 1, nil)
 	if err != nil {
 		t.Fatal(err)
