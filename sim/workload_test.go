@@ -351,3 +351,30 @@ func TestOpenLoopProcessesHaveTheirOwnRetryLayer(t *testing.T) {
 		t.Error("negative processes accepted")
 	}
 }
+
+// StartTimes gives the starts the engine uses: for a burst spread over
+// time (a start stream per operation) and an open loop (drawn from the
+// workload stream), each operation's first attempt is sent at its start
+// when nothing holds it.
+func TestStartTimesAreTheEngines(t *testing.T) {
+	for _, w := range []Workload{Burst{Clients: 50, Spread: sec}, &OpenLoop{Rates: ConstantRate(40), Until: 2 * sec}} {
+		c := reference(immediate)
+		c.Seed, c.Workload = 9, w
+		first := map[int]time.Duration{}
+		c.Observer.OnSend = func(at time.Duration, op int, retry bool) {
+			if !retry {
+				first[op] = at
+			}
+		}
+		mustRun(t, c)
+		starts := StartTimes(c.Seed, w)
+		if len(starts) != len(first) || len(starts) == 0 {
+			t.Fatalf("%T: %d starts, %d first attempts", w, len(starts), len(first))
+		}
+		for i, s := range starts {
+			if first[i] != s {
+				t.Errorf("%T: operation %d starts at %v, first sent at %v", w, i, s, first[i])
+			}
+		}
+	}
+}
