@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v3"
@@ -45,12 +46,6 @@ func validateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := serve.CanValidate(s.Server, s.Workload); err != nil {
-				return usageError{err}
-			}
-			if n := len(sim.StartTimes(seed, s.Workload)); n > serve.MaxValidateClients {
-				return usageError{&serve.TooManyClientsError{Clients: n}}
-			}
 			speed := cmd.Float("speed")
 			stderr := cmd.Root().ErrWriter
 			cs, err := serve.Validate(ctx, serve.Validation{Model: s.Server, Workload: s.Workload, Policies: s.Policies,
@@ -58,6 +53,12 @@ func validateCommand() *cli.Command {
 				OnPolicy: func(i int, p sim.Policy) {
 					fmt.Fprintf(stderr, "retrysim validate: policy %d/%d, %s, for real\n", i+1, len(s.Policies), p.Name)
 				}})
+			// What validate cannot run is refused before any run: bad input.
+			var unsupported *serve.UnsupportedError
+			var tooMany *serve.TooManyClientsError
+			if errors.As(err, &unsupported) || errors.As(err, &tooMany) {
+				return usageError{err}
+			}
 			if err != nil {
 				return err
 			}
