@@ -90,7 +90,9 @@ const (
 	AdmitGrant
 	// AdmitBlock queues the operation; Ask.Waiter will be woken. Release
 	// must be called if the operation stops waiting or, once granted, after
-	// the attempt.
+	// the attempt. A waiter woken without a grant is given back too
+	// (Release with the waiter), and the coordinator frees nothing for it:
+	// only the coordinator, under its own lock, knows which wake it sent.
 	AdmitBlock
 	// AdmitDeny stops the operation: Reason, Cause.
 	AdmitDeny

@@ -28,6 +28,10 @@ type Limiter struct {
 	inFlight int
 	queue    []limitWaiter // FIFO from head
 	head     int
+	// unslotted holds the waiters woken without a slot (their latest start
+	// passed) until they are given back: a Release for one of them frees
+	// nothing, however late the operation learnt of its wake.
+	unslotted map[Waiter]struct{}
 }
 
 type limitWaiter struct {
@@ -50,6 +54,10 @@ func NewLimiter(maxInFlight, maxQueue int) (*Limiter, error) {
 func (l *Limiter) Admit(now time.Time, a Ask) Admission {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if len(l.unslotted) > 0 {
+		// Asking again means the operation saw its wake without a slot.
+		delete(l.unslotted, a.Waiter)
+	}
 	if l.inFlight < l.max && l.waiting() == 0 {
 		l.inFlight++
 		return Admission{Kind: AdmitGrant, At: now}
@@ -67,10 +75,12 @@ func (l *Limiter) Admit(now time.Time, a Ask) Admission {
 // Observe does nothing: the slot is given back by Release.
 func (l *Limiter) Observe(time.Time, int, Outcome) {}
 
-// Release takes w out of the queue if it is still waiting; otherwise it
-// frees w's slot, handing it to the first waiter that can still use it.
-// It panics if no slot is taken: a Release without its grant would let
-// more attempts run than the limit.
+// Release takes w out of the queue if it is still waiting, and forgets it
+// if it was woken without a slot (it holds nothing); otherwise it frees w's
+// slot, handing it to the first waiter that can still use it. Which of the
+// three applies is decided here, under the limiter's lock, so it does not
+// depend on when the operation saw its wake. It panics if no slot is taken:
+// a Release without its grant would let more attempts run than the limit.
 func (l *Limiter) Release(now time.Time, w Waiter, _ bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -82,6 +92,10 @@ func (l *Limiter) Release(now time.Time, w Waiter, _ bool) {
 				return
 			}
 		}
+		if _, ok := l.unslotted[w]; ok {
+			delete(l.unslotted, w)
+			return
+		}
 	}
 	if l.inFlight == 0 {
 		panic("policies: Limiter.Release without a matching Acquire")
@@ -92,7 +106,7 @@ func (l *Limiter) Release(now time.Time, w Waiter, _ bool) {
 		l.head++
 		l.compact()
 		if !startsBy(now, next.latest) {
-			next.w.Wake(now, false) // too late to use a slot
+			l.wakeUnslotted(now, next.w) // too late to use a slot
 			continue
 		}
 		next.w.Wake(now, true) // the slot passes to it
@@ -118,7 +132,7 @@ func (l *Limiter) expire(now time.Time) {
 	kept := l.queue[:l.head]
 	for _, q := range l.queue[l.head:] {
 		if !startsBy(now, q.latest) {
-			q.w.Wake(now, false)
+			l.wakeUnslotted(now, q.w)
 			continue
 		}
 		kept = append(kept, q)
@@ -126,6 +140,16 @@ func (l *Limiter) expire(now time.Time) {
 	clear(l.queue[len(kept):])
 	l.queue = kept
 	l.compact()
+}
+
+// wakeUnslotted wakes w without a slot and remembers that it holds none
+// until it is given back (Release) or asks again (Admit).
+func (l *Limiter) wakeUnslotted(now time.Time, w Waiter) {
+	if l.unslotted == nil {
+		l.unslotted = make(map[Waiter]struct{})
+	}
+	l.unslotted[w] = struct{}{}
+	w.Wake(now, false)
 }
 
 // Acquire takes a slot for a caller outside Do, waiting until one is free
@@ -232,4 +256,12 @@ func (f *ModelFallback) ShouldSwitch(current string, capacityFailures int) bool 
 	}
 	f.switched.Store(true)
 	return true
+}
+
+// pending returns how many waiters the limiter keeps track of: queued, or
+// woken without a slot and not yet given back. For tests.
+func (l *Limiter) pending() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiting() + len(l.unslotted)
 }

@@ -96,6 +96,7 @@ const (
 	flagFallback uint8 = 1 << iota // attempts go to the fallback model
 	flagResume                     // the op waited for a grant: re-ask the passed coordinators
 	flagBlocked                    // queued by coordinator stage; waiting for Woken
+	flagUnslotted                  // woken without what it queued for: give the waiter back before anything else
 )
 
 // Start prepares a new operation: a sticky fallback that has happened puts
@@ -155,6 +156,12 @@ func startsBy(t, latest time.Time) bool { return latest.IsZero() || !t.After(lat
 // back to wait for it, giving up what it held. On StepSend the attempt
 // counts as sent.
 func (o *Op) Before(p *Plan, m Moment, w Waiter, rng *rand.Rand) Step {
+	if o.flags&flagUnslotted != 0 {
+		// Woken without a slot: the queuing coordinator learns that the
+		// wake was seen, and whatever earlier ones granted is given back,
+		// since the coordinators are asked again from the first.
+		o.Abandon(p, m.Now, w)
+	}
 	if !p.Policy.StartsInTime(m.Since) || !startsBy(m.Now, m.Cutoff) {
 		// A negative budget, or a wake-up later than the budget allows.
 		o.Abandon(p, m.Now, w)
@@ -242,17 +249,16 @@ func (o *Op) hold(p *Plan, m Moment, a Admission, rng *rand.Rand) Step {
 
 // Woken tells the operation that the coordinator that blocked it woke it:
 // granted says whether it now holds what it queued for. If not (its latest
-// start passed while it queued), the next Before stops it.
+// start passed while it queued), the next Before (or Abandon) gives the
+// waiter back to that coordinator, which then knows it holds nothing, and
+// the operation normally stops there.
 func (o *Op) Woken(granted bool) {
 	if o.flags&flagBlocked == 0 {
 		return
 	}
 	o.flags &^= flagBlocked
-	i := o.stage
 	if !granted {
-		o.held &^= 1 << i
-		o.stage, o.passed = 0, 0
-		o.flags &^= flagResume
+		o.flags |= flagUnslotted
 		return
 	}
 	o.stage++
@@ -265,7 +271,7 @@ func (o *Op) Woken(granted bool) {
 func (o *Op) Abandon(p *Plan, now time.Time, w Waiter) {
 	o.releaseAll(p, now, w, false, Outcome{})
 	o.stage, o.passed = 0, 0
-	o.flags &^= flagResume | flagBlocked
+	o.flags &^= flagResume | flagBlocked | flagUnslotted
 }
 
 // last is the outcome of the last observed attempt, as Ask.Last tells it.
@@ -273,12 +279,14 @@ func (o *Op) last() Outcome { return Outcome{Class: o.lastClass, Status: int(o.l
 
 // releaseAll gives back every coordinator's hold on the pending attempt
 // (Settle for a Settler, Release otherwise); out is the attempt's outcome
-// when sent. The waiter is passed on only while the operation is queued, so
-// that a coordinator looks for it in its queue only when it can be there.
+// when sent. The waiter is passed on only while the operation is queued or
+// was woken without a slot, so that a coordinator looks for it only when it
+// can know it.
 func (o *Op) releaseAll(p *Plan, now time.Time, w Waiter, sent bool, out Outcome) {
-	if o.flags&flagBlocked == 0 {
+	if o.flags&(flagBlocked|flagUnslotted) == 0 {
 		w = nil
 	}
+	o.flags &^= flagUnslotted
 	for i := 0; o.held != 0; i++ {
 		if o.held&(1<<i) != 0 {
 			o.held &^= 1 << i
