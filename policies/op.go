@@ -93,10 +93,10 @@ type Op struct {
 }
 
 const (
-	flagFallback uint8 = 1 << iota // attempts go to the fallback model
-	flagResume                     // the op waited for a grant: re-ask the passed coordinators
-	flagBlocked                    // queued by coordinator stage; waiting for Woken
-	flagUnslotted                  // woken without what it queued for: give the waiter back before anything else
+	flagFallback  uint8 = 1 << iota // attempts go to the fallback model
+	flagResume                      // the op waited for a grant: re-ask the passed coordinators
+	flagBlocked                     // queued by coordinator stage; waiting for Woken
+	flagUnslotted                   // woken without what it queued for: give the waiter back before anything else
 )
 
 // Start prepares a new operation: a sticky fallback that has happened puts
