@@ -92,9 +92,14 @@ type CubicRate struct {
 	window   float64 // K
 }
 
-// NewCubicRate returns a limiter with cfg (zero fields: defaults).
-func NewCubicRate(cfg CubicRateConfig) *CubicRate {
-	return &CubicRate{cfg: cfg.withDefaults()}
+// NewCubicRate returns a limiter with cfg (zero fields: defaults). It
+// refuses constants that Validate reports: a NaN or infinite one would build
+// a limiter that never limits.
+func NewCubicRate(cfg CubicRateConfig) (*CubicRate, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &CubicRate{cfg: cfg.withDefaults()}, nil
 }
 
 // seconds returns now in seconds since the limiter's first use.

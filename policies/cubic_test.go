@@ -9,7 +9,7 @@ import (
 // A worked example of the adaptive send rate, with the default constants
 // (beta 0.7, scale 0.4, smoothing 0.8, minimum 0.5/s), computed by hand.
 func TestCubicRateWorked(t *testing.T) {
-	l := NewCubicRate(CubicRateConfig{})
+	l, _ := NewCubicRate(CubicRateConfig{})
 	t0 := time.Unix(100, 0)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * 1e9)) }
 	ok := Outcome{}
@@ -68,13 +68,13 @@ func TestCubicRateWorked(t *testing.T) {
 // The rate never falls below MinFillRate, and capacity errors throttle only
 // when asked to.
 func TestCubicRateFloorAndClasses(t *testing.T) {
-	l := NewCubicRate(CubicRateConfig{})
+	l, _ := NewCubicRate(CubicRateConfig{})
 	now := time.Unix(0, 0)
 	l.Observe(now, 1, Outcome{Class: Capacity, Status: 529})
 	if _, enabled := l.Rate(); enabled {
 		t.Error("a 529 enabled the limiter without ThrottleOnCapacity")
 	}
-	l = NewCubicRate(CubicRateConfig{ThrottleOnCapacity: true})
+	l, _ = NewCubicRate(CubicRateConfig{ThrottleOnCapacity: true})
 	for i := range 20 {
 		l.Observe(now.Add(time.Duration(i)*time.Second), 1, Outcome{Class: Capacity, Status: 529})
 	}

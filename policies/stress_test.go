@@ -126,7 +126,10 @@ func TestEveryCoordinatorUnderRacingBudgetsAndCancels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cubic := NewCubicRate(CubicRateConfig{ThrottleOnCapacity: true})
+	cubic, err := NewCubicRate(CubicRateConfig{ThrottleOnCapacity: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var gate Gate
 	most, panics := stressRun(t, func(int) []Option {
 		return []Option{WithGate(&gate), WithThrottle(th), WithLimiter(lim),

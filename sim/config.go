@@ -141,7 +141,7 @@ func (p *Policy) controls() ([]policies.Coordinator, error) {
 		err = add(policies.NewRetryQuota(*c))
 	}
 	if c := p.CubicRate; c != nil && err == nil {
-		err = add(policies.NewCubicRate(*c), nil)
+		err = add(policies.NewCubicRate(*c))
 	}
 	return cs, err
 }

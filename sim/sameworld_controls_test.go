@@ -49,7 +49,7 @@ func controlOptions(t *testing.T, pol sim.Policy) []policies.Option {
 		add(policies.NewRetryQuota(*c))
 	}
 	if c := pol.CubicRate; c != nil {
-		add(policies.NewCubicRate(*c), nil)
+		add(policies.NewCubicRate(*c))
 	}
 	return opts
 }
