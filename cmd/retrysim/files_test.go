@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -164,5 +165,50 @@ func TestFailedWriteKeepsOldFiles(t *testing.T) {
 				t.Errorf("%v changed the directory:\nbefore %v\nafter  %v", args, before, after)
 			}
 		})
+	}
+}
+
+// The figures and data of one plot run replace those of the previous run
+// together: when a later file fails to be written (a file size limit that
+// the first file fits in), not even the first is replaced.
+func TestFailedWriteReplacesNoFigure(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	bin := builtBinary(t)
+	fresh := t.TempDir()
+	if out, err := exec.Command(bin, "plot", "--plot-dir", fresh, "--plot-format", "svg,json").CombinedOutput(); err != nil {
+		t.Fatalf("plot: %v\n%s", err, out)
+	}
+	made := readAll(t, fresh)
+	first := len(made["timeline.svg"]) // written first
+	blocks := (first + 1023) / 1024    // ulimit -f counts 1024-byte blocks
+	larger := false
+	for _, data := range made {
+		larger = larger || len(data) > blocks*1024
+	}
+	if first == 0 || !larger {
+		t.Fatalf("no file is larger than timeline.svg rounded up (%d bytes): %d files", blocks*1024, len(made))
+	}
+	dir := t.TempDir()
+	for name := range made {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("previous "+name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := readAll(t, dir)
+	cmd := exec.Command("bash", "-c", `ulimit -f `+strconv.Itoa(blocks)+` && exec "$0" "$@"`, bin, "plot", "--plot-dir", dir, "--plot-format", "svg,json")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "file too large") {
+		t.Errorf("plot under ulimit -f %d: %v, output %q; want a failure to write", blocks, err, out)
+	}
+	after := readAll(t, dir)
+	for _, name := range slices.Sorted(maps.Keys(after)) {
+		if after[name] != before[name] {
+			t.Errorf("a failed plot changed %s (%d bytes now)", name, len(after[name]))
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("a failed plot left %d files, want %d: %v", len(after), len(before), slices.Sorted(maps.Keys(after)))
 	}
 }

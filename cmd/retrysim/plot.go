@@ -294,10 +294,9 @@ func outputDir(flag, dir string) error {
 // beside its path and renamed into place when complete, so that a failed
 // run leaves neither a partial file nor a truncated old one.
 type pendingFile struct {
-	tmp    *os.File
-	path   string
-	closed bool // tmp is closed (written, or removed after a failed write)
-	placed bool // renamed into place
+	tmp  *os.File
+	path string
+	done bool // the temporary file is gone: renamed into place, or removed
 }
 
 // createOutput starts the output file path, named by flag. Commands call it
@@ -335,9 +334,8 @@ func (p *pendingFile) commit(data []byte) error {
 func (p *pendingFile) write(data []byte) error {
 	_, err := p.tmp.Write(data)
 	err = errors.Join(err, p.tmp.Chmod(0o644), p.tmp.Close())
-	p.closed = true
 	if err != nil {
-		p.placed = true // nothing is left to place or remove
+		p.done = true
 		os.Remove(p.tmp.Name())
 		return fmt.Errorf("writing %s: %w", p.path, pathErr(err))
 	}
@@ -346,7 +344,7 @@ func (p *pendingFile) write(data []byte) error {
 
 // place renames the written temporary file to the file's path.
 func (p *pendingFile) place() error {
-	p.placed = true
+	p.done = true
 	if err := os.Rename(p.tmp.Name(), p.path); err != nil {
 		os.Remove(p.tmp.Name())
 		return fmt.Errorf("writing %s: %w", p.path, pathErr(err))
@@ -356,13 +354,11 @@ func (p *pendingFile) place() error {
 
 // abort removes the temporary file; after commit or place it does nothing.
 func (p *pendingFile) abort() {
-	if p.placed {
+	if p.done {
 		return
 	}
-	if !p.closed {
-		p.tmp.Close()
-	}
-	p.placed = true
+	p.done = true
+	p.tmp.Close() // an error if write closed it already
 	os.Remove(p.tmp.Name())
 }
 
