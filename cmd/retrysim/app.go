@@ -25,6 +25,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // the shards' command with the merged runs in st.
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *shardState) error {
 	var helpTopic error // set when 'retrysim help NAME' names no command
+	var quiet bool      // --quiet
 	app := &cli.Command{
 		Name:  "retrysim",
 		Usage: "compare retry policies against a simulated overloaded API",
@@ -38,7 +39,8 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *s
 		Version:   readBuildVersion().module,
 		Metadata:  map[string]any{stateKey: st},
 		Writer:    stdout,
-		ErrWriter: stderr,
+		ErrWriter: quietWriter{stderr, &quiet},
+		Flags:     []cli.Flag{quietFlag(&quiet)},
 		// Errors are reported once, by main; usage errors exit 2.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {

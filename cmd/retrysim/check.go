@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -71,6 +70,13 @@ func checkCommand() *cli.Command {
 			if stdinUsers > 1 {
 				return usagef("'-' (standard input) can be given only once among --file and --baseline")
 			}
+			inputs := []inputFile{{"--file", cmd.String("file")}}
+			for _, path := range cmd.StringSlice("baseline") {
+				inputs = append(inputs, inputFile{"--baseline", path})
+			}
+			if err := notAnInput("--junit", cmd.String("junit"), inputs...); err != nil {
+				return err
+			}
 			f, err := loadFile(cmd)
 			if err != nil {
 				return err
@@ -90,14 +96,15 @@ func checkCommand() *cli.Command {
 			if cmd.IsSet("tolerance") && len(cmd.StringSlice("baseline")) == 0 {
 				return usagef("--tolerance applies to --baseline, which is not given")
 			}
-			// Create the JUnit file before running anything, so that a bad
+			// Start the JUnit file before running anything, so that a bad
 			// path exits 2 at once rather than after every scenario ran.
-			var junit *os.File
+			// It replaces an existing file only once the check has results.
+			var junit *pendingFile
 			if path := cmd.String("junit"); path != "" && !sharding(cmd) {
-				if junit, err = os.Create(path); err != nil {
-					return usageError{fmt.Errorf("--junit: %w", err)}
+				if junit, err = createOutput("--junit", path); err != nil {
+					return err
 				}
-				defer junit.Close()
+				defer junit.abort()
 			}
 			list := f.Scenarios
 			if names := cmd.StringSlice("scenario"); len(names) > 0 {
@@ -201,7 +208,11 @@ func checkCommand() *cli.Command {
 				return err
 			}
 			if junit != nil {
-				if err := writeJUnitFile(junit, &rep); err != nil {
+				var buf bytes.Buffer
+				if err := check.WriteJUnit(&buf, &rep); err != nil {
+					return err
+				}
+				if err := finishOutput(cmd, junit, cmd.String("junit"), buf.Bytes()); err != nil {
 					return err
 				}
 			}
@@ -232,15 +243,4 @@ func readBaseline(cmd *cli.Command, path string) (*report.Document, error) {
 	}
 	defer fh.Close()
 	return check.ReadBaseline(path, fh)
-}
-
-func writeJUnitFile(fh *os.File, rep *check.Report) error {
-	err := check.WriteJUnit(fh, rep)
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return errors.Join(fmt.Errorf("writing %s", fh.Name()), err)
-	}
-	return nil
 }

@@ -96,7 +96,7 @@ func TestDocumentedCommandsRun(t *testing.T) {
 			// Commands that write files write them to a scratch directory.
 			args := slices.Clone(c.args)
 			for i := range args[:len(args)-1] {
-				if args[i] == "--out" || args[i] == "--plot" || args[i] == "--plot-dir" {
+				if args[i] == "--out" || args[i] == "--plot" || args[i] == "--plot-dir" || args[i] == "--junit" {
 					args[i+1] = filepath.Join(t.TempDir(), filepath.Base(args[i+1]))
 				}
 			}
@@ -275,4 +275,53 @@ func bashBlocks(t *testing.T, path string) []string {
 		}
 	}
 	return blocks
+}
+
+// The files that the commands shown in the README and docs/ write, run from
+// the repository root as a reader runs them, go where git ignores them: no
+// tracked file changes and no untracked one appears. (docs/plots.md's
+// commands write docs/img, which is tracked and checked by TestDocsPlots.)
+func TestDocumentedOutputsAreIgnored(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root, err := filepath.Abs(docsRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("git", "-C", root, "rev-parse", "--is-inside-work-tree").Run(); err != nil {
+		t.Skip("not a git checkout")
+	}
+	docs, _ := filepath.Glob(filepath.Join(docsRoot, "docs", "*.md"))
+	docs = append(docs, filepath.Join(docsRoot, "README.md"))
+	checked := 0
+	for _, doc := range docs {
+		rel, _ := filepath.Rel(docsRoot, doc)
+		if rel == filepath.Join("docs", "plots.md") {
+			continue
+		}
+		for _, args := range docCommands(t, rel) {
+			for i := range args[:len(args)-1] {
+				path := args[i+1]
+				if path == "-" || filepath.IsAbs(path) {
+					continue
+				}
+				switch args[i] {
+				case "--plot-dir", "--plot":
+					path = filepath.Join(path, "timeline.png") // a file in it
+				case "--out", "-o", "--junit":
+				default:
+					continue
+				}
+				checked++
+				if err := exec.Command("git", "-C", root, "check-ignore", "-q", "--", path).Run(); err != nil {
+					t.Errorf("%s: %s writes %s, which git does not ignore (or tracks)", rel, strings.Join(args, " "), path)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no documented command writes a file: the extraction is broken")
+	}
 }

@@ -83,10 +83,15 @@ func plotCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := writeFigures(cmd, dir, figs, formats); err != nil {
+			files, err := figureFiles(dir, figs, formats)
+			if err != nil {
 				return err
 			}
-			return writeTimelineData(cmd, dir, pd, data)
+			more, err := timelineFiles(dir, pd, data)
+			if err != nil {
+				return err
+			}
+			return writeOutputs(cmd, append(files, more...))
 		},
 	}
 }
@@ -155,9 +160,10 @@ func plotAndDataFormats(cmd *cli.Command, old ...string) ([]plot.ImageFormat, []
 	return formats, data, err
 }
 
-// writeTimelineData writes d's timelines into dir as timeline.json and/or
-// timeline.csv and lists the files on stderr.
-func writeTimelineData(cmd *cli.Command, dir string, d *runs.PlotData, formats []string) error {
+// timelineFiles are d's timelines as dir/timeline.json and/or
+// dir/timeline.csv.
+func timelineFiles(dir string, d *runs.PlotData, formats []string) ([]outputFile, error) {
+	var files []outputFile
 	for _, f := range formats {
 		var buf bytes.Buffer
 		var err error
@@ -167,15 +173,11 @@ func writeTimelineData(cmd *cli.Command, dir string, d *runs.PlotData, formats [
 			err = report.WriteTimelineCSV(&buf, d)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		path := filepath.Join(dir, "timeline."+f)
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintln(cmd.Root().ErrWriter, "wrote", path)
+		files = append(files, outputFile{filepath.Join(dir, "timeline."+f), buf.Bytes()})
 	}
-	return nil
+	return files, nil
 }
 
 // plotFormats parses a comma-separated list of image formats, given as flag.
@@ -216,24 +218,56 @@ func collectPlotData(ctx context.Context, cmd *cli.Command, s *scenarios.Scenari
 	return runs.CollectPlotData(w.context(ctx, s), s, first, k, bucket, nil)
 }
 
-// writeFigures writes every figure in every format into dir and lists the
-// files on stderr: stdout is only for data, so that it can be piped.
-func writeFigures(cmd *cli.Command, dir string, figs []plot.NamedFigure, formats []plot.ImageFormat) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+// figureFiles are every figure in every format, in dir.
+func figureFiles(dir string, figs []plot.NamedFigure, formats []plot.ImageFormat) ([]outputFile, error) {
+	var files []outputFile
 	for _, f := range figs {
 		for _, format := range formats {
 			var buf bytes.Buffer
 			if err := f.Figure.Write(&buf, format); err != nil {
-				return err
+				return nil, err
 			}
-			path := filepath.Join(dir, f.Name+"."+string(format))
-			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.Root().ErrWriter, "wrote", path)
+			files = append(files, outputFile{filepath.Join(dir, f.Name+"."+string(format)), buf.Bytes()})
 		}
+	}
+	return files, nil
+}
+
+// outputFile is a file a command writes, with its content.
+type outputFile struct {
+	path string
+	data []byte
+}
+
+// writeOutputs writes files whole or not at all, and lists them on stderr:
+// stdout is only for data, so that it can be piped. Every file is written
+// under a temporary name first; only when all are written are they renamed
+// into place, so that a failed write leaves the previous run's files as
+// they were.
+func writeOutputs(cmd *cli.Command, files []outputFile) error {
+	var pending []*pendingFile
+	defer func() {
+		for _, p := range pending {
+			p.abort()
+		}
+	}()
+	for _, f := range files {
+		p, err := newPendingFile(f.path)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", f.path, pathErr(err))
+		}
+		pending = append(pending, p)
+		if err := p.write(f.data); err != nil {
+			return err
+		}
+	}
+	for _, p := range pending {
+		if err := p.place(); err != nil {
+			return err
+		}
+	}
+	for _, f := range files {
+		fmt.Fprintln(cmd.Root().ErrWriter, "wrote", f.path)
 	}
 	return nil
 }
@@ -262,6 +296,7 @@ func outputDir(flag, dir string) error {
 type pendingFile struct {
 	tmp  *os.File
 	path string
+	done bool // the temporary file is gone: renamed into place, or removed
 }
 
 // createOutput starts the output file path, named by flag. Commands call it
@@ -270,41 +305,106 @@ func createOutput(flag, path string) (*pendingFile, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, usagef("%s %s: is a directory", flag, path)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	p, err := newPendingFile(path)
 	if err != nil {
 		return nil, usagef("%s %s: cannot create it: %v", flag, path, pathErr(err))
 	}
-	return &pendingFile{tmp, path}, nil
+	return p, nil
+}
+
+// newPendingFile creates the temporary file of path, in path's directory
+// (a rename across file systems would not be atomic).
+func newPendingFile(path string) (*pendingFile, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	return &pendingFile{tmp: tmp, path: path}, nil
 }
 
 // commit writes data and puts the file in place.
 func (p *pendingFile) commit(data []byte) error {
+	if err := p.write(data); err != nil {
+		return err
+	}
+	return p.place()
+}
+
+// write writes data to the temporary file and closes it.
+func (p *pendingFile) write(data []byte) error {
 	_, err := p.tmp.Write(data)
 	err = errors.Join(err, p.tmp.Chmod(0o644), p.tmp.Close())
-	if err == nil {
-		err = os.Rename(p.tmp.Name(), p.path)
-	}
 	if err != nil {
+		p.done = true
 		os.Remove(p.tmp.Name())
-		return fmt.Errorf("writing %s: %w", p.path, err)
+		return fmt.Errorf("writing %s: %w", p.path, pathErr(err))
 	}
 	return nil
 }
 
-// abort removes the temporary file; after commit it does nothing.
-func (p *pendingFile) abort() {
-	if p.tmp.Close() == nil {
+// place renames the written temporary file to the file's path.
+func (p *pendingFile) place() error {
+	p.done = true
+	if err := os.Rename(p.tmp.Name(), p.path); err != nil {
 		os.Remove(p.tmp.Name())
+		return fmt.Errorf("writing %s: %w", p.path, pathErr(err))
 	}
+	return nil
 }
 
-// pathErr drops the path from an *fs.PathError, whose message repeats it
-// (or names a temporary file): "not a directory" rather than "mkdir a/b: not
-// a directory".
+// abort removes the temporary file; after commit or place it does nothing.
+func (p *pendingFile) abort() {
+	if p.done {
+		return
+	}
+	p.done = true
+	p.tmp.Close() // an error if write closed it already
+	os.Remove(p.tmp.Name())
+}
+
+// inputFile is a file a command reads, named by flag.
+type inputFile struct{ flag, path string }
+
+// notAnInput refuses (exit 2) an output path out, named by flag, that is
+// one of the command's input files, by the same name once cleaned or by
+// another one (a link): writing it would destroy the input. "" and "-" (no
+// file, or stdin/stdout) are no file.
+func notAnInput(flag, out string, inputs ...inputFile) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	for _, in := range inputs {
+		if in.path != "" && in.path != "-" && samePath(out, in.path) {
+			return usagef("%s %s is the %s file %s: writing it would destroy that input; name another file", flag, out, in.flag, in.path)
+		}
+	}
+	return nil
+}
+
+// samePath reports whether paths a and b name the same file: equal once
+// made absolute and cleaned, or, for files that exist, the same file.
+func samePath(a, b string) bool {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && absA == absB {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// pathErr drops the paths from an *fs.PathError or *os.LinkError, whose
+// message repeats them (or names a temporary file): "not a directory"
+// rather than "mkdir a/b: not a directory".
 func pathErr(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
 	}
 	return err
 }

@@ -39,6 +39,9 @@ func reportCommand() *cli.Command {
 			if out == "" {
 				return usagef("report needs --out FILE.html (or --out - for stdout)")
 			}
+			if err := notAnInput("--out", out, inputFile{"--file", cmd.String("file")}); err != nil {
+				return err
+			}
 			s, first, k, err := pickScenario(cmd)
 			if err != nil {
 				return err

@@ -147,7 +147,11 @@ func sweepCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				return writeFigures(cmd, plotDir, figs, formats)
+				files, err := figureFiles(plotDir, figs, formats)
+				if err != nil {
+					return err
+				}
+				return writeOutputs(cmd, files)
 			}
 			return nil
 		},

@@ -23,7 +23,8 @@ const MinEvents = 10_000_000
 
 // Terminal reports whether w is a terminal: an *os.File on one, or a
 // writer that says so with an IsTerminal method (tests use that to see
-// what a terminal would get).
+// what a terminal would get). A bar on a writer with an Unwrap method is
+// drawn on the writer it wraps.
 func Terminal(w io.Writer) bool {
 	switch w := w.(type) {
 	case interface{ IsTerminal() bool }:
@@ -72,6 +73,10 @@ func NewEvents(w io.Writer, total float64, description string) *Bar {
 }
 
 func newBar(w io.Writer, total int64, description string, options ...progressbar.Option) *Bar {
+	// The bar measures the terminal's width on the *os.File itself.
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap()
+	}
 	options = append([]progressbar.Option{
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(description),
