@@ -257,9 +257,8 @@ func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
 	// report here, at the policy, rather than when it runs.
 	if d.problems == 0 {
 		for i := range s.Policies {
-			c := s.Config(i, s.Seed)
-			if err := c.Validate(); err != nil {
-				d.errorf(items[i], fmt.Sprintf("%s.policies[%d]", path, i), "%v", err)
+			if field, err := s.policyProblem(i); err != nil {
+				d.errorf(items[i], fmt.Sprintf("%s.policies[%d]%s", path, i, field), "%v", err)
 			}
 		}
 	}
@@ -425,9 +424,7 @@ func (d *decoder) clients(n *yaml.Node, path string) (sim.Workload, limits) {
 	}
 	m.finish(append(append([]string{"type"}, k.Fields...), "max_attempts", "deadline")...)
 	if d.problems == before && n != nil {
-		if ops := w.Operations(); ops > MaxClients {
-			d.errorf(n, path, "the workload may start %d operations in a run; at most %d are supported", ops, MaxClients)
-		} else if err := w.Validate(); err != nil {
+		if err := validateWorkload(w); err != nil {
 			d.errorf(n, path, "%v", err)
 		}
 	}
