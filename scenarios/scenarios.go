@@ -395,7 +395,9 @@ func (d *decoder) windowPhases(items []*yaml.Node, path string) []sim.Phase {
 }
 
 // limits are the per-operation bounds that the clients section sets for every
-// policy and a policy may override.
+// policy and a policy may override. maxAttempts is 0…2^31−1; 0 sets no bound
+// of its own, and an operation still stops after 2^31−1 attempts
+// (policies.Op's counter).
 type limits struct {
 	maxAttempts int
 	deadline    time.Duration
