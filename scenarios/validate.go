@@ -16,6 +16,12 @@ import (
 // "clients", "policies[1].cap"); the ranges of single fields are the
 // decoder's and Param's to check.
 func (s *Scenario) Validate() error {
+	switch {
+	case s.Server == nil:
+		return fmt.Errorf("server: missing")
+	case s.Workload == nil:
+		return fmt.Errorf("clients: missing")
+	}
 	if err := s.Server.Validate(); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
