@@ -69,7 +69,8 @@ type Policy struct {
 	// Backoff gives the wait before each retry.
 	Backoff Backoff
 	// MaxAttempts bounds the attempts of one operation, the first included;
-	// 0 means no bound.
+	// 0 means no bound of its own, but an Op stops (StopAttempts) after
+	// 2^31−1 attempts, the most it counts.
 	MaxAttempts int
 	// Deadline bounds an operation's time from its start: an attempt that
 	// would start after it is not sent. 0 means no deadline; a negative

@@ -39,7 +39,8 @@ type Estimate struct {
 	// Events bounds the engine events of all runs together.
 	Events float64
 	// Memory bounds the bytes the runs in flight at once take, about
-	// bytesPerClient per client per run.
+	// bytesPerClient per client per run, plus the retry layers of the
+	// client processes that have an operation (processBytes).
 	Memory float64
 	// Kept is what the caller keeps of the runs (metrics, latencies), in
 	// bytes; Estimate leaves it 0 for the caller to fill in.
@@ -102,14 +103,34 @@ func (s *Scenario) Estimate(seeds int) Estimate {
 	for i := range s.Policies {
 		perSeed += clients * (1 + EventsPerAttempt*attemptBound(s.Server, &s.Policies[i]))
 	}
+	perRun := clients * float64(bytesPerClient)
+	if split, ok := s.Workload.(sim.ProcessSplit); ok && split.ClientProcesses() > 1 {
+		// Only processes with an operation get a retry layer.
+		processes := min(clients, float64(split.ClientProcesses()))
+		most := 0.0
+		for i := range s.Policies {
+			most = max(most, processBytes(&s.Policies[i]))
+		}
+		perRun += processes * most
+	}
 	runs := int64(seeds) * int64(len(s.Policies))
 	workers := int(min(int64(autoWorkers(runtime.GOMAXPROCS(0), s.Operations())), max(runs, 1)))
 	return Estimate{
 		Runs:    runs,
 		Events:  perSeed * float64(seeds),
-		Memory:  float64(workers) * clients * float64(bytesPerClient),
+		Memory:  float64(workers) * perRun,
 		Workers: workers,
 	}
+}
+
+// processBytes bounds the memory of one client process's retry layer under
+// p: its plan and each coordinator in it.
+func processBytes(p *sim.Policy) float64 {
+	coordinators := policies.MaxCoordinators // if the plan cannot be built
+	if plan, err := p.Plan(policies.Hooks{}); err == nil {
+		coordinators = len(plan.Coordinators)
+	}
+	return float64(bytesPerProcess + int64(coordinators)*bytesPerCoordinator)
 }
 
 // attemptBound is the most attempts one operation of p can make: its

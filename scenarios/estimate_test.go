@@ -59,3 +59,31 @@ func TestEstimateLimits(t *testing.T) {
 		t.Errorf("Add: %+v", sum)
 	}
 }
+
+// Each client process with an operation counts its retry layer: 128 B and
+// 700 B per coordinator. Processes without an operation count nothing.
+func TestEstimateCountsClientProcesses(t *testing.T) {
+	memory := func(arrivals, processes int) float64 {
+		s := &Scenario{
+			Server:   &sim.CapacityWindows{ResponseTime: sim.Fixed(DefaultResponseTime)},
+			Workload: &sim.OpenLoop{Rates: sim.ConstantRate(float64(arrivals)), Until: time.Second, Regular: true, Processes: processes},
+			Policies: []sim.Policy{
+				{Name: "plain", Rules: policies.Policy{MaxAttempts: 3, Backoff: policies.Constant{}}},
+				{Name: "budgeted", Breaker: &policies.BreakerConfig{}, RetryThrottling: &policies.RetryThrottlingConfig{},
+					Rules: policies.Policy{MaxAttempts: 3, Backoff: policies.Constant{}}},
+			},
+		}
+		e := s.Estimate(1)
+		return e.Memory / float64(e.Workers)
+	}
+	one := memory(100, 1)
+	if got, want := memory(100, 1_000_000)-one, 100.0*(128+2*700); got != want {
+		t.Errorf("100 arrivals over 1,000,000 processes: %g bytes for the processes, want %g", got, want)
+	}
+	if a, b := memory(100, 1_000_000), memory(100, 100); a != b {
+		t.Errorf("processes without an operation count: %g bytes, %g with one process per arrival", a, b)
+	}
+	if got, want := memory(100_000, 1_000), memory(100_000, 1)+1_000*(128+2*700); got != want {
+		t.Errorf("100,000 arrivals over 1,000 processes: %g bytes, want %g", got, want)
+	}
+}

@@ -171,6 +171,10 @@ type backoffKind struct {
 	describe func(b policies.Backoff) string
 	// refuse says why a field of another backoff is not one of this one.
 	refuse func(field string) string
+	// check, if set, reports a combination of the backoff's values the
+	// loader refuses: the field to blame and why. The decoder and
+	// Scenario.Validate both ask it.
+	check func(b policies.Backoff) (field string, err error)
 }
 
 var backoffKinds []*backoffKind
@@ -182,14 +186,18 @@ type backoffParam[B policies.Backoff] struct {
 }
 
 // registerBackoff registers a backoff kind whose values are of type B.
+// check may be nil.
 func registerBackoff[B policies.Backoff](name, about string, fields []string, decode func(m *mapping) B,
-	describe func(b B) string, refuse func(field string) string, ps ...backoffParam[B]) {
+	describe func(b B) string, refuse func(field string) string, check func(b B) (string, error), ps ...backoffParam[B]) {
 	k := &backoffKind{
 		Kind:     registerKind(&Kind{Category: Backoffs, Name: name, About: about, Fields: fields}),
 		decode:   func(m *mapping) policies.Backoff { return decode(m) },
 		is:       func(b policies.Backoff) bool { _, ok := b.(B); return ok },
 		describe: func(b policies.Backoff) string { return describe(b.(B)) },
 		refuse:   refuse,
+	}
+	if check != nil {
+		k.check = func(b policies.Backoff) (string, error) { return check(b.(B)) }
 	}
 	for _, p := range ps {
 		k.Params = append(k.Params, p.param)
@@ -344,6 +352,10 @@ type serverKind struct {
 	// model can give (0 when it does not know better), for the work
 	// estimate.
 	minResponse func(s sim.ServerModel) time.Duration
+	// instant reports whether the model answers every request at the
+	// instant it arrives, with no server wait (false when it does not
+	// know): retries with no wait against it never let time pass.
+	instant func(s sim.ServerModel) bool
 	// metrics names the optional metrics (metrics.For) the model counts.
 	metrics func(s sim.ServerModel) []string
 	// inner returns the models the model wraps (a rate limit's), whose
@@ -360,6 +372,7 @@ type serverFuncs[M sim.ServerModel] struct {
 	decode      func(d *decoder, m *mapping, path string) M
 	describe    func(s M) Table
 	minResponse func(s M) time.Duration
+	instant     func(s M) bool
 	metrics     func(s M) []string
 	inner       func(s M) []sim.ServerModel
 	clone       func(s M) M
@@ -386,6 +399,7 @@ func registerServer[M sim.ServerModel](k *Kind, f serverFuncs[M], ps ...serverPa
 			}
 			return f.minResponse(s.(M))
 		},
+		instant: func(s sim.ServerModel) bool { return f.instant != nil && f.instant(s.(M)) },
 		metrics: func(s sim.ServerModel) []string {
 			if f.metrics == nil {
 				return nil

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -32,13 +33,21 @@ func decodeCeiling(m *mapping) policies.Ceiling {
 		Factor: m.number("factor", DefaultFactor, 1, 1000),
 		Cap:    m.duration("cap", DefaultCap),
 	}
-	if c.Base == 0 {
-		m.errorf("base", "must be > 0")
-	}
-	if c.Cap < c.Base {
-		m.errorf("cap", "must be at least base (%v), got %v", c.Base, c.Cap)
+	if field, err := checkCeiling(c); err != nil {
+		m.errorf(field, "%v", err)
 	}
 	return c
+}
+
+// checkCeiling refuses a base of 0 and a cap below the base.
+func checkCeiling(c policies.Ceiling) (field string, err error) {
+	switch {
+	case c.Base <= 0:
+		return "base", errors.New("must be > 0")
+	case c.Cap < c.Base:
+		return "cap", fmt.Errorf("must be at least base (%v), got %v", c.Base, c.Cap)
+	}
+	return "", nil
 }
 
 // notImmediate is why a backoff other than immediate has no delay.
@@ -65,6 +74,7 @@ func ceilingBackoff[B ceilingType](name, about, shape string) {
 			return fmt.Sprintf(shape, c.Cap, c.Base, strconv.FormatFloat(c.Factor, 'g', -1, 64))
 		},
 		notImmediate,
+		func(b B) (string, error) { return checkCeiling(policies.Ceiling(b)) },
 		backoffParam[B]{paramBase, func(b B, v int64) B {
 			c := policies.Ceiling(b)
 			c.Base = time.Duration(v)
@@ -79,6 +89,7 @@ func registerBackoffs() {
 		},
 		func(b policies.Constant) string { return fmt.Sprintf("fixed %v", b.Wait) },
 		func(string) string { return "the immediate policy has only a delay" },
+		nil,
 		backoffParam[policies.Constant]{paramDelay, func(_ policies.Constant, v int64) policies.Constant {
 			return policies.Constant{Wait: time.Duration(v)}
 		}})
@@ -98,6 +109,9 @@ func registerBackoffs() {
 				return "decorrelated jitter grows from the previous wait; it has no factor"
 			}
 			return notImmediate(field)
+		},
+		func(b policies.DecorrelatedJitter) (string, error) {
+			return checkCeiling(policies.Ceiling{Base: b.Base, Factor: 1, Cap: b.Cap})
 		},
 		backoffParam[policies.DecorrelatedJitter]{paramBase, func(b policies.DecorrelatedJitter, v int64) policies.DecorrelatedJitter {
 			b.Base = time.Duration(v)

@@ -27,6 +27,9 @@ func registerServers() {
 			decode:      func(d *decoder, m *mapping, path string) *sim.CapacityWindows { return d.capacityWindows(m, path) },
 			describe:    describeCapacityWindows,
 			minResponse: func(s *sim.CapacityWindows) time.Duration { return minDistribution(s.ResponseTime) },
+			instant: func(s *sim.CapacityWindows) bool {
+				return s.ResponseTime == sim.Fixed(0) && noServerWait(s.Phases) && noServerWait(s.FallbackPhases)
+			},
 			clone: func(s *sim.CapacityWindows) *sim.CapacityWindows {
 				c := *s
 				c.Phases = slices.Clone(s.Phases)
@@ -115,6 +118,19 @@ func registerServers() {
 					least = time.Duration(float64(least) * e.StreamShare) // share 0: drawn, from 0
 				}
 				return least
+			},
+			instant: func(e *sim.ErrorMix) bool {
+				if e.Latency != sim.Fixed(0) || (e.FailLatency != nil && e.FailLatency != sim.Fixed(0)) {
+					return false
+				}
+				for _, ph := range e.Phases {
+					for _, o := range ph.Outcomes {
+						if o.Reject.RetryAfter > 0 {
+							return false
+						}
+					}
+				}
+				return true
 			},
 			metrics: func(e *sim.ErrorMix) []string {
 				if !e.Stream {
@@ -270,6 +286,16 @@ func registerWorkloads() {
 			w.Sessions = int(v)
 			return w, nil
 		}})
+}
+
+// noServerWait reports whether no phase's rejection carries a server wait.
+func noServerWait(phases []sim.Phase) bool {
+	for _, ph := range phases {
+		if ph.Reject.RetryAfter > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // cloneServer copies a server model as its kind does; a model of no kind

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +118,55 @@ func TestFileSizeLimit(t *testing.T) {
 	// At the limit, the file loads.
 	if _, err := Parse("big.yaml", []byte(big[:MaxFileSize-1]+"\n")); err != nil {
 		t.Errorf("file of exactly the limit: %v", err)
+	}
+}
+
+// max_attempts takes 0…2^31−1, and wherever it (or Policy.MaxAttempts,
+// WithMaxAttempts) is documented, 0 is documented with the bound that
+// policies.Op still applies: 2,147,483,647 attempts.
+func TestMaxAttemptsBoundIsDocumented(t *testing.T) {
+	const most = "2,147,483,647"
+	if fmt.Sprint(math.MaxInt32) != strings.ReplaceAll(most, ",", "") {
+		t.Fatalf("%s is not 2^31−1", most)
+	}
+	file := func(attempts string) string {
+		return "scenarios:\n  - name: s\n    server: {phases: [{admit: 1, window: 1s}]}\n    clients: {count: 1, max_attempts: " + attempts + "}\n    policies: [{name: full-jitter, deadline: 1s}]\n"
+	}
+	if _, err := Parse("x.yaml", []byte(file("2147483647"))); err != nil {
+		t.Errorf("max_attempts 2^31−1: %v", err)
+	}
+	if _, err := Parse("x.yaml", []byte(file("2147483648"))); err == nil || !strings.Contains(err.Error(), "must be between 0 and 2147483647") {
+		t.Errorf("max_attempts 2^31: %v", err)
+	}
+	for _, doc := range []struct{ path, mention string }{
+		{"../docs/scenarios.md", "| `max_attempts` |"},
+		{"../docs/client.md", "| `WithMaxAttempts(n)` |"},
+		{"../docs/policies.md", "`max_attempts: 0`"},
+		{"../policies/policy.go", "// MaxAttempts bounds"},
+		{"scenarios.go", "// limits are"},
+	} {
+		data, err := os.ReadFile(doc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := 0
+		for _, para := range strings.Split(string(data), "\n\n") {
+			for _, line := range strings.Split(para, "\n") {
+				if !strings.Contains(line, doc.mention) {
+					continue
+				}
+				found++
+				text := strings.ReplaceAll(strings.ReplaceAll(para, "\n", " "), "// ", "")
+				if strings.HasPrefix(line, "|") {
+					text = line // a table row says it itself
+				}
+				if !strings.Contains(text, most) && !strings.Contains(text, "2^31−1 attempts") {
+					t.Errorf("%s: %q says nothing of the bound of %s attempts", doc.path, line, most)
+				}
+			}
+		}
+		if found == 0 {
+			t.Errorf("%s: no %q", doc.path, doc.mention)
+		}
 	}
 }

@@ -257,9 +257,8 @@ func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
 	// report here, at the policy, rather than when it runs.
 	if d.problems == 0 {
 		for i := range s.Policies {
-			c := s.Config(i, s.Seed)
-			if err := c.Validate(); err != nil {
-				d.errorf(items[i], fmt.Sprintf("%s.policies[%d]", path, i), "%v", err)
+			if field, err := s.policyProblem(i); err != nil {
+				d.errorf(items[i], fmt.Sprintf("%s.policies[%d]%s", path, i, field), "%v", err)
 			}
 		}
 	}
@@ -396,7 +395,9 @@ func (d *decoder) windowPhases(items []*yaml.Node, path string) []sim.Phase {
 }
 
 // limits are the per-operation bounds that the clients section sets for every
-// policy and a policy may override.
+// policy and a policy may override. maxAttempts is 0…2^31−1; 0 sets no bound
+// of its own, and an operation still stops after 2^31−1 attempts
+// (policies.Op's counter).
 type limits struct {
 	maxAttempts int
 	deadline    time.Duration
@@ -425,9 +426,7 @@ func (d *decoder) clients(n *yaml.Node, path string) (sim.Workload, limits) {
 	}
 	m.finish(append(append([]string{"type"}, k.Fields...), "max_attempts", "deadline")...)
 	if d.problems == before && n != nil {
-		if ops := w.Operations(); ops > MaxClients {
-			d.errorf(n, path, "the workload may start %d operations in a run; at most %d are supported", ops, MaxClients)
-		} else if err := w.Validate(); err != nil {
+		if err := validateWorkload(w); err != nil {
 			d.errorf(n, path, "%v", err)
 		}
 	}

@@ -9,6 +9,15 @@ const (
 	bytesPerClient int64 = 120 // measured: docs/performance.md (118 B/client RSS at 1 M)
 )
 
+// A client process of a run (sim.ProcessSplit) that has an operation holds
+// its own plan: bytesPerProcess, plus up to bytesPerCoordinator for each
+// coordinator in it (the breaker's 672 B is the most). Measured with
+// BenchmarkProcesses (package sim): docs/performance.md.
+const (
+	bytesPerProcess     int64 = 128
+	bytesPerCoordinator int64 = 700
+)
+
 // ParallelWorkers is how many runs of a scenario with the given number of
 // clients go in parallel on the given number of cores: one per core, but no
 // more than fit in 16 GiB together. The runs package runs that many; the

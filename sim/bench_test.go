@@ -393,3 +393,56 @@ func BenchmarkRecoveryCost(b *testing.B) {
 	}
 	b.ReportMetric(float64(tWith)/float64(tWithout), "with/without")
 }
+
+// everyProcessCoordinator is a policy with every kind of per-process
+// coordinator (gate, throttle, in-flight limit, breaker, adaptive
+// throttle, the three retry budgets, send-rate limiter): the most retry
+// layer a client process can carry.
+func everyProcessCoordinator() Policy {
+	return Policy{Name: "layered", Gate: true,
+		Throttle: &Throttle{Count: 10, Per: time.Second}, Limit: &Limit{MaxInFlight: 4},
+		Breaker: &policies.BreakerConfig{}, Adaptive: &policies.AdaptiveThrottleConfig{},
+		RetryThrottling: &policies.RetryThrottlingConfig{}, RatioBudget: &policies.RatioBudgetConfig{},
+		RetryQuota: &policies.RetryQuotaConfig{}, CubicRate: &policies.CubicRateConfig{},
+		Rules: policies.Policy{Backoff: policies.FullJitter{Base: 50 * time.Millisecond, Factor: 2, Cap: time.Second}, MaxAttempts: 4}}
+}
+
+// splitOpenLoop is an open loop of arrivals regular arrivals over 10 s,
+// dealt to processes client processes, each with everyProcessCoordinator's
+// retry layer, against a server that fails one request in ten.
+func splitOpenLoop(arrivals, processes int) Config {
+	return Config{
+		Seed: 1,
+		Server: &ErrorMix{Latency: Fixed(10 * time.Millisecond),
+			Phases: []MixPhase{{Outcomes: []MixOutcome{{P: 0.1, Reject: Rejection{Status: 500, Class: policies.Transient}}}}}},
+		Workload: &OpenLoop{Rates: ConstantRate(float64(arrivals) / 10), Until: 10 * time.Second, Regular: true, Processes: processes},
+		Policy:   everyProcessCoordinator(),
+	}
+}
+
+// BenchmarkProcesses runs open loops dealt to many client processes and
+// reports the bytes a run allocates per process that has an operation
+// (B/process, over the same run with one process: what the work estimate
+// counts per process) along with -benchmem's B/op.
+func BenchmarkProcesses(b *testing.B) {
+	for _, s := range []struct{ arrivals, processes int }{{100, 1_000_000}, {100_000, 100_000}} {
+		b.Run(fmt.Sprintf("arrivals=%d/processes=%d", s.arrivals, s.processes), func(b *testing.B) {
+			perRunOne := float64(allocatedBy(b, splitOpenLoop(s.arrivals, 1)))
+			_, ms0, ms1 := measureRuns(b, splitOpenLoop(s.arrivals, s.processes))
+			perRun := float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(b.N)
+			b.ReportMetric((perRun-perRunOne)/float64(min(s.arrivals, s.processes)), "B/process")
+		})
+	}
+}
+
+// allocatedBy returns the bytes one run of cfg allocates.
+func allocatedBy(b *testing.B, cfg Config) uint64 {
+	b.Helper()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	if _, err := Run(cfg); err != nil {
+		b.Fatal(err)
+	}
+	runtime.ReadMemStats(&ms1)
+	return ms1.TotalAlloc - ms0.TotalAlloc
+}

@@ -65,9 +65,12 @@ const pollEvery = 1 << 14
 type runner struct {
 	cfg  *Config
 	plan policies.Plan
-	// plans, with a ProcessSplit workload, has each process's plan: operation
-	// i uses plans[i % len(plans)]. nil otherwise: every operation uses plan.
+	// plans, with a ProcessSplit workload, has the plans of the processes
+	// that have an operation: operation i uses plans[i % procs], so with
+	// fewer operations than processes only the first get one. nil otherwise:
+	// every operation uses plan.
 	plans   []policies.Plan
+	procs   int
 	ops     []operation
 	waiters []waiter // only for policies with a blocking coordinator
 	q       queue
@@ -113,16 +116,10 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		return Result{}, err
 	}
 	r.plan = plan
-	r.plans = nil
+	r.plans, r.procs = nil, 1
 	if split, ok := cfg.Workload.(ProcessSplit); ok && split.ClientProcesses() > 1 {
-		if n := split.ClientProcesses(); n > MaxProcesses {
-			return Result{}, fmt.Errorf("workload splits operations over %d client processes; at most %d are supported", n, MaxProcesses)
-		}
-		r.plans = make([]policies.Plan, split.ClientProcesses())
-		for c := range r.plans {
-			if r.plans[c], err = cfg.Policy.Plan(cfg.Hooks); err != nil {
-				return Result{}, err
-			}
+		if r.procs = split.ClientProcesses(); r.procs > MaxProcesses {
+			return Result{}, fmt.Errorf("workload splits operations over %d client processes; at most %d are supported", r.procs, MaxProcesses)
 		}
 	}
 	n := cfg.Workload.Operations()
@@ -149,6 +146,16 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		r.sizer = s
 	} else if s, ok := cfg.Workload.(TokenSizer); ok {
 		r.sizer = s
+	}
+	if r.procs > 1 {
+		// A plan holds no randomness: building only those of processes
+		// with an operation changes nothing else in the run.
+		r.plans = make([]policies.Plan, min(r.procs, n))
+		for c := range r.plans {
+			if r.plans[c], err = cfg.Policy.Plan(cfg.Hooks); err != nil {
+				return Result{}, err
+			}
+		}
 	}
 	if cap(r.ops) >= n {
 		r.ops = r.ops[:n]
@@ -309,7 +316,7 @@ func (r *runner) planOf(i int32) *policies.Plan {
 	if r.plans == nil {
 		return &r.plan
 	}
-	return &r.plans[int(i)%len(r.plans)]
+	return &r.plans[int(i)%r.procs]
 }
 
 // moment is the Op's view of time for operation o at virtual time now.

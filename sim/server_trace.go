@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -17,7 +18,8 @@ import (
 // ("90", "1.5"); value is a whole number >= 0. The first row starts at 0,
 // starts increase strictly, and the last row's value holds for ever. An
 // optional header row has "start" as its first field; lines starting with
-// # are comments; spaces after a comma are ignored. Every error names the
+// # are comments; spaces after a comma are ignored. A UTF-8 byte order mark
+// at the start (Excel's "CSV UTF-8") is skipped. Every error names the
 // line.
 
 // WindowPhasesFromCSV reads "start,admit" rows into CapacityWindows phases:
@@ -65,11 +67,18 @@ type traceRow struct {
 	value    int
 }
 
+// utf8BOM is the byte order mark some editors put at the start of a UTF-8 file.
+const utf8BOM = "\ufeff"
+
 // maxTraceStart bounds a start, as every scenario duration is bounded.
 const maxTraceStart = 1000 * time.Hour
 
 func readTrace(r io.Reader, valueName string) ([]traceRow, error) {
-	cr := csv.NewReader(r)
+	br := bufio.NewReader(r)
+	if bom, _ := br.Peek(len(utf8BOM)); string(bom) == utf8BOM {
+		br.Discard(len(utf8BOM))
+	}
+	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = 2
 	cr.Comment = '#'
 	cr.TrimLeadingSpace = true

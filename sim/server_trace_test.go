@@ -29,6 +29,21 @@ start, concurrency
 	}
 }
 
+// A byte order mark at the start, as Excel writes "CSV UTF-8", is skipped,
+// before a header or a first row; anywhere else it is an error.
+func TestCapacityTraceSkipsAByteOrderMark(t *testing.T) {
+	want := []WorkerPhase{{Duration: 20 * sec, Concurrency: 10}, {Concurrency: 5}}
+	for _, csv := range []string{"\ufeffstart,concurrency\r\n0,10\r\n20,5\r\n", "\ufeff0,10\n20s,5\n"} {
+		got, err := WorkerPhasesFromCSV(strings.NewReader(csv))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: got %v, %v; want %v", csv, got, err, want)
+		}
+	}
+	if _, err := WorkerPhasesFromCSV(strings.NewReader("0,10\n\ufeff20,5\n")); err == nil || !strings.Contains(err.Error(), "line 2: start") {
+		t.Errorf("a mark inside the file: error %v", err)
+	}
+}
+
 func TestCapacityTraceErrors(t *testing.T) {
 	for _, tt := range []struct {
 		csv, want string
@@ -61,7 +76,7 @@ func TestCapacityTraceErrors(t *testing.T) {
 
 // Any input gives phases that validate, or an error; never a panic.
 func FuzzCapacityTrace(f *testing.F) {
-	for _, s := range []string{"0,1\n", "start,concurrency\n0,10\n20s,5\n30,10\n", "0,5\n1,2,3\n", "\"0\",1\n1e3,2\n"} {
+	for _, s := range []string{"0,1\n", "start,concurrency\n0,10\n20s,5\n30,10\n", "0,5\n1,2,3\n", "\"0\",1\n1e3,2\n", "\ufeffstart,concurrency\r\n0,10\r\n20,5\r\n", "\ufeff\ufeff0,1\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

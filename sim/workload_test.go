@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -376,5 +377,27 @@ func TestStartTimesAreTheEngines(t *testing.T) {
 				t.Errorf("%T: operation %d starts at %v, first sent at %v", w, i, s, first[i])
 			}
 		}
+	}
+}
+
+// 100 arrivals dealt to 1,000,000 processes: only the 100 processes that
+// have an operation get a retry layer, and the run is the one in which
+// each arrival has a process of its own (processes = 100).
+func TestOpenLoopBuildsOnlyTheRetryLayersOfProcessesThatRun(t *testing.T) {
+	c := Config{Seed: 1, Server: FailWithProbability(0.1, Rejection{Status: 500, Class: policies.Transient}, Fixed(10*ms)),
+		Workload: &OpenLoop{Rates: ConstantRate(10), Until: 10*sec + ms, Regular: true, Processes: MaxProcesses},
+		Policy: Policy{Name: "budgeted", Breaker: &policies.BreakerConfig{}, RetryThrottling: &policies.RetryThrottlingConfig{},
+			Rules: policies.Policy{Backoff: policies.Constant{Wait: ms}, MaxAttempts: 3}}}
+	var r runner
+	got, err := r.run(t.Context(), &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Clients != 100 || len(r.plans) != 100 {
+		t.Fatalf("%d operations built %d retry layers, want 100 and 100", got.Clients, len(r.plans))
+	}
+	c.Workload = &OpenLoop{Rates: ConstantRate(10), Until: 10*sec + ms, Regular: true, Processes: 100}
+	if want := mustRun(t, c); !reflect.DeepEqual(got, want) {
+		t.Errorf("with 1,000,000 processes: %+v\nwith 100: %+v", got, want)
 	}
 }

@@ -93,20 +93,9 @@ func sweepCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			// Check every point before running any of them.
-			for _, p := range params {
-				for _, v := range p.Values {
-					values := make([]int64, len(params))
-					for i, q := range params {
-						values[i] = q.Values[0]
-						if q.Name == p.Name {
-							values[i] = v
-						}
-					}
-					if _, err := sweep.Apply(s, params, values); err != nil {
-						return usagef("--param %v", err)
-					}
-				}
+			// Check every point as the loader checks a file, before running any.
+			if err := sweep.Validate(s, params); err != nil {
+				return usagef("--param %v", err)
 			}
 			if err := checkSweepWork(cmd, s, params, k); err != nil {
 				return err
