@@ -64,11 +64,15 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *s
 			return cli.ShowAppHelp(cmd)
 		},
 	}
+	completing := len(args) > 0 && args[len(args)-1] == "--generate-shell-completion"
 	for _, c := range app.Commands {
 		c.OnUsageError = app.OnUsageError
 		// Repeated flags such as --param or --baseline take one value each;
 		// a comma inside a value is part of it.
 		c.DisableSliceFlagSeparator = true
+		if !completing {
+			refuseRepeats(c)
+		}
 	}
 	useFlagHelp(app)
 	err := app.Run(ctx, args)
@@ -79,6 +83,30 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *s
 		return errInterrupted
 	}
 	return err
+}
+
+// refuseRepeats makes cmd and its subcommands refuse a flag that takes one
+// value when it is given more than once (urfave/cli keeps the last one).
+// Slice flags (--param, --baseline, check's --scenario) repeat by design.
+func refuseRepeats(cmd *cli.Command) {
+	before := cmd.Before
+	cmd.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
+		for _, f := range c.Flags {
+			if m, ok := f.(cli.DocGenerationMultiValueFlag); ok && m.IsMultiValueFlag() {
+				continue
+			}
+			if n, ok := f.(cli.Countable); ok && n.Count() > 1 {
+				return ctx, usagef("--%s is given %d times; it takes one value, give it once", f.Names()[0], n.Count())
+			}
+		}
+		if before != nil {
+			return before(ctx, c)
+		}
+		return ctx, nil
+	}
+	for _, sub := range cmd.Commands {
+		refuseRepeats(sub)
+	}
 }
 
 // fileFlag is shared by the commands that read scenarios.
