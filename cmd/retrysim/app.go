@@ -56,7 +56,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *s
 			c.Usage = "print a shell completion script (bash, zsh, fish, pwsh)"
 		},
 		Commands: []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand(),
-			mergeCommand(), serveCommand(), validateCommand()},
+			mergeCommand(), serveCommand(), validateCommand(), showCommand()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())
@@ -237,7 +237,7 @@ func listCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "list",
 		Usage:     "list the scenarios, policy types and other kinds",
-		UsageText: "retrysim list [--file PATH]",
+		UsageText: "retrysim list [--file PATH]\n\n'retrysim show NAME' prints a built-in scenario's YAML.",
 		Flags:     []cli.Flag{fileFlag()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
@@ -260,7 +260,11 @@ func listCommand() *cli.Command {
 				}
 				fmt.Fprintf(w, " %s %-*s  %s\n", mark, width, s.Name, s.Description)
 			}
-			fmt.Fprintf(w, "(* runs when no --scenario is given)\n\nPolicy types:\n")
+			hint := ""
+			if cmd.String("file") == "" {
+				hint = "; 'retrysim show NAME' prints its YAML"
+			}
+			fmt.Fprintf(w, "(* runs when no --scenario is given%s)\n\nPolicy types:\n", hint)
 			for _, t := range scenarios.PolicyTypes() {
 				fmt.Fprintf(w, "   %-19s  %s\n", t.Name, t.About)
 			}
