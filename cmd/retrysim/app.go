@@ -50,13 +50,10 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *s
 			helpTopic = usagef("no help for %q: there is no such command; run 'retrysim --help'", name)
 		},
 		// 'retrysim completion bash|zsh|fish|pwsh' prints a completion script.
-		EnableShellCompletion: true,
-		ConfigureShellCompletionCommand: func(c *cli.Command) {
-			c.Hidden = false
-			c.Usage = "print a shell completion script (bash, zsh, fish, pwsh)"
-		},
+		EnableShellCompletion:           true,
+		ConfigureShellCompletionCommand: configureCompletion,
 		Commands: []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand(),
-			mergeCommand(), serveCommand(), validateCommand(), showCommand()},
+			mergeCommand(), serveCommand(), validateCommand(), showCommand(), completeCommand()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())
@@ -114,16 +111,27 @@ func fileFlag() cli.Flag {
 	return &cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "scenario `FILE` to load instead of the built-in scenarios ('-' reads stdin)"}
 }
 
+// choiceFlag is a string flag that takes one of a fixed list of values,
+// which the bash completion offers.
+type choiceFlag struct {
+	*cli.StringFlag
+	choices []string
+}
+
 // formatFlag is --format, accepting one of formats (the first is the default).
 func formatFlag(formats []report.Format) cli.Flag {
 	names := report.FormatNames(formats)
-	return &cli.StringFlag{Name: "format", Value: string(formats[0]), Usage: "output format: " + names,
+	choices := make([]string, len(formats))
+	for i, f := range formats {
+		choices[i] = string(f)
+	}
+	return &choiceFlag{&cli.StringFlag{Name: "format", Value: string(formats[0]), Usage: "output format: " + names,
 		Validator: func(s string) error {
 			if !slices.Contains(formats, report.Format(s)) {
 				return fmt.Errorf("unknown format %q (want one of %s)", s, names)
 			}
 			return nil
-		}}
+		}}, choices}
 }
 
 // format is the --format flag's value.
