@@ -17,7 +17,7 @@ import (
 func showCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "show",
-		Usage: "print a built-in scenario's YAML, to copy into a file of your own",
+		Usage: "print a built-in scenario's YAML, to start a file of your own",
 		UsageText: "retrysim show NAME\n\n" +
 			"Prints the scenario's entry of the built-in scenarios.yaml as it is,\n" +
 			"comments included, under a 'scenarios:' line, so the output loads\n" +
