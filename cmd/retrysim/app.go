@@ -67,9 +67,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *s
 		// Repeated flags such as --param or --baseline take one value each;
 		// a comma inside a value is part of it.
 		c.DisableSliceFlagSeparator = true
-		if !completing {
-			refuseRepeats(c)
-		}
+	}
+	if !completing {
+		refuseRepeats(app)
 	}
 	useFlagHelp(app)
 	err := app.Run(ctx, args)
@@ -93,7 +93,7 @@ func refuseRepeats(cmd *cli.Command) {
 				continue
 			}
 			if n, ok := f.(cli.Countable); ok && n.Count() > 1 {
-				return ctx, usagef("--%s is given %d times; it takes one value, give it once", f.Names()[0], n.Count())
+				return ctx, usagef("--%s is given %d times; give it once (only a repeatable flag takes several values)", f.Names()[0], n.Count())
 			}
 		}
 		if before != nil {

@@ -155,7 +155,8 @@ func bashCompletion(root *cli.Command) string {
 	for _, c := range root.VisibleCommands() {
 		names = append(names, c.Names()...)
 		for _, n := range c.Names() {
-			writeFlags(n, n, c.Flags)
+			// The root's flags (--quiet) are flags of every command too.
+			writeFlags(n, n, append(slices.Clone(c.Flags), root.Flags...))
 			kind := argKinds[c.Name]
 			var subs []string // completion's shells (urfave/cli gives every command a help)
 			for _, sub := range c.Commands {

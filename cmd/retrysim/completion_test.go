@@ -66,6 +66,8 @@ func TestBashCompletion(t *testing.T) {
 		{"sweep --param clients = 1", "", 0},
 		{"compare --seed ''", "", 0},
 		{"compare --force --form", "--format", 0},
+		{"compare -q --qu", "--quiet", 0},
+		{"-q comp", "compare completion", 0},
 		{"show f", "flaky-server", 0},
 		{"completion ''", "bash zsh fish pwsh", 0},
 		{"list --file " + filepath.Join(dir, "mi"), mine, 0},

@@ -89,6 +89,7 @@ func TestRepeatedFlagRefused(t *testing.T) {
 		{[]string{"report", "--out", "-", "--scenario", "long-outage", "--scenario", "overload-burst"}, "--scenario"},
 		{[]string{"compare", "--format", "json", "--format", "csv"}, "--format"},
 		{[]string{"compare", "--force", "--force"}, "--force"},
+		{[]string{"-q", "compare", "--quiet"}, "--quiet"}, // a flag of every command, before or after it
 		{[]string{"sweep", "--param", "clients=1", "--seeds", "2", "--seeds", "3"}, "--seeds"},
 		{[]string{"list", "--file", "a.yaml", "-f", "b.yaml"}, "--file"},
 		{[]string{"plot", "--plot-dir", filepath.Join(dir, "a"), "--plot-dir", filepath.Join(dir, "b")}, "--plot-dir"},
