@@ -190,3 +190,26 @@ func TestParseRejectsDurationsPastTheScenarioLimit(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Parse never panics, and what it accepts is a usable axis: 1 to MaxValues
+// increasing values within the parameter's bounds.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"clients=10:50:10", "clients=10,20,50", "clients=10:1000:log5", "base=100ms:10s:log5",
+		"outage=0s:2s:1s", "clients=1:4:log10", "base=1ns:1us:log4", "capacity=1:9223372036854775807:9223372036854775807"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		p, err := Parse(spec)
+		if err != nil {
+			return
+		}
+		if len(p.Values) == 0 || len(p.Values) > MaxValues {
+			t.Fatalf("%q: %d values", spec, len(p.Values))
+		}
+		for i, v := range p.Values {
+			if v < p.info.Min || v > p.info.Max || i > 0 && v <= p.Values[i-1] {
+				t.Fatalf("%q: values %v out of order or bounds [%d, %d]", spec, p.Values, p.info.Min, p.info.Max)
+			}
+		}
+	})
+}
