@@ -1,12 +1,14 @@
 // Package sweep reads the parameters a sweep varies (--param
-// NAME=FROM:TO:STEP) and sets them on copies of a loaded
+// NAME=FROM:TO:STEP, a log scale or a list) and sets them on copies of a loaded
 // scenarios.Scenario; the scenario file and its schema stay as they are.
 // The parameters are those of the scenario kinds (scenarios.Params); the
 // runs package runs the points.
 package sweep
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +36,8 @@ func nameList() string {
 type Param struct {
 	Name   string
 	info   *scenarios.Param
-	Values []int64 // counts, or durations in nanoseconds
+	Values []int64 // counts, or durations in nanoseconds; increasing
+	Note   string  // what rounding a log scale dropped, or ""
 }
 
 // Title describes the parameter on a plot's axis.
@@ -64,8 +67,13 @@ func (p *Param) Number(i int) float64 {
 	return float64(p.Values[i])
 }
 
-// Parse reads NAME=FROM:TO:STEP (or NAME=VALUE). Durations take a unit
-// (100ms, 2s); counts are integers. Values run from FROM to TO inclusive.
+// Parse reads one --param: NAME=FROM:TO:STEP (FROM, FROM+STEP, ... up to
+// TO inclusive), NAME=FROM:TO:logN (N values from FROM to TO, spaced evenly
+// on a log scale), NAME=V1,V2,... (a list, in increasing order) or
+// NAME=VALUE. Durations take a unit (100ms, 2s); counts are integers.
+// Log-spaced values are rounded (counts to whole numbers, durations to three
+// significant digits) and the duplicates that leaves are dropped, which
+// Param.Note then says.
 func Parse(spec string) (Param, error) {
 	name, rng, ok := strings.Cut(spec, "=")
 	if !ok || name == "" || rng == "" {
@@ -75,43 +83,137 @@ func Parse(spec string) (Param, error) {
 	if !ok {
 		return Param{}, fmt.Errorf("%q: unknown parameter %q; choose one of %s", spec, name, nameList())
 	}
-	parts := strings.Split(rng, ":")
-	if len(parts) != 1 && len(parts) != 3 {
-		return Param{}, fmt.Errorf("%q: want %s=FROM:TO:STEP or %s=VALUE", spec, name, name)
-	}
-	nums := make([]int64, len(parts))
-	for i, s := range parts {
-		v, err := parseValue(info.Unit, s)
-		if err != nil {
-			return Param{}, fmt.Errorf("%q: %v", spec, err)
-		}
-		nums[i] = v
-	}
-	if len(nums) == 1 {
-		nums = []int64{nums[0], nums[0], 1}
-	}
-	from, to, step := nums[0], nums[1], nums[2]
-	switch {
-	case step <= 0:
-		return Param{}, fmt.Errorf("%q: STEP must be > 0", spec)
-	case to < from:
-		return Param{}, fmt.Errorf("%q: TO must not be below FROM", spec)
-	case from < info.Min:
-		return Param{}, fmt.Errorf("%q: %s must be at least %s", spec, name, info.Format(info.Min))
-	case (to-from)/step+1 > MaxValues:
-		return Param{}, fmt.Errorf("%q: %d values; at most %d per parameter", spec, (to-from)/step+1, MaxValues)
-	}
 	p := Param{Name: name, info: info}
+	var err error
+	parts := strings.Split(rng, ":")
+	switch {
+	case len(parts) == 1:
+		p.Values, err = listValues(info, rng)
+	case len(parts) == 3 && strings.HasPrefix(parts[2], "log"):
+		p.Values, p.Note, err = logValues(info, parts)
+	case len(parts) == 3:
+		p.Values, err = stepValues(info, parts)
+	default:
+		err = fmt.Errorf("want %s=FROM:TO:STEP, %s=FROM:TO:logN, %s=V1,V2,... or %s=VALUE", name, name, name, name)
+	}
+	if err != nil {
+		return Param{}, fmt.Errorf("%q: %v", spec, err)
+	}
+	if p.Note != "" {
+		p.Note = fmt.Sprintf("%s: %s", spec, p.Note)
+	}
+	// Values increase, so the first and last bound them.
+	switch {
+	case p.Values[0] < info.Min:
+		return Param{}, fmt.Errorf("%q: %s must be at least %s", spec, name, info.Format(info.Min))
+	case p.Values[len(p.Values)-1] > info.Max:
+		return Param{}, fmt.Errorf("%q: %s must be at most %s", spec, name, info.Format(info.Max))
+	}
+	return p, nil
+}
+
+// listValues reads V1,V2,...: at least one value, each above the one before.
+func listValues(info *scenarios.Param, list string) ([]int64, error) {
+	items := strings.Split(list, ",")
+	if len(items) > MaxValues {
+		return nil, fmt.Errorf("%d values; at most %d per parameter", len(items), MaxValues)
+	}
+	values := make([]int64, len(items))
+	for i, item := range items {
+		v, err := parseValue(info.Unit, item)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && v <= values[i-1] {
+			return nil, fmt.Errorf("list values must increase: %s after %s", item, items[i-1])
+		}
+		values[i] = v
+	}
+	return values, nil
+}
+
+// parseRange reads FROM and TO, TO not below FROM.
+func parseRange(info *scenarios.Param, parts []string) (from, to int64, err error) {
+	if from, err = parseValue(info.Unit, parts[0]); err != nil {
+		return 0, 0, err
+	}
+	if to, err = parseValue(info.Unit, parts[1]); err != nil {
+		return 0, 0, err
+	}
+	if to < from {
+		return 0, 0, errors.New("TO must not be below FROM")
+	}
+	return from, to, nil
+}
+
+// stepValues reads FROM:TO:STEP.
+func stepValues(info *scenarios.Param, parts []string) ([]int64, error) {
+	from, to, err := parseRange(info, parts)
+	if err != nil {
+		return nil, err
+	}
+	step, err := parseValue(info.Unit, parts[2])
+	switch {
+	case err != nil:
+		return nil, err
+	case step <= 0:
+		return nil, errors.New("STEP must be > 0")
+	case from < info.Min: // before counting values from an absurd FROM
+		return nil, fmt.Errorf("%s must be at least %s", info.Name, info.Format(info.Min))
+	case (to-from)/step+1 > MaxValues:
+		return nil, fmt.Errorf("%d values; at most %d per parameter", (to-from)/step+1, MaxValues)
+	}
+	var values []int64
 	for v := from; v <= to; v += step {
-		p.Values = append(p.Values, v)
+		values = append(values, v)
 		if v > to-step { // the next step would pass TO (or overflow)
 			break
 		}
 	}
-	if last := p.Values[len(p.Values)-1]; last > info.Max {
-		return Param{}, fmt.Errorf("%q: %s must be at most %s", spec, name, info.Format(info.Max))
+	return values, nil
+}
+
+// logValues reads FROM:TO:logN: N values from FROM to TO whose ratio to the
+// one before is the same, rounded; the note says how many rounding merged.
+func logValues(info *scenarios.Param, parts []string) (values []int64, note string, err error) {
+	from, to, err := parseRange(info, parts)
+	if err != nil {
+		return nil, "", err
 	}
-	return p, nil
+	n, err := strconv.Atoi(strings.TrimPrefix(parts[2], "log"))
+	switch {
+	case err != nil || n < 2:
+		return nil, "", fmt.Errorf("%q: want logN, N >= 2 values (e.g. log5)", parts[2])
+	case n > MaxValues:
+		return nil, "", fmt.Errorf("%d values; at most %d per parameter", n, MaxValues)
+	case from <= 0:
+		return nil, "", errors.New("a log scale needs FROM > 0")
+	}
+	ratio := math.Log(float64(to) / float64(from))
+	for i := range n {
+		v := to // exactly TO at the end, whatever the rounding
+		if i < n-1 {
+			v = roundValue(info.Unit, float64(from)*math.Exp(ratio*float64(i)/float64(n-1)))
+			v = min(max(v, from), to) // rounding may pass TO when TO is not round
+		}
+		if len(values) == 0 || v > values[len(values)-1] {
+			values = append(values, v)
+		}
+	}
+	if len(values) < n {
+		note = fmt.Sprintf("%d log-spaced values round to %d distinct ones", n, len(values))
+	}
+	return values, note, nil
+}
+
+// roundValue rounds x to a whole number (a count) or to three significant
+// digits (a duration in nanoseconds, so 316.227766ms becomes 316ms).
+func roundValue(u scenarios.ParamUnit, x float64) int64 {
+	if u == scenarios.Duration && x >= 1000 {
+		scale := math.Pow(10, math.Floor(math.Log10(x))-2)
+		return int64(math.Round(math.Round(x/scale) * scale))
+	}
+	return int64(math.Round(x))
 }
 
 func parseValue(u scenarios.ParamUnit, s string) (int64, error) {

@@ -24,6 +24,20 @@ func TestParse(t *testing.T) {
 		{"outage=0s:2s:1s", []int64{0, 1e9, 2e9}},
 		{"capacity=0:0:1", []int64{0}},
 		{"capacity=1:9223372036854775807:9223372036854775807", []int64{1}}, // no overflow past TO
+		// Lists.
+		{"clients=10,20,50", []int64{10, 20, 50}},
+		{"base=100ms,1s,1m", []int64{1e8, 1e9, 60e9}},
+		// Log scales: counts round to whole numbers, durations to three
+		// significant digits; FROM and TO are kept exactly.
+		{"clients=10:1000:log5", []int64{10, 32, 100, 316, 1000}},
+		{"clients=1:2:log2", []int64{1, 2}},
+		{"base=100ms:10s:log5", []int64{100e6, 316e6, 1e9, 3.16e9, 10e9}},
+		{"base=1ns:1us:log4", []int64{1, 10, 100, 1000}},
+		{"clients=1236:1237:log3", []int64{1236, 1237}},
+		{"base=1234ns:1236ns:log3", []int64{1234, 1236}}, // 1235 rounds to 1240, past TO
+		// Rounding merges values; the note says so.
+		{"clients=1:4:log10", []int64{1, 2, 3, 4}},
+		{"clients=5:5:log3", []int64{5}},
 	}
 	for _, tt := range tests {
 		p, err := Parse(tt.spec)
@@ -33,6 +47,20 @@ func TestParse(t *testing.T) {
 		}
 		if !reflect.DeepEqual(p.Values, tt.want) {
 			t.Errorf("Parse(%q) = %v, want %v", tt.spec, p.Values, tt.want)
+		}
+	}
+}
+
+// A log scale whose rounding merges values says so in Param.Note; one that
+// merges none has no note.
+func TestParseLogNote(t *testing.T) {
+	p := mustParse(t, "clients=1:4:log10")
+	if want := "clients=1:4:log10: 10 log-spaced values round to 4 distinct ones"; p.Note != want {
+		t.Errorf("note %q, want %q", p.Note, want)
+	}
+	for _, spec := range []string{"clients=10:1000:log5", "clients=10,20", "clients=1:9:2"} {
+		if p := mustParse(t, spec); p.Note != "" {
+			t.Errorf("%s: note %q, want none", spec, p.Note)
 		}
 	}
 }
@@ -50,6 +78,20 @@ func TestParseErrors(t *testing.T) {
 		{"clients=0:5:1", "clients must be at least 1"},
 		{"clients=1:100000:1", "at most 1000 per parameter"},
 		{"base=0s:1s:100ms", "base must be at least 1ns"},
+		{"clients=1:2:3:4", "want clients=FROM:TO:STEP, clients=FROM:TO:logN, clients=V1,V2,... or clients=VALUE"},
+		{"clients=10,50,20", "list values must increase: 20 after 50"},
+		{"clients=10,10", "list values must increase: 10 after 10"},
+		{"clients=10,", "\"\" is not a whole number"},
+		{"clients=0,1", "clients must be at least 1"},
+		{"clients=10,x", "\"x\" is not a whole number"},
+		{"base=1s,2", "\"2\" is not a duration"},
+		{"clients=1:100:log", "want logN, N >= 2"},
+		{"clients=1:100:log1", "want logN, N >= 2"},
+		{"clients=1:100:logx", "want logN, N >= 2"},
+		{"clients=1:100:log1001", "at most 1000 per parameter"},
+		{"clients=100:10:log3", "TO must not be below FROM"},
+		{"outage=0s:1s:log3", "a log scale needs FROM > 0"},
+		{"clients=-5:10:log3", "a log scale needs FROM > 0"},
 	}
 	for _, tt := range tests {
 		_, err := Parse(tt.spec)
@@ -147,4 +189,27 @@ func TestParseRejectsDurationsPastTheScenarioLimit(t *testing.T) {
 	if _, err := Parse("outage=0s:2000h:1000h"); err == nil || !strings.Contains(err.Error(), "longer than") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// Parse never panics, and what it accepts is a usable axis: 1 to MaxValues
+// increasing values within the parameter's bounds.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"clients=10:50:10", "clients=10,20,50", "clients=10:1000:log5", "base=100ms:10s:log5",
+		"outage=0s:2s:1s", "clients=1:4:log10", "base=1ns:1us:log4", "capacity=1:9223372036854775807:9223372036854775807"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		p, err := Parse(spec)
+		if err != nil {
+			return
+		}
+		if len(p.Values) == 0 || len(p.Values) > MaxValues {
+			t.Fatalf("%q: %d values", spec, len(p.Values))
+		}
+		for i, v := range p.Values {
+			if v < p.info.Min || v > p.info.Max || i > 0 && v <= p.Values[i-1] {
+				t.Fatalf("%q: values %v out of order or bounds [%d, %d]", spec, p.Values, p.info.Min, p.info.Max)
+			}
+		}
+	})
 }

@@ -50,13 +50,10 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *s
 			helpTopic = usagef("no help for %q: there is no such command; run 'retrysim --help'", name)
 		},
 		// 'retrysim completion bash|zsh|fish|pwsh' prints a completion script.
-		EnableShellCompletion: true,
-		ConfigureShellCompletionCommand: func(c *cli.Command) {
-			c.Hidden = false
-			c.Usage = "print a shell completion script (bash, zsh, fish, pwsh)"
-		},
+		EnableShellCompletion:           true,
+		ConfigureShellCompletionCommand: configureCompletion,
 		Commands: []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand(),
-			mergeCommand(), serveCommand(), validateCommand()},
+			mergeCommand(), serveCommand(), validateCommand(), showCommand(), completeCommand()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())
@@ -64,11 +61,15 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *s
 			return cli.ShowAppHelp(cmd)
 		},
 	}
+	completing := len(args) > 0 && args[len(args)-1] == "--generate-shell-completion"
 	for _, c := range app.Commands {
 		c.OnUsageError = app.OnUsageError
 		// Repeated flags such as --param or --baseline take one value each;
 		// a comma inside a value is part of it.
 		c.DisableSliceFlagSeparator = true
+	}
+	if !completing {
+		refuseRepeats(app)
 	}
 	useFlagHelp(app)
 	err := app.Run(ctx, args)
@@ -81,21 +82,56 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *s
 	return err
 }
 
+// refuseRepeats makes cmd and its subcommands refuse a flag that takes one
+// value when it is given more than once (urfave/cli keeps the last one).
+// Slice flags (--param, --baseline, check's --scenario) repeat by design.
+func refuseRepeats(cmd *cli.Command) {
+	before := cmd.Before
+	cmd.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
+		for _, f := range c.Flags {
+			if m, ok := f.(cli.DocGenerationMultiValueFlag); ok && m.IsMultiValueFlag() {
+				continue
+			}
+			if n, ok := f.(cli.Countable); ok && n.Count() > 1 {
+				return ctx, usagef("--%s is given %d times; give it once (only a repeatable flag takes several values)", f.Names()[0], n.Count())
+			}
+		}
+		if before != nil {
+			return before(ctx, c)
+		}
+		return ctx, nil
+	}
+	for _, sub := range cmd.Commands {
+		refuseRepeats(sub)
+	}
+}
+
 // fileFlag is shared by the commands that read scenarios.
 func fileFlag() cli.Flag {
 	return &cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "scenario `FILE` to load instead of the built-in scenarios ('-' reads stdin)"}
 }
 
+// choiceFlag is a string flag that takes one of a fixed list of values,
+// which the bash completion offers.
+type choiceFlag struct {
+	*cli.StringFlag
+	choices []string
+}
+
 // formatFlag is --format, accepting one of formats (the first is the default).
 func formatFlag(formats []report.Format) cli.Flag {
 	names := report.FormatNames(formats)
-	return &cli.StringFlag{Name: "format", Value: string(formats[0]), Usage: "output format: " + names,
+	choices := make([]string, len(formats))
+	for i, f := range formats {
+		choices[i] = string(f)
+	}
+	return &choiceFlag{&cli.StringFlag{Name: "format", Value: string(formats[0]), Usage: "output format: " + names,
 		Validator: func(s string) error {
 			if !slices.Contains(formats, report.Format(s)) {
 				return fmt.Errorf("unknown format %q (want one of %s)", s, names)
 			}
 			return nil
-		}}
+		}}, choices}
 }
 
 // format is the --format flag's value.
@@ -209,7 +245,7 @@ func listCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "list",
 		Usage:     "list the scenarios, policy types and other kinds",
-		UsageText: "retrysim list [--file PATH]",
+		UsageText: "retrysim list [--file PATH]\n\n'retrysim show NAME' prints a built-in scenario's YAML.",
 		Flags:     []cli.Flag{fileFlag()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
@@ -232,7 +268,11 @@ func listCommand() *cli.Command {
 				}
 				fmt.Fprintf(w, " %s %-*s  %s\n", mark, width, s.Name, s.Description)
 			}
-			fmt.Fprintf(w, "(* runs when no --scenario is given)\n\nPolicy types:\n")
+			hint := ""
+			if cmd.String("file") == "" {
+				hint = "; 'retrysim show NAME' prints its YAML"
+			}
+			fmt.Fprintf(w, "(* runs when no --scenario is given%s)\n\nPolicy types:\n", hint)
 			for _, t := range scenarios.PolicyTypes() {
 				fmt.Fprintf(w, "   %-19s  %s\n", t.Name, t.About)
 			}

@@ -73,3 +73,40 @@ func TestOldFlagNames(t *testing.T) {
 		}
 	}
 }
+
+// A flag that takes one value, given twice, is refused with exit 2 naming it
+// (urfave/cli alone would keep the last value silently); an alias counts as
+// the flag. Flags meant to repeat still do.
+func TestRepeatedFlagRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"compare", "--seed", "1", "--seed", "7"}, "--seed"},
+		{[]string{"compare", "--scenario", "long-outage", "-s", "overload-burst"}, "--scenario"},
+		{[]string{"report", "--out", "-", "--scenario", "long-outage", "--scenario", "overload-burst"}, "--scenario"},
+		{[]string{"compare", "--format", "json", "--format", "csv"}, "--format"},
+		{[]string{"compare", "--force", "--force"}, "--force"},
+		{[]string{"-q", "compare", "--quiet"}, "--quiet"}, // a flag of every command, before or after it
+		{[]string{"sweep", "--param", "clients=1", "--seeds", "2", "--seeds", "3"}, "--seeds"},
+		{[]string{"list", "--file", "a.yaml", "-f", "b.yaml"}, "--file"},
+		{[]string{"plot", "--plot-dir", filepath.Join(dir, "a"), "--plot-dir", filepath.Join(dir, "b")}, "--plot-dir"},
+		{[]string{"check", "--tolerance", "5%", "--tolerance", "1%"}, "--tolerance"},
+	} {
+		out, errOut, code, _ := runCLI(t, tt.args...)
+		want := tt.flag + " is given 2 times"
+		if code != exitUsage || !strings.Contains(errOut, want) || out != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %d bytes; want exit 2 and %q", tt.args, code, errOut, len(out), want)
+		}
+	}
+	for _, args := range [][]string{
+		{"sweep", "--param", "clients=1", "-p", "capacity=2", "--format", "csv"},
+		{"check", "--scenario", "overload-burst", "-s", "long-outage"},
+	} {
+		if out, errOut, code, _ := runCLI(t, args...); code != 0 || out == "" {
+			t.Errorf("%v: exit %d, %s", args, code, errOut)
+		}
+	}
+}

@@ -29,18 +29,24 @@ func sweepCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "sweep",
 		Usage: "vary one or two parameters and report every metric",
-		UsageText: "retrysim sweep --param NAME=FROM:TO:STEP [--param NAME=FROM:TO:STEP]\n" +
+		UsageText: "retrysim sweep --param NAME=VALUES [--param NAME=VALUES]\n" +
 			"               [--scenario NAME | --file PATH] [--seed N] [--seeds K]\n" +
 			"               [--vs POLICY] [--format table|markdown|csv|json]\n" +
 			"               [--plot-dir DIR [--plot-format png,svg]] [--force]\n\n" +
+			"VALUES is FROM:TO:STEP (FROM, FROM+STEP, ... up to TO), FROM:TO:logN (N\n" +
+			"values from FROM to TO, log-spaced: counts rounded to whole numbers,\n" +
+			"durations to 3 significant digits, duplicates dropped with a note),\n" +
+			"V1,V2,... (a list, increasing) or one VALUE.\n\n" +
 			"Parameters (durations take a unit, e.g. base=100ms:2s:100ms):\n" + about.String() + "\n" +
 			"Examples:\n" +
 			"   retrysim sweep --param clients=10:100:10\n" +
+			"   retrysim sweep --param clients=10:1000:log5     # 10, 32, 100, 316, 1000\n" +
+			"   retrysim sweep --param base=100ms,250ms,1s\n" +
 			"   retrysim sweep --param capacity=2:12:2 --param outage=0s:4s:2s \\\n" +
 			"      --seeds 20 --format csv\n" +
 			"   retrysim sweep --param base=100ms:2s:100ms --plot-dir plots",
 		Flags: append(append(scenarioFlags(), append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter to vary, `NAME=FROM:TO:STEP` (at most two)"},
+			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "parameter to vary, `NAME=VALUES` (repeatable, at most two)"},
 			vsFlag(),
 			formatFlag(report.Formats()),
 		}, append(plotFlags("also write line plots of each metric to `DIR`"),
@@ -52,7 +58,7 @@ func sweepCommand() *cli.Command {
 			}
 			specs := cmd.StringSlice("param")
 			if len(specs) == 0 {
-				return usagef("sweep needs --param NAME=FROM:TO:STEP, e.g. --param clients=10:50:10")
+				return usagef("sweep needs --param NAME=VALUES, e.g. --param clients=10:50:10 or clients=10,20,50")
 			}
 			if len(specs) > sweep.MaxParams {
 				return usagef("--param: at most %d parameters, got %d", sweep.MaxParams, len(specs))
@@ -68,6 +74,9 @@ func sweepCommand() *cli.Command {
 					if q.Name == p.Name {
 						return usagef("--param: %s is given twice", p.Name)
 					}
+				}
+				if p.Note != "" {
+					fmt.Fprintln(cmd.Root().ErrWriter, "retrysim: note: --param", p.Note)
 				}
 				params = append(params, p)
 				total *= len(p.Values)
