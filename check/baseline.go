@@ -23,12 +23,16 @@ var plainNumber = regexp.MustCompile(`^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[
 
 // BaselineError says why a baseline file cannot be used.
 type BaselineError struct {
-	File string
-	Msg  string
+	File  string
+	Msg   string
+	multi bool // a multi-seed baseline
 }
 
 func (e *BaselineError) Error() string {
-	return e.File + ": " + e.Msg + " (a baseline is the output of 'retrysim compare --format json' for one scenario and seed)"
+	if e.multi {
+		return e.File + ": " + e.Msg + " (a multi-seed baseline is the output of 'retrysim compare --seeds N --format json' for one scenario)"
+	}
+	return e.File + ": " + e.Msg + " (a baseline is the output of 'retrysim compare --format json' for one scenario and seed, or with --seeds N for many)"
 }
 
 // ReadBaseline reads a single-seed Document, as 'retrysim compare --format
@@ -58,7 +62,7 @@ func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 	}
 	switch {
 	case shape.Schema != nil:
-		return nil, bad("this is a %q report, not a single-seed one: record the baseline with 'retrysim compare --format json' without --seeds", *shape.Schema)
+		return nil, bad("this is a %q report, not a single-seed one (ReadSeedBaseline reads multi-seed ones)", *shape.Schema)
 	case shape.Scenario == nil || *shape.Scenario == "":
 		return nil, bad("missing field \"scenario\"")
 	case shape.Seed == nil:
@@ -343,11 +347,11 @@ type Change struct {
 // CompareBaseline compares every metric of every policy of base with now,
 // the same scenario run again on base's seed. Both are compared as the JSON
 // report writes them (now is rounded as base was). A metric fails when it
-// moved in its worse direction by more than tol (a fraction) of the
+// moved in its worse direction by more than its tolerance (a fraction) of the
 // baseline value; when the baseline value is 0, any worsening fails. A
 // policy of the baseline that now is missing fails too. Policies new in now
 // are not compared, nor metrics that now does not have.
-func CompareBaseline(file string, base, now *report.Document, tol float64) []Change {
+func CompareBaseline(file string, base, now *report.Document, tols Tolerances) []Change {
 	var out []Change
 	byName := map[string]*report.PolicyResult{}
 	for i := range now.Results {
@@ -357,13 +361,14 @@ func CompareBaseline(file string, base, now *report.Document, tol float64) []Cha
 		n := byName[b.Policy]
 		if n == nil {
 			out = append(out, Change{Scenario: base.Scenario, Policy: b.Policy, Fail: true, Worse: true,
-				Tolerance: tol, BaselineFile: file, BaselineSeed: base.Seed, policyNotRunning: true})
+				Tolerance: tols.Default, BaselineFile: file, BaselineSeed: base.Seed, policyNotRunning: true})
 			continue
 		}
 		for _, m := range b.Metrics {
 			if !slices.Contains(n.Metrics, m) {
 				continue
 			}
+			tol := tols.For(m).Relative
 			c := Change{Scenario: base.Scenario, Policy: b.Policy, Metric: m.Name, Better: m.Better,
 				Tolerance: tol, BaselineFile: file, BaselineSeed: base.Seed}
 			c.Base, c.HasBase = b.Value(m)

@@ -170,7 +170,7 @@ func TestCompareBaseline(t *testing.T) {
 		result("b", 20, 20, 30, time.Second),                 // fewer attempts: better
 		result("new", 20, 0, 160),
 	}}
-	cs := CompareBaseline("base.json", &base, &now, 0.05)
+	cs := CompareBaseline("base.json", &base, &now, Tolerances{Default: 0.05})
 	check := func(policy, metric string, worse, fail bool, explain string) {
 		t.Helper()
 		c := findChange(cs, policy, metric)
@@ -192,16 +192,16 @@ func TestCompareBaseline(t *testing.T) {
 		t.Error("a policy new since the baseline was compared")
 	}
 	// With no tolerance, the 4% rise in attempts fails too.
-	if c := findChange(CompareBaseline("base.json", &base, &now, 0), "a", "attempts"); !c.Fail {
+	if c := findChange(CompareBaseline("base.json", &base, &now, Tolerances{}), "a", "attempts"); !c.Fail {
 		t.Error("a 4% rise passed with no tolerance")
 	}
 	// A latency that disappears (nothing completes) fails.
 	none := report.Document{Scenario: "s", Seed: 1, Results: []report.PolicyResult{result("a", 20, 0, 160)}}
-	if c := findChange(CompareBaseline("base.json", &base, &none, 0.05), "a", "latency_ms.p50"); !c.Fail || !strings.Contains(c.Explain(), "now has no value") {
+	if c := findChange(CompareBaseline("base.json", &base, &none, Tolerances{Default: 0.05}), "a", "latency_ms.p50"); !c.Fail || !strings.Contains(c.Explain(), "now has no value") {
 		t.Errorf("vanished latency: %+v %q", c, c.Explain())
 	}
 	// The same document against itself: nothing changes.
-	for _, c := range CompareBaseline("base.json", &base, &base, 0) {
+	for _, c := range CompareBaseline("base.json", &base, &base, Tolerances{}) {
 		if c.Changed() || c.Fail {
 			t.Errorf("%s/%s changed against itself", c.Policy, c.Metric)
 		}
@@ -221,7 +221,7 @@ func TestWriteCheckAndJUnit(t *testing.T) {
 	}
 	base := report.Document{Scenario: "s", Seed: 1, Results: []report.PolicyResult{result("a", 20, 19, 90, time.Second)}}
 	now := report.Document{Scenario: "s", Seed: 1, Results: runs[:1]}
-	rep.Baseline = CompareBaseline("base.json", &base, &now, 0.05)
+	rep.Baseline = CompareBaseline("base.json", &base, &now, Tolerances{Default: 0.05})
 	if e, b := rep.Failures(); e != 1 || b != 5 || rep.OK() {
 		t.Fatalf("failures = %d, %d; want 1 expectation (mean 95 > 90) and 5 metrics (completed, attempts, retries, gave_up, amplification)", e, b)
 	}

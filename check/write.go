@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // Formats returns the formats WriteCheck accepts.
@@ -16,6 +17,11 @@ func Formats() []report.Format { return []report.Format{report.Table, report.Mar
 type Report struct {
 	Checks   []Result
 	Baseline []Change
+	// Seeds are the metrics compared with multi-seed baselines.
+	Seeds []SeedChange
+	// Warnings are non-fatal problems, such as a baseline with too few
+	// seeds to see a change.
+	Warnings []string
 }
 
 // Failures counts failed expectations and baseline metrics.
@@ -27,6 +33,11 @@ func (r *Report) Failures() (expectations, baseline int) {
 	}
 	for i := range r.Baseline {
 		if r.Baseline[i].Fail {
+			baseline++
+		}
+	}
+	for i := range r.Seeds {
+		if r.Seeds[i].Fail {
 			baseline++
 		}
 	}
@@ -109,6 +120,33 @@ func WriteCheck(w io.Writer, format report.Format, r *Report) error {
 		fmt.Fprintf(w, "%d of %d baseline metrics unchanged.\n", unchanged, len(r.Baseline))
 		gap()
 	}
+	if len(r.Seeds) > 0 {
+		heading("Baseline comparison over seeds")
+		var rows [][]string
+		unchanged := 0
+		for i := range r.Seeds {
+			c := &r.Seeds[i]
+			if !c.Fail && c.Verdict == Unchanged {
+				unchanged++
+				continue
+			}
+			rows = append(rows, c.row())
+		}
+		if len(rows) > 0 {
+			if err := report.WriteTable(w, markdown, SeedChangeHeader(), rows, textExcept(9, 4, 5, 6, 7)); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(w, "%d of %d metrics show no significant change (paired by seed, signed-rank test, α = %.2f).\n", unchanged, len(r.Seeds), stats.Alpha)
+		gap()
+	}
+	if len(r.Warnings) > 0 {
+		heading("Warnings")
+		for _, s := range r.Warnings {
+			fmt.Fprintf(w, "- %s\n", s)
+		}
+		gap()
+	}
 	failedE, failedB := r.Failures()
 	if failedE+failedB > 0 {
 		heading("Failures")
@@ -122,11 +160,16 @@ func WriteCheck(w io.Writer, format report.Format, r *Report) error {
 				fmt.Fprintf(w, "- %s (seed %d) %s/%s: %s\n", c.BaselineFile, c.BaselineSeed, c.Scenario, c.Policy, c.Explain())
 			}
 		}
+		for i := range r.Seeds {
+			if c := &r.Seeds[i]; c.Fail {
+				fmt.Fprintf(w, "- %s (%s) %s/%s: %s\n", c.File, c.SeedRange(), c.Scenario, c.Policy, c.Explain())
+			}
+		}
 		gap()
 	}
 	fmt.Fprintf(w, "%d of %d expectations hold", len(r.Checks)-failedE, len(r.Checks))
-	if len(r.Baseline) > 0 {
-		fmt.Fprintf(w, "; %d of %d baseline metrics worse beyond tolerance", failedB, len(r.Baseline))
+	if n := len(r.Baseline) + len(r.Seeds); n > 0 {
+		fmt.Fprintf(w, "; %d of %d baseline metrics worse beyond tolerance", failedB, n)
 	}
 	if failedE+failedB == 0 {
 		fmt.Fprintln(w, ": PASS")
@@ -211,6 +254,18 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			jc.Failure = &junitFailure{Message: c.Explain(), Type: "baseline", Text: c.Explain()}
 		}
 		add(suite(fmt.Sprintf("baseline: %s (%s, seed %d)", c.BaselineFile, c.Scenario, c.BaselineSeed)), jc)
+	}
+	for i := range r.Seeds {
+		c := &r.Seeds[i]
+		name := c.Policy
+		if c.Metric != nil {
+			name += ": " + c.Metric.Name
+		}
+		jc := junitCase{Name: name, Classname: "retrysim.baseline." + c.Scenario, SystemOut: c.Explain()}
+		if c.Fail {
+			jc.Failure = &junitFailure{Message: c.Explain(), Type: "baseline", Text: c.Explain()}
+		}
+		add(suite(fmt.Sprintf("baseline: %s (%s, %s)", c.File, c.Scenario, c.SeedRange())), jc)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err

@@ -35,6 +35,16 @@ const (
 	Milliseconds
 )
 
+// Population is what a metric is computed over.
+type Population uint8
+
+const (
+	// OverRun: the whole run, every operation (counts, amplification).
+	OverRun Population = iota
+	// OverCompleted: the operations that completed, and only those.
+	OverCompleted
+)
+
 // Metric is one number about a policy's run.
 type Metric struct {
 	// Name is the metric's name in expectations, baselines, sweeps and
@@ -58,6 +68,10 @@ type Metric struct {
 	// JSONDecimals, when >= 0, is the number of decimals the JSON report
 	// rounds the value to; -1 keeps it as it is.
 	JSONDecimals int
+	// Over says which operations the metric is computed over. A metric over
+	// completed operations only (a survivor statistic, such as a latency)
+	// cannot rank two policies that complete different numbers of them.
+	Over Population
 	// value computes the metric; ok is false when it does not exist.
 	value func(r *sim.Result) (v float64, ok bool)
 	// shown, if set, makes the metric optional: it is reported only for
@@ -167,13 +181,13 @@ var (
 		shown: func(p *sim.Policy) bool { return p.Fallback != nil }})
 	Amplification = register(&Metric{Name: "amplification", Unit: Ratio, Better: stats.LowerIsBetter, Headline: true, JSONDecimals: 4,
 		value: func(r *sim.Result) (float64, bool) { return r.Amplification(), true }})
-	P50 = register(&Metric{Name: "latency_ms.p50", Column: "p50_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
+	P50 = register(&Metric{Name: "latency_ms.p50", Column: "p50_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true, Over: OverCompleted,
 		value: percentile(50)})
-	P95 = register(&Metric{Name: "latency_ms.p95", Column: "p95_ms", Unit: Milliseconds, Better: stats.LowerIsBetter,
+	P95 = register(&Metric{Name: "latency_ms.p95", Column: "p95_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Over: OverCompleted,
 		value: percentile(95)})
-	P99 = register(&Metric{Name: "latency_ms.p99", Column: "p99_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
+	P99 = register(&Metric{Name: "latency_ms.p99", Column: "p99_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true, Over: OverCompleted,
 		value: percentile(99)})
-	LastCompletion = register(&Metric{Name: "last_completion_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
+	LastCompletion = register(&Metric{Name: "last_completion_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true, Over: OverCompleted,
 		value: func(r *sim.Result) (float64, bool) { return ms(r.LastCompletion), r.Completed > 0 }})
 
 	// What a server model counts (sim.ServerStats), reported only for

@@ -57,6 +57,10 @@ type MetricStats struct {
 	// VsBaseline compares with the reference policy (the document's
 	// Baseline); null for the reference itself.
 	VsBaseline *Difference `json:"vs_baseline"`
+	// Values are the metric on every seed, from FirstSeed on, rounded as
+	// the single-seed report rounds them; null where it has no value. A
+	// baseline pairs them with a new run, seed by seed.
+	Values []*float64 `json:"values"`
 }
 
 // Difference compares a policy's metric with the baseline policy's, seed by
@@ -135,7 +139,7 @@ func StatsVs(m *runs.MultiSeed, ref int) MultiSeedDocument {
 		ps := PolicyStats{Policy: name, Metrics: make([]MetricStats, len(m.Metrics))}
 		for i, metric := range m.Metrics {
 			vals, _ := m.Values(p, metric)
-			ms := MetricStats{Metric: metric.Name, Better: metric.Better.Word(), N: len(vals)}
+			ms := MetricStats{Metric: metric.Name, Better: metric.Better.Word(), N: len(vals), Values: perSeed(metric, m.Series(p, metric))}
 			if len(vals) > 0 {
 				s := roundSummary(stats.Summarize(vals))
 				ms.Summary = &s
@@ -161,6 +165,18 @@ func StatsVs(m *runs.MultiSeed, ref int) MultiSeedDocument {
 			seedRange(&doc), Alpha, stats.MinDifferingPairs))
 	}
 	return doc
+}
+
+// perSeed is series as the JSON report writes it: rounded, null for NaN.
+func perSeed(metric *metrics.Metric, series []float64) []*float64 {
+	out := make([]*float64, len(series))
+	for i, v := range series {
+		if !math.IsNaN(v) {
+			r := metric.RoundForJSON(v)
+			out[i] = &r
+		}
+	}
+	return out
 }
 
 // difference is the JSON form of a comparison, rounded.

@@ -53,7 +53,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *s
 		EnableShellCompletion:           true,
 		ConfigureShellCompletionCommand: configureCompletion,
 		Commands: []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand(),
-			mergeCommand(), serveCommand(), validateCommand(), showCommand(), completeCommand()},
+			mergeCommand(), serveCommand(), validateCommand(), showCommand(), diffCommand(), completeCommand()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())

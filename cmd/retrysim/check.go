@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -53,7 +54,7 @@ func checkCommand() *cli.Command {
 			formatFlag(check.Formats()),
 			&cli.StringFlag{Name: "junit", Usage: "also write the results as JUnit XML to `FILE`"},
 			&cli.StringSliceFlag{Name: "baseline", Usage: "compare with `FILE`, written by 'retrysim compare --format json' (repeatable; '-' reads stdin)"},
-			&cli.StringFlag{Name: "tolerance", Value: "0", Usage: "how much worse than the baseline a metric may get, e.g. 5% (relative to the baseline value)"},
+			&cli.StringSliceFlag{Name: "tolerance", Usage: "how much worse than the baseline a metric may get, relative to its baseline value: `[METRIC=]PCT`, e.g. 5% for every metric or latency_ms.p99=10% for one (repeatable; default 0 for a single-seed baseline, 5% for a multi-seed one)"},
 			forceFlag(),
 		}, shardFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -89,12 +90,17 @@ func checkCommand() *cli.Command {
 				}
 				seeds = int(n)
 			}
-			tol, err := check.ParseTolerance(cmd.String("tolerance"))
+			tol, err := check.ParseTolerances(cmd.StringSlice("tolerance"))
 			if err != nil {
 				return usagef("--tolerance: %v", err)
 			}
 			if cmd.IsSet("tolerance") && len(cmd.StringSlice("baseline")) == 0 {
 				return usagef("--tolerance applies to --baseline, which is not given")
+			}
+			// A multi-seed baseline tolerates changes below 5 % unless told.
+			seedTol := tol
+			if !tol.DefaultSet {
+				seedTol.Default = check.DefaultSeedTolerance
 			}
 			// Start the JUnit file before running anything, so that a bad
 			// path exits 2 at once rather than after every scenario ran.
@@ -119,26 +125,39 @@ func checkCommand() *cli.Command {
 					}
 				}
 			}
+			var rep check.Report
 			// Read every baseline before running anything: bad input exits 2 early.
 			type baseline struct {
-				file string
-				doc  *report.Document
-				s    *scenarios.Scenario
+				file  string
+				doc   *report.Document // a single-seed baseline, or
+				multi *check.SeedSet   // a multi-seed one
+				s     *scenarios.Scenario
+				first uint64
+				seeds int
 			}
 			var baselines []baseline
 			for _, path := range cmd.StringSlice("baseline") {
-				doc, err := readBaseline(cmd, path)
+				doc, multi, err := readBaseline(cmd, path)
 				if err != nil {
 					return usageError{err}
 				}
-				s, err := f.Lookup(doc.Scenario)
-				if err != nil {
+				b := baseline{file: path, doc: doc, multi: multi}
+				name := ""
+				if doc != nil {
+					name, b.first, b.seeds = doc.Scenario, doc.Seed, 1
+				} else {
+					name, b.first, b.seeds = multi.Scenario, multi.FirstSeed, multi.Seeds
+				}
+				if b.s, err = f.Lookup(name); err != nil {
 					return usagef("baseline %s: %v", path, err)
 				}
 				if path == "-" {
-					path = stdinName
+					b.file = stdinName
 				}
-				baselines = append(baselines, baseline{path, doc, s})
+				if multi != nil {
+					rep.Warnings = append(rep.Warnings, check.PowerWarnings(b.file, multi)...)
+				}
+				baselines = append(baselines, b)
 			}
 
 			var work scenarios.Estimate
@@ -146,7 +165,7 @@ func checkCommand() *cli.Command {
 				work = work.Add(seedsWork(s, check.Seeds(s, seeds)))
 			}
 			for _, b := range baselines {
-				work = work.Add(b.s.Estimate(1))
+				work = work.Add(seedsWork(b.s, b.seeds))
 			}
 			if err := checkWork(cmd, work); err != nil {
 				return err
@@ -159,7 +178,7 @@ func checkCommand() *cli.Command {
 					}
 				}
 				for _, b := range baselines {
-					groups = append(groups, runs.Group{Scenario: b.s, First: b.doc.Seed, Seeds: 1, Label: "baseline " + b.file})
+					groups = append(groups, runs.Group{Scenario: b.s, First: b.first, Seeds: b.seeds, Label: "baseline " + b.file})
 				}
 				if len(groups) == 0 {
 					return usagef("nothing to check: no expectations in %s for the chosen scenarios and no --baseline (docs/ci.md shows how to write them)", f.Path)
@@ -172,11 +191,10 @@ func checkCommand() *cli.Command {
 				plan = append(plan, planned{s, check.Seeds(s, seeds)})
 			}
 			for _, b := range baselines {
-				plan = append(plan, planned{b.s, 1})
+				plan = append(plan, planned{b.s, b.seeds})
 			}
 			w := startWatch(cmd, "check", plan...)
 			defer w.done()
-			var rep check.Report
 			for _, s := range list {
 				var checks []check.Result
 				if st := merging(cmd); st == nil {
@@ -193,14 +211,22 @@ func checkCommand() *cli.Command {
 				rep.Checks = append(rep.Checks, checks...)
 			}
 			for _, b := range baselines {
-				now, err := baselineNow(w.context(ctx, b.s), cmd, b.s, b.doc.Seed, "baseline "+b.file)
+				if b.multi != nil {
+					now, err := baselineSeeds(w.context(ctx, b.s), cmd, b.s, b.first, b.seeds, "baseline "+b.file)
+					if err != nil {
+						return err
+					}
+					rep.Seeds = append(rep.Seeds, check.CompareSeeds(b.file, b.multi, check.FromMultiSeed(now), seedTol)...)
+					continue
+				}
+				now, err := baselineNow(w.context(ctx, b.s), cmd, b.s, b.first, "baseline "+b.file)
 				if err != nil {
 					return err
 				}
 				rep.Baseline = append(rep.Baseline, check.CompareBaseline(b.file, b.doc, &now, tol)...)
 			}
 			w.done()
-			if len(rep.Checks) == 0 && len(rep.Baseline) == 0 {
+			if len(rep.Checks) == 0 && len(rep.Baseline) == 0 && len(rep.Seeds) == 0 {
 				return usagef("nothing to check: no expectations in %s for the chosen scenarios and no --baseline (docs/ci.md shows how to write them)", f.Path)
 			}
 
@@ -224,23 +250,58 @@ func checkCommand() *cli.Command {
 	}
 }
 
-// readBaseline reads the baseline named by --baseline; '-' reads stdin.
-func readBaseline(cmd *cli.Command, path string) (*report.Document, error) {
-	if sharding(cmd) || merging(cmd) != nil {
+// readBaseline reads the baseline named by --baseline ('-' reads stdin):
+// a single-seed report (doc) or a multi-seed one (multi).
+func readBaseline(cmd *cli.Command, path string) (doc *report.Document, multi *check.SeedSet, err error) {
+	var data []byte
+	name := path
+	switch {
+	case sharding(cmd) || merging(cmd) != nil:
 		// The shard file keeps the baseline's bytes.
-		data, name, err := readInput(cmd, "--baseline", path)
-		if err != nil {
-			return nil, fmt.Errorf("baseline: %w", err)
+		data, name, err = readInput(cmd, "--baseline", path)
+	case path == "-":
+		name = stdinName
+		data, err = readBounded(cmd.Root().Reader, check.MaxBaselineSize)
+	default:
+		var fh *os.File
+		if fh, err = os.Open(path); err == nil {
+			data, err = readBounded(fh, check.MaxBaselineSize)
+			fh.Close()
 		}
-		return check.ReadBaseline(name, bytes.NewReader(data))
 	}
-	if path == "-" {
-		return check.ReadBaseline(stdinName, cmd.Root().Reader)
-	}
-	fh, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("baseline: %w", err)
+		return nil, nil, fmt.Errorf("baseline %s: %w", name, pathErr(err))
 	}
-	defer fh.Close()
-	return check.ReadBaseline(path, fh)
+	return parseReport(name, data)
+}
+
+// checkDocument is a single-seed JSON report.
+type checkDocument = report.Document
+
+// parseReport reads a JSON report: single-seed (doc) or multi-seed (multi).
+func parseReport(name string, data []byte) (doc *report.Document, multi *check.SeedSet, err error) {
+	if check.Schema(data) == "" {
+		doc, err = check.ReadBaseline(name, bytes.NewReader(data))
+		return doc, nil, err
+	}
+	multi, err = check.ReadSeedBaseline(name, data)
+	return nil, multi, err
+}
+
+// readBounded reads at most limit bytes from r, refusing more.
+func readBounded(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		err = fmt.Errorf("larger than %d MiB", limit>>20)
+	}
+	return data, err
+}
+
+// baselineSeeds runs s on k seeds from first for a multi-seed baseline
+// (or takes them from the merged shards).
+func baselineSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int, label string) (*runs.MultiSeed, error) {
+	if st := merging(cmd); st != nil {
+		return st.seeds(runs.Group{Scenario: s, First: first, Seeds: k, Label: label})
+	}
+	return runs.Collect(ctx, s, first, k, nil)
 }

@@ -130,13 +130,10 @@ func TestCheckBadInput(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", c.name, code, errOut, c.want)
 		}
 	}
-	// The multi-seed JSON of compare --seeds is not a baseline.
-	multi, _, code, _ := runCLI(t, "compare", "--file", good, "--seeds", "5", "--format", "json")
-	if code != 0 {
-		t.Fatalf("compare --seeds 5: exit %d", code)
-	}
-	if _, errOut, code, _ := runCLI(t, "check", "--file", good, "--baseline", writeFile(t, "multi.json", multi)); code != 2 || !strings.Contains(errOut, "multi.json: this is a \"retrysim/multi-seed/v1\" report") {
-		t.Errorf("multi-seed baseline: exit %d, %q", code, errOut)
+	// A multi-seed report recorded before values per seed is refused.
+	old := `{"schema": "retrysim/multi-seed/v1", "scenario": "s", "first_seed": 1, "seeds": 1, "policies": [{"policy": "p", "metrics": [{"metric": "completed", "better": "higher", "n": 1, "summary": null, "vs_baseline": null}]}]}`
+	if _, errOut, code, _ := runCLI(t, "check", "--file", good, "--baseline", writeFile(t, "multi.json", old)); code != 2 || !strings.Contains(errOut, "multi.json: policies[0] (p): metrics[0]: completed has no values per seed") {
+		t.Errorf("v1 multi-seed baseline: exit %d, %q", code, errOut)
 	}
 	// A file without expectations: nothing to check is bad input.
 	plain := writeFile(t, "plain.yaml", `scenarios:

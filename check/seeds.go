@@ -1,0 +1,620 @@
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/runs"
+	"github.com/retrysim/retrysim/stats"
+)
+
+// SeedSet is every policy's metrics on seeds FirstSeed, FirstSeed+1, …, as
+// a multi-seed JSON report records them (schema report.MultiSeedSchema) or
+// a run measured them, rounded as the JSON report rounds them. A multi-seed
+// baseline is compared with a new run seed by seed.
+type SeedSet struct {
+	Scenario  string
+	FirstSeed uint64
+	Seeds     int
+	Policies  []SeedPolicy
+}
+
+// SeedPolicy is one policy's metrics in a SeedSet.
+type SeedPolicy struct {
+	Name    string
+	Metrics []*metrics.Metric
+	// Values[m][s] is Metrics[m] on seed FirstSeed+s; NaN where it has no
+	// value (a latency when nothing completed).
+	Values [][]float64
+}
+
+// Series returns the policy's values of m, or nil if it has none.
+func (p *SeedPolicy) Series(m *metrics.Metric) []float64 {
+	if i := slices.Index(p.Metrics, m); i >= 0 {
+		return p.Values[i]
+	}
+	return nil
+}
+
+// Policy returns the policy named name, or nil.
+func (s *SeedSet) Policy(name string) *SeedPolicy {
+	for i := range s.Policies {
+		if s.Policies[i].Name == name {
+			return &s.Policies[i]
+		}
+	}
+	return nil
+}
+
+// FromMultiSeed is m rounded as the JSON report writes it, so that a run
+// compares with a baseline read from JSON value for value.
+func FromMultiSeed(m *runs.MultiSeed) *SeedSet {
+	set := &SeedSet{Scenario: m.Scenario, FirstSeed: m.FirstSeed, Seeds: m.Seeds()}
+	for p, name := range m.Policies {
+		sp := SeedPolicy{Name: name, Metrics: m.Metrics}
+		for _, metric := range m.Metrics {
+			vals := slices.Clone(m.Series(p, metric))
+			for i, v := range vals {
+				if !math.IsNaN(v) {
+					vals[i] = metric.RoundForJSON(v)
+				}
+			}
+			sp.Values = append(sp.Values, vals)
+		}
+		set.Policies = append(set.Policies, sp)
+	}
+	return set
+}
+
+// FromDocument is a single-seed report as a SeedSet of one seed.
+func FromDocument(d *report.Document) *SeedSet {
+	set := &SeedSet{Scenario: d.Scenario, FirstSeed: d.Seed, Seeds: 1}
+	for _, r := range d.Results {
+		sp := SeedPolicy{Name: r.Policy, Metrics: r.Metrics}
+		for _, m := range r.Metrics {
+			v, ok := r.Value(m)
+			if !ok {
+				v = math.NaN()
+			}
+			sp.Values = append(sp.Values, []float64{v})
+		}
+		set.Policies = append(set.Policies, sp)
+	}
+	return set
+}
+
+// maxBaselineValue bounds the magnitude of a value in a multi-seed report:
+// no metric of a run comes near it, and sums of it stay exact enough.
+const maxBaselineValue = 1e15
+
+// Schema returns the "schema" field of a JSON report, or "" if it has
+// none (a single-seed report) or is not a JSON object.
+func Schema(data []byte) string {
+	var shape struct {
+		Schema string `json:"schema"`
+	}
+	if json.Unmarshal(data, &shape) != nil {
+		return ""
+	}
+	return shape.Schema
+}
+
+// ReadSeedBaseline reads a multi-seed JSON report, as 'retrysim compare
+// --seeds N --format json' writes it, strictly: unknown fields, trailing
+// data, a metric this version does not know (or whose direction differs),
+// values per seed that are missing, too many or out of range are errors
+// naming file. Only the values per seed are used; the statistics the report
+// also carries are recomputed from them.
+func ReadSeedBaseline(file string, data []byte) (*SeedSet, error) {
+	bad := func(format string, args ...any) error {
+		return &BaselineError{File: file, Msg: fmt.Sprintf(format, args...), multi: true}
+	}
+	if schema := Schema(data); schema != report.MultiSeedSchema {
+		return nil, bad("schema %q, want %q", schema, report.MultiSeedSchema)
+	}
+	var doc struct {
+		Schema    string   `json:"schema"`
+		Scenario  string   `json:"scenario"`
+		FirstSeed *uint64  `json:"first_seed"`
+		Seeds     *int     `json:"seeds"`
+		Baseline  string   `json:"baseline"`
+		Test      string   `json:"test"`
+		Alpha     float64  `json:"alpha"`
+		Warnings  []string `json:"warnings"`
+		Policies  []struct {
+			Policy  string `json:"policy"`
+			Metrics []struct {
+				Metric     string          `json:"metric"`
+				Better     string          `json:"better"`
+				N          int             `json:"n"`
+				Summary    json.RawMessage `json:"summary"`
+				VsBaseline json.RawMessage `json:"vs_baseline"`
+				Values     *[]*float64     `json:"values"`
+			} `json:"metrics"`
+		} `json:"policies"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, bad("not a multi-seed JSON report: %v", jsonErr(data, err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, bad("unexpected data after the JSON document")
+	}
+	switch {
+	case doc.Scenario == "":
+		return nil, bad("missing field \"scenario\"")
+	case doc.FirstSeed == nil:
+		return nil, bad("missing field \"first_seed\"")
+	case doc.Seeds == nil:
+		return nil, bad("missing field \"seeds\"")
+	case *doc.Seeds < 1 || *doc.Seeds > MaxBaselineSeeds:
+		return nil, bad("seeds %d: want 1 to %d", *doc.Seeds, MaxBaselineSeeds)
+	case *doc.FirstSeed > math.MaxUint64-uint64(*doc.Seeds-1):
+		return nil, bad("seeds %d from first_seed %d run past the largest seed", *doc.Seeds, *doc.FirstSeed)
+	case len(doc.Policies) == 0:
+		return nil, bad("no policies: field \"policies\" is missing or empty")
+	}
+	set := &SeedSet{Scenario: doc.Scenario, FirstSeed: *doc.FirstSeed, Seeds: *doc.Seeds}
+	for i, p := range doc.Policies {
+		if p.Policy == "" {
+			return nil, bad("policies[%d]: empty policy name", i)
+		}
+		if set.Policy(p.Policy) != nil {
+			return nil, bad("policies[%d]: policy %q appears twice", i, p.Policy)
+		}
+		sp := SeedPolicy{Name: p.Policy}
+		for j, ms := range p.Metrics {
+			at := fmt.Sprintf("policies[%d] (%s): metrics[%d]", i, p.Policy, j)
+			m, ok := metrics.Lookup(ms.Metric)
+			switch {
+			case !ok:
+				return nil, bad("%s: unknown metric %q (recorded by another version of retrysim?)", at, ms.Metric)
+			case slices.Contains(sp.Metrics, m):
+				return nil, bad("%s: metric %q appears twice", at, ms.Metric)
+			case ms.Better != m.Better.Word():
+				return nil, bad("%s: %s says %q is better, this version says %q", at, ms.Metric, ms.Better, m.Better.Word())
+			case ms.Values == nil:
+				return nil, bad("%s: %s has no values per seed, which a baseline pairs with a new run (a report of a retrysim before 2026-12): record it again", at, ms.Metric)
+			case len(*ms.Values) != set.Seeds:
+				return nil, bad("%s: %s has %d values, want one per seed (%d)", at, ms.Metric, len(*ms.Values), set.Seeds)
+			}
+			vals := make([]float64, set.Seeds)
+			for s, v := range *ms.Values {
+				switch {
+				case v == nil:
+					vals[s] = math.NaN()
+				case math.Abs(*v) > maxBaselineValue:
+					return nil, bad("%s: %s on seed %d is %v, beyond %g", at, ms.Metric, set.FirstSeed+uint64(s), *v, maxBaselineValue)
+				default:
+					vals[s] = *v
+				}
+			}
+			sp.Metrics = append(sp.Metrics, m)
+			sp.Values = append(sp.Values, vals)
+		}
+		set.Policies = append(set.Policies, sp)
+	}
+	return set, nil
+}
+
+// MaxBaselineSeeds bounds the seeds of a multi-seed baseline.
+const MaxBaselineSeeds = 100_000
+
+// Tolerance is how much worse than a baseline a metric may get before a
+// change fails: by more than Relative times the baseline's mean and by more
+// than Absolute, in the metric's unit.
+type Tolerance struct {
+	Relative float64
+	Absolute float64
+}
+
+// Allows reports whether a worsening by delta (> 0) of a metric whose
+// baseline mean is base stays within t.
+func (t Tolerance) Allows(delta, base float64) bool {
+	return delta <= max(t.Relative*math.Abs(base), t.Absolute)
+}
+
+// DefaultSeedTolerance is the relative tolerance of a multi-seed baseline
+// when --tolerance is not given: a significant change smaller than 5 % of
+// the baseline's mean does not fail.
+const DefaultSeedTolerance = 0.05
+
+// AbsoluteTolerance is the least change of m that can fail a multi-seed
+// gate, by unit: half an operation (or request) per run, 0.005 of a ratio,
+// 1 ms. Below it a significant change is too small to matter.
+func AbsoluteTolerance(m *metrics.Metric) float64 {
+	switch m.Unit {
+	case metrics.Ratio:
+		return 0.005
+	case metrics.Milliseconds:
+		return 1
+	}
+	return 0.5
+}
+
+// Tolerances are the relative tolerances of a gate: Default for every
+// metric but those named in PerMetric.
+type Tolerances struct {
+	Default float64
+	// DefaultSet says that Default was given, not left at 0.
+	DefaultSet bool
+	PerMetric  map[string]float64
+}
+
+// ParseTolerances reads the values of --tolerance: "5%" sets the default,
+// "METRIC=5%" one metric's tolerance (its name as in the JSON report).
+func ParseTolerances(values []string) (Tolerances, error) {
+	var t Tolerances
+	for _, v := range values {
+		name, pct, named := strings.Cut(v, "=")
+		if !named {
+			pct = v
+		}
+		f, err := ParseTolerance(pct)
+		if err != nil {
+			return t, err
+		}
+		if !named {
+			if t.DefaultSet {
+				return t, fmt.Errorf("%q: the tolerance of every metric is already given", v)
+			}
+			t.Default, t.DefaultSet = f, true
+			continue
+		}
+		name = strings.TrimSpace(name)
+		if _, ok := metrics.Lookup(name); !ok {
+			return t, fmt.Errorf("%q: unknown metric %q (see docs/output.md for the names)", v, name)
+		}
+		if _, dup := t.PerMetric[name]; dup {
+			return t, fmt.Errorf("%q: the tolerance of %s is already given", v, name)
+		}
+		if t.PerMetric == nil {
+			t.PerMetric = map[string]float64{}
+		}
+		t.PerMetric[name] = f
+	}
+	return t, nil
+}
+
+// MaxBaselineSize bounds the size of a baseline file, in bytes.
+const MaxBaselineSize = 256 << 20
+
+// For returns the tolerance of m.
+func (t Tolerances) For(m *metrics.Metric) Tolerance {
+	rel, ok := t.PerMetric[m.Name]
+	if !ok {
+		rel = t.Default
+	}
+	return Tolerance{Relative: rel, Absolute: AbsoluteTolerance(m)}
+}
+
+// SeedVerdict is what a comparison over seeds concludes for one metric.
+type SeedVerdict int
+
+const (
+	// Unchanged: no significant difference (benchstat's "~").
+	Unchanged SeedVerdict = iota
+	Improved
+	Worsened
+	// NotComparable: a metric over completed operations only, of a policy
+	// whose completions changed significantly: its latencies describe other
+	// operations than before.
+	NotComparable
+)
+
+func (v SeedVerdict) String() string {
+	switch v {
+	case Improved:
+		return "better"
+	case Worsened:
+		return "worse"
+	case NotComparable:
+		return "not comparable"
+	}
+	return "~"
+}
+
+// SeedChange is one metric of one policy compared over seeds, paired by
+// seed, with its baseline.
+type SeedChange struct {
+	File      string
+	Scenario  string
+	Policy    string
+	FirstSeed uint64
+	Seeds     int
+	// Metric is nil for a policy that is in the baseline but no longer in
+	// the scenario (which fails).
+	Metric *metrics.Metric
+	// Base and Now summarise the values over the seeds where each has one.
+	Base, Now stats.Summary
+	// Diff is the paired comparison (Now − Base) over the seeds where both
+	// have a value.
+	Diff      stats.Difference
+	Tolerance Tolerance
+	Verdict   SeedVerdict
+	// Fail: significantly worse beyond the tolerance, or a value that
+	// existed and is gone on every seed, or a missing policy.
+	Fail bool
+	// Note says why a metric is not comparable, or why it failed without a
+	// test.
+	Note string
+}
+
+// CompareSeeds compares every metric of every policy of base with now, the
+// same scenario run on the same seeds, paired by seed with the two-sided
+// signed-rank test at stats.Alpha. A metric fails only when it is both
+// significantly worse and worse beyond its tolerance (on the mean of the
+// paired differences); an improvement never fails. A metric over completed
+// operations only is not comparable (and does not fail) for a policy whose
+// completions changed significantly: the completions say what changed. A
+// policy of base missing from now fails; policies new in now are not
+// compared, nor metrics now does not have. It panics if the seeds differ.
+func CompareSeeds(file string, base, now *SeedSet, tol Tolerances) []SeedChange {
+	if base.FirstSeed != now.FirstSeed || base.Seeds != now.Seeds {
+		panic("check.CompareSeeds: the runs are on different seeds")
+	}
+	var out []SeedChange
+	for _, bp := range base.Policies {
+		c0 := SeedChange{File: file, Scenario: base.Scenario, Policy: bp.Name, FirstSeed: base.FirstSeed, Seeds: base.Seeds}
+		np := now.Policy(bp.Name)
+		if np == nil {
+			c := c0
+			c.Fail, c.Verdict = true, Worsened
+			c.Note = fmt.Sprintf("policy %s is in the baseline but no longer in scenario %s", bp.Name, base.Scenario)
+			out = append(out, c)
+			continue
+		}
+		// Did the completions change significantly?
+		var completions *stats.Difference
+		if b, n := bp.Series(metrics.Completed), np.Series(metrics.Completed); b != nil && n != nil {
+			if d := paired(b, n, metrics.Completed.Better); d.Verdict != stats.Same {
+				completions = &d
+			}
+		}
+		for i, m := range bp.Metrics {
+			nowSeries := np.Series(m)
+			if nowSeries == nil {
+				continue
+			}
+			c := c0
+			c.Metric, c.Tolerance = m, tol.For(m)
+			c.Base, c.Now = summarize(bp.Values[i]), summarize(nowSeries)
+			c.Diff = paired(bp.Values[i], nowSeries, m.Better)
+			switch {
+			case c.Base.N == 0 && c.Now.N == 0:
+				c.Note = m.MissingReason()
+			case c.Base.N > 0 && c.Now.N == 0:
+				c.Verdict, c.Fail = Worsened, true
+				c.Note = fmt.Sprintf("had a value on %d seeds and now has none (%s)", c.Base.N, m.MissingReason())
+			case m.Over == metrics.OverCompleted && completions != nil:
+				c.Verdict = NotComparable
+				c.Note = fmt.Sprintf("over completed operations only, and the policy now completes %s per run", signed(completions.DeltaMean))
+				if base.Seeds > 1 {
+					c.Note += fmt.Sprintf(" (p = %s)", formatP(completions.Test.P))
+				}
+			case c.Diff.Verdict == stats.Worse:
+				c.Verdict = Worsened
+				c.Fail = !c.Tolerance.Allows(math.Abs(c.Diff.DeltaMean), baseMeanOverPairs(bp.Values[i], nowSeries))
+			case c.Diff.Verdict == stats.Better:
+				c.Verdict = Improved
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// paired is stats.Paired, but on a single seed, where no test is possible,
+// any difference counts: the same scenario and seed give the same numbers,
+// so a change is a change of behaviour or of draws (the single-seed
+// baseline's rule).
+func paired(base, now []float64, better stats.Direction) stats.Difference {
+	d := stats.Paired(base, now, better)
+	if len(base) == 1 && d.Pairs == 1 && d.DeltaMean != 0 {
+		if (d.DeltaMean > 0) == (better == stats.HigherIsBetter) {
+			d.Verdict = stats.Better
+		} else {
+			d.Verdict = stats.Worse
+		}
+	}
+	return d
+}
+
+// baseMeanOverPairs is the baseline's mean over the seeds where both have
+// a value: what a paired change is relative to.
+func baseMeanOverPairs(base, now []float64) float64 {
+	var sum float64
+	n := 0
+	for i, b := range base {
+		if !math.IsNaN(b) && !math.IsNaN(now[i]) {
+			sum += b
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// summarize summarises the values that exist.
+func summarize(series []float64) stats.Summary {
+	var vals []float64
+	for _, v := range series {
+		if !math.IsNaN(v) {
+			vals = append(vals, v)
+		}
+	}
+	return stats.Summarize(vals)
+}
+
+func signed(v float64) string {
+	v = metrics.Round(v, 2)
+	if v == 0 {
+		return "0" // not -0
+	}
+	s := formatNumber(v)
+	if v > 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+func formatP(p float64) string {
+	if p < 0.001 {
+		return "<0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+// Power of the gate: how many seeds it needs to see a change.
+const (
+	// DetectChange is the relative change of completions the seeds
+	// warning is about.
+	DetectChange = 0.05
+	// zAlpha and zPower are the normal quantiles of a two-sided test at
+	// α = 0.05 (1.96) and of 80 % power (0.84).
+	zAlpha, zPower = 1.959964, 0.841621
+	// signedRankEfficiency is the asymptotic relative efficiency of the
+	// signed-rank test against the paired t-test for normal data (3/π).
+	signedRankEfficiency = 3 / math.Pi
+)
+
+// SeedsToDetect estimates how many seeds a paired gate needs to detect,
+// with 80 % power at α = 0.05, a change of change (a fraction) in the mean
+// of values, taking the spread of the paired differences as √2 times the
+// spread of values (as if old and new runs drew independently; a change
+// that keeps most draws does better). It is at least
+// stats.MinDifferingPairs; ok is false when values have no spread or a
+// mean of 0 (then nothing can be said).
+func SeedsToDetect(values []float64, change float64) (n int, ok bool) {
+	s := summarize(values)
+	if s.N < 2 || s.StdDev == 0 || s.Mean == 0 || change <= 0 {
+		return 0, false
+	}
+	delta := change * math.Abs(s.Mean)
+	k := (zAlpha + zPower) * math.Sqrt2 * s.StdDev / delta
+	return max(int(math.Ceil(k*k/signedRankEfficiency)), stats.MinDifferingPairs), true
+}
+
+// PowerWarnings says, for every policy of base whose completions vary from
+// seed to seed, when base has fewer seeds than SeedsToDetect needs to see a
+// DetectChange change in them.
+func PowerWarnings(file string, base *SeedSet) []string {
+	var out []string
+	for _, p := range base.Policies {
+		series := p.Series(metrics.Completed)
+		if n, ok := SeedsToDetect(series, DetectChange); ok && n > base.Seeds {
+			mean := summarize(series).Mean
+			out = append(out, fmt.Sprintf("%s: %s/%s: %d seeds detect a %s change in completed (mean %s) only by luck; about %d are needed for 80%% power (docs/ci.md)",
+				file, base.Scenario, p.Name, base.Seeds, percent(DetectChange), formatNumber(metrics.Round(mean, 2)), n))
+		}
+	}
+	return out
+}
+
+// SeedRange names the seeds compared: "seeds 1-30".
+func (c *SeedChange) SeedRange() string {
+	if c.Seeds == 1 {
+		return fmt.Sprintf("seed %d", c.FirstSeed)
+	}
+	return fmt.Sprintf("seeds %d-%d", c.FirstSeed, c.FirstSeed+uint64(c.Seeds-1))
+}
+
+// SeedChangeHeader is the header of the rows of SeedChange tables.
+func SeedChangeHeader() []string {
+	return []string{"result", "scenario", "policy", "metric", "baseline", "now", "change", "p", "note"}
+}
+
+// row is the change as a row under SeedChangeHeader.
+func (c *SeedChange) row() []string {
+	result := c.Verdict.String()
+	switch {
+	case c.Fail:
+		result = "FAIL"
+	case c.Verdict == Worsened:
+		result = "worse (within tolerance)"
+	}
+	if c.Metric == nil {
+		return []string{result, c.Scenario, c.Policy, "(policy missing)", "", "", "", "", c.Note}
+	}
+	return []string{result, c.Scenario, c.Policy, c.Metric.Name, c.MeanText(c.Base), c.MeanText(c.Now), c.ChangeText(), c.PText(), c.Note}
+}
+
+// MeanText is a summary as "mean ± half its 95 % interval", or "none".
+func (c *SeedChange) MeanText(s stats.Summary) string {
+	if s.N == 0 {
+		return "none"
+	}
+	d := c.Metric.Decimals()
+	text := formatNumber(metrics.Round(s.Mean, d))
+	if s.N > 1 {
+		text += " ± " + formatNumber(metrics.Round((s.CIHigh-s.CILow)/2, d))
+	}
+	return text
+}
+
+// ChangeText is the mean paired change, with its percentage of the
+// baseline when that mean is not near 0.
+func (c *SeedChange) ChangeText() string {
+	if c.Diff.Pairs == 0 {
+		return ""
+	}
+	text := signed(metrics.Round(c.Diff.DeltaMean, c.Metric.Decimals()))
+	if text == "0" {
+		return text
+	}
+	if !math.IsNaN(c.Diff.DeltaPercent) && math.Abs(c.Diff.DeltaPercent) < 1000 {
+		text += fmt.Sprintf(" (%+.1f%%)", c.Diff.DeltaPercent)
+	}
+	return text
+}
+
+// PText is the test's p-value, or "" without pairs or with one seed.
+func (c *SeedChange) PText() string {
+	if c.Diff.Pairs == 0 || c.Seeds == 1 {
+		return ""
+	}
+	return formatP(c.Diff.Test.P)
+}
+
+// Explain says plainly what the comparison found.
+func (c *SeedChange) Explain() string {
+	if c.Metric == nil {
+		return c.Note
+	}
+	name := c.Metric.Name
+	switch {
+	case c.Note != "" && c.Verdict != NotComparable:
+		return name + " " + c.Note
+	case c.Verdict == NotComparable:
+		return fmt.Sprintf("%s not comparable: %s", name, c.Note)
+	case c.Verdict == Unchanged && c.Seeds == 1:
+		return fmt.Sprintf("%s unchanged at %s", name, c.MeanText(c.Now))
+	case c.Verdict == Unchanged:
+		return fmt.Sprintf("%s: no significant change over %d paired seeds (%s → %s, p = %s)", name, c.Diff.Pairs, c.MeanText(c.Base), c.MeanText(c.Now), c.PText())
+	}
+	over := fmt.Sprintf("over %d paired seeds, p = %s", c.Diff.Pairs, c.PText())
+	if c.Seeds == 1 {
+		over = "on one seed (no test)"
+	}
+	s := fmt.Sprintf("%s: %s → %s, change %s %s", name, c.MeanText(c.Base), c.MeanText(c.Now), c.ChangeText(), over)
+	switch {
+	case c.Fail:
+		s += fmt.Sprintf(": worse beyond the tolerance (%s of the baseline, at least %s; %s)", percent(c.Tolerance.Relative), formatNumber(c.Tolerance.Absolute), c.Metric.Better)
+	case c.Verdict == Worsened:
+		s += fmt.Sprintf(": worse, but within the tolerance (%s of the baseline, at least %s)", percent(c.Tolerance.Relative), formatNumber(c.Tolerance.Absolute))
+	default:
+		s += ": better"
+	}
+	return s
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/retrysim/retrysim/check"
+)
+
+// diffWorse is returned by 'diff --fail-on worse' when a metric got worse
+// beyond its tolerance: the input was fine, the change was not (exit 1).
+type diffWorse struct{ n int }
+
+func (e diffWorse) Error() string {
+	return fmt.Sprintf("diff: %d metric(s) worse beyond tolerance", e.n)
+}
+
+func diffCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "diff",
+		Usage: "compare two JSON reports of a scenario, metric by metric, paired by seed",
+		UsageText: "retrysim diff OLD.json NEW.json [--format table|markdown|json|csv]\n" +
+			"              [--tolerance [METRIC=]PCT ...] [--fail-on worse]\n\n" +
+			"OLD and NEW are reports of 'retrysim compare --format json', both on one\n" +
+			"seed or both with the same --seed and --seeds N (from any retrysim\n" +
+			"version or scenario file with this schema). With many seeds each metric\n" +
+			"is paired seed by seed and tested (two-sided signed-rank, α = 0.05):\n" +
+			"'~' means no significant difference. A latency is not compared for a\n" +
+			"policy whose completions changed: it describes other operations.\n" +
+			"Exits 0 (also when something is worse) unless --fail-on worse; see docs/ci.md.\n\n" +
+			"Examples:\n" +
+			"   retrysim compare --seeds 30 --format json > old.json\n" +
+			"   retrysim compare --seeds 30 --format json --file mine.yaml > new.json\n" +
+			"   retrysim diff old.json new.json --format markdown",
+		Flags: []cli.Flag{
+			formatFlag(check.DiffFormats()),
+			&cli.StringSliceFlag{Name: "tolerance", Usage: "how much worse a metric may get before it counts as worse beyond tolerance: `[METRIC=]PCT` (repeatable; default 0 on one seed, 5% over many)"},
+			&cli.StringFlag{Name: "fail-on", Usage: "exit 1 when a metric is `worse` beyond its tolerance", Validator: func(s string) error {
+				if s != "worse" {
+					return fmt.Errorf("--fail-on %q: the only value is worse", s)
+				}
+				return nil
+			}},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() != 2 {
+				return usagef("diff takes two reports, OLD.json and NEW.json, got %d argument(s)", cmd.Args().Len())
+			}
+			oldPath, newPath := cmd.Args().Get(0), cmd.Args().Get(1)
+			if oldPath == "-" && newPath == "-" {
+				return usagef("'-' (standard input) can be given only once")
+			}
+			tol, err := check.ParseTolerances(cmd.StringSlice("tolerance"))
+			if err != nil {
+				return usagef("--tolerance: %v", err)
+			}
+			read := func(path string) (*check.SeedSet, string, error) {
+				doc, multi, err := readReport(cmd, path)
+				if err != nil {
+					return nil, "", usageError{err}
+				}
+				if path == "-" {
+					path = stdinName
+				}
+				if doc != nil {
+					return check.FromDocument(doc), path, nil
+				}
+				return multi, path, nil
+			}
+			old, oldName, err := read(oldPath)
+			if err != nil {
+				return err
+			}
+			now, newName, err := read(newPath)
+			if err != nil {
+				return err
+			}
+			if !tol.DefaultSet && old.Seeds > 1 {
+				tol.Default = check.DefaultSeedTolerance
+			}
+			d, err := check.NewDiff(oldName, old, newName, now, tol)
+			if err != nil {
+				return usageError{err}
+			}
+			if err := check.WriteDiff(cmd.Root().Writer, format(cmd), d); err != nil {
+				return err
+			}
+			if n := d.Worse(); n > 0 && cmd.String("fail-on") == "worse" {
+				return diffWorse{n}
+			}
+			return nil
+		},
+	}
+}
+
+// readReport reads a JSON report named by path ('-': stdin): single-seed
+// (doc) or multi-seed (multi).
+func readReport(cmd *cli.Command, path string) (doc *checkDocument, multi *check.SeedSet, err error) {
+	var data []byte
+	name := path
+	if path == "-" {
+		name = stdinName
+		data, err = readBounded(cmd.Root().Reader, check.MaxBaselineSize)
+	} else {
+		var fh *os.File
+		if fh, err = os.Open(path); err == nil {
+			data, err = readBounded(fh, check.MaxBaselineSize)
+			fh.Close()
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, pathErr(err))
+	}
+	return parseReport(name, data)
+}
