@@ -21,7 +21,7 @@ func (e diffWorse) Error() string {
 func diffCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "diff",
-		Usage: "compare two JSON reports of a scenario, metric by metric, paired by seed",
+		Usage: "compare two JSON reports, metric by metric, paired by seed",
 		UsageText: "retrysim diff OLD.json NEW.json [--format table|markdown|json|csv]\n" +
 			"              [--tolerance [METRIC=]PCT ...] [--fail-on worse]\n\n" +
 			"OLD and NEW are reports of 'retrysim compare --format json', both on one\n" +
