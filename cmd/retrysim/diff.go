@@ -30,7 +30,7 @@ func diffCommand() *cli.Command {
 			"is paired seed by seed and tested (two-sided signed-rank, α = 0.05):\n" +
 			"'~' means no significant difference. A latency is not compared for a\n" +
 			"policy whose completions changed: it describes other operations.\n" +
-			"Exits 0 (also when something is worse) unless --fail-on worse; see docs/ci.md.\n\n" +
+			"Exits 0 (also when something is worse) unless --fail-on worse;\nsee docs/ci.md.\n\n" +
 			"Examples:\n" +
 			"   retrysim compare --seeds 30 --format json > old.json\n" +
 			"   retrysim compare --seeds 30 --format json --file mine.yaml > new.json\n" +

@@ -69,7 +69,7 @@ func TestIntegerFlagsAreDecimal(t *testing.T) {
 func TestHelpFits80Columns(t *testing.T) {
 	t.Parallel()
 	helps := [][]string{{"--help"}, {"help"}, {"completion", "--help"}}
-	for _, c := range []string{"compare", "list", "plot", "sweep", "report", "check", "show"} {
+	for _, c := range []string{"compare", "list", "plot", "sweep", "report", "check", "show", "diff"} {
 		helps = append(helps, []string{c, "--help"}, []string{"help", c})
 	}
 	for _, args := range helps {

@@ -93,7 +93,7 @@ func TestRepeatedFlagRefused(t *testing.T) {
 		{[]string{"sweep", "--param", "clients=1", "--seeds", "2", "--seeds", "3"}, "--seeds"},
 		{[]string{"list", "--file", "a.yaml", "-f", "b.yaml"}, "--file"},
 		{[]string{"plot", "--plot-dir", filepath.Join(dir, "a"), "--plot-dir", filepath.Join(dir, "b")}, "--plot-dir"},
-		{[]string{"check", "--tolerance", "5%", "--tolerance", "1%"}, "--tolerance"},
+		{[]string{"check", "--junit", "a.xml", "--junit", "b.xml"}, "--junit"},
 	} {
 		out, errOut, code, _ := runCLI(t, tt.args...)
 		want := tt.flag + " is given 2 times"
