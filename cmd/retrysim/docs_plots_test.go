@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/retrysim/retrysim/internal/golden"
+
+	"github.com/retrysim/retrysim/internal/racetest"
 )
 
 // docsRoot is the repository root, seen from this package's directory.
@@ -21,6 +23,9 @@ const docsRoot = "../.."
 // into docs/img.
 func TestDocsPlots(t *testing.T) {
 	t.Parallel()
+	if racetest.Enabled {
+		t.Skip("renders every figure of docs/plots.md on one goroutine; the plain go test runs this")
+	}
 	cmds := docCommands(t, "docs/plots.md")
 	if len(cmds) == 0 {
 		t.Fatal("docs/plots.md shows no commands")

@@ -21,6 +21,8 @@ import (
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/sim"
+
+	"github.com/retrysim/retrysim/internal/racetest"
 )
 
 // renderPNG draws f as PNG and decodes it.
@@ -73,7 +75,11 @@ func TestDistributionBoxFillColours(t *testing.T) {
 	// overload-burst's two randomised policies (full jitter, gated) have
 	// boxes tall enough; the other scenarios' boxes are flat at this size
 	// (rate-limited-burst's policies all honour the same retry-after).
-	for _, scenario := range []string{"overload-burst", "rate-limited-burst"} {
+	list := []string{"overload-burst", "rate-limited-burst"}
+	if racetest.Enabled {
+		list = list[:1] // PNG rendering is one goroutine, slow under -race
+	}
+	for _, scenario := range list {
 		checked += checkBoxFills(t, plotData(t, scenario, 20))
 	}
 	if checked < 2 {

@@ -11,6 +11,8 @@ import (
 	"github.com/retrysim/retrysim/internal/golden"
 	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/runs"
+
+	"github.com/retrysim/retrysim/internal/racetest"
 )
 
 func plotData(t *testing.T, scenario string, seeds int) *runs.PlotData {
@@ -77,6 +79,9 @@ func TestPlotSVGSameOnAnyGOMAXPROCS(t *testing.T) {
 // reader would see: the size, a white background, and the colours of
 // admitted and rejected requests in the timeline.
 func TestPlotPNG(t *testing.T) {
+	if racetest.Enabled {
+		t.Skip("PNG rendering is one goroutine, several times slower under -race; the plain go test runs this")
+	}
 	d := plotData(t, "overload-burst", 1)
 	pngs := map[string][]byte{}
 	for name, fig := range map[string]func(*runs.PlotData) (*Figure, error){"timeline": TimelineFigure, "cdf": CDFFigure} {
