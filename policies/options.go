@@ -43,7 +43,8 @@ func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
 func WithBackoff(b Backoff) Option { return func(c *config) { c.policy.Backoff = b } }
 
 // WithMaxAttempts bounds the attempts of one operation, the first included;
-// 0 means no bound.
+// 0 sets no bound of its own (an operation still stops after 2^31−1
+// attempts, with StopAttempts).
 func WithMaxAttempts(n int) Option { return func(c *config) { c.policy.MaxAttempts = max(n, 0) } }
 
 // WithBudget sets the wall-clock budget of one operation, measured from Do's
