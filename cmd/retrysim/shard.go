@@ -163,6 +163,40 @@ func readInput(cmd *cli.Command, flag, path string) (data []byte, name string, e
 	return data, name, nil
 }
 
+// parseInput parses the scenario file readInput read from path (as
+// scenarios.Load, ParseIn or Builtin would), reading its capacity traces
+// with readTrace.
+func parseInput(cmd *cli.Command, path, name string, data []byte) (*scenarios.File, error) {
+	read := func(trace string) ([]byte, error) { return readTrace(cmd, trace) }
+	switch path {
+	case "":
+		return scenarios.Parse(name, data)
+	case "-":
+		return scenarios.ParseWith(name, data, ".", read)
+	}
+	return scenarios.ParseWith(name, data, filepath.Dir(path), read)
+}
+
+// readTrace reads a capacity trace for a shard, once, and records it; when
+// 'retrysim merge' replays cmd, it returns the copy the shards recorded.
+func readTrace(cmd *cli.Command, path string) ([]byte, error) {
+	st := state(cmd)
+	for _, in := range st.inputs {
+		if in.Flag == runs.TraceInput && in.Path == path {
+			return in.Content, nil
+		}
+	}
+	if st.merged != nil {
+		return nil, fmt.Errorf("the shards hold no copy of the trace %s", path)
+	}
+	data, err := scenarios.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	st.inputs = append(st.inputs, runs.NewInput(runs.TraceInput, path, path, data))
+	return data, nil
+}
+
 // readLimited reads a file of at most scenarios.MaxFileSize bytes, the
 // limit of scenario files; larger ones are refused by scenarios.Load,
 // whose message the caller then gives.

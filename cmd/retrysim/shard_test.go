@@ -400,3 +400,72 @@ func TestMergeRefusesUntrustedFiles(t *testing.T) {
 		t.Errorf("a directory named odd.json: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// A scenario file whose servers read capacity traces shards (the shard
+// failed, blaming --file), and each shard records the traces' bytes:
+// the merge reads no trace from disk, and refuses shards that read
+// different traces.
+func TestShardWithTrace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	write("admit.csv", "start,admit\n0,0\n2s,5\n")
+	write("workers.csv", "start,concurrency\n0,2\n3s,6\n")
+	yaml := write("traced.yaml", `scenarios:
+  - name: traced-windows
+    server: {trace: admit.csv, window: 1s, reject: overloaded, response_time: 100ms}
+    clients: {count: 30, spread: 1s, deadline: 30s}
+    policies: [{name: full-jitter, max_attempts: 6}, {name: gated, max_attempts: 6, throttle: {rate: 10}}]
+  - name: traced-queue
+    server: {type: queue, trace: workers.csv, service: 200ms}
+    clients: {count: 30, deadline: 30s}
+    policies: [{name: full-jitter, max_attempts: 4}]
+`)
+	for _, args := range [][]string{
+		{"compare", "--file", yaml, "--seeds", "4", "--format", "json"},
+		{"compare", "--file", yaml, "--scenario", "traced-queue", "--seeds", "3"},
+	} {
+		want, errOut, code, _ := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, errOut)
+		}
+		shards := filepath.Join(dir, "shards-"+args[len(args)-1])
+		names := writeShards(t, shards, 2, args...)
+		f, err := runs.LoadShardFile(names[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recorded []string
+		for _, in := range f.Inputs {
+			recorded = append(recorded, in.Flag+" "+in.Path)
+		}
+		if w := []string{"--file " + yaml, "trace " + filepath.Join(dir, "admit.csv"), "trace " + filepath.Join(dir, "workers.csv")}; !slices.Equal(recorded, w) {
+			t.Errorf("inputs %q, want %q", recorded, w)
+		}
+		// The merge takes the traces from the shards, not the disk.
+		for _, name := range []string{"admit.csv", "workers.csv", "traced.yaml"} {
+			os.Rename(filepath.Join(dir, name), filepath.Join(dir, name+".away"))
+		}
+		got, errOut, code, _ := runCLI(t, "merge", shards)
+		if code != 0 || got != want {
+			t.Errorf("merge: exit %d\n%s\n%s", code, errOut, golden.Diff(want, got))
+		}
+		for _, name := range []string{"admit.csv", "workers.csv", "traced.yaml"} {
+			os.Rename(filepath.Join(dir, name+".away"), filepath.Join(dir, name))
+		}
+	}
+	// A trace changed between the shards is refused.
+	a := writeShards(t, filepath.Join(dir, "a"), 2, "compare", "--file", yaml, "--seeds", "2")
+	write("workers.csv", "start,concurrency\n0,3\n3s,6\n")
+	b := writeShards(t, filepath.Join(dir, "b"), 2, "compare", "--file", yaml, "--seeds", "2")
+	_, errOut, code, _ := runCLI(t, "merge", a[0], b[1])
+	if code != 2 || !strings.Contains(errOut, b[1]+": read another "+filepath.Join(dir, "workers.csv")) {
+		t.Errorf("changed trace: exit %d, stderr %q", code, errOut)
+	}
+}
