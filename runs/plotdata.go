@@ -222,10 +222,10 @@ func (t Timeline) clone() Timeline {
 // time.Duration.
 func (t *Timeline) check(asked time.Duration) error {
 	b := asked
-	for b < t.Bucket && b <= math.MaxInt64/2 {
+	for b > 0 && b < t.Bucket && b <= math.MaxInt64/2 {
 		b *= 2
 	}
-	if asked <= 0 || b != t.Bucket {
+	if b <= 0 || b != t.Bucket {
 		return fmt.Errorf("timeline of %q: bucket %d ns, want %d ns doubled 0 or more times", t.Policy, t.Bucket, asked)
 	}
 	n := len(t.Admitted)

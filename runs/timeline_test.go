@@ -252,6 +252,11 @@ func TestTimelineCheck(t *testing.T) {
 	if err := tl.check(time.Second); err != nil {
 		t.Fatal(err)
 	}
+	for _, asked := range []time.Duration{0, -time.Second, 3 * time.Second} {
+		if err := tl.check(asked); err == nil {
+			t.Errorf("a timeline of 1s buckets passed as one of %v", asked)
+		}
+	}
 	tl.RejectedBy.Terminal = tl.RejectedBy.Terminal[:1]
 	if err := tl.check(time.Second); err == nil {
 		t.Error("a short series passed the check")
