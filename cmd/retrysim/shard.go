@@ -39,6 +39,9 @@ func shardFlags() []cli.Flag {
 	}
 }
 
+// maxShardOut is runs.MaxShardFileSize, lowered by tests.
+var maxShardOut = runs.MaxShardFileSize
+
 // notRecorded are the flags a shard file does not record: those that
 // choose the shard and those that change nothing in the output.
 var notRecorded = []string{"shard", "shards", "shard-out", "force", "verbose", "help"}
@@ -297,8 +300,8 @@ func runShard(ctx context.Context, cmd *cli.Command, groups []runs.Group) error 
 	if err := doc.Write(&buf); err != nil {
 		return err
 	}
-	if buf.Len() > runs.MaxShardFileSize {
-		return usagef("shard %s: its partial result is %d MiB, over the %d MiB a merge reads; use more shards", sh, buf.Len()>>20, runs.MaxShardFileSize>>20)
+	if buf.Len() > maxShardOut {
+		return usagef("shard %s: its partial result is %d bytes, over the %d MiB a merge reads; use more shards", sh, buf.Len(), runs.MaxShardFileSize>>20)
 	}
 	return finishOutput(cmd, file, out, buf.Bytes())
 }

@@ -392,6 +392,21 @@ func TestMergeRefusesUntrustedFiles(t *testing.T) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and %q", tt.file, code, out, errOut, tt.want)
 		}
 	}
+	// Runs that do not fit the recorded command are the files' fault too.
+	four := func(f *runs.ShardFile) {
+		f.Args = []string{"--seeds", "4", "--plot-dir", filepath.Join(dir, "plots"), "--plot-format", "json"}
+	}
+	zeroth, err := os.ReadFile(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := write("first.json", zeroth), write("second.json", good)
+	forgeShard(t, first, four)
+	forgeShard(t, second, four)
+	out, errOut, code, _ := runCLI(t, "merge", first, second)
+	if want := first + " (and 1 more shards): group 1 of the shards has 3 seeds from"; code != 2 || out != "" || !strings.Contains(errOut, want) {
+		t.Errorf("runs that do not fit: exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errOut, want)
+	}
 	// A folder's *.json that is not a file is refused too.
 	if err := os.Mkdir(filepath.Join(dir, "a", "odd.json"), 0o755); err != nil {
 		t.Fatal(err)
@@ -467,5 +482,15 @@ func TestShardWithTrace(t *testing.T) {
 	_, errOut, code, _ := runCLI(t, "merge", a[0], b[1])
 	if code != 2 || !strings.Contains(errOut, b[1]+": read another "+filepath.Join(dir, "workers.csv")) {
 		t.Errorf("changed trace: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A shard does not write a partial result larger than a merge reads.
+func TestShardRefusesOversizedResult(t *testing.T) {
+	defer func(limit int) { maxShardOut = limit }(maxShardOut)
+	maxShardOut = 1000
+	out, errOut, code, _ := runCLI(t, "compare", "--seeds", "2", "--shard", "0/1")
+	if code != 2 || out != "" || !strings.Contains(errOut, "shard 0/1: its partial result is") || !strings.Contains(errOut, "over the 128 MiB a merge reads; use more shards") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
