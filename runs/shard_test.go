@@ -301,7 +301,7 @@ func TestReadShardFileRefuses(t *testing.T) {
 		{"input", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) {
 			f.Inputs = []Input{{Name: "f", SHA256: "00", Content: []byte("a")}}
 		}), "x.json: the copy of f"},
-		{"negative", shardText(t, groups, Shard{0, 2}, value(-1)), "x.json: group 1 (overload-burst): seed index 0, policy 1, completed: -1 is not a finite number"},
+		{"negative", shardText(t, groups, Shard{0, 2}, value(-1)), "x.json: group 1 (overload-burst): seed index 0, policy immediate, completed: -1 is not a finite number"},
 		{"fraction", shardText(t, groups, Shard{0, 2}, value(2.5)), "completed: 2.5 is not a count"},
 		{"huge", shardText(t, groups, Shard{0, 2}, value(1e300)), "completed: 1e+300 is not a count"},
 		{"null count", shardText(t, groups, Shard{0, 2}, value(math.NaN())), "completed: null (missing), but the metric always has a value"},
@@ -309,7 +309,7 @@ func TestReadShardFileRefuses(t *testing.T) {
 		{"unknown metric", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[0].Metrics[0] = "speed" }), `unknown metric "speed"`},
 		{"foreign seed", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[0].Runs[1].Seed = 1 }), "seed index 1, want 2"},
 		{"missing seed", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[0].Runs = f.Groups[0].Runs[:1] }), "1 seed run(s), but shard 0/2 runs 2 of the group's 3 seeds"},
-		{"histogram max", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[1].Completions[1].Max = 1e18 }), "completions of policy 2: histogram largest value 1000000000000000000 is not in its last bucket"},
+		{"histogram max", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[1].Completions[1].Max = 1e18 }), "completions of policy capped-exponential: histogram largest value 1000000000000000000 is not in its last bucket"},
 		{"negative timeline count", shardText(t, groups, Shard{1, 2}, func(f *ShardFile) { f.Groups[1].Timelines[0].Admitted[0] = -5 }), `timeline of "immediate": bucket 0 counts -5`},
 		{"timelines elsewhere", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[1].Timelines = make([]Timeline, len(f.Groups[1].Policies)) }), "timelines, but the shard does not run the group's first seed"},
 		{"plot data without plots", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[0].Bucket = time.Second }), "plot data in a group without plots"},

@@ -348,13 +348,13 @@ func (f *ShardFile) check() error {
 // check says what is wrong with what shard sh ran of a group whose
 // seeds are the units from unit on (see Shard).
 func (part *GroupPart) check(sh Shard, unit int) error {
-	units := make([]*metrics.Metric, len(part.Metrics))
+	ms := make([]*metrics.Metric, len(part.Metrics))
 	for i, name := range part.Metrics {
 		m, ok := metrics.Lookup(name)
 		if !ok {
 			return fmt.Errorf("unknown metric %q", name)
 		}
-		units[i] = m
+		ms[i] = m
 	}
 	// The shard runs seed s when (unit+s) mod Count = Index.
 	first := ((sh.Index-unit)%sh.Count + sh.Count) % sh.Count
@@ -373,13 +373,13 @@ func (part *GroupPart) check(sh Shard, unit int) error {
 			return fmt.Errorf("seed index %d: %d policies, want %d", run.Seed, len(run.Values), len(part.Policies))
 		}
 		for p, values := range run.Values {
-			if len(values) != len(units) {
-				return fmt.Errorf("seed index %d: %d metric values, want %d", run.Seed, len(values), len(units))
+			if len(values) != len(ms) {
+				return fmt.Errorf("seed index %d: %d metric values, want %d", run.Seed, len(values), len(ms))
 			}
 			for x, v := range values {
-				if msg := impossible(units[x], v); msg != "" {
+				if msg := impossible(ms[x], v); msg != "" {
 					text, _ := Floats{v}.MarshalJSON()
-					return fmt.Errorf("seed index %d, policy %d, %s: %s %s", run.Seed, p+1, units[x].Name, text[1:len(text)-1], msg)
+					return fmt.Errorf("seed index %d, policy %s, %s: %s %s", run.Seed, part.Policies[p], ms[x].Name, text[1:len(text)-1], msg)
 				}
 			}
 		}
@@ -398,7 +398,7 @@ func (part *GroupPart) check(sh Shard, unit int) error {
 	}
 	for p, c := range part.Completions {
 		if err := new(stats.Histogram).AddCounts(c); err != nil {
-			return fmt.Errorf("completions of policy %d: %w", p+1, err)
+			return fmt.Errorf("completions of policy %s: %w", part.Policies[p], err)
 		}
 	}
 	// The timelines come with the group's first seed.
