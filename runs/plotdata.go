@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -214,16 +215,31 @@ func (t Timeline) clone() Timeline {
 	return c
 }
 
-// check says what is wrong with a timeline read from a file: series of
-// different lengths, or none.
-func (t *Timeline) check() error {
-	if t.Bucket <= 0 {
-		return fmt.Errorf("timeline of %q: bucket %v, want > 0", t.Policy, t.Bucket)
+// check says what is wrong with a timeline read from a file, recorded
+// with buckets of asked: a bucket that is not asked·2^k, series of
+// different lengths or over MaxTimelineBuckets, counts and levels that
+// are not whole numbers from 0 to 2^53, or an end past the largest
+// time.Duration.
+func (t *Timeline) check(asked time.Duration) error {
+	b := asked
+	for b > 0 && b < t.Bucket && b <= math.MaxInt64/2 {
+		b *= 2
+	}
+	if b <= 0 || b != t.Bucket {
+		return fmt.Errorf("timeline of %q: bucket %d ns, want %d ns doubled 0 or more times", t.Policy, t.Bucket, asked)
 	}
 	n := len(t.Admitted)
+	if n > MaxTimelineBuckets || n > 0 && t.Bucket > math.MaxInt64/time.Duration(n) {
+		return fmt.Errorf("timeline of %q: %d buckets of %d ns, over %d buckets or the largest time", t.Policy, n, t.Bucket, MaxTimelineBuckets)
+	}
 	for _, s := range append(t.counts()[:len(t.counts())-1], &t.InFlight) {
 		if len(*s) != n {
 			return fmt.Errorf("timeline of %q: series of %d and %d buckets", t.Policy, n, len(*s))
+		}
+		for i, v := range *s {
+			if v < 0 || v > maxExactCount {
+				return fmt.Errorf("timeline of %q: bucket %d counts %d, want a whole number from 0 to 2^53", t.Policy, i, v)
+			}
 		}
 	}
 	return nil
@@ -339,6 +355,7 @@ func plotData(s *scenarios.Scenario, runs *MultiSeed, hists []*stats.Histogram, 
 		widest = max(widest, t.Bucket)
 	}
 	for i := range d.Timelines {
+		// Every bucket is bucket·2^k (a file's are checked), so this ends.
 		for d.Timelines[i].Bucket < widest {
 			d.Timelines[i].coarsen()
 		}

@@ -264,7 +264,7 @@ func (m *Merged) PlotData(g int, gr Group) (*PlotData, error) {
 			}
 			timelines = make([]Timeline, len(part.Timelines))
 			for i, t := range part.Timelines {
-				if err := t.check(); err != nil {
+				if err := t.check(gr.Bucket); err != nil {
 					return nil, fmt.Errorf("group %d: %w", g+1, err)
 				}
 				timelines[i] = t.clone()

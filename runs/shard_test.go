@@ -5,11 +5,16 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/retrysim/retrysim/internal/scenariotest"
+	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/sweep"
 )
 
@@ -241,17 +246,124 @@ func TestMergeShardsRefuses(t *testing.T) {
 	}
 }
 
+// shardText runs shard sh of groups and returns its file as Write writes
+// it, after edit.
+func shardText(t *testing.T, groups []Group, sh Shard, edit func(*ShardFile)) string {
+	t.Helper()
+	parts, err := RunShard(context.Background(), groups, sh, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := ShardFile{Schema: ShardSchema, Command: "plot", Args: []string{}, Inputs: []Input{}, Shard: sh.Index, Shards: sh.Count, Groups: parts}
+	if edit != nil {
+		edit(&f)
+	}
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// A shard file is untrusted: anything but what retrysim writes is
+// refused with a message naming the file, impossible values included
+// (even with a checksum that matches them).
 func TestReadShardFileRefuses(t *testing.T) {
-	for _, tt := range []struct{ text, want string }{
-		{`not json`, "x.json: not a retrysim shard file"},
-		{`{"schema":"retrysim/multi-seed/v1"}`, `x.json: schema "retrysim/multi-seed/v1"`},
-		{`{"schema":"retrysim/shard/v1","shard":3,"shards":3}`, "x.json: shard index"},
-		{`{"schema":"retrysim/shard/v1","shard":0,"shards":1,"bogus":1}`, "x.json: json: unknown field"},
-		{`{"schema":"retrysim/shard/v1","shard":0,"shards":1,"inputs":[{"name":"f","sha256":"00","content":"YQ=="}]}`, "x.json: the copy of f"},
+	s := scenariotest.Builtin(t, "overload-burst")
+	bucket := DefaultBucket(s.Server)
+	groups := []Group{{Scenario: s, First: s.Seed, Seeds: 3}, {Scenario: s, First: s.Seed, Seeds: 3, Plot: true, Bucket: bucket}}
+	good := shardText(t, groups, Shard{0, 2}, nil)
+	if _, err := ReadShardFile("x.json", strings.NewReader(good)); err != nil {
+		t.Fatal(err)
+	}
+	metric := func(name string) int {
+		return slices.IndexFunc(s.Metrics(), func(m *metrics.Metric) bool { return m.Name == name })
+	}
+	value := func(v float64) func(*ShardFile) {
+		return func(f *ShardFile) { f.Groups[0].Runs[0].Values[0][metric("completed")] = v }
+	}
+	for _, tt := range []struct {
+		name string
+		text string
+		want string
+	}{
+		{"not json", `not json`, "x.json: not a retrysim shard file"},
+		{"other schema", `{"schema":"retrysim/multi-seed/v1"}`, `x.json: schema "retrysim/multi-seed/v1", want "retrysim/shard/v2"`},
+		{"older schema", `{"schema":"retrysim/shard/v1","shard":0,"shards":1}`, `x.json: schema "retrysim/shard/v1" is the shard format of an older retrysim`},
+		{"unknown field", `{"schema":"retrysim/shard/v2","shard":0,"shards":1,"bogus":1}`, "x.json: json: unknown field"},
+		{"truncated", good[:len(good)/2], "x.json: not a retrysim shard file"},
+		{"changed value", strings.Replace(good, `"first_seed":1,`, `"first_seed":2,`, 1), "x.json: checksum"},
+		{"no checksum", strings.Replace(good, `"checksum":"sha256:`, `"checksum":"`, 1), "x.json: checksum"},
+		{"null for 0", strings.Replace(good, `"shard":0,`, `"shard":null,`, 1), "x.json: not in the form retrysim writes"},
+		{"trailing data", good + "{}", "x.json: not a retrysim shard file"},
+		{"spaces", strings.Replace(good, `,"shards":2`, `, "shards":2`, 1), "x.json: not in the form retrysim writes"},
+		{"bad shard", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Shard = 2 }), "x.json: shard index"},
+		{"input", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) {
+			f.Inputs = []Input{{Name: "f", SHA256: "00", Content: []byte("a")}}
+		}), "x.json: the copy of f"},
+		{"negative", shardText(t, groups, Shard{0, 2}, value(-1)), "x.json: group 1 (overload-burst): seed index 0, policy immediate, completed: -1 is not a finite number"},
+		{"fraction", shardText(t, groups, Shard{0, 2}, value(2.5)), "completed: 2.5 is not a count"},
+		{"huge", shardText(t, groups, Shard{0, 2}, value(1e300)), "completed: 1e+300 is not a count"},
+		{"null count", shardText(t, groups, Shard{0, 2}, value(math.NaN())), "completed: null (missing), but the metric always has a value"},
+		{"infinite latency", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[0].Runs[0].Values[0][metric("latency_ms.p50")] = math.Inf(1) }), `latency_ms.p50: "+Inf" is not a finite number`},
+		{"unknown metric", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[0].Metrics[0] = "speed" }), `unknown metric "speed"`},
+		{"foreign seed", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[0].Runs[1].Seed = 1 }), "seed index 1, want 2"},
+		{"missing seed", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[0].Runs = f.Groups[0].Runs[:1] }), "1 seed run(s), but shard 0/2 runs 2 of the group's 3 seeds"},
+		{"histogram max", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[1].Completions[1].Max = 1e18 }), "completions of policy capped-exponential: histogram largest value 1000000000000000000 is not in its last bucket"},
+		{"negative timeline count", shardText(t, groups, Shard{1, 2}, func(f *ShardFile) { f.Groups[1].Timelines[0].Admitted[0] = -5 }), `timeline of "immediate": bucket 0 counts -5`},
+		{"timelines elsewhere", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[1].Timelines = make([]Timeline, len(f.Groups[1].Policies)) }), "timelines, but the shard does not run the group's first seed"},
+		{"plot data without plots", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[0].Bucket = time.Second }), "plot data in a group without plots"},
+		// Buckets of 1 ns and 9e18 ns: doubling the first one to reach the
+		// second overflowed to 0, and the merge spun for ever.
+		{"bucket not a doubling", shardText(t, groups, Shard{1, 2}, func(f *ShardFile) {
+			f.Groups[1].Bucket = 1
+			f.Groups[1].Timelines[0].Bucket = 1
+			f.Groups[1].Timelines[1].Bucket = 9e18
+		}), `bucket 9000000000000000000 ns, want 1 ns doubled 0 or more times`},
+		{"too many buckets", shardText(t, groups, Shard{1, 2}, func(f *ShardFile) {
+			tl := &f.Groups[1].Timelines[0]
+			for _, s := range append(tl.counts()[:len(tl.counts())-1], &tl.InFlight) {
+				*s = make([]int, MaxTimelineBuckets+1)
+			}
+		}), "1001 buckets"},
+		{"past the largest time", shardText(t, groups, Shard{1, 2}, func(f *ShardFile) { f.Groups[1].Timelines[0].Bucket = bucket << 33 }), "over 1000 buckets or the largest time"},
 	} {
-		_, err := ReadShardFile("x.json", strings.NewReader(tt.text))
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: error %v, want one containing %q", tt.text, err, tt.want)
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadShardFile("x.json", strings.NewReader(tt.text))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// A shard file is read up to MaxShardFileSize bytes, from a regular file
+// only: /dev/zero ran out of memory, a FIFO waited for ever.
+func TestLoadShardFileBounded(t *testing.T) {
+	defer func(limit int) { shardFileLimit = limit }(shardFileLimit)
+	shardFileLimit = 1 << 20
+	if _, err := ReadShardFile("zero", zeros{}); err == nil || !strings.Contains(err.Error(), "zero: larger than 128 MiB") {
+		t.Errorf("endless input: %v", err)
+	}
+	dir := t.TempDir()
+	for _, path := range []string{"/dev/zero", dir} {
+		if _, err := LoadShardFile(path); err == nil || !strings.Contains(err.Error(), path+": not a regular file") {
+			t.Errorf("%s: %v", path, err)
 		}
 	}
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	if _, err := LoadShardFile(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file (a shard file is a file, not a named pipe)") {
+		t.Errorf("FIFO: %v", err)
+	}
+}
+
+// zeros is an endless reader of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(b []byte) (int, error) {
+	clear(b)
+	return len(b), nil
 }

@@ -5,19 +5,37 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/retrysim/retrysim/stats"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // ShardSchema names the JSON schema of a shard's partial result.
 // docs/scale.md describes it; a change to it gets a new version.
-const ShardSchema = "retrysim/shard/v1"
+const ShardSchema = "retrysim/shard/v2"
+
+// oldShardSchemas are the schemas of earlier builds, refused by name.
+var oldShardSchemas = []string{"retrysim/shard/v1"}
+
+// MaxShardFileSize bounds the size of a shard file that is read (and
+// written): a shard over it should be split into more shards.
+const MaxShardFileSize = 128 << 20
+
+// shardFileLimit is MaxShardFileSize, lowered by tests.
+var shardFileLimit = MaxShardFileSize
+
+// maxExactCount bounds the counts of a shard file (metric values of unit
+// Count, timeline counts): whole numbers a float64 holds exactly.
+const maxExactCount = 1 << 53
 
 // ShardFile is the partial result one shard writes: enough to check that
 // the shards belong together and to merge them into what the unsharded
@@ -42,13 +60,22 @@ type ShardFile struct {
 	// Groups has one entry per group of the command's work, in order,
 	// holding what this shard ran of it.
 	Groups []GroupPart `json:"groups"`
+	// Checksum is "sha256:" and the hex SHA-256 of the file's canonical
+	// JSON (as Write writes it) with Checksum empty; Write sets it.
+	Checksum string `json:"checksum"`
 }
+
+// TraceInput is the Flag of an Input that is a capacity trace, named by
+// a scenario's trace field.
+const TraceInput = "trace"
 
 // Input is a file a command read.
 type Input struct {
-	// Flag is the flag that named it ("--file", "--baseline").
+	// Flag is the flag that named it ("--file", "--baseline"), or
+	// TraceInput for a capacity trace a scenario file names.
 	Flag string `json:"flag"`
-	// Path is the flag's value; "" for the built-in scenarios.
+	// Path is the flag's value ("" for the built-in scenarios), or a
+	// trace's path as read: joined to the scenario file's folder.
 	Path string `json:"path"`
 	// Name is how messages name it: the path, or "scenarios.yaml (built
 	// in)", or "<stdin>".
@@ -62,6 +89,9 @@ type Input struct {
 // NewInput describes a file read through flag (path as given, "" for the
 // built-in scenarios), named name in messages, whose bytes are data.
 func NewInput(flag, path, name string, data []byte) Input {
+	if data == nil {
+		data = []byte{} // "", not null
+	}
 	sum := sha256.Sum256(data)
 	return Input{Flag: flag, Path: path, Name: name, SHA256: hex.EncodeToString(sum[:]), Content: data}
 }
@@ -150,25 +180,115 @@ func (f *Floats) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Write writes the file as JSON.
+// Write writes the file as JSON, with its checksum.
 func (f *ShardFile) Write(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	return enc.Encode(f)
+	data, err := f.encode()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
 }
 
-// ReadShardFile reads a shard file; name is used in messages.
+// encode returns the file as Write writes it: canonical JSON, one line,
+// with its checksum.
+func (f *ShardFile) encode() ([]byte, error) {
+	sum, err := f.checksum()
+	if err != nil {
+		return nil, err
+	}
+	c := *f
+	c.Checksum = sum
+	var buf bytes.Buffer
+	err = json.NewEncoder(&buf).Encode(&c)
+	return buf.Bytes(), err
+}
+
+// checksum returns the checksum f should carry.
+func (f *ShardFile) checksum() (string, error) {
+	c := *f
+	c.Checksum = ""
+	data, err := json.Marshal(&c)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// LoadShardFile reads the shard file at path: a regular file (not a
+// device, a FIFO or a directory) of at most MaxShardFileSize bytes.
+func LoadShardFile(path string) (*ShardFile, error) {
+	regular := func(fi os.FileInfo) error {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s: not a regular file (a shard file is a file, not a %s)", path, kind(fi.Mode()))
+		}
+		return nil
+	}
+	// Stat first: opening a FIFO would wait for a writer.
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(fi); err != nil {
+		return nil, err
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	if fi, err = fh.Stat(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := regular(fi); err != nil {
+		return nil, err
+	}
+	return ReadShardFile(path, fh)
+}
+
+// kind names a file's type for messages.
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&os.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+// ReadShardFile reads a shard file of at most MaxShardFileSize bytes,
+// checks its checksum and every value, and returns it; name is used in
+// messages.
 func ReadShardFile(name string, r io.Reader) (*ShardFile, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, int64(shardFileLimit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if len(data) > shardFileLimit {
+		return nil, fmt.Errorf("%s: larger than %d MiB, the limit of a shard file (split the work into more shards)", name, MaxShardFileSize>>20)
+	}
+	return readShardFile(name, data, true)
+}
+
+// readShardFile is ReadShardFile on the file's bytes; verify false skips
+// the checksum (for the fuzz test, whose changes would all fail it).
+func readShardFile(name string, data []byte, verify bool) (*ShardFile, error) {
 	var head struct {
 		Schema string `json:"schema"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("%s: not a retrysim shard file (%v)", name, err)
 	}
-	if head.Schema != ShardSchema {
+	switch {
+	case slices.Contains(oldShardSchemas, head.Schema):
+		return nil, fmt.Errorf("%s: schema %q is the shard format of an older retrysim; this one reads %q: run the shards again with this build", name, head.Schema, ShardSchema)
+	case head.Schema != ShardSchema:
 		return nil, fmt.Errorf("%s: schema %q, want %q (written by another version of retrysim, or not a shard file)", name, head.Schema, ShardSchema)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -177,15 +297,147 @@ func ReadShardFile(name string, r io.Reader) (*ShardFile, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	if err := (Shard{f.Shard, f.Shards}).Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+	if verify {
+		// The checksum catches changed values; the comparison with what
+		// Write writes, any other change (a null for a 0, spaces).
+		want, err := f.checksum()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		if f.Checksum != want {
+			return nil, fmt.Errorf("%s: checksum %q does not match the contents (%s): the file is damaged or was edited", name, f.Checksum, want)
+		}
+		if canon, err := f.encode(); err != nil || !bytes.Equal(canon, data) {
+			return nil, fmt.Errorf("%s: not in the form retrysim writes (edited, or rewritten by another tool)", name)
+		}
+	}
+	if err := f.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &f, nil
+}
+
+// check says what is wrong with a shard file's values.
+func (f *ShardFile) check() error {
+	sh := Shard{f.Shard, f.Shards}
+	if err := sh.Validate(); err != nil {
+		return err
+	}
+	if f.Command == "" {
+		return errors.New("no command")
 	}
 	for _, in := range f.Inputs {
 		if sum := sha256.Sum256(in.Content); hex.EncodeToString(sum[:]) != in.SHA256 {
-			return nil, fmt.Errorf("%s: the copy of %s does not have the sha256 recorded for it", name, in.Name)
+			return fmt.Errorf("the copy of %s does not have the sha256 recorded for it", in.Name)
 		}
 	}
-	return &f, nil
+	unit := 0
+	for g := range f.Groups {
+		part := &f.Groups[g]
+		if part.Seeds < 0 || part.Seeds > math.MaxInt32 || unit > math.MaxInt-part.Seeds {
+			return fmt.Errorf("group %d: %d seeds", g+1, part.Seeds)
+		}
+		if err := part.check(sh, unit); err != nil {
+			return fmt.Errorf("group %d (%s): %w", g+1, part.Scenario, err)
+		}
+		unit += part.Seeds
+	}
+	return nil
+}
+
+// check says what is wrong with what shard sh ran of a group whose
+// seeds are the units from unit on (see Shard).
+func (part *GroupPart) check(sh Shard, unit int) error {
+	ms := make([]*metrics.Metric, len(part.Metrics))
+	for i, name := range part.Metrics {
+		m, ok := metrics.Lookup(name)
+		if !ok {
+			return fmt.Errorf("unknown metric %q", name)
+		}
+		ms[i] = m
+	}
+	// The shard runs seed s when (unit+s) mod Count = Index.
+	first := ((sh.Index-unit)%sh.Count + sh.Count) % sh.Count
+	owned := 0
+	if first < part.Seeds {
+		owned = (part.Seeds-first-1)/sh.Count + 1
+	}
+	if len(part.Runs) != owned {
+		return fmt.Errorf("%d seed run(s), but shard %s runs %d of the group's %d seeds", len(part.Runs), sh, owned, part.Seeds)
+	}
+	for i, run := range part.Runs {
+		if want := first + i*sh.Count; run.Seed != want {
+			return fmt.Errorf("seed index %d, want %d (the shard's seeds in ascending order)", run.Seed, want)
+		}
+		if len(run.Values) != len(part.Policies) {
+			return fmt.Errorf("seed index %d: %d policies, want %d", run.Seed, len(run.Values), len(part.Policies))
+		}
+		for p, values := range run.Values {
+			if len(values) != len(ms) {
+				return fmt.Errorf("seed index %d: %d metric values, want %d", run.Seed, len(values), len(ms))
+			}
+			for x, v := range values {
+				if msg := impossible(ms[x], v); msg != "" {
+					text, _ := Floats{v}.MarshalJSON()
+					return fmt.Errorf("seed index %d, policy %s, %s: %s %s", run.Seed, part.Policies[p], ms[x].Name, text[1:len(text)-1], msg)
+				}
+			}
+		}
+	}
+	if !part.Plot {
+		if part.Bucket != 0 || part.Timelines != nil || part.Completions != nil {
+			return errors.New("plot data in a group without plots")
+		}
+		return nil
+	}
+	if part.Bucket <= 0 {
+		return fmt.Errorf("timeline bucket %d ns, want > 0", part.Bucket)
+	}
+	if len(part.Completions) != len(part.Policies) {
+		return fmt.Errorf("%d completion histograms, want one per policy (%d)", len(part.Completions), len(part.Policies))
+	}
+	for p, c := range part.Completions {
+		if err := new(stats.Histogram).AddCounts(c); err != nil {
+			return fmt.Errorf("completions of policy %s: %w", part.Policies[p], err)
+		}
+	}
+	// The timelines come with the group's first seed.
+	if hasFirst := owned > 0 && first == 0; hasFirst != (part.Timelines != nil) {
+		if hasFirst {
+			return errors.New("no timelines, but the shard runs the group's first seed")
+		}
+		return errors.New("timelines, but the shard does not run the group's first seed")
+	}
+	if part.Timelines != nil && len(part.Timelines) != len(part.Policies) {
+		return fmt.Errorf("%d timelines, want one per policy (%d)", len(part.Timelines), len(part.Policies))
+	}
+	for p := range part.Timelines {
+		t := &part.Timelines[p]
+		if t.Policy != part.Policies[p] {
+			return fmt.Errorf("timeline %d is of policy %q, want %q", p+1, t.Policy, part.Policies[p])
+		}
+		if err := t.check(part.Bucket); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// impossible says why v cannot be a value of metric m, or "": a count
+// is a whole number from 0 to 2^53, a ratio a finite number ≥ 0, a time
+// a finite number ≥ 0 or missing (null: nothing completed).
+func impossible(m *metrics.Metric, v float64) string {
+	switch {
+	case math.IsNaN(v):
+		if m.Unit != metrics.Milliseconds {
+			return "(missing), but the metric always has a value"
+		}
+	case math.IsInf(v, 0) || v < 0:
+		return "is not a finite number ≥ 0"
+	case m.Unit == metrics.Count && (v != math.Trunc(v) || v > maxExactCount):
+		return "is not a count (a whole number from 0 to 2^53)"
+	}
+	return ""
 }
 
 // ShardError is a problem with one shard file among those merged.

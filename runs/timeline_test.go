@@ -229,7 +229,7 @@ func TestTimelineCoarseningKeepsTotals(t *testing.T) {
 			coarse.coarsen()
 		}
 		checkTotals(t, &coarse, &r)
-		if err := coarse.check(); err != nil {
+		if err := coarse.check(10 * time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
 		for i := range coarse.Buckets() {
@@ -249,11 +249,16 @@ func TestTimelineCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tl.check(); err != nil {
+	if err := tl.check(time.Second); err != nil {
 		t.Fatal(err)
 	}
+	for _, asked := range []time.Duration{0, -time.Second, 3 * time.Second} {
+		if err := tl.check(asked); err == nil {
+			t.Errorf("a timeline of 1s buckets passed as one of %v", asked)
+		}
+	}
 	tl.RejectedBy.Terminal = tl.RejectedBy.Terminal[:1]
-	if err := tl.check(); err == nil {
+	if err := tl.check(time.Second); err == nil {
 		t.Error("a short series passed the check")
 	}
 }

@@ -64,7 +64,9 @@ const MaxErrors = 20
 type decoder struct {
 	file string
 	// dir is the folder capacity traces are read from; "" reads none.
-	dir      string
+	dir string
+	// read reads a trace; nil is ReadFile.
+	read     func(path string) ([]byte, error)
 	errs     []error // the first MaxErrors problems
 	problems int     // all problems found, listed or not
 	mappings int     // mappings decoded, for tests of the bound on work
@@ -103,6 +105,10 @@ func (d *decoder) err() error {
 func tooLarge(file string) *FieldError {
 	return &FieldError{File: file, Msg: fmt.Sprintf("file is larger than %d MiB, the limit for a scenario file", MaxFileSize>>20)}
 }
+
+// ReadFile reads the file at path, as scenario files and capacity traces
+// are read: no more than MaxFileSize+1 bytes, refusing a larger file.
+func ReadFile(path string) ([]byte, error) { return readFile(path) }
 
 // readFile reads the file at path, but no more than MaxFileSize+1 bytes.
 func readFile(path string) ([]byte, error) {

@@ -187,7 +187,11 @@ func traceRows[T any](d *decoder, m *mapping, parse func(io.Reader) ([]T, error)
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(d.dir, name)
 	}
-	data, err := readFile(path)
+	read := d.read
+	if read == nil {
+		read = readFile
+	}
+	data, err := read(path)
 	if err != nil {
 		m.errorf("trace", "%v", err)
 		return nil

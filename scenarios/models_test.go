@@ -331,6 +331,15 @@ func TestCapacityTraces(t *testing.T) {
 	if _, err := ParseIn("<stdin>", []byte(abs), ""); err != nil {
 		t.Errorf("absolute path from stdin: %v", err)
 	}
+	// ParseWith reads the traces through its reader, joined to dir.
+	var read []string
+	_, err = ParseWith("s.yaml", []byte(src), "elsewhere", func(path string) ([]byte, error) {
+		read = append(read, path)
+		return os.ReadFile(filepath.Join(dir, filepath.Base(path)))
+	})
+	if want := []string{filepath.Join("elsewhere", "admit.csv"), filepath.Join("elsewhere", "workers.csv")}; err != nil || !slices.Equal(read, want) {
+		t.Errorf("ParseWith read %q (%v), want %q", read, err, want)
+	}
 }
 
 // Sweep parameters reach the kinds that have them, through a rate limit

@@ -137,7 +137,7 @@ func Load(path string) (*File, error) {
 // a count of the rest. It reads no files: a capacity trace is an error
 // (use Load or ParseIn).
 func Parse(name string, data []byte) (f *File, err error) {
-	return parse(name, data, "")
+	return parse(name, data, "", nil)
 }
 
 // ParseIn is Parse for YAML whose capacity traces are read relative to the
@@ -146,17 +146,27 @@ func ParseIn(name string, data []byte, dir string) (f *File, err error) {
 	if dir == "" {
 		dir = "."
 	}
-	return parse(name, data, dir)
+	return parse(name, data, dir, nil)
 }
 
-func parse(name string, data []byte, dir string) (f *File, err error) {
+// ParseWith is ParseIn with the capacity traces read by read, given
+// each trace's path joined to dir, instead of from disk: a caller can
+// record what was read, or serve copies recorded before (shards).
+func ParseWith(name string, data []byte, dir string, read func(path string) ([]byte, error)) (*File, error) {
+	if dir == "" {
+		dir = "."
+	}
+	return parse(name, data, dir, read)
+}
+
+func parse(name string, data []byte, dir string, read func(string) ([]byte, error)) (f *File, err error) {
 	defer func() {
 		// The YAML parser is third-party code: never let it crash the tool.
 		if r := recover(); r != nil {
 			f, err = nil, &FieldError{File: name, Msg: fmt.Sprintf("cannot parse: %v", r)}
 		}
 	}()
-	d := &decoder{file: name, dir: dir}
+	d := &decoder{file: name, dir: dir, read: read}
 	f = d.parse(data)
 	if err := d.err(); err != nil {
 		return nil, err

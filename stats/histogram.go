@@ -170,18 +170,35 @@ func (h *Histogram) Counts() HistogramCounts {
 }
 
 // AddCounts adds the values c describes to h. It fails, adding nothing,
-// on a bucket out of range or a largest value below a counted bucket.
+// on data Counts does not write: buckets out of range, out of order or
+// given twice, empty buckets, a largest value outside the last bucket (or
+// other than 0 with no bucket), or counts that overflow.
 func (h *Histogram) AddCounts(c HistogramCounts) error {
-	var top int64 = -1
-	for _, b := range c.Buckets {
-		if b[0] >= histogramOctaves || b[1] >= histogramSub {
+	var top [3]uint64
+	total := h.count
+	for i, b := range c.Buckets {
+		switch {
+		case b[0] >= histogramOctaves || b[1] >= histogramSub:
 			return fmt.Errorf("histogram bucket (%d, %d) out of range", b[0], b[1])
+		case i > 0 && (b[0] < top[0] || b[0] == top[0] && b[1] <= top[1]):
+			return fmt.Errorf("histogram bucket (%d, %d) after (%d, %d): not in ascending order", b[0], b[1], top[0], top[1])
+		case b[2] == 0:
+			return fmt.Errorf("histogram bucket (%d, %d) counts nothing", b[0], b[1])
+		case total+b[2] < total:
+			return fmt.Errorf("histogram counts overflow")
 		}
-		lo, _ := bucketBounds(int(b[0]), int(b[1]))
-		top = max(top, lo)
+		total += b[2]
+		top = b
 	}
-	if c.Max < top || c.Max < 0 {
-		return fmt.Errorf("histogram largest value %d is below a counted bucket", c.Max)
+	if len(c.Buckets) == 0 {
+		if c.Max != 0 {
+			return fmt.Errorf("histogram largest value %d, but it counts nothing", c.Max)
+		}
+		return nil
+	}
+	if o, sub := histogramBucket(max(c.Max, 0)); c.Max < 0 || uint64(o) != top[0] || uint64(sub) != top[1] {
+		lo, hi := bucketBounds(int(top[0]), int(top[1]))
+		return fmt.Errorf("histogram largest value %d is not in its last bucket [%d, %d)", c.Max, lo, hi)
 	}
 	for _, b := range c.Buckets {
 		o, sub := int(b[0]), int(b[1])
@@ -189,10 +206,8 @@ func (h *Histogram) AddCounts(c HistogramCounts) error {
 			h.octaves[o] = make([]uint64, histogramSub)
 		}
 		h.octaves[o][sub] += b[2]
-		h.count += b[2]
 	}
-	if len(c.Buckets) > 0 {
-		h.max = max(h.max, c.Max)
-	}
+	h.count = total
+	h.max = max(h.max, c.Max)
 	return nil
 }

@@ -140,6 +140,13 @@ func TestHistogramCountsRoundTrip(t *testing.T) {
 		{Buckets: [][3]uint64{{99, 0, 1}}, Max: 1},
 		{Buckets: [][3]uint64{{0, 5000, 1}}, Max: 1},
 		{Buckets: [][3]uint64{{0, 9, 1}}, Max: 3},
+		{Buckets: [][3]uint64{{0, 5, 1}}, Max: 1e18}, // above its buckets
+		{Buckets: [][3]uint64{{0, 5, 1}}, Max: -1},
+		{Buckets: [][3]uint64{}, Max: 7},
+		{Buckets: [][3]uint64{{0, 5, 0}}, Max: 5},
+		{Buckets: [][3]uint64{{0, 6, 1}, {0, 5, 1}}, Max: 6},
+		{Buckets: [][3]uint64{{0, 5, 1}, {0, 5, 1}}, Max: 5},
+		{Buckets: [][3]uint64{{0, 5, math.MaxUint64}}, Max: 5}, // the count overflows
 	} {
 		if err := back.AddCounts(bad); err == nil {
 			t.Errorf("AddCounts(%+v) accepted", bad)

@@ -150,11 +150,11 @@ func loadFile(cmd *cli.Command) (*scenarios.File, error) {
 	)
 	switch {
 	case sharding(cmd) || merging(cmd) != nil:
-		// The shard file keeps the scenario file's bytes.
+		// The shard file keeps the scenario file's bytes, and its traces'.
 		var data []byte
 		var name string
 		if data, name, err = readInput(cmd, "--file", path); err == nil {
-			f, err = scenarios.Parse(name, data)
+			f, err = parseInput(cmd, path, name, data)
 		}
 	case path == "":
 		f, err = scenarios.Builtin()

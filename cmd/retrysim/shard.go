@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,6 +39,9 @@ func shardFlags() []cli.Flag {
 	}
 }
 
+// maxShardOut is runs.MaxShardFileSize, lowered by tests.
+var maxShardOut = runs.MaxShardFileSize
+
 // notRecorded are the flags a shard file does not record: those that
 // choose the shard and those that change nothing in the output.
 var notRecorded = []string{"shard", "shards", "shard-out", "force", "verbose", "help"}
@@ -71,10 +75,16 @@ func merging(cmd *cli.Command) *shardState {
 	return nil
 }
 
+// splits reports whether cmd is a command whose work can be split (it
+// has the shard flags): the only commands a shard file may name.
+func splits(cmd *cli.Command) bool {
+	return slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "shard") })
+}
+
 // sharding reports whether cmd runs one shard: --shard, --shards or the
 // environment say so.
 func sharding(cmd *cli.Command) bool {
-	if merging(cmd) != nil || !slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "shard") }) {
+	if merging(cmd) != nil || !splits(cmd) {
 		return false
 	}
 	if cmd.IsSet("shard") || cmd.IsSet("shards") {
@@ -135,7 +145,7 @@ func readInput(cmd *cli.Command, flag, path string) (data []byte, name string, e
 				return in.Content, in.Name, nil
 			}
 		}
-		return nil, "", fmt.Errorf("the shards hold no copy of %s %s", flag, path)
+		return nil, "", usagef("the shards hold no copy of %s %s", flag, path)
 	}
 	switch path {
 	case "":
@@ -154,6 +164,40 @@ func readInput(cmd *cli.Command, flag, path string) (data []byte, name string, e
 		st.inputs = append(st.inputs, runs.NewInput(flag, path, name, data))
 	}
 	return data, name, nil
+}
+
+// parseInput parses the scenario file readInput read from path (as
+// scenarios.Load, ParseIn or Builtin would), reading its capacity traces
+// with readTrace.
+func parseInput(cmd *cli.Command, path, name string, data []byte) (*scenarios.File, error) {
+	read := func(trace string) ([]byte, error) { return readTrace(cmd, trace) }
+	switch path {
+	case "":
+		return scenarios.Parse(name, data)
+	case "-":
+		return scenarios.ParseWith(name, data, ".", read)
+	}
+	return scenarios.ParseWith(name, data, filepath.Dir(path), read)
+}
+
+// readTrace reads a capacity trace for a shard, once, and records it; when
+// 'retrysim merge' replays cmd, it returns the copy the shards recorded.
+func readTrace(cmd *cli.Command, path string) ([]byte, error) {
+	st := state(cmd)
+	for _, in := range st.inputs {
+		if in.Flag == runs.TraceInput && in.Path == path {
+			return in.Content, nil
+		}
+	}
+	if st.merged != nil {
+		return nil, fmt.Errorf("the shards hold no copy of the trace %s", path)
+	}
+	data, err := scenarios.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	st.inputs = append(st.inputs, runs.NewInput(runs.TraceInput, path, path, data))
+	return data, nil
 }
 
 // readLimited reads a file of at most scenarios.MaxFileSize bytes, the
@@ -249,9 +293,15 @@ func runShard(ctx context.Context, cmd *cli.Command, groups []runs.Group) error 
 	if doc.Args == nil {
 		doc.Args = []string{}
 	}
+	if doc.Inputs == nil {
+		doc.Inputs = []runs.Input{}
+	}
 	var buf bytes.Buffer
 	if err := doc.Write(&buf); err != nil {
 		return err
+	}
+	if buf.Len() > maxShardOut {
+		return usagef("shard %s: its partial result is %d bytes, over the %d MiB a merge reads; use more shards", sh, buf.Len(), runs.MaxShardFileSize>>20)
 	}
 	return finishOutput(cmd, file, out, buf.Bytes())
 }
@@ -290,7 +340,7 @@ func (st *shardState) group() (int, error) {
 	g := st.next
 	st.next++
 	if g >= st.merged.Groups() {
-		return 0, fmt.Errorf("the shards hold %d group(s) of runs; the command needs more", st.merged.Groups())
+		return 0, usagef("the shards hold %d group(s) of runs; the command needs more", st.merged.Groups())
 	}
 	return g, nil
 }
@@ -301,7 +351,11 @@ func (st *shardState) seeds(gr runs.Group) (*runs.MultiSeed, error) {
 	if err != nil {
 		return nil, err
 	}
-	return st.merged.MultiSeed(g, gr)
+	ms, err := st.merged.MultiSeed(g, gr)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return ms, nil
 }
 
 // plotData is runs.CollectPlotData for a replayed command.
@@ -310,7 +364,11 @@ func (st *shardState) plotData(gr runs.Group) (*runs.PlotData, error) {
 	if err != nil {
 		return nil, err
 	}
-	return st.merged.PlotData(g, gr)
+	d, err := st.merged.PlotData(g, gr)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return d, nil
 }
 
 // baselineNow runs the policies of s on seed for a comparison with a
@@ -373,23 +431,26 @@ func mergeCommand() *cli.Command {
 				}
 				names = append(names, found...)
 			}
+			// A shard file is untrusted input: every error names it and
+			// exits 2.
 			files := make([]*runs.ShardFile, len(names))
 			for i, name := range names {
-				fh, err := os.Open(name)
-				if err != nil {
-					return usagef("%v", err)
-				}
-				files[i], err = runs.ReadShardFile(name, fh)
-				fh.Close()
+				f, err := runs.LoadShardFile(name)
 				if err != nil {
 					return usageError{err}
 				}
+				files[i] = f
 			}
 			merged, err := runs.MergeShards(names, files)
 			if err != nil {
 				return usageError{err}
 			}
 			ref := files[0]
+			// Replay only a command that shards: not list, serve, validate,
+			// nor merge, which would read its own folder again and again.
+			if c := cmd.Root().Command(ref.Command); c == nil || !splits(c) || c.Name != ref.Command {
+				return usagef("%s: ran %q, which is not a command that shards", names[0], ref.Command)
+			}
 			st := &shardState{merged: merged, inputs: ref.Inputs, used: make([]bool, len(ref.Inputs))}
 			args := append([]string{"retrysim", ref.Command}, ref.Args...)
 			// The replay is a command of its own: urfave/cli would take a
@@ -399,13 +460,23 @@ func mergeCommand() *cli.Command {
 			defer cancel()
 			defer context.AfterFunc(ctx, cancel)()
 			root := cmd.Root()
-			if err := runWith(replayCtx, args, root.Writer, root.ErrWriter, st); err != nil {
-				return err
+			err = runWith(replayCtx, args, root.Writer, root.ErrWriter, st)
+			if err == nil && st.next != merged.Groups() {
+				err = usagef("the shards hold %d group(s) of runs, but %q used %d", merged.Groups(), strings.Join(args, " "), st.next)
 			}
-			if st.next != merged.Groups() {
-				return fmt.Errorf("the shards hold %d group(s) of runs, but %q used %d", merged.Groups(), strings.Join(args, " "), st.next)
+			// The recorded command's flags and the runs come from the files.
+			if errors.As(err, new(usageError)) {
+				return usagef("%s: %v", shardNames(names), err)
 			}
-			return nil
+			return err
 		},
 	}
+}
+
+// shardNames names the shard files of a merge in a message.
+func shardNames(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return fmt.Sprintf("%s (and %d more shards)", names[0], len(names)-1)
 }

@@ -1,15 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/retrysim/retrysim/internal/golden"
+	"github.com/retrysim/retrysim/runs"
 )
 
 // outcome is everything a command run leaves: its output, its exit code
@@ -207,7 +210,7 @@ func TestMergeRefusesBadShards(t *testing.T) {
 		{"other count", []string{three[0], three[1], three[2], two[1]}, []string{two[1] + ": is shard 1 of 2"}},
 		{"other flags", []string{three[0], other[1], three[2]}, []string{other[1] + ": ran", "but " + three[0] + " ran \"retrysim compare --seeds 4\""}},
 		{"other scenario file", []string{before[0], after[1]}, []string{after[1] + ": read another " + custom}},
-		{"not a shard", []string{three[0], notShard}, []string{notShard + ": schema \"retrysim/multi-seed/v1\", want \"retrysim/shard/v1\""}},
+		{"not a shard", []string{three[0], notShard}, []string{notShard + ": schema \"retrysim/multi-seed/v1\", want \"retrysim/shard/v2\""}},
 		{"no such file", []string{filepath.Join(dir, "nope.json")}, []string{"nope.json"}},
 		{"empty directory", []string{empty}, []string{empty + ": no *.json shard files"}},
 		{"nothing", nil, []string{"merge needs the shard files"}},
@@ -297,5 +300,197 @@ func TestCompareOneSeedRefusesShard(t *testing.T) {
 	_, errOut, code, _ := runCLI(t, "compare", "--shard", "0/2")
 	if code != 2 || !strings.Contains(errOut, "--seeds K > 1") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// forgeShard reads the shard file at path, edits it and writes it back
+// with a checksum that matches, as a deliberate forger would.
+func forgeShard(t *testing.T, path string, edit func(*runs.ShardFile)) {
+	t.Helper()
+	f, err := runs.LoadShardFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(f)
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// 'merge' replays only a command that shards. A file naming list,
+// validate, serve or merge was replayed, and 'merge' of the file's own
+// folder recursed until memory ran out.
+func TestMergeReplaysOnlyShardingCommands(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range [][]string{{"list"}, {"validate"}, {"help"}, {"serve"}, {"completion", "bash"}, {"merge", "DIR"}, {""}} {
+		t.Run(c[0], func(t *testing.T) {
+			t.Parallel()
+			sub := filepath.Join(dir, "x"+c[0])
+			name := writeShards(t, sub, 1, "compare", "--seeds", "2")[0]
+			forgeShard(t, name, func(f *runs.ShardFile) {
+				f.Command, f.Args = c[0], slices.Clone(c[1:])
+				for i, a := range f.Args {
+					f.Args[i] = strings.ReplaceAll(a, "DIR", sub)
+				}
+			})
+			want := name + ": ran \"" + c[0] + "\", which is not a command that shards"
+			if c[0] == "" {
+				want = name + ": no command"
+			}
+			out, errOut, code, _ := runCLI(t, "merge", name)
+			if code != 2 || out != "" || !strings.Contains(errOut, want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, naming the file", code, out, errOut)
+			}
+		})
+	}
+}
+
+// Every shard file is untrusted input: a damaged, forged, older or endless
+// file, or one that is not a file, is refused, naming it, with exit 2.
+func TestMergeRefusesUntrustedFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	names := writeShards(t, filepath.Join(dir, "a"), 2, "plot", "--seeds", "3", "--plot-format", "json", "--plot-dir", filepath.Join(dir, "plots"))
+	good, err := os.ReadFile(names[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, data []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	damaged := write("damaged.json", bytes.Replace(good, []byte(`"seed":1,"values":[[`), []byte(`"seed":1,"values":[[9`), 1))
+	truncated := write("truncated.json", good[:len(good)-100])
+	older := write("older.json", bytes.Replace(good, []byte(`"retrysim/shard/v2"`), []byte(`"retrysim/shard/v1"`), 1))
+	forged := filepath.Join(dir, "forged.json")
+	write("forged.json", good)
+	forgeShard(t, forged, func(f *runs.ShardFile) { f.Groups[0].Runs[0].Values[0][0] = -3 })
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		file, want string
+	}{
+		{damaged, damaged + ": checksum"},
+		{truncated, truncated + ": not a retrysim shard file"},
+		{older, older + `: schema "retrysim/shard/v1" is the shard format of an older retrysim`},
+		{forged, forged + ": group 1 (overload-burst): seed index 1, policy immediate, completed: -3 is not a finite number ≥ 0"},
+		{fifo, fifo + ": not a regular file"},
+		{"/dev/zero", "/dev/zero: not a regular file"},
+	} {
+		out, errOut, code, _ := runCLI(t, "merge", names[0], tt.file)
+		if code != 2 || out != "" || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and %q", tt.file, code, out, errOut, tt.want)
+		}
+	}
+	// Runs that do not fit the recorded command are the files' fault too.
+	four := func(f *runs.ShardFile) {
+		f.Args = []string{"--seeds", "4", "--plot-dir", filepath.Join(dir, "plots"), "--plot-format", "json"}
+	}
+	zeroth, err := os.ReadFile(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := write("first.json", zeroth), write("second.json", good)
+	forgeShard(t, first, four)
+	forgeShard(t, second, four)
+	out, errOut, code, _ := runCLI(t, "merge", first, second)
+	if want := first + " (and 1 more shards): group 1 of the shards has 3 seeds from"; code != 2 || out != "" || !strings.Contains(errOut, want) {
+		t.Errorf("runs that do not fit: exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errOut, want)
+	}
+	// A folder's *.json that is not a file is refused too.
+	if err := os.Mkdir(filepath.Join(dir, "a", "odd.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code, _ := runCLI(t, "merge", filepath.Join(dir, "a")); code != 2 || !strings.Contains(errOut, "odd.json: not a regular file") {
+		t.Errorf("a directory named odd.json: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A scenario file whose servers read capacity traces shards (the shard
+// failed, blaming --file), and each shard records the traces' bytes:
+// the merge reads no trace from disk, and refuses shards that read
+// different traces.
+func TestShardWithTrace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	write("admit.csv", "start,admit\n0,0\n2s,5\n")
+	write("workers.csv", "start,concurrency\n0,2\n3s,6\n")
+	yaml := write("traced.yaml", `scenarios:
+  - name: traced-windows
+    server: {trace: admit.csv, window: 1s, reject: overloaded, response_time: 100ms}
+    clients: {count: 30, spread: 1s, deadline: 30s}
+    policies: [{name: full-jitter, max_attempts: 6}, {name: gated, max_attempts: 6, throttle: {rate: 10}}]
+  - name: traced-queue
+    server: {type: queue, trace: workers.csv, service: 200ms}
+    clients: {count: 30, deadline: 30s}
+    policies: [{name: full-jitter, max_attempts: 4}]
+`)
+	for _, args := range [][]string{
+		{"compare", "--file", yaml, "--seeds", "4", "--format", "json"},
+		{"compare", "--file", yaml, "--scenario", "traced-queue", "--seeds", "3"},
+	} {
+		want, errOut, code, _ := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, errOut)
+		}
+		shards := filepath.Join(dir, "shards-"+args[len(args)-1])
+		names := writeShards(t, shards, 2, args...)
+		f, err := runs.LoadShardFile(names[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recorded []string
+		for _, in := range f.Inputs {
+			recorded = append(recorded, in.Flag+" "+in.Path)
+		}
+		if w := []string{"--file " + yaml, "trace " + filepath.Join(dir, "admit.csv"), "trace " + filepath.Join(dir, "workers.csv")}; !slices.Equal(recorded, w) {
+			t.Errorf("inputs %q, want %q", recorded, w)
+		}
+		// The merge takes the traces from the shards, not the disk.
+		for _, name := range []string{"admit.csv", "workers.csv", "traced.yaml"} {
+			os.Rename(filepath.Join(dir, name), filepath.Join(dir, name+".away"))
+		}
+		got, errOut, code, _ := runCLI(t, "merge", shards)
+		if code != 0 || got != want {
+			t.Errorf("merge: exit %d\n%s\n%s", code, errOut, golden.Diff(want, got))
+		}
+		for _, name := range []string{"admit.csv", "workers.csv", "traced.yaml"} {
+			os.Rename(filepath.Join(dir, name+".away"), filepath.Join(dir, name))
+		}
+	}
+	// A trace changed between the shards is refused.
+	a := writeShards(t, filepath.Join(dir, "a"), 2, "compare", "--file", yaml, "--seeds", "2")
+	write("workers.csv", "start,concurrency\n0,3\n3s,6\n")
+	b := writeShards(t, filepath.Join(dir, "b"), 2, "compare", "--file", yaml, "--seeds", "2")
+	_, errOut, code, _ := runCLI(t, "merge", a[0], b[1])
+	if code != 2 || !strings.Contains(errOut, b[1]+": read another "+filepath.Join(dir, "workers.csv")) {
+		t.Errorf("changed trace: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A shard does not write a partial result larger than a merge reads.
+func TestShardRefusesOversizedResult(t *testing.T) {
+	defer func(limit int) { maxShardOut = limit }(maxShardOut)
+	maxShardOut = 1000
+	out, errOut, code, _ := runCLI(t, "compare", "--seeds", "2", "--shard", "0/1")
+	if code != 2 || out != "" || !strings.Contains(errOut, "shard 0/1: its partial result is") || !strings.Contains(errOut, "over the 128 MiB a merge reads; use more shards") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
