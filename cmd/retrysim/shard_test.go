@@ -13,6 +13,8 @@ import (
 
 	"github.com/retrysim/retrysim/internal/golden"
 	"github.com/retrysim/retrysim/runs"
+
+	"github.com/retrysim/retrysim/internal/racetest"
 )
 
 // outcome is everything a command run leaves: its output, its exit code
@@ -98,6 +100,7 @@ var shardCases = [][]string{
 	{"check", "--scenario", "overload-burst", "--scenario", "long-outage", "--junit", "OUT/check.xml"},
 	{"check", "--scenario", "overload-burst", "--seeds", "5", "--format", "markdown", "--baseline", "IN/baseline.json", "--tolerance", "5%"},
 	{"check", "--file", "IN/scenarios.yaml", "--scenario", "rate-limited-burst", "--baseline", "IN/baseline.json"},
+	{"check", "--scenario", "overload-burst", "--baseline", "IN/baseline-seeds.json", "--format", "markdown"},
 }
 
 // For N = 1, 2, 3 and 7 shards, 'retrysim merge' prints and writes
@@ -117,6 +120,14 @@ func TestShardMergeByteIdentical(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(in, "baseline.json"), []byte(base), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	multi, _, _, _ := runCLI(t, "compare", "--format", "json", "--seeds", "8")
+	if err := os.WriteFile(filepath.Join(in, "baseline-seeds.json"), []byte(multi), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	counts := []int{1, 2, 3, 7}
+	if racetest.Enabled {
+		counts = []int{3} // one goroutine per command: the plain run covers every count
+	}
 	for _, c := range shardCases {
 		t.Run(strings.Join(c, " "), func(t *testing.T) {
 			t.Parallel()
@@ -124,6 +135,9 @@ func TestShardMergeByteIdentical(t *testing.T) {
 			out := filepath.Join(scratch, "out")
 			args := make([]string, len(c))
 			for i, a := range c {
+				if racetest.Enabled && a == "svg,png" {
+					a = "svg" // PNG rendering is slow under -race; the plain run compares PNGs
+				}
 				a = strings.Replace(a, "OUT/", out+string(filepath.Separator), 1)
 				args[i] = strings.Replace(a, "IN/", in+string(filepath.Separator), 1)
 			}
@@ -134,7 +148,7 @@ func TestShardMergeByteIdentical(t *testing.T) {
 			if want.code != 0 && want.code != 1 {
 				t.Fatalf("unsharded: exit %d\n%s", want.code, want.stderr)
 			}
-			for _, n := range []int{1, 2, 3, 7} {
+			for _, n := range counts {
 				shards := filepath.Join(scratch, fmt.Sprintf("shards-%d", n))
 				for i := range n {
 					_, errOut, code, _ := runCLI(t, append(slices.Clone(args), "--shard", fmt.Sprintf("%d/%d", i, n), "--shard-out", shards+"/")...)
