@@ -111,20 +111,22 @@ type DecorrelatedJitter struct {
 	Cap  time.Duration
 }
 
-// Delay returns min(Cap, U[Base, 3·max(prev, Base))).
+// Delay returns min(Cap, U[Base, 3·max(prev, Base))), as AWS's
+// "Exponential Backoff And Jitter" defines it: the draw is cut at the cap,
+// so with the previous wait at the cap most draws wait the cap itself.
 func (d DecorrelatedJitter) Delay(_ int, prev time.Duration, rng *rand.Rand) time.Duration {
 	limit := d.Cap
 	if limit <= 0 {
 		limit = MaxDelay
 	}
-	// Clamping prev to the cap first changes nothing (3·prev is cut to the
-	// cap anyway) but keeps 3·prev from overflowing.
-	prev = min(max(prev, d.Base), limit)
-	hi := min(3*prev, limit)
+	// prev is at most the cap unless it was a server's wait; clamping it
+	// keeps 3·prev from overflowing (caps are at most MaxDelay).
+	prev = min(max(prev, d.Base), limit, MaxDelay)
+	hi := 3 * prev
 	if hi <= d.Base {
 		return max(min(d.Base, limit), 0)
 	}
-	return d.Base + time.Duration(rng.Int64N(int64(hi-d.Base)))
+	return min(limit, d.Base+time.Duration(rng.Int64N(int64(hi-d.Base))))
 }
 
 func (d DecorrelatedJitter) String() string {

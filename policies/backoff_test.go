@@ -68,7 +68,7 @@ func TestJitteredBackoffRanges(t *testing.T) {
 			func(n int, _, d time.Duration) bool { return d >= ceil(n)/2 && d < ceil(n) }},
 		{"sdk jitter (0.75c, c]", SDKJitter{Base: base, Factor: 2, Cap: limit},
 			func(n int, _, d time.Duration) bool { return d > ceil(n)*3/4 && d <= ceil(n) }},
-		{"decorrelated [base, min(cap, 3·prev))", DecorrelatedJitter{Base: base, Cap: limit},
+		{"decorrelated min(cap, [base, 3·prev))", DecorrelatedJitter{Base: base, Cap: limit},
 			func(_ int, prev, d time.Duration) bool {
 				return d >= base && d <= limit && d < 3*max(prev, base)
 			}},
@@ -177,5 +177,35 @@ func TestCeilingWithFactorNearOne(t *testing.T) {
 		if d := f.Delay(n<<30, 0, rng); d < 0 || d >= 1000*time.Hour {
 			t.Fatalf("full jitter out of range: %v", d)
 		}
+	}
+}
+
+// Decorrelated jitter is AWS's min(cap, U[base, 3·prev)): with the previous
+// wait at the cap, two thirds of the draws (3·cap − cap of 3·cap − base,
+// base near 0) are at or above the cap and wait exactly the cap, so the
+// mean is about cap·(1/3·1/2 + 2/3) = 0.833·cap, not the U[base, cap) mean.
+func TestDecorrelatedJitterCutsAtTheCap(t *testing.T) {
+	b := DecorrelatedJitter{Base: time.Millisecond, Cap: time.Second}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 20000
+	var sum time.Duration
+	atCap := 0
+	for range n {
+		d := b.Delay(5, time.Second, rng)
+		if d < b.Base || d > b.Cap {
+			t.Fatalf("delay %v outside [base, cap]", d)
+		}
+		if d == b.Cap {
+			atCap++
+		}
+		sum += d
+	}
+	wantShare := (3.0 - 1) / (3.0 - 0.001)
+	if share := float64(atCap) / n; share < wantShare-0.02 || share > wantShare+0.02 {
+		t.Errorf("%.3f of the draws wait the cap, want about %.3f", share, wantShare)
+	}
+	mean := (sum / n).Seconds()
+	if mean < 0.82 || mean > 0.85 {
+		t.Errorf("mean %.3f s with the previous wait at the 1 s cap, want about 0.833 s", mean)
 	}
 }
