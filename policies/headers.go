@@ -23,7 +23,7 @@ const MaxParsedWait = 100_000 * time.Hour
 // MaxServerWait.
 type ServerWaitError struct {
 	Wait  time.Duration // what the server asked (saturated at MaxParsedWait)
-	Limit time.Duration // MaxServerWait
+	Limit time.Duration // MaxServerWait, or the policy's FailServerWaitAbove
 }
 
 func (e *ServerWaitError) Error() string {

@@ -88,9 +88,15 @@ type Policy struct {
 	// AtLeastBackoff makes a server wait only a floor: the wait is
 	// max(backoff draw, server wait), with no jitter added.
 	AtLeastBackoff bool
-	// IgnoreServerWaitAbove, if > 0, ignores a server wait longer than it:
-	// the backoff alone sets the wait (as the OpenAI SDKs do above 60 s).
+	// What a policy does with a server wait longer than a bound; at most
+	// one of the three is set (> 0). IgnoreServerWaitAbove ignores it: the
+	// backoff alone sets the wait (as the Anthropic Python SDK does above
+	// 60 s). ClampServerWait waits that long instead. FailServerWaitAbove
+	// stops the operation (StopDeadline, with a *ServerWaitError), as a
+	// client does that raises the error rather than wait so long.
 	IgnoreServerWaitAbove time.Duration
+	ClampServerWait       time.Duration
+	FailServerWaitAbove   time.Duration
 	// NoCapacityRetries makes a capacity failure (529, 503, a mid-stream
 	// overload) end the operation, as a terminal one does (StopTerminal):
 	// work that can wait, such as an agent CLI's background tasks, adds no
@@ -122,8 +128,13 @@ func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng
 	if p.MaxAttempts > 0 && attempts >= p.MaxAttempts {
 		return Decision{Stop: StopAttempts}
 	}
-	if p.IgnoreServerWaitAbove > 0 && out.ServerWait > p.IgnoreServerWaitAbove {
+	switch w := out.ServerWait; {
+	case p.IgnoreServerWaitAbove > 0 && w > p.IgnoreServerWaitAbove:
 		out.ServerWait = 0
+	case p.ClampServerWait > 0 && w > p.ClampServerWait:
+		out.ServerWait = p.ClampServerWait
+	case p.FailServerWaitAbove > 0 && w > p.FailServerWaitAbove:
+		return Decision{Stop: StopDeadline, Cause: &ServerWaitError{Wait: w, Limit: p.FailServerWaitAbove}}
 	}
 	if out.ServerWait > MaxServerWait {
 		return Decision{Stop: StopDeadline, Cause: &ServerWaitError{Wait: out.ServerWait, Limit: MaxServerWait}}

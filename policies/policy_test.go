@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -128,6 +129,37 @@ func TestPolicyNoCapacityRetries(t *testing.T) {
 	} {
 		if got := p.Next(1, 0, 0, tt.out, nil); got != tt.want {
 			t.Errorf("%v: Next = %+v, want %+v", tt.out, got, tt.want)
+		}
+	}
+}
+
+// A server wait above a policy's bound is ignored (the backoff decides),
+// clamped to the bound, or ends the operation, as the policy says; a wait
+// within the bound is honoured by all three.
+func TestServerWaitRules(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	back := Constant{Wait: 3 * time.Second}
+	long := Outcome{Class: RetryAfter, Status: 429, ServerWait: 90 * time.Second}
+	short := Outcome{Class: RetryAfter, Status: 429, ServerWait: 20 * time.Second}
+	cases := []struct {
+		name       string
+		p          Policy
+		long       Decision
+		shortDelay time.Duration
+	}{
+		{"honour", Policy{Backoff: back}, Decision{Delay: 90 * time.Second}, 20 * time.Second},
+		{"ignore above 60s", Policy{Backoff: back, IgnoreServerWaitAbove: time.Minute}, Decision{Delay: 3 * time.Second}, 20 * time.Second},
+		{"clamp to 8s", Policy{Backoff: back, ClampServerWait: 8 * time.Second}, Decision{Delay: 8 * time.Second}, 8 * time.Second},
+		{"fail above 60s", Policy{Backoff: back, FailServerWaitAbove: time.Minute},
+			Decision{Stop: StopDeadline, Cause: &ServerWaitError{Wait: 90 * time.Second, Limit: time.Minute}}, 20 * time.Second},
+	}
+	for _, c := range cases {
+		got := c.p.Next(1, 0, 0, long, rng)
+		if got.Stop != c.long.Stop || got.Delay != c.long.Delay || fmt.Sprint(got.Cause) != fmt.Sprint(c.long.Cause) {
+			t.Errorf("%s, 90s wait: %+v, want %+v", c.name, got, c.long)
+		}
+		if got := c.p.Next(1, 0, 0, short, rng); got.Stop != NotStopped || got.Delay != c.shortDelay {
+			t.Errorf("%s, 20s wait: %+v, want a wait of %v", c.name, got, c.shortDelay)
 		}
 	}
 }

@@ -137,7 +137,18 @@ func decodeRules(d *decoder, m *mapping, r *policies.Policy) {
 		r.ServerWaitJitter = sm.duration("jitter", r.ServerWaitJitter)
 		r.AtLeastBackoff = sm.boolean("at_least_backoff", r.AtLeastBackoff)
 		r.IgnoreServerWaitAbove = sm.duration("ignore_above", r.IgnoreServerWaitAbove)
-		sm.finish("jitter", "at_least_backoff", "ignore_above")
+		r.ClampServerWait = sm.duration("clamp_to", r.ClampServerWait)
+		r.FailServerWaitAbove = sm.duration("fail_above", r.FailServerWaitAbove)
+		var set []string
+		for _, f := range []string{"ignore_above", "clamp_to", "fail_above"} {
+			if sm.has(f) {
+				set = append(set, f)
+			}
+		}
+		if len(set) > 1 {
+			sm.errorf(set[1], "give at most one of ignore_above, clamp_to and fail_above (%s is given too)", set[0])
+		}
+		sm.finish("jitter", "at_least_backoff", "ignore_above", "clamp_to", "fail_above")
 	}
 }
 

@@ -162,3 +162,26 @@ scenarios:
 		t.Errorf("empty fallback_phases: err = %v", err)
 	}
 }
+
+// server_wait's bound on a server wait: ignore, clamp or fail above it, at
+// most one of them.
+func TestServerWaitBounds(t *testing.T) {
+	for field, check := range map[string]func(r policies.Policy) bool{
+		"ignore_above": func(r policies.Policy) bool { return r.IgnoreServerWaitAbove == time.Minute },
+		"clamp_to":     func(r policies.Policy) bool { return r.ClampServerWait == time.Minute },
+		"fail_above":   func(r policies.Policy) bool { return r.FailServerWaitAbove == time.Minute },
+	} {
+		src := strings.Replace(valid, "      - name: immediate\n", "      - name: immediate\n        server_wait: {"+field+": 60s}\n", 1)
+		f, err := Parse("x.yaml", []byte(src))
+		if err != nil {
+			t.Fatalf("%s: %v", field, err)
+		}
+		if r := f.Scenarios[0].Policies[0].Rules; !check(r) {
+			t.Errorf("%s: rules %+v", field, r)
+		}
+	}
+	src := strings.Replace(valid, "      - name: immediate\n", "      - name: immediate\n        server_wait: {clamp_to: 8s, fail_above: 60s}\n", 1)
+	if _, err := Parse("x.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "server_wait.fail_above") || !strings.Contains(err.Error(), "at most one of") {
+		t.Fatalf("clamp_to and fail_above: err = %v", err)
+	}
+}
