@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -172,29 +173,37 @@ func Validate(ctx context.Context, v Validation) ([]Comparison, error) {
 // client processes (sim.ProcessSplit), and a server model that decides
 // requests later (sim.Decider).
 func CanValidate(model sim.ServerModel, w sim.Workload) error {
+	refuse := func(what string) error {
+		return &UnsupportedError{Command: "validate", What: what +
+			"; validate runs one client per operation, from its start time, against a server that answers each request as it arrives"}
+	}
 	if _, ok := w.(sim.Chained); ok {
-		return &UnsupportedError{What: fmt.Sprintf("the %T workload starts operations when others end", w)}
+		return refuse("the " + kindName(w) + " workload starts operations when others end")
 	}
 	if ts, ok := w.(sim.TokenSizer); ok {
 		if in, out := ts.Tokens(0); in > 0 || out > 0 {
-			return &UnsupportedError{What: "the workload sizes its requests in tokens, which the real requests do not carry"}
+			return refuse("the workload sizes its requests in tokens, which the real requests do not carry")
 		}
 	}
 	if p, ok := w.(sim.ProcessSplit); ok && p.ClientProcesses() > 1 {
-		return &UnsupportedError{What: fmt.Sprintf("the workload deals operations to %d client processes, each with its own retry layer", p.ClientProcesses())}
+		return refuse(fmt.Sprintf("the workload deals operations to %d client processes, each with its own retry layer", p.ClientProcesses()))
 	}
 	if sim.DecidesLater(model) {
-		return &UnsupportedError{What: fmt.Sprintf("the %T server model decides requests after they arrive", model)}
+		return refuse("the " + kindName(model) + " server model decides requests after they arrive")
 	}
 	return nil
 }
 
-// UnsupportedError refuses a validation that validate cannot run for real.
-type UnsupportedError struct{ What string }
+// UnsupportedError refuses a model or workload that serve or validate
+// cannot run for real.
+type UnsupportedError struct{ Command, What string }
 
 func (e *UnsupportedError) Error() string {
-	return "validate: " + e.What + "; validate runs one client per operation, from its start time, against a server that answers each request as it arrives (compare it in the simulator with 'retrysim compare')"
+	return e.Command + ": " + e.What + " (simulate it with 'retrysim compare')"
 }
+
+// kindName names a model or workload as a scenario file does.
+func kindName(v any) string { return scenarios.KindName(v) }
 
 // TooManyClientsError refuses a validation with more clients than
 // MaxValidateClients.
