@@ -157,6 +157,10 @@ type Handler struct {
 	metrics *metrics
 	ids     atomic.Uint64
 
+	// timing makes each answer of the model carry tookHeader: Validate's
+	// clients measure how late they ran from it.
+	timing bool
+
 	requests, admitted, rejected, refused, inFlight, turnedAway atomic.Int64
 	bodies                                                      bodyBudget
 
@@ -534,6 +538,9 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = rc.SetWriteDeadline(d.due.Add(WriteMargin))
 	reply := newReply(id, req, bodyLen)
+	if h.timing {
+		w.Header().Set(tookHeader, strconv.FormatInt(int64(d.due.Sub(d.arrival)), 10))
+	}
 	if d.out.Class == policies.Success && req.Stream {
 		h.stream(w, r.Context(), rc, d, reply)
 		return
