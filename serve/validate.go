@@ -69,8 +69,8 @@ type Comparison struct {
 	RealTime time.Duration
 	// Speed is the speed of the real run.
 	Speed float64
-	// Lateness holds, sorted, how late each client that completed ran on
-	// the real clock, in real time: its start, plus what each of its
+	// Lateness holds, sorted, how late each client that sent a request ran
+	// on the real clock, in real time: its start, plus what each of its
 	// requests took beyond the model's answer time.
 	Lateness []time.Duration
 }
@@ -169,6 +169,12 @@ func Validate(ctx context.Context, v Validation) ([]Comparison, error) {
 	if err := CanValidate(v.Model, v.Workload); err != nil {
 		return nil, err
 	}
+	for _, p := range v.Policies {
+		if c := control(p); c != "" {
+			return nil, &UnsupportedError{Command: "validate", What: fmt.Sprintf(
+				"the %s policy uses %s, which validate's real clients do not run yet (they run the gate, throttle, in-flight limit and fallback)", p.Name, c)}
+		}
+	}
 	starts := sim.StartTimes(v.Seed, v.Workload)
 	if n := len(starts); n > MaxValidateClients {
 		return nil, &TooManyClientsError{Clients: n}
@@ -226,8 +232,8 @@ func AutoSpeed(starts []time.Duration, seeds [][]sim.Result) float64 {
 		}
 	}
 	if speed < DefaultSpeed { // two significant digits, rounded down, for a readable heading
-		scale := math.Pow(10, math.Floor(math.Log10(speed))-1)
-		speed = math.Floor(speed/scale) * scale
+		tens := math.Pow(10, 1-math.Floor(math.Log10(speed)))
+		speed = math.Floor(speed*tens) / tens
 	}
 	return speed
 }
@@ -259,6 +265,26 @@ func CanValidate(model sim.ServerModel, w sim.Workload) error {
 		return refuse("the " + kindName(model) + " server model decides requests after they arrive")
 	}
 	return nil
+}
+
+// control names the first control of a policy that validate's clients do
+// not run; "" if none.
+func control(p sim.Policy) string {
+	switch {
+	case p.Breaker != nil:
+		return "a circuit breaker"
+	case p.Adaptive != nil:
+		return "adaptive throttling"
+	case p.RetryThrottling != nil:
+		return "gRPC retry throttling"
+	case p.RatioBudget != nil:
+		return "a retry budget"
+	case p.RetryQuota != nil:
+		return "a retry quota"
+	case p.CubicRate != nil:
+		return "an adaptive send rate"
+	}
+	return ""
 }
 
 // UnsupportedError refuses a model or workload that serve or validate
@@ -320,7 +346,7 @@ type clientResult struct {
 const tookHeader = "retrysim-took-ns"
 
 // measure runs one policy's clients for real; it returns what they
-// measured and, sorted, the lateness of those that completed.
+// measured and, sorted, the lateness of those that sent a request.
 func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Duration, speed float64) (sim.Result, []time.Duration, error) {
 	n := len(starts)
 	h, err := NewHandler(v.Model, WithSpeed(speed), WithSeed(v.Seed), WithFallbackModel(FallbackModel),
@@ -363,6 +389,9 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 	res := sim.Result{Policy: p.Name, Clients: n, Admitted: int(st.Admitted), Rejected: int(st.Rejected),
 		Latencies: make([]time.Duration, 0, n)}
 	for _, r := range results {
+		if r.attempts > 0 {
+			lateness = append(lateness, r.late)
+		}
 		res.Attempts += r.attempts
 		if r.attempts > 0 {
 			res.Retries += r.attempts - 1
@@ -374,7 +403,6 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 			res.Completed++
 			res.Latencies = append(res.Latencies, r.latency)
 			res.LastCompletion = max(res.LastCompletion, r.end)
-			lateness = append(lateness, r.late)
 			continue
 		}
 		res.GaveUp++
@@ -396,6 +424,8 @@ func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, error) {
 	if rules.Deadline > 0 {
 		rules.Deadline = toReal(rules.Deadline, speed)
 	}
+	rules.AttemptTimeout = toReal(rules.AttemptTimeout, speed)
+	rules.IgnoreServerWaitAbove = toReal(rules.IgnoreServerWaitAbove, speed)
 	rules.ServerWaitJitter = toReal(rules.ServerWaitJitter, speed)
 	opts := []policies.Option{policies.WithPolicy(rules)}
 	if p.Gate {
@@ -514,7 +544,7 @@ func connectLoopback(h *Handler) (string, http.RoundTripper, func(), error) {
 // it is within its floor (CountFloor, SendFloor, LatencyFloor) plus
 // SpreadZ standard deviations of its values across the seeds; a latency
 // percentile p also within the speed times the p-th percentile of the
-// completed clients' lateness (the last completion: the most late). A
+// clients' lateness (the last completion: the most late). A
 // count's tolerance is rounded down to a whole number.
 func compare(c *Comparison, seeds []sim.Result, fallback bool) []Check {
 	s, m := &c.Simulated, &c.Measured

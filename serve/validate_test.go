@@ -350,3 +350,37 @@ func TestAutoSpeed(t *testing.T) {
 		}
 	}
 }
+
+// Attempt timeouts run on the real clock divided by the speed, as every
+// other duration of the policy: metastable-retry-storm's 1 s timeouts, at
+// speed 2.5 on fake time, time out what the simulator times out. (They
+// were 1 s of real time, 2.5 s of model time, and about a tenth of the
+// give-ups.)
+func TestValidateScalesAttemptTimeouts(t *testing.T) {
+	s := scenariotest.Builtin(t, "metastable-retry-storm")
+	s.Policies = s.Policies[:2] // no-retries and immediate: no controls
+	synctest.Test(t, func(t *testing.T) {
+		v := validation(s, 2.5)
+		v.Connect = inMemory
+		cs, err := serve.Validate(context.Background(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if !c.Agree() || c.Simulated.GaveUp < 100 {
+				t.Errorf("%s disagrees, or gives up too little to tell:\n%s", c.Policy, report(t, cs))
+			}
+		}
+	})
+}
+
+// A policy with a control that the real clients do not run (a breaker, a
+// budget) is refused rather than run without it.
+func TestValidateRefusesControls(t *testing.T) {
+	s := scenariotest.Builtin(t, "controls-outage")
+	_, err := serve.Validate(context.Background(), validation(s, 1))
+	var unsupported *serve.UnsupportedError
+	if !errors.As(err, &unsupported) || !strings.Contains(err.Error(), "policy uses") {
+		t.Errorf("controls-outage: %v", err)
+	}
+}
