@@ -50,7 +50,7 @@ func serveCommand() *cli.Command {
 			&decimalFlag{Name: "seed", HideDefault: true, Usage: "seed `N` of the server model's random draws (default: the scenario's own seed)"},
 			&cli.StringSliceFlag{Name: "allow-host", Usage: "also answer requests whose Host is `NAME` (repeatable; '*' allows any)"},
 			&cli.StringFlag{Name: "control-token", Sources: cli.EnvVars(controlTokenEnv), HideDefault: true,
-				Usage: "require 'authorization: Bearer `TOKEN`' on POST /control/* (default: $" + controlTokenEnv + ")"},
+				Usage: "require 'authorization: Bearer `TOKEN`' on POST /control/*"},
 			&cli.DurationFlag{Name: "grace", Value: serveGrace, Usage: "on stopping, let the responses in flight finish for at most `D`"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
