@@ -578,3 +578,20 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// KindName returns the registered kind name of a server model or workload
+// ("contention", "closed-loop"), as a scenario file writes it; for a value
+// that no kind has, its Go type.
+func KindName(v any) string {
+	switch x := v.(type) {
+	case sim.ServerModel:
+		if k := serverKindOf(x); k != nil {
+			return k.Name
+		}
+	case sim.Workload:
+		if k := workloadKindOf(x); k != nil {
+			return k.Name
+		}
+	}
+	return fmt.Sprintf("%T", v)
+}

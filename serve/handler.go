@@ -23,12 +23,14 @@ package serve
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +46,11 @@ const (
 	// DefaultMaxBody is the largest request body accepted (32 MiB, the
 	// Messages API's own limit); a larger one gets 413 request_too_large.
 	DefaultMaxBody = 32 << 20
+	// DefaultMaxBodies bounds the bytes that all request bodies hold
+	// together while they are read and decoded (four bodies of the largest
+	// size): a request whose body would take them past it gets 529
+	// overloaded_error from the server itself and counts as refused.
+	DefaultMaxBodies = 4 * DefaultMaxBody
 	// DefaultMaxInFlight bounds the requests served at once; one more gets
 	// 529 overloaded_error from the server itself, not from the model, and
 	// counts as refused.
@@ -66,7 +73,11 @@ type config struct {
 	speed       float64
 	seed        uint64
 	maxBody     int64
+	maxBodies   int64
 	maxInFlight int
+	checkHost   bool
+	hosts       []string // allowed besides localhost and IP addresses; "*" is any
+	token       string   // required by /control/*, if set
 	fallback    string
 	logTo       io.Writer // a Server's log, if any
 	logEvery    time.Duration
@@ -82,6 +93,33 @@ func WithSeed(seed uint64) Option { return func(c *config) { c.seed = seed } }
 
 // WithMaxBody sets the largest request body accepted, in bytes (> 0).
 func WithMaxBody(n int64) Option { return func(c *config) { c.maxBody = n } }
+
+// WithMaxBodies bounds the bytes that all request bodies hold together
+// while they are read and decoded (at least the largest body); default
+// DefaultMaxBodies.
+func WithMaxBodies(n int64) Option { return func(c *config) { c.maxBodies = n } }
+
+// WithAllowedHosts turns on the check of every request's Host: it must be
+// localhost (or a name under .localhost), an IP address, or one of names;
+// "*" allows any. Other requests get 403 permission_error, so that a web
+// page whose own name resolves to this server (DNS rebinding) cannot reach
+// it. Listen turns the check on, with the host of its address; several
+// WithAllowedHosts add up.
+func WithAllowedHosts(names ...string) Option {
+	return func(c *config) {
+		c.checkHost = true
+		for _, n := range names {
+			if n = normalHost(n); n != "" {
+				c.hosts = append(c.hosts, n)
+			}
+		}
+	}
+}
+
+// WithControlToken makes POST /control/* require the header
+// "authorization: Bearer TOKEN"; others get 401 authentication_error.
+// Without it (or with ""), anyone who reaches the server may reset it.
+func WithControlToken(token string) Option { return func(c *config) { c.token = token } }
 
 // WithMaxInFlight bounds the requests served at once (> 0).
 func WithMaxInFlight(n int) Option { return func(c *config) { c.maxInFlight = n } }
@@ -119,10 +157,16 @@ type Handler struct {
 	metrics *metrics
 	ids     atomic.Uint64
 
-	requests, admitted, rejected, refused, inFlight atomic.Int64
+	// timing makes each answer of the model carry tookHeader: Validate's
+	// clients measure how late they ran from it.
+	timing bool
 
-	mu     sync.Mutex // guards the model's state and its clock
+	requests, admitted, rejected, refused, inFlight, turnedAway atomic.Int64
+	bodies                                                      bodyBudget
+
+	mu     sync.Mutex // guards the model's state, its seed and its clock
 	state  sim.Server // nil until the clock starts
+	seed   uint64     // of the model's random source
 	origin time.Time  // real time of model time 0
 }
 
@@ -138,9 +182,10 @@ func NewHandler(model sim.ServerModel, opts ...Option) (*Handler, error) {
 	if sim.DecidesLater(model) {
 		// Its decisions would have to wait for requests that arrive later,
 		// which one HTTP exchange per attempt cannot model.
-		return nil, fmt.Errorf("serve: the %T server model decides requests after they arrive (a read, then a write); serve cannot run it", model)
+		return nil, &UnsupportedError{Command: "serve", What: "the " + kindName(model) +
+			" server model decides requests after they arrive (a read, then a write); serve answers each request as it arrives"}
 	}
-	c := config{speed: 1, seed: 1, maxBody: DefaultMaxBody, maxInFlight: DefaultMaxInFlight}
+	c := config{speed: 1, seed: 1, maxBody: DefaultMaxBody, maxBodies: DefaultMaxBodies, maxInFlight: DefaultMaxInFlight}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -151,12 +196,14 @@ func NewHandler(model sim.ServerModel, opts ...Option) (*Handler, error) {
 		return nil, fmt.Errorf("serve: speed must be > 0 and at most %d, got %v", MaxSpeed, c.speed)
 	case c.maxBody <= 0:
 		return nil, fmt.Errorf("serve: max body must be > 0, got %d", c.maxBody)
+	case c.maxBodies < c.maxBody:
+		return nil, fmt.Errorf("serve: max bodies must be at least max body (%d), got %d", c.maxBody, c.maxBodies)
 	case c.maxInFlight <= 0:
 		return nil, fmt.Errorf("serve: max in flight must be > 0, got %d", c.maxInFlight)
 	case c.logTo != nil && c.logEvery <= 0:
 		return nil, fmt.Errorf("serve: log interval must be > 0, got %v", c.logEvery)
 	}
-	h := &Handler{model: model, cfg: c}
+	h := &Handler{model: model, cfg: c, seed: c.seed, bodies: bodyBudget{max: c.maxBodies}}
 	h.metrics = newMetrics(h)
 	return h, nil
 }
@@ -164,16 +211,33 @@ func NewHandler(model sim.ServerModel, opts ...Option) (*Handler, error) {
 // Speed returns the speed factor.
 func (h *Handler) Speed() float64 { return h.cfg.speed }
 
-// Reset gives the model a fresh state (as at the start of a run) and starts
-// its clock now. Requests in flight keep the times they were given.
+// Reset gives the model a fresh state with the same seed (as at the start
+// of the simulator's run with that seed) and starts its clock now. Requests
+// in flight keep the times they were given.
 func (h *Handler) Reset() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.startLocked(time.Now())
 }
 
+// ResetSeed is Reset with another seed, which later resets keep.
+func (h *Handler) ResetSeed(seed uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seed = seed
+	h.startLocked(time.Now())
+}
+
+// Seed returns the seed of the model's random source: WithSeed's, or the
+// last ResetSeed's.
+func (h *Handler) Seed() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seed
+}
+
 func (h *Handler) startLocked(now time.Time) {
-	h.state = h.model.NewServer(sim.ServerRand(h.cfg.seed))
+	h.state = h.model.NewServer(sim.ServerRand(h.seed))
 	h.origin = now
 }
 
@@ -224,20 +288,33 @@ type Stats struct {
 	// Admitted and Rejected count the model's decisions.
 	Admitted, Rejected int64
 	// Refused counts requests the server answered itself, without asking
-	// the model: malformed, too large, or over the in-flight limit.
+	// the model: malformed, too large, over the in-flight limit or over
+	// the bodies' budget.
 	Refused int64
 	// InFlight is the number of requests being served now.
 	InFlight int64
+	// TurnedAway counts the other requests answered with an error, on any
+	// path: an unknown path (404), a wrong method (405), a Host not
+	// allowed (403) or a missing control token (401).
+	TurnedAway int64
+	// BodyBytes is the bytes that request bodies hold now (see
+	// WithMaxBodies).
+	BodyBytes int64
 }
 
 // Stats returns the counts so far.
 func (h *Handler) Stats() Stats {
 	return Stats{Requests: h.requests.Load(), Admitted: h.admitted.Load(), Rejected: h.rejected.Load(),
-		Refused: h.refused.Load(), InFlight: h.inFlight.Load()}
+		Refused: h.refused.Load(), InFlight: h.inFlight.Load(), TurnedAway: h.turnedAway.Load(), BodyBytes: h.bodies.bytes()}
 }
 
 // ServeHTTP routes a request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.hostAllowed(r.Host) {
+		h.turnAway(w, http.StatusForbidden, "permission_error", fmt.Sprintf(
+			"this server does not answer to the host %q (allowed: localhost, IP addresses and the names given to 'retrysim serve --allow-host')", r.Host), "host")
+		return
+	}
 	switch r.URL.Path {
 	case "/v1/messages":
 		if r.Method != http.MethodPost {
@@ -250,9 +327,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.refuseMethod(w, http.MethodPost)
 			return
 		}
-		h.Reset()
-		w.Header().Set("content-type", "application/json")
-		_, _ = io.WriteString(w, `{"reset":true}`+"\n")
+		if !h.controlAllowed(r) {
+			w.Header().Set("www-authenticate", "Bearer")
+			h.turnAway(w, http.StatusUnauthorized, "authentication_error",
+				"POST /control/* needs the header 'authorization: Bearer TOKEN' with the server's control token", "token")
+			return
+		}
+		h.reset(w, r)
 	case "/healthz":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			h.refuseMethod(w, "GET, HEAD")
@@ -263,13 +344,79 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/metrics":
 		h.metrics.handler.ServeHTTP(w, r)
 	default:
-		h.writeError(w, http.StatusNotFound, policies.ErrorBody("not_found_error", "no such endpoint: "+r.URL.Path), h.requestID())
+		h.turnAway(w, http.StatusNotFound, "not_found_error", "no such endpoint: "+r.URL.Path, "not_found")
 	}
+}
+
+// reset serves POST /control/reset: a fresh model state with the seed of
+// the query's seed parameter, else the seed after the current one (so that
+// repeated runs are those of the simulator's seeds seed, seed+1, ..., as
+// --seeds numbers them).
+func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
+	seed := h.Seed() + 1
+	if q := r.URL.Query(); q.Has("seed") {
+		n, err := strconv.ParseUint(q.Get("seed"), 10, 64)
+		if err != nil {
+			h.writeError(w, http.StatusBadRequest, policies.ErrorBody("invalid_request_error",
+				fmt.Sprintf("seed: want a whole number from 0 to %d, got %q", uint64(math.MaxUint64), q.Get("seed"))), h.requestID())
+			return
+		}
+		seed = n
+	}
+	h.ResetSeed(seed)
+	w.Header().Set("content-type", "application/json")
+	_, _ = fmt.Fprintf(w, `{"reset":true,"seed":%d}`+"\n", seed)
+}
+
+// hostAllowed checks a request's Host (see WithAllowedHosts).
+func (h *Handler) hostAllowed(hostport string) bool {
+	if !h.cfg.checkHost || hostport == "" { // HTTP/1.0 sends no Host; a browser always does
+		return true
+	}
+	host := normalHost(hostport)
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	for _, a := range h.cfg.hosts {
+		if a == "*" || a == host {
+			return true
+		}
+	}
+	return false
+}
+
+// normalHost returns the host name of host or host:port, in lower case,
+// without brackets or a final dot.
+func normalHost(s string) string {
+	if host, _, err := net.SplitHostPort(s); err == nil {
+		s = host
+	}
+	s = strings.TrimSuffix(strings.Trim(s, "[]"), ".")
+	return strings.ToLower(s)
+}
+
+// controlAllowed checks the control token, if there is one.
+func (h *Handler) controlAllowed(r *http.Request) bool {
+	if h.cfg.token == "" {
+		return true
+	}
+	got := r.Header.Get("authorization")
+	return subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+h.cfg.token)) == 1
 }
 
 func (h *Handler) refuseMethod(w http.ResponseWriter, allow string) {
 	w.Header().Set("allow", allow)
-	h.writeError(w, http.StatusMethodNotAllowed, policies.ErrorBody("invalid_request_error", "method not allowed; use "+allow), h.requestID())
+	h.turnAway(w, http.StatusMethodNotAllowed, "invalid_request_error", "method not allowed; use "+allow, "method")
+}
+
+// turnAway answers a request that reaches no endpoint.
+func (h *Handler) turnAway(w http.ResponseWriter, status int, errType, message, reason string) {
+	h.turnedAway.Add(1)
+	h.metrics.turnedAway.WithLabelValues(reason).Inc()
+	h.writeError(w, status, policies.ErrorBody(errType, message), h.requestID())
 }
 
 // requestID returns a new request-id, unique within the handler.
@@ -304,45 +451,6 @@ func (h *Handler) refuse(w http.ResponseWriter, status int, errType, message, re
 	h.refused.Add(1)
 	h.metrics.refused.WithLabelValues(reason).Inc()
 	h.writeError(w, status, policies.ErrorBody(errType, message), id)
-}
-
-// messageRequest is what serve reads of a Messages request.
-type messageRequest struct {
-	Model     string            `json:"model"`
-	MaxTokens *int64            `json:"max_tokens"`
-	Messages  []json.RawMessage `json:"messages"`
-	Stream    bool              `json:"stream"`
-}
-
-// parseMessageRequest checks a request body; the error is the message of
-// an invalid_request_error.
-func parseMessageRequest(body []byte) (messageRequest, error) {
-	var req messageRequest
-	if len(bytes.TrimSpace(body)) == 0 {
-		return req, errors.New("the request body is empty; send a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&req); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return req, fmt.Errorf("%s: expected %s, got JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
-		}
-		return req, fmt.Errorf("the request body is not a JSON object: %v", err)
-	}
-	if dec.More() {
-		return req, errors.New("the request body holds more than one JSON value")
-	}
-	switch {
-	case strings.TrimSpace(req.Model) == "":
-		return req, errors.New("model: required")
-	case req.MaxTokens == nil:
-		return req, errors.New("max_tokens: required")
-	case *req.MaxTokens < 1:
-		return req, fmt.Errorf("max_tokens: must be at least 1, got %d", *req.MaxTokens)
-	case len(req.Messages) == 0:
-		return req, errors.New("messages: required, at least one message")
-	}
-	return req, nil
 }
 
 // decision is what the model decided for one request, in real time.
@@ -387,20 +495,34 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.inFlight.Add(-1)
 
+	if r.ContentLength > h.cfg.maxBody {
+		h.refuseTooLarge(w, id)
+		return
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(BodyReadTimeout)) // not every ResponseWriter supports deadlines
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBody))
+	body, held, err := h.readBody(http.MaxBytesReader(w, r.Body, h.cfg.maxBody), r.ContentLength)
 	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			h.refuse(w, http.StatusRequestEntityTooLarge, "request_too_large",
-				fmt.Sprintf("the request body is larger than %d bytes", h.cfg.maxBody), "too_large", id)
+			h.refuseTooLarge(w, id)
+			return
+		}
+		if errors.Is(err, errBodyBudget) {
+			h.refuse(w, 529, "overloaded_error", fmt.Sprintf(
+				"the request bodies in flight hold as many bytes as the server allows (%d; its own limit, not the model's)", h.cfg.maxBodies), "busy_bodies", id)
 			return
 		}
 		h.refuse(w, http.StatusBadRequest, "invalid_request_error", "could not read the request body: "+err.Error(), "invalid", id)
 		return
 	}
 	req, err := parseMessageRequest(body)
+	bodyLen := len(body)
+	// The buffer is done with; the model's name, a copy, stays reserved
+	// until the answer is sent.
+	kept := int64(len(req.Model))
+	h.bodies.release(held - kept)
+	defer h.bodies.release(kept)
 	if err != nil {
 		h.refuse(w, http.StatusBadRequest, "invalid_request_error", err.Error(), "invalid", id)
 		return
@@ -415,7 +537,10 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 		h.metrics.rejected.WithLabelValues(strconv.Itoa(policies.Render(d.out).Status)).Inc()
 	}
 	_ = rc.SetWriteDeadline(d.due.Add(WriteMargin))
-	reply := newReply(id, req, len(body))
+	reply := newReply(id, req, bodyLen)
+	if h.timing {
+		w.Header().Set(tookHeader, strconv.FormatInt(int64(d.due.Sub(d.arrival)), 10))
+	}
 	if d.out.Class == policies.Success && req.Stream {
 		h.stream(w, r.Context(), rc, d, reply)
 		return
@@ -435,6 +560,11 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("content-type", "application/json")
 	w.WriteHeader(policies.Render(d.out).Status)
 	_, _ = w.Write(reply.message())
+}
+
+func (h *Handler) refuseTooLarge(w http.ResponseWriter, id string) {
+	h.refuse(w, http.StatusRequestEntityTooLarge, "request_too_large",
+		fmt.Sprintf("the request body is larger than %d bytes", h.cfg.maxBody), "too_large", id)
 }
 
 // sleepUntil waits until t or until ctx ends; it reports whether t came.

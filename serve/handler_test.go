@@ -100,7 +100,7 @@ func TestHandlerForms(t *testing.T) {
 				`"text":"This answer "}],"stop_reason":"max_tokens","stop_sequence":null,"usage":{"input_tokens":18,"output_tokens":2}}`,
 			took: 100 * time.Millisecond},
 		{name: "not JSON", model: admitAll, path: "/v1/messages", body: `{"model":`, status: 400,
-			want: `{"type":"error","error":{"type":"invalid_request_error","message":"the request body is not a JSON object: unexpected EOF"},"request_id":"req_00000000000000000001"}`},
+			want: `{"type":"error","error":{"type":"invalid_request_error","message":"the request body is not a JSON object: unexpected end of JSON input"},"request_id":"req_00000000000000000001"}`},
 		{name: "empty body", model: admitAll, path: "/v1/messages", body: ``, status: 400,
 			want: `{"type":"error","error":{"type":"invalid_request_error","message":"the request body is empty; send a JSON object"},"request_id":"req_00000000000000000001"}`},
 		{name: "no model", model: admitAll, path: "/v1/messages", body: `{"max_tokens":1,"messages":[{}]}`, status: 400,
@@ -118,7 +118,10 @@ func TestHandlerForms(t *testing.T) {
 		{name: "unknown path", model: admitAll, path: "/v1/complete", body: ``, status: 404,
 			want: `{"type":"error","error":{"type":"not_found_error","message":"no such endpoint: /v1/complete"},"request_id":"req_00000000000000000001"}`},
 		{name: "healthz", model: admitAll, path: "/healthz", status: 200, want: "ok\n"},
-		{name: "reset", model: admitAll, path: "/control/reset", status: 200, want: `{"reset":true}` + "\n"},
+		{name: "reset", model: admitAll, path: "/control/reset", status: 200, want: `{"reset":true,"seed":2}` + "\n"},
+		{name: "reset with a seed", model: admitAll, path: "/control/reset?seed=7", status: 200, want: `{"reset":true,"seed":7}` + "\n"},
+		{name: "reset with a bad seed", model: admitAll, path: "/control/reset?seed=-1", status: 400,
+			want: `{"type":"error","error":{"type":"invalid_request_error","message":"seed: want a whole number from 0 to 18446744073709551615, got \"-1\""},"request_id":"req_00000000000000000001"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,11 +10,12 @@ import (
 // metrics are a Handler's Prometheus metrics, in a registry of its own (no
 // global registration: any number of handlers can live in one process).
 type metrics struct {
-	registry *prometheus.Registry
-	admitted prometheus.Counter
-	rejected *prometheus.CounterVec
-	refused  *prometheus.CounterVec
-	handler  http.Handler
+	registry   *prometheus.Registry
+	admitted   prometheus.Counter
+	rejected   *prometheus.CounterVec
+	refused    *prometheus.CounterVec
+	turnedAway *prometheus.CounterVec
+	handler    http.Handler
 }
 
 func newMetrics(h *Handler) *metrics {
@@ -30,7 +31,11 @@ func newMetrics(h *Handler) *metrics {
 		}, []string{"status"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "retrysim_serve_refused_total",
-			Help: "Requests answered without asking the model, by reason: invalid, too_large, busy.",
+			Help: "POST /v1/messages requests answered without asking the model, by reason: invalid, too_large, busy, busy_bodies.",
+		}, []string{"reason"}),
+		turnedAway: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "retrysim_serve_turned_away_total",
+			Help: "Other requests answered with an error, by reason: not_found (404), method (405), host (403), token (401).",
 		}, []string{"reason"}),
 	}
 	requests := prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -48,7 +53,11 @@ func newMetrics(h *Handler) *metrics {
 		d, _ := h.ModelTime()
 		return d.Seconds()
 	})
-	m.registry.MustRegister(requests, m.admitted, m.rejected, m.refused, inFlight, modelTime)
+	bodyBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "retrysim_serve_body_bytes",
+		Help: "Bytes that request bodies hold now (bounded by the server's limit).",
+	}, func() float64 { return float64(h.bodies.bytes()) })
+	m.registry.MustRegister(requests, m.admitted, m.rejected, m.refused, m.turnedAway, inFlight, bodyBytes, modelTime)
 	m.handler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 	return m
 }

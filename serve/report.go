@@ -58,7 +58,12 @@ func WriteComparisons(w io.Writer, cs []Comparison) error {
 		if !c.Agree() {
 			verdict = "DISAGREES"
 		}
-		fmt.Fprintf(&b, "%s: %s (%s policy; real run %.1fs)\n", c.Policy, verdict, kind, c.RealTime.Seconds())
+		fmt.Fprintf(&b, "%s: %s (%s policy; real run %.1fs, clients late by %.1f ms at the median, %.1f ms at p99)\n", c.Policy, verdict, kind,
+			c.RealTime.Seconds(), millis(lateQuantile(c.Lateness, 50)), millis(lateQuantile(c.Lateness, 99)))
+		if !c.Agree() && c.RanLate() {
+			fmt.Fprintf(&b, "  %s: the machine ran late (more than %v per attempt at the median): free some cores or lower --speed before blaming the model\n",
+				c.Policy, LatencyFloor.Late)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -44,13 +45,40 @@ type Server struct {
 }
 
 // Listen serves model on addr (host:port; port 0 picks a free one) until
-// Shutdown or Close.
+// Shutdown or Close. It checks every request's Host (WithAllowedHosts),
+// allowing the host of addr too. A malformed addr is an *AddrError.
 func Listen(addr string, model sim.ServerModel, opts ...Option) (*Server, error) {
-	h, err := NewHandler(model, opts...)
+	host, err := checkAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	h, err := NewHandler(model, append([]Option{WithAllowedHosts(host)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
 	return serveHandler(addr, h, false)
+}
+
+// AddrError refuses a listen address that is not host:port with a port
+// from 0 to 65535.
+type AddrError struct{ Addr, Problem string }
+
+func (e *AddrError) Error() string {
+	return fmt.Sprintf("serve: the address %q %s; want HOST:PORT, such as 127.0.0.1:8080 (port 0 picks a free one)", e.Addr, e.Problem)
+}
+
+// checkAddr checks that addr is host:port and returns the host.
+func checkAddr(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", &AddrError{addr, "is not HOST:PORT"}
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		if _, err := net.LookupPort("tcp", port); err != nil || port == "" {
+			return "", &AddrError{addr, fmt.Sprintf("has the port %q, which is neither a number from 0 to 65535 nor a service name", port)}
+		}
+	}
+	return host, nil
 }
 
 // serveHandler serves h on addr, over HTTP/1.1 and, if h2c, HTTP/2 without
@@ -101,9 +129,10 @@ func NewServer(model sim.ServerModel, opts ...Option) *Server {
 }
 
 // Shutdown stops accepting requests and waits until every response in
-// flight has been written (or ctx ends: then the remaining connections are
-// closed at once and ctx's error returned). Only the first call of
-// Shutdown or Close does anything; later ones return its result.
+// flight has been written, or ctx ends: then the remaining connections are
+// closed at once, cutting their responses, and the error is a *CutError
+// (which wraps ctx's error). Only the first call of Shutdown or Close does
+// anything; later ones return its result.
 //
 // As http.Server.Shutdown does, it also waits for connections on which no
 // request has arrived yet, for up to 5 s of their age (a client pool that
@@ -114,6 +143,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		close(s.stopLog)
 		err := s.srv.Shutdown(ctx)
 		if err != nil {
+			err = &CutError{InFlight: s.Handler.Stats().InFlight, Err: err}
 			_ = s.srv.Close()
 		}
 		if serr := <-s.served; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
@@ -124,6 +154,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	})
 	return s.closeErr
 }
+
+// CutError says that Shutdown's context ended with responses in flight,
+// which were cut.
+type CutError struct {
+	// InFlight is the number of requests being served when it ended.
+	InFlight int64
+	Err      error
+}
+
+func (e *CutError) Error() string {
+	return fmt.Sprintf("serve: %d responses still in flight were cut: %v", e.InFlight, e.Err)
+}
+
+func (e *CutError) Unwrap() error { return e.Err }
 
 // Close shuts the server down gracefully (Shutdown with no time limit: a
 // response in flight takes at most its model time divided by the speed,
@@ -150,7 +194,7 @@ func (s *Server) logLoop(w io.Writer, every time.Duration) {
 
 // logLine describes the counts between two Stats.
 func logLine(prev, now Stats, every time.Duration) string {
-	return fmt.Sprintf("retrysim serve: last %v: %d requests, %d admitted, %d rejected, %d refused; %d in flight",
+	return fmt.Sprintf("retrysim serve: last %v: %d requests, %d admitted, %d rejected, %d refused; %d turned away; %d in flight",
 		every, now.Requests-prev.Requests, now.Admitted-prev.Admitted, now.Rejected-prev.Rejected,
-		now.Refused-prev.Refused, now.InFlight)
+		now.Refused-prev.Refused, now.TurnedAway-prev.TurnedAway, now.InFlight)
 }

@@ -10,10 +10,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -38,9 +41,10 @@ type Validation struct {
 	Policies []sim.Policy
 	Seed     uint64
 	// Speed runs the real run this many times faster than model time
-	// (> 0, at most MaxSpeed): every duration of the model and the
-	// policies is divided by it on the real clock, and what is measured is
-	// multiplied back.
+	// (at most MaxSpeed): every duration of the model and the policies is
+	// divided by it on the real clock, and what is measured is multiplied
+	// back. 0 picks DefaultSpeed, or less so that the real run sends at
+	// most MaxRealRate requests a second (see AutoSpeed).
 	Speed float64
 	// Connect, if set, serves a policy's handler and returns the base URL
 	// and transport that reach it, and a function that stops serving. nil
@@ -63,6 +67,12 @@ type Comparison struct {
 	Checks     []Check
 	// RealTime is how long the real run took on the real clock.
 	RealTime time.Duration
+	// Speed is the speed of the real run.
+	Speed float64
+	// Lateness holds, sorted, how late each client that sent a request ran
+	// on the real clock, in real time: its start, plus what each of its
+	// requests took beyond the model's answer time.
+	Lateness []time.Duration
 }
 
 // Agree reports whether every check agrees.
@@ -73,6 +83,17 @@ func (c *Comparison) Agree() bool {
 		}
 	}
 	return true
+}
+
+// RanLate reports whether the median client ran later on the real clock
+// than LatencyFloor allows for its attempts: the machine was too busy for
+// a fair comparison.
+func (c *Comparison) RanLate() bool {
+	if c.Simulated.Clients == 0 {
+		return false
+	}
+	k := math.Ceil(float64(c.Simulated.Attempts) / float64(c.Simulated.Clients))
+	return float64(lateQuantile(c.Lateness, 50)) > float64(LatencyFloor.Late)*k
 }
 
 // Check compares one metric.
@@ -86,50 +107,60 @@ type Check struct {
 	Agree     bool
 }
 
-// Tolerance says how far a measured metric may be from the simulated one.
-// A count agrees within max(Abs, Rel·reference), the reference being the
-// clients for completions and give-ups and the simulated attempts for
-// attempts and retries. A latency agrees within Rel·simulated plus
-// Late·speed·k, k being the simulated attempts per client rounded up: on
-// the real clock every attempt (its wait, its request, its response) runs
-// a little late, and lateness adds up along a client's attempts.
+// Tolerance is the floor of how far a measured metric may be from the
+// simulated one: a count agrees within max(Abs, Rel·reference), the
+// reference being the clients for completions and give-ups and the
+// simulated attempts for attempts and retries; a latency within
+// Rel·simulated plus Late·speed·k, k being the simulated attempts per
+// client rounded up. On top of the floor come the metric's spread across
+// seeds and, for latencies, the lateness measured (see compare).
 type Tolerance struct {
 	Abs, Rel float64
 	// Late is the real time an attempt may run late, for latencies.
 	Late time.Duration
 }
 
-// The tolerances of validation. Real scheduling makes every real wait a
-// little late (timers, goroutines, the loopback network: measured at 2 to
-// 5 ms per attempt on a loaded 2-core machine, 10 ms allowed), so a client
-// can land in the next admission window, or a later throttle slot, and
-// take another path from there.
+// The floors of validation: real scheduling makes every real wait a
+// little late (timers, goroutines, the loopback network: 2 to 5 ms per
+// attempt on a loaded 2-core machine, 10 ms allowed), so a client can land
+// in the next admission window, or a later throttle slot, and take another
+// path from there.
 var (
-	// Deterministic policies: completions and give-ups by reason within 1
-	// client; attempts and retries within 2% (at least 1); latencies within
-	// 2% plus 10 ms of real time per attempt.
-	DeterministicCounts  = Tolerance{Abs: 1}
-	DeterministicSends   = Tolerance{Abs: 1, Rel: 0.02}
-	DeterministicLatency = Tolerance{Rel: 0.02, Late: 10 * time.Millisecond}
-	// Randomised policies draw the same numbers as in the simulator
-	// (sim.PolicyRand), but once a late arrival changes what a client
-	// meets, its next draws fall elsewhere: completions and give-ups within
-	// 5% of the clients (at least 1), attempts and retries within 10% (at
-	// least 2), latencies within 20% plus 10 ms of real time per attempt.
-	RandomisedCounts  = Tolerance{Abs: 1, Rel: 0.05}
-	RandomisedSends   = Tolerance{Abs: 2, Rel: 0.10}
-	RandomisedLatency = Tolerance{Rel: 0.20, Late: 10 * time.Millisecond}
+	// Completions and give-ups by reason: within 1 client.
+	CountFloor = Tolerance{Abs: 1}
+	// Attempts and retries: within 2% of the simulated attempts, at least 1.
+	SendFloor = Tolerance{Abs: 1, Rel: 0.02}
+	// Latencies: within 2% plus 10 ms of real time per attempt.
+	LatencyFloor = Tolerance{Rel: 0.02, Late: 10 * time.Millisecond}
 )
 
-// Validate runs every policy, first in the simulator, then for real, one
-// after another, and compares them. It fails for a workload of more than
-// MaxValidateClients operations, a bad speed, or a simulation that fails;
-// the comparisons say whether the runs agree.
+// The rest of the rule.
+const (
+	// SpreadSeeds is how many seeds (Seed, Seed+1, ...) the simulator runs
+	// to measure how much each metric varies from seed to seed.
+	SpreadSeeds = 20
+	// SpreadZ is how many standard deviations of that spread a metric may
+	// differ by, on top of its floor: a real run that took another path is
+	// at worst like a run with another seed.
+	SpreadZ = 4
+	// DefaultSpeed is the speed of a validation that names none.
+	DefaultSpeed = 3
+	// MaxRealRate bounds the requests a second that a validation at the
+	// default speed sends on the real clock: a 2-core machine serves it
+	// with its goroutines, client and server, waking a few milliseconds
+	// late at most.
+	MaxRealRate = 500
+)
+
+// Validate runs every policy, first in the simulator (on SpreadSeeds
+// seeds), then for real, one after another, and compares them. It fails
+// for a workload of more than MaxValidateClients operations, a bad speed,
+// or a simulation that fails; the comparisons say whether the runs agree.
 func Validate(ctx context.Context, v Validation) ([]Comparison, error) {
 	if v.Model == nil || v.Workload == nil {
 		return nil, errors.New("validate: no server model or workload")
 	}
-	if !(v.Speed > 0) || v.Speed > MaxSpeed {
+	if !(v.Speed >= 0) || v.Speed > MaxSpeed {
 		return nil, fmt.Errorf("validate: speed must be > 0 and at most %d, got %v", MaxSpeed, v.Speed)
 	}
 	if err := v.Workload.Validate(); err != nil {
@@ -138,30 +169,73 @@ func Validate(ctx context.Context, v Validation) ([]Comparison, error) {
 	if err := CanValidate(v.Model, v.Workload); err != nil {
 		return nil, err
 	}
+	for _, p := range v.Policies {
+		if c := control(p); c != "" {
+			return nil, &UnsupportedError{Command: "validate", What: fmt.Sprintf(
+				"the %s policy uses %s, which validate's real clients do not run yet (they run the gate, throttle, in-flight limit and fallback)", p.Name, c)}
+		}
+	}
 	starts := sim.StartTimes(v.Seed, v.Workload)
 	if n := len(starts); n > MaxValidateClients {
 		return nil, &TooManyClientsError{Clients: n}
 	}
+	seeds := make([][]sim.Result, len(v.Policies)) // [policy][seed]; seed 0 is v.Seed
+	for i, p := range v.Policies {
+		for k := range uint64(SpreadSeeds) {
+			r, err := sim.RunContext(ctx, sim.Config{Seed: v.Seed + k, Server: v.Model, Workload: v.Workload, Policy: p})
+			if err != nil {
+				return nil, err
+			}
+			seeds[i] = append(seeds[i], r)
+		}
+	}
+	speed := v.Speed
+	if speed == 0 {
+		speed = AutoSpeed(starts, seeds)
+	}
 	var out []Comparison
 	for i, p := range v.Policies {
-		simulated, err := sim.RunContext(ctx, sim.Config{Seed: v.Seed, Server: v.Model, Workload: v.Workload, Policy: p})
-		if err != nil {
-			return nil, err
-		}
 		if v.OnPolicy != nil {
 			v.OnPolicy(i, p)
 		}
 		began := time.Now()
-		measured, err := v.measure(ctx, p, starts)
+		measured, lateness, err := v.measure(ctx, p, starts, speed)
 		if err != nil {
 			return nil, fmt.Errorf("validate: policy %q: %w", p.Name, err)
 		}
-		c := Comparison{Policy: p.Name, Randomised: randomised(p.Rules), Simulated: simulated, Measured: measured,
-			RealTime: time.Since(began)}
-		c.Checks = compare(&c, v.Speed, p.Fallback != nil)
+		c := Comparison{Policy: p.Name, Randomised: randomised(p.Rules), Simulated: seeds[i][0], Measured: measured,
+			RealTime: time.Since(began), Speed: speed, Lateness: lateness}
+		c.Checks = compare(&c, seeds[i], p.Fallback != nil)
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// AutoSpeed is the default speed of a validation: DefaultSpeed, or less
+// so that no policy's run sends more than MaxRealRate requests a second on
+// the real clock, on average over its simulated span (from 0 to its last
+// start or completion, at least a second).
+func AutoSpeed(starts []time.Duration, seeds [][]sim.Result) float64 {
+	speed := float64(DefaultSpeed)
+	var lastStart time.Duration
+	if len(starts) > 0 {
+		lastStart = slices.Max(starts)
+	}
+	for _, rs := range seeds {
+		if len(rs) == 0 {
+			continue
+		}
+		r := rs[0]
+		span := max(lastStart, r.LastCompletion, time.Second).Seconds()
+		if rate := float64(r.Attempts) / span; rate*speed > MaxRealRate {
+			speed = MaxRealRate / rate
+		}
+	}
+	if speed < DefaultSpeed { // two significant digits, rounded down, for a readable heading
+		tens := math.Pow(10, 1-math.Floor(math.Log10(speed)))
+		speed = math.Floor(speed*tens) / tens
+	}
+	return speed
 }
 
 // CanValidate says whether validation can run a model and a workload for
@@ -172,29 +246,57 @@ func Validate(ctx context.Context, v Validation) ([]Comparison, error) {
 // client processes (sim.ProcessSplit), and a server model that decides
 // requests later (sim.Decider).
 func CanValidate(model sim.ServerModel, w sim.Workload) error {
+	refuse := func(what string) error {
+		return &UnsupportedError{Command: "validate", What: what +
+			"; validate runs one client per operation, from its start time, against a server that answers each request as it arrives"}
+	}
 	if _, ok := w.(sim.Chained); ok {
-		return &UnsupportedError{What: fmt.Sprintf("the %T workload starts operations when others end", w)}
+		return refuse("the " + kindName(w) + " workload starts operations when others end")
 	}
 	if ts, ok := w.(sim.TokenSizer); ok {
 		if in, out := ts.Tokens(0); in > 0 || out > 0 {
-			return &UnsupportedError{What: "the workload sizes its requests in tokens, which the real requests do not carry"}
+			return refuse("the workload sizes its requests in tokens, which the real requests do not carry")
 		}
 	}
 	if p, ok := w.(sim.ProcessSplit); ok && p.ClientProcesses() > 1 {
-		return &UnsupportedError{What: fmt.Sprintf("the workload deals operations to %d client processes, each with its own retry layer", p.ClientProcesses())}
+		return refuse(fmt.Sprintf("the workload deals operations to %d client processes, each with its own retry layer", p.ClientProcesses()))
 	}
 	if sim.DecidesLater(model) {
-		return &UnsupportedError{What: fmt.Sprintf("the %T server model decides requests after they arrive", model)}
+		return refuse("the " + kindName(model) + " server model decides requests after they arrive")
 	}
 	return nil
 }
 
-// UnsupportedError refuses a validation that validate cannot run for real.
-type UnsupportedError struct{ What string }
+// control names the first control of a policy that validate's clients do
+// not run; "" if none.
+func control(p sim.Policy) string {
+	switch {
+	case p.Breaker != nil:
+		return "a circuit breaker"
+	case p.Adaptive != nil:
+		return "adaptive throttling"
+	case p.RetryThrottling != nil:
+		return "gRPC retry throttling"
+	case p.RatioBudget != nil:
+		return "a retry budget"
+	case p.RetryQuota != nil:
+		return "a retry quota"
+	case p.CubicRate != nil:
+		return "an adaptive send rate"
+	}
+	return ""
+}
+
+// UnsupportedError refuses a model or workload that serve or validate
+// cannot run for real.
+type UnsupportedError struct{ Command, What string }
 
 func (e *UnsupportedError) Error() string {
-	return "validate: " + e.What + "; validate runs one client per operation, from its start time, against a server that answers each request as it arrives (compare it in the simulator with 'retrysim compare')"
+	return e.Command + ": " + e.What + " (simulate it with 'retrysim compare')"
 }
+
+// kindName names a model or workload as a scenario file does.
+func kindName(v any) string { return scenarios.KindName(v) }
 
 // TooManyClientsError refuses a validation with more clients than
 // MaxValidateClients.
@@ -235,28 +337,36 @@ type clientResult struct {
 	fell      bool          // switched to the fallback model
 	latency   time.Duration // model time from its start to success
 	end       time.Duration // model time of its success, from the clock's zero
+	late      time.Duration // real time it ran late: its start, and its requests past the model's answer time
 }
 
-// measure runs one policy's clients for real.
-func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Duration) (sim.Result, error) {
+// tookHeader carries, to a validation's client, the real time the model
+// took to answer (from the request's arrival to its due time), in
+// nanoseconds: what the client waited beyond it is how late it ran.
+const tookHeader = "retrysim-took-ns"
+
+// measure runs one policy's clients for real; it returns what they
+// measured and, sorted, the lateness of those that sent a request.
+func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Duration, speed float64) (sim.Result, []time.Duration, error) {
 	n := len(starts)
-	h, err := NewHandler(v.Model, WithSpeed(v.Speed), WithSeed(v.Seed), WithFallbackModel(FallbackModel),
+	h, err := NewHandler(v.Model, WithSpeed(speed), WithSeed(v.Seed), WithFallbackModel(FallbackModel),
 		WithMaxInFlight(max(DefaultMaxInFlight, n)))
 	if err != nil {
-		return sim.Result{}, err
+		return sim.Result{}, nil, err
 	}
+	h.timing = true
 	connect := v.Connect
 	if connect == nil {
 		connect = connectLoopback
 	}
 	base, rt, stop, err := connect(h)
 	if err != nil {
-		return sim.Result{}, err
+		return sim.Result{}, nil, err
 	}
 	defer stop()
-	opts, err := sharedOptions(p, v.Speed)
+	opts, err := sharedOptions(p, speed)
 	if err != nil {
-		return sim.Result{}, err
+		return sim.Result{}, nil, err
 	}
 	client := &http.Client{Transport: rt}
 
@@ -266,18 +376,22 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			results[i] = v.runClient(ctx, client, base, zero, zero.Add(toReal(starts[i], v.Speed)), opts, i)
+			results[i] = v.runClient(ctx, client, base, zero, zero.Add(toReal(starts[i], speed)), opts, i, speed)
 		})
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return sim.Result{}, err
+		return sim.Result{}, nil, err
 	}
+	var lateness []time.Duration
 
 	st := h.Stats()
 	res := sim.Result{Policy: p.Name, Clients: n, Admitted: int(st.Admitted), Rejected: int(st.Rejected),
 		Latencies: make([]time.Duration, 0, n)}
 	for _, r := range results {
+		if r.attempts > 0 {
+			lateness = append(lateness, r.late)
+		}
 		res.Attempts += r.attempts
 		if r.attempts > 0 {
 			res.Retries += r.attempts - 1
@@ -295,7 +409,8 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 		res.GaveUpBy[r.reason]++
 	}
 	slices.Sort(res.Latencies)
-	return res, nil
+	slices.Sort(lateness)
+	return res, lateness, nil
 }
 
 // sharedOptions are the options every client of a policy shares: the
@@ -309,6 +424,8 @@ func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, error) {
 	if rules.Deadline > 0 {
 		rules.Deadline = toReal(rules.Deadline, speed)
 	}
+	rules.AttemptTimeout = toReal(rules.AttemptTimeout, speed)
+	rules.IgnoreServerWaitAbove = toReal(rules.IgnoreServerWaitAbove, speed)
 	rules.ServerWaitJitter = toReal(rules.ServerWaitJitter, speed)
 	opts := []policies.Option{policies.WithPolicy(rules)}
 	if p.Gate {
@@ -348,19 +465,22 @@ func (s scaledBackoff) Delay(retry int, prev time.Duration, rng *rand.Rand) time
 // runClient is one client: it starts at start, runs its operation through
 // policies.Do with its own random source (the simulator's, for the same
 // client), and reports what happened.
-func (v *Validation) runClient(ctx context.Context, client *http.Client, base string, zero, start time.Time, shared []policies.Option, i int) clientResult {
+func (v *Validation) runClient(ctx context.Context, client *http.Client, base string, zero, start time.Time, shared []policies.Option, i int, speed float64) clientResult {
 	var r clientResult
 	if !sleepUntil(ctx, start) {
 		r.reason = policies.StopCancelled
 		return r
 	}
+	r.late = time.Since(start)
 	op := func(actx context.Context, a policies.Attempt) error {
 		r.attempts++
 		model := a.Model
 		if model == "" {
 			model = PrimaryModel
 		}
-		return call(actx, client, base, model)
+		late, err := call(actx, client, base, model)
+		r.late += late
+		return err
 	}
 	hooks := policies.Hooks{OnFallback: func(policies.FallbackEvent) { r.fell = true }}
 	opts := append(slices.Clone(shared), policies.WithRand(sim.PolicyRand(v.Seed, i)), policies.WithHooks(hooks))
@@ -368,8 +488,8 @@ func (v *Validation) runClient(ctx context.Context, client *http.Client, base st
 	now := time.Now()
 	if err == nil {
 		r.completed = true
-		r.latency = toModel(now.Sub(start), v.Speed)
-		r.end = toModel(now.Sub(zero), v.Speed)
+		r.latency = toModel(now.Sub(start), speed)
+		r.end = toModel(now.Sub(zero), speed)
 		return r
 	}
 	r.reason = policies.StopTerminal
@@ -380,24 +500,29 @@ func (v *Validation) runClient(ctx context.Context, client *http.Client, base st
 }
 
 // call sends one message request and reads the whole answer; a failure
-// status comes back as a *policies.HTTPError for Do to classify.
-func call(ctx context.Context, client *http.Client, base, model string) error {
+// status comes back as a *policies.HTTPError for Do to classify. late is
+// how much longer than the model's answer time (tookHeader) it took.
+func call(ctx context.Context, client *http.Client, base, model string) (late time.Duration, err error) {
 	body := fmt.Appendf(nil, `{"model":%q,"max_tokens":16,"messages":[{"role":"user","content":"validate"}]}`, model)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/messages", bytes.NewReader(body))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	req.Header.Set("content-type", "application/json")
+	sent := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, policies.MaxErrorBody))
-	if resp.StatusCode >= 400 {
-		return &policies.HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: b}
+	if took, perr := strconv.ParseInt(resp.Header.Get(tookHeader), 10, 64); perr == nil {
+		late = max(time.Since(sent)-time.Duration(took), 0)
 	}
-	return err
+	if resp.StatusCode >= 400 {
+		return late, &policies.HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: b}
+	}
+	return late, err
 }
 
 // connectLoopback serves h on a free loopback port, reached over h2c.
@@ -414,49 +539,129 @@ func connectLoopback(h *Handler) (string, http.RoundTripper, func(), error) {
 	}, nil
 }
 
-// compare builds the checks of a comparison.
-func compare(c *Comparison, speed float64, fallback bool) []Check {
-	counts, sends, latency := DeterministicCounts, DeterministicSends, DeterministicLatency
-	if c.Randomised {
-		counts, sends, latency = RandomisedCounts, RandomisedSends, RandomisedLatency
-	}
+// compare builds the checks of a comparison, from the simulated runs of
+// SpreadSeeds seeds (the first is the compared one). A metric agrees when
+// it is within its floor (CountFloor, SendFloor, LatencyFloor) plus
+// SpreadZ standard deviations of its values across the seeds; a latency
+// percentile p also within the speed times the p-th percentile of the
+// clients' lateness (the last completion: the most late). A
+// count's tolerance is rounded down to a whole number.
+func compare(c *Comparison, seeds []sim.Result, fallback bool) []Check {
 	s, m := &c.Simulated, &c.Measured
 	clients := float64(s.Clients)
+	// A count's spread is taken per client and scaled to this run's
+	// clients: an open loop's seeds draw different numbers of operations,
+	// and the real run has this seed's.
+	spread := func(metric string, perClient bool) float64 {
+		var xs []float64
+		for i := range seeds {
+			if x, ok := metricValue(&seeds[i], metric); ok {
+				if perClient && seeds[i].Clients > 0 {
+					x *= clients / float64(seeds[i].Clients)
+				}
+				xs = append(xs, x)
+			}
+		}
+		return SpreadZ * stddev(xs)
+	}
 	var checks []Check
 	count := func(metric string, sv, mv int, tol Tolerance, of float64) {
-		t := math.Max(tol.Abs, math.Floor(tol.Rel*of))
+		t := math.Floor(math.Max(tol.Abs, math.Floor(tol.Rel*of)) + spread(metric, true))
 		checks = append(checks, Check{Metric: metric, Simulated: float64(sv), Measured: float64(mv), Tolerance: t,
 			Agree: math.Abs(float64(sv-mv)) <= t})
 	}
-	count("completed", s.Completed, m.Completed, counts, clients)
-	count("attempts", s.Attempts, m.Attempts, sends, float64(s.Attempts))
-	count("retries", s.Retries, m.Retries, sends, float64(s.Attempts))
-	count("gave_up", s.GaveUp, m.GaveUp, counts, clients)
+	count("completed", s.Completed, m.Completed, CountFloor, clients)
+	count("attempts", s.Attempts, m.Attempts, SendFloor, float64(s.Attempts))
+	count("retries", s.Retries, m.Retries, SendFloor, float64(s.Attempts))
+	count("gave_up", s.GaveUp, m.GaveUp, CountFloor, clients)
 	for r := range policies.NumStopReasons {
 		if r == int(policies.NotStopped) || s.GaveUpBy[r] == 0 && m.GaveUpBy[r] == 0 {
 			continue
 		}
-		count("gave_up."+policies.StopReason(r).String(), s.GaveUpBy[r], m.GaveUpBy[r], counts, clients)
+		count("gave_up."+policies.StopReason(r).String(), s.GaveUpBy[r], m.GaveUpBy[r], CountFloor, clients)
 	}
 	if fallback {
-		count("fallbacks", s.Fallbacks, m.Fallbacks, counts, clients)
+		count("fallbacks", s.Fallbacks, m.Fallbacks, CountFloor, clients)
 	}
 	if s.Completed == 0 || m.Completed == 0 {
 		return checks // no latencies to compare; completed says it all
 	}
 	perClient := math.Ceil(float64(s.Attempts) / clients)
-	ms := func(metric string, sv, mv time.Duration) {
-		t := latency.Rel*float64(sv) + float64(latency.Late)*speed*perClient
+	ms := func(metric string, sv, mv time.Duration, p float64) {
+		late := float64(lateQuantile(c.Lateness, p)) * c.Speed
+		t := LatencyFloor.Rel*float64(sv) + float64(LatencyFloor.Late)*c.Speed*perClient + late +
+			spread(metric, false)*float64(time.Millisecond)
 		checks = append(checks, Check{Metric: metric, Simulated: millis(sv), Measured: millis(mv), Tolerance: millis(time.Duration(t)),
 			Agree: math.Abs(float64(sv-mv)) <= t})
 	}
 	for _, p := range []float64{50, 95, 99} {
 		sv, _ := s.Percentile(p)
 		mv, _ := m.Percentile(p)
-		ms(fmt.Sprintf("latency_ms.p%g", p), sv, mv)
+		ms(fmt.Sprintf("latency_ms.p%g", p), sv, mv, p)
 	}
-	ms("last_completion_ms", s.LastCompletion, m.LastCompletion)
+	ms("last_completion_ms", s.LastCompletion, m.LastCompletion, 100)
 	return checks
+}
+
+// metricValue returns a metric of compare's from a result (latencies in
+// milliseconds), and false for a latency of a run in which nothing
+// completed.
+func metricValue(r *sim.Result, metric string) (float64, bool) {
+	switch metric {
+	case "completed":
+		return float64(r.Completed), true
+	case "attempts":
+		return float64(r.Attempts), true
+	case "retries":
+		return float64(r.Retries), true
+	case "gave_up":
+		return float64(r.GaveUp), true
+	case "fallbacks":
+		return float64(r.Fallbacks), true
+	case "last_completion_ms":
+		return millis(r.LastCompletion), r.Completed > 0
+	}
+	if reason, ok := strings.CutPrefix(metric, "gave_up."); ok {
+		for i := range policies.NumStopReasons {
+			if policies.StopReason(i).String() == reason {
+				return float64(r.GaveUpBy[i]), true
+			}
+		}
+	}
+	if p, ok := strings.CutPrefix(metric, "latency_ms.p"); ok {
+		q, err := strconv.ParseFloat(p, 64)
+		d, completed := r.Percentile(q)
+		return millis(d), err == nil && completed
+	}
+	return 0, false
+}
+
+// stddev is the sample standard deviation; 0 for fewer than two values.
+func stddev(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / float64(len(xs))
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// lateQuantile is the nearest-rank p-th percentile of sorted lateness; 0
+// when there is none.
+func lateQuantile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	r := sim.Result{Latencies: sorted}
+	d, _ := r.Percentile(p)
+	return d
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

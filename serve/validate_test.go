@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"os"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/internal/scenariotest"
+	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
@@ -120,7 +122,7 @@ func TestValidateRefuses(t *testing.T) {
 	if _, err := serve.Validate(context.Background(), v); !errors.As(err, &tooMany) || !strings.Contains(err.Error(), "10000") {
 		t.Errorf("too many clients: %v", err)
 	}
-	for _, speed := range []float64{0, -1, serve.MaxSpeed + 1} {
+	for _, speed := range []float64{-1, math.NaN(), serve.MaxSpeed + 1} {
 		v := validation(s, speed)
 		if _, err := serve.Validate(context.Background(), v); err == nil {
 			t.Errorf("speed %v accepted", speed)
@@ -232,5 +234,153 @@ func TestCanValidate(t *testing.T) {
 		case tt.want != "" && (!errors.As(err, &unsupported) || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%T with %T: error %v, want one saying %q", tt.model, tt.w, err, tt.want)
 		}
+	}
+}
+
+// flakyScenario is flaky-server made small: an error-mix server failing
+// one call in ten at random, an open loop of about 1,000 operations.
+const flakyScenario = `
+scenarios:
+  - name: flaky
+    server:
+      type: error-mix
+      response_time: 10ms
+      failures:
+        - {probability: 0.1, reject: server-error}
+    clients:
+      type: open-loop
+      rate: 100
+      until: 10s
+    policies:
+      - name: no-retries
+        type: immediate
+        max_attempts: 1
+      - name: retries-3
+        type: full-jitter
+        base: 50ms
+        cap: 1s
+        max_attempts: 4
+`
+
+// A real run that takes another path than the simulation, as when late
+// arrivals make a random server's draws fall on other requests, is at worst
+// like the simulator's run with another seed: it agrees within the spread
+// of the simulation across seeds. Here the served model runs with the next
+// seed (on fake time, so deterministically): its failures fall elsewhere,
+// and counts differ by tens of clients where a fixed tolerance allowed 1.
+func TestValidateToleratesAnotherSeed(t *testing.T) {
+	f, err := scenarios.Parse("flaky.yaml", []byte(flakyScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	synctest.Test(t, func(t *testing.T) {
+		v := validation(s, 1)
+		v.Connect = func(h *serve.Handler) (string, http.RoundTripper, func(), error) {
+			other, err := serve.NewHandler(v.Model, serve.WithSeed(v.Seed+1), serve.WithFallbackModel(serve.FallbackModel))
+			return "http://serve.test", serve.InMemory(other), func() {}, err
+		}
+		cs, err := serve.Validate(context.Background(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("\n%s", report(t, cs))
+		differs := false
+		for _, c := range cs {
+			if !c.Agree() {
+				t.Errorf("%s disagrees", c.Policy)
+			}
+			for _, ch := range c.Checks {
+				differs = differs || ch.Metric == "gave_up" && math.Abs(ch.Measured-ch.Simulated) > 5
+			}
+		}
+		if !differs || t.Failed() {
+			t.Errorf("want agreement with give-ups more than 5 apart:\n%s", report(t, cs))
+		}
+	})
+}
+
+// The rule still catches a server that is not the model: one that fails
+// every other call where the model fails one in ten.
+func TestValidateCatchesAFlakierServer(t *testing.T) {
+	f, err := scenarios.Parse("flaky.yaml", []byte(flakyScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	synctest.Test(t, func(t *testing.T) {
+		v := validation(s, 1)
+		v.Connect = func(h *serve.Handler) (string, http.RoundTripper, func(), error) {
+			flakier, err := serve.NewHandler(sim.FailWithProbability(0.5, sim.Rejection{Status: 500, Class: policies.Transient}, sim.Fixed(10*time.Millisecond)))
+			return "http://serve.test", serve.InMemory(flakier), func() {}, err
+		}
+		cs, err := serve.Validate(context.Background(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if c.Agree() {
+				t.Errorf("%s agrees with a server failing half the calls:\n%s", c.Policy, report(t, cs))
+			}
+		}
+	})
+}
+
+// The default speed is DefaultSpeed, lowered for a scenario whose real run
+// would send more than MaxRealRate requests a second: flaky-server's 1,100
+// a second of model time run at 0.45, where speed 3 sent more than the
+// machine could answer and every latency disagreed.
+func TestAutoSpeed(t *testing.T) {
+	for _, tt := range []struct {
+		scenario string
+		want     float64
+	}{{"overload-burst", serve.DefaultSpeed}, {"flaky-server", 0.45}} {
+		s := scenariotest.Builtin(t, tt.scenario)
+		starts := sim.StartTimes(s.Seed, s.Workload)
+		var seeds [][]sim.Result
+		for _, p := range s.Policies {
+			r, err := sim.Run(sim.Config{Seed: s.Seed, Server: s.Server, Workload: s.Workload, Policy: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seeds = append(seeds, []sim.Result{r})
+		}
+		if got := serve.AutoSpeed(starts, seeds); got != tt.want {
+			t.Errorf("%s: speed %v, want %v", tt.scenario, got, tt.want)
+		}
+	}
+}
+
+// Attempt timeouts run on the real clock divided by the speed, as every
+// other duration of the policy: metastable-retry-storm's 1 s timeouts, at
+// speed 2.5 on fake time, time out what the simulator times out. (They
+// were 1 s of real time, 2.5 s of model time, and about a tenth of the
+// give-ups.)
+func TestValidateScalesAttemptTimeouts(t *testing.T) {
+	s := scenariotest.Builtin(t, "metastable-retry-storm")
+	s.Policies = s.Policies[:2] // no-retries and immediate: no controls
+	synctest.Test(t, func(t *testing.T) {
+		v := validation(s, 2.5)
+		v.Connect = inMemory
+		cs, err := serve.Validate(context.Background(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if !c.Agree() || c.Simulated.GaveUp < 100 {
+				t.Errorf("%s disagrees, or gives up too little to tell:\n%s", c.Policy, report(t, cs))
+			}
+		}
+	})
+}
+
+// A policy with a control that the real clients do not run (a breaker, a
+// budget) is refused rather than run without it.
+func TestValidateRefusesControls(t *testing.T) {
+	s := scenariotest.Builtin(t, "controls-outage")
+	_, err := serve.Validate(context.Background(), validation(s, 1))
+	var unsupported *serve.UnsupportedError
+	if !errors.As(err, &unsupported) || !strings.Contains(err.Error(), "policy uses") {
+		t.Errorf("controls-outage: %v", err)
 	}
 }

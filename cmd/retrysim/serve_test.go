@@ -3,11 +3,17 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -59,9 +65,17 @@ func TestValidateAndServeInputErrors(t *testing.T) {
 		{[]string{"serve", "--speed", "-1"}, "--speed must be > 0"},
 		{[]string{"serve", "--file", "no/such/file.yaml"}, "no/such/file.yaml"},
 		{[]string{"serve", "extra"}, "takes no arguments"},
+		// What serve cannot run, and addresses that cannot be one, are
+		// refused input, in the words of a scenario file.
+		{[]string{"serve", "--scenario", "aws-occ-contention"}, "the contention server model decides requests after they arrive"},
+		{[]string{"validate", "--scenario", "aws-occ-contention"}, "the contention server model decides requests after they arrive"},
+		{[]string{"validate", "--scenario", "bad-day-agents"}, "the agent-sessions workload starts operations"},
+		{[]string{"serve", "--addr", "127.0.0.1:99999"}, `the address "127.0.0.1:99999" has the port "99999"`},
+		{[]string{"serve", "--addr", "8080"}, "is not HOST:PORT"},
+		{[]string{"serve", "--grace", "-1s"}, "--grace must be >= 0"},
 	} {
 		out, errOut, code, _ := runCLI(t, tt.args...)
-		if code != exitUsage || !strings.Contains(errOut, tt.want) || out != "" {
+		if code != exitUsage || !strings.Contains(errOut, tt.want) || strings.Contains(errOut, "*sim.") || out != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tt.args, code, out, errOut, tt.want)
 		}
 	}
@@ -117,12 +131,159 @@ func TestServeCommand(t *testing.T) {
 	if resp.StatusCode != 529 || !strings.Contains(string(body), "overloaded_error") {
 		t.Errorf("first request: %d %s", resp.StatusCode, body)
 	}
+	// A client pointed at the wrong base URL shows in the totals.
+	if resp, err := http.Post(url+"/v1/v1/messages", "application/json", strings.NewReader("{}")); err == nil {
+		resp.Body.Close()
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("serve returned %v; stderr:\n%s", err, errOut.String())
 	}
 	if s := errOut.String(); !strings.Contains(s, "scenario overload-burst (seed 1, speed 10)") ||
-		!strings.Contains(s, "stopped after 1 requests: 0 admitted, 1 rejected, 0 refused") {
+		!strings.Contains(s, "stopped after 1 requests: 0 admitted, 1 rejected, 0 refused; 1 other requests turned away") {
 		t.Errorf("stderr:\n%s", s)
+	}
+}
+
+// slowScenario answers each request after an hour: a response stays in
+// flight until serve cuts it.
+const slowScenario = `scenarios:
+  - name: slow
+    server:
+      response_time: 1h
+      phases:
+        - admit: 10
+          window: 1h
+    clients:
+      count: 1
+    policies:
+      - name: once
+        type: immediate
+        max_attempts: 1
+`
+
+// servedProcess is the built retrysim serving slowScenario, with a
+// request in flight.
+type servedProcess struct {
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	exited chan error
+}
+
+func startSlowServe(t *testing.T, args ...string) *servedProcess {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "slow.yaml")
+	if err := os.WriteFile(file, []byte(slowScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(builtBinary(t), append([]string{"serve", "--file", file, "--addr", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &servedProcess{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() {
+		t.Fatalf("no URL printed; stderr:\n%s", p.stderr)
+	}
+	url := sc.Text()
+	go func() { p.exited <- cmd.Wait() }()
+	go func() {
+		if resp, err := http.Post(url+"/v1/messages", "application/json", strings.NewReader(`{"model":"m","max_tokens":8,"messages":[{}]}`)); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	poll(t, "the request in flight", func() bool {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), "\nretrysim_serve_in_flight 1\n")
+	})
+	return p
+}
+
+// wait returns the exit code, failing if the process runs on for 20 s.
+func (p *servedProcess) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case err := <-p.exited:
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve still runs 20 s after it was told to stop; stderr:\n%s", p.stderr)
+		return -1
+	}
+}
+
+// poll checks cond every 10 ms for at most 10 s.
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// When the grace ends with a response in flight, serve cuts it, says so
+// and exits 0: it stopped because it was asked to.
+func TestServeGraceEndsCutsAndExitsZero(t *testing.T) {
+	t.Parallel()
+	p := startSlowServe(t, "--grace", "100ms")
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t); code != 0 || !strings.Contains(p.stderr.String(), "cut 1 responses still in flight") {
+		t.Errorf("exit %d; stderr:\n%s", code, p.stderr)
+	}
+}
+
+// A second signal during the grace ends serve at once (the grace here is
+// ten minutes), cutting the response in flight.
+func TestServeSecondSignalEndsAtOnce(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			p := startSlowServe(t, "--grace", "10m")
+			if err := p.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			poll(t, "the stopping line", func() bool { return strings.Contains(p.stderr.String(), "retrysim serve: stopping") })
+			if err := p.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := p.wait(t); code != 0 || !strings.Contains(p.stderr.String(), "cut 1 responses still in flight") {
+				t.Errorf("exit %d; stderr:\n%s", code, p.stderr)
+			}
+		})
 	}
 }

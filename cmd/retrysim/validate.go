@@ -11,14 +11,6 @@ import (
 	"github.com/retrysim/retrysim/sim"
 )
 
-// defaultValidateSpeed runs the default scenario (about 35 s of model time
-// over its four policies) in about 12 s. Faster is less faithful: real
-// waits run a few milliseconds late, and the default scenario's tightest
-// margin (14 clients retrying 100 ms of model time before a window ends)
-// is 33 ms of real time at speed 3; at speed 5 a loaded 2-core machine
-// sometimes pushes some of them into the next window (docs/serve.md).
-const defaultValidateSpeed = 3
-
 func validateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "validate",
@@ -35,7 +27,7 @@ func validateCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "scenario `NAME` to validate (default: the file's default scenario)"},
 			fileFlag(),
-			speedFlag(defaultValidateSpeed),
+			validateSpeedFlag(),
 			&decimalFlag{Name: "seed", HideDefault: true, Usage: "random seed `N` (default: the scenario's own seed)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -46,7 +38,10 @@ func validateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			speed := cmd.Float("speed")
+			speed := 0.0 // serve.AutoSpeed's
+			if cmd.IsSet("speed") {
+				speed = cmd.Float("speed")
+			}
 			stderr := cmd.Root().ErrWriter
 			cs, err := serve.Validate(ctx, serve.Validation{Model: s.Server, Workload: s.Workload, Policies: s.Policies,
 				Seed: seed, Speed: speed,
@@ -63,6 +58,9 @@ func validateCommand() *cli.Command {
 				return err
 			}
 			w := cmd.Root().Writer
+			if len(cs) > 0 {
+				speed = cs[0].Speed
+			}
 			fmt.Fprintf(w, "scenario %s, seed %d, speed %g\n", s.Name, seed, speed)
 			if err := serve.WriteComparisons(w, cs); err != nil {
 				return err
@@ -79,4 +77,12 @@ func validateCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// validateSpeedFlag is validate's --speed: by default serve.AutoSpeed's.
+func validateSpeedFlag() cli.Flag {
+	f := speedFlag(serve.DefaultSpeed).(*cli.FloatFlag)
+	f.HideDefault = true
+	f.Usage += fmt.Sprintf(" (default: %d, or less for a scenario that would send more than %d requests a second)", serve.DefaultSpeed, serve.MaxRealRate)
+	return f
 }
