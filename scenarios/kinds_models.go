@@ -123,14 +123,20 @@ func registerServers() {
 				if e.Latency != sim.Fixed(0) || (e.FailLatency != nil && e.FailLatency != sim.Fixed(0)) {
 					return false
 				}
+				// Only a phase that fails every request, never asking for a
+				// wait, holds retries at one instant for ever: where some
+				// requests succeed, every operation ends with probability 1.
 				for _, ph := range e.Phases {
+					fail, waits := 0.0, false
 					for _, o := range ph.Outcomes {
-						if o.Reject.RetryAfter > 0 {
-							return false
-						}
+						fail += o.P
+						waits = waits || o.Reject.RetryAfter > 0
+					}
+					if fail >= 1 && !waits {
+						return true
 					}
 				}
-				return true
+				return false
 			},
 			metrics: func(e *sim.ErrorMix) []string {
 				if !e.Stream {

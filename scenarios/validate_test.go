@@ -38,11 +38,44 @@ func TestLoaderRefusesRetriesThatTakeNoTime(t *testing.T) {
 		{"delay: 0s", "delay: 1ms"},
 		{"reject: overloaded", "reject: rate-limited"}, // a retry-after to wait
 		{"delay: 0s", "delay: 0s\n        throttle: {rate: 10}"},
+		{"delay: 0s", "delay: 0s\n        retry_quota: {}"}, // a run of refusals spends the tokens
+		{"delay: 0s", "delay: 0s\n        breaker: {consecutive_failures: 5}"},
 	} {
 		src := strings.Replace(instant, change[0], change[1], 1)
 		if _, err := Parse("x.yaml", []byte(src)); err != nil {
 			t.Errorf("%s → %s: %v", change[0], change[1], err)
 		}
+	}
+}
+
+// An error mix in which some requests succeed ends every operation even
+// at one instant (with probability 1): accepted, and it runs. Only a phase
+// that fails every request is refused.
+func TestLoaderAcceptsInstantRetriesThatCanSucceed(t *testing.T) {
+	mix := func(p string) string {
+		return `scenarios:
+  - name: s
+    server:
+      type: error-mix
+      response_time: 0s
+      failures:
+        - {probability: ` + p + `, reject: overloaded}
+    clients: {count: 20, deadline: 10s}
+    policies:
+      - {name: immediate, delay: 0s}
+`
+	}
+	f, err := Parse("x.yaml", []byte(mix("0.1")))
+	if err != nil {
+		t.Fatalf("10%% failures: %v", err)
+	}
+	s := f.Scenarios[0]
+	res, err := sim.Run(s.Config(0, 1))
+	if err != nil || res.Completed != 20 {
+		t.Fatalf("10%% failures: %d completed, %v; want all 20", res.Completed, err)
+	}
+	if _, err := Parse("x.yaml", []byte(mix("1"))); err == nil || !strings.Contains(err.Error(), "virtual time would never pass") {
+		t.Fatalf("every request fails: err = %v, want the refusal", err)
 	}
 }
 
