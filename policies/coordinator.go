@@ -66,6 +66,19 @@ type Settlement struct {
 	Outcome Outcome
 }
 
+// An UnslottedTracker is a Coordinator that queues operations (AdmitBlock)
+// and remembers each waiter it woke without a grant until the Op gives it
+// back with Release(now, waiter, false); it then frees nothing. Only the
+// coordinator, under its own lock, knows which wake it sent, so a driver
+// that abandons the operation before it saw the wake (Do, when the budget
+// timer wins the race) cannot make it free someone else's slot. For a
+// blocking coordinator that is not one, a wake without a grant ends its
+// hold at once and no Release follows, as before. Limiter is one.
+type UnslottedTracker interface {
+	Coordinator
+	TracksUnslotted()
+}
+
 // Waiter wakes an operation that a coordinator queued. Wake may be called
 // from another goroutine (in production, the one whose attempt freed the
 // slot); granted says whether the operation now holds what it queued for.
@@ -90,9 +103,8 @@ const (
 	AdmitGrant
 	// AdmitBlock queues the operation; Ask.Waiter will be woken. Release
 	// must be called if the operation stops waiting or, once granted, after
-	// the attempt. A waiter woken without a grant is given back too
-	// (Release with the waiter), and the coordinator frees nothing for it:
-	// only the coordinator, under its own lock, knows which wake it sent.
+	// the attempt. A waiter woken without a grant holds nothing; see
+	// UnslottedTracker for a coordinator that wants it given back.
 	AdmitBlock
 	// AdmitDeny stops the operation: Reason, Cause.
 	AdmitDeny

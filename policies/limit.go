@@ -72,6 +72,9 @@ func (l *Limiter) Admit(now time.Time, a Ask) Admission {
 	return Admission{Kind: AdmitBlock}
 }
 
+// TracksUnslotted marks the Limiter as an UnslottedTracker.
+func (l *Limiter) TracksUnslotted() {}
+
 // Observe does nothing: the slot is given back by Release.
 func (l *Limiter) Observe(time.Time, int, Outcome) {}
 

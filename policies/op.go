@@ -157,9 +157,9 @@ func startsBy(t, latest time.Time) bool { return latest.IsZero() || !t.After(lat
 // counts as sent.
 func (o *Op) Before(p *Plan, m Moment, w Waiter, rng *rand.Rand) Step {
 	if o.flags&flagUnslotted != 0 {
-		// Woken without a slot: the queuing coordinator learns that the
-		// wake was seen, and whatever earlier ones granted is given back,
-		// since the coordinators are asked again from the first.
+		// Woken without a slot: an UnslottedTracker learns that the wake
+		// was seen, and whatever earlier coordinators granted is given
+		// back, since the coordinators are asked again from the first.
 		o.Abandon(p, m.Now, w)
 	}
 	if !p.Policy.StartsInTime(m.Since) || !startsBy(m.Now, m.Cutoff) {
@@ -250,8 +250,9 @@ func (o *Op) hold(p *Plan, m Moment, a Admission, rng *rand.Rand) Step {
 // Woken tells the operation that the coordinator that blocked it woke it:
 // granted says whether it now holds what it queued for. If not (its latest
 // start passed while it queued), the next Before (or Abandon) gives the
-// waiter back to that coordinator, which then knows it holds nothing, and
-// the operation normally stops there.
+// waiter back to that coordinator if it is an UnslottedTracker, and what
+// earlier coordinators granted the attempt to them; the operation normally
+// stops there.
 func (o *Op) Woken(granted bool) {
 	if o.flags&flagBlocked == 0 {
 		return
@@ -269,9 +270,22 @@ func (o *Op) Woken(granted bool) {
 // (a grant, or a place in a queue), e.g. when the caller cancels while the
 // operation waits. The operation may call Before again afterwards.
 func (o *Op) Abandon(p *Plan, now time.Time, w Waiter) {
+	o.dropUntracked(p)
 	o.releaseAll(p, now, w, false, Outcome{})
 	o.stage, o.passed = 0, 0
 	o.flags &^= flagResume | flagBlocked | flagUnslotted
+}
+
+// dropUntracked ends, without a Release, the hold of a coordinator that
+// woke the operation without a grant and does not track such waiters (see
+// UnslottedTracker): it holds nothing for the operation.
+func (o *Op) dropUntracked(p *Plan) {
+	if o.flags&flagUnslotted == 0 {
+		return
+	}
+	if _, ok := p.Coordinators[o.stage].(UnslottedTracker); !ok {
+		o.held &^= 1 << o.stage
+	}
 }
 
 // last is the outcome of the last observed attempt, as Ask.Last tells it.

@@ -239,3 +239,43 @@ func TestWokenWithoutSlotReturnsEarlierGrants(t *testing.T) {
 		t.Fatalf("the budget counts %d first attempts, want 2 (a's and b's)", requests)
 	}
 }
+
+// toyQueue is a blocking coordinator written to the older contract: it
+// queues every ask and counts the Releases it gets. It is not an
+// UnslottedTracker.
+type toyQueue struct {
+	waiting  []Waiter
+	releases int
+}
+
+func (q *toyQueue) Admit(_ time.Time, a Ask) Admission {
+	q.waiting = append(q.waiting, a.Waiter)
+	return Admission{Kind: AdmitBlock}
+}
+func (q *toyQueue) Observe(time.Time, int, Outcome)  {}
+func (q *toyQueue) Release(time.Time, Waiter, bool) { q.releases++ }
+
+// A blocking coordinator that does not track unslotted waiters is not told
+// again after it woke an operation without a grant (its hold ended with
+// the wake), while what an earlier coordinator granted is given back.
+func TestWokenWithoutSlotUntrackedCoordinator(t *testing.T) {
+	q := &toyQueue{}
+	budget, _ := NewRatioBudget(RatioBudgetConfig{})
+	plan := Plan{Coordinators: []Coordinator{budget, q}}
+	var o Op
+	o.Start(&plan)
+	w := &recordingWaiter{}
+	if st := o.Before(&plan, Moment{Now: at(0), Cutoff: at(time.Second)}, w, nil); st.Kind != StepBlock {
+		t.Fatalf("%v, want to queue", st.Kind)
+	}
+	o.Woken(false)
+	if st := o.Before(&plan, Moment{Now: at(2 * time.Second), Cutoff: at(time.Second)}, w, nil); st.Kind != StepStop {
+		t.Fatalf("after a wake without a grant: %v, want a stop", st.Kind)
+	}
+	if q.releases != 0 {
+		t.Errorf("the untracked coordinator got %d Releases after its wake without a grant, want 0", q.releases)
+	}
+	if requests, _ := budget.Counts(at(2 * time.Second)); requests != 0 {
+		t.Errorf("the budget still counts %d first attempts for an operation that never sent one", requests)
+	}
+}
