@@ -252,7 +252,7 @@ func (q *toyQueue) Admit(_ time.Time, a Ask) Admission {
 	q.waiting = append(q.waiting, a.Waiter)
 	return Admission{Kind: AdmitBlock}
 }
-func (q *toyQueue) Observe(time.Time, int, Outcome)  {}
+func (q *toyQueue) Observe(time.Time, int, Outcome) {}
 func (q *toyQueue) Release(time.Time, Waiter, bool) { q.releases++ }
 
 // A blocking coordinator that does not track unslotted waiters is not told
