@@ -223,6 +223,16 @@ func (t Tolerance) Allows(delta, base float64) bool {
 	return delta <= max(t.Relative*math.Abs(base), t.Absolute)
 }
 
+// DefaultTolerance is the relative tolerance of a comparison with base
+// when none is given: 0 on one seed (the runs are deterministic), else
+// DefaultSeedTolerance.
+func DefaultTolerance(base *SeedSet) float64 {
+	if base.Seeds > 1 {
+		return DefaultSeedTolerance
+	}
+	return 0
+}
+
 // DefaultSeedTolerance is the relative tolerance of a multi-seed baseline
 // when --tolerance is not given: a significant change smaller than 5 % of
 // the baseline's mean does not fail.
@@ -285,8 +295,10 @@ func ParseTolerances(values []string) (Tolerances, error) {
 	return t, nil
 }
 
-// MaxBaselineSize bounds the size of a baseline file, in bytes.
-const MaxBaselineSize = 256 << 20
+// MaxBaselineSize bounds the size of a baseline file, in bytes: room for
+// about 100,000 seeds of a scenario with four policies, and within what a
+// shard file, which keeps a copy, may hold.
+const MaxBaselineSize = 64 << 20
 
 // For returns the tolerance of m.
 func (t Tolerances) For(m *metrics.Metric) Tolerance {
@@ -523,12 +535,7 @@ func PowerWarnings(file string, base *SeedSet) []string {
 }
 
 // SeedRange names the seeds compared: "seeds 1-30".
-func (c *SeedChange) SeedRange() string {
-	if c.Seeds == 1 {
-		return fmt.Sprintf("seed %d", c.FirstSeed)
-	}
-	return fmt.Sprintf("seeds %d-%d", c.FirstSeed, c.FirstSeed+uint64(c.Seeds-1))
-}
+func (c *SeedChange) SeedRange() string { return seedRange(c.FirstSeed, c.Seeds) }
 
 // SeedChangeHeader is the header of the rows of SeedChange tables.
 func SeedChangeHeader() []string {
@@ -598,6 +605,8 @@ func (c *SeedChange) Explain() string {
 		return name + " " + c.Note
 	case c.Verdict == NotComparable:
 		return fmt.Sprintf("%s not comparable: %s", name, c.Note)
+	case c.Base.N == 0 && c.Now.N > 0:
+		return fmt.Sprintf("%s had no value and now is %s on %d seeds", name, c.MeanText(c.Now), c.Now.N)
 	case c.Verdict == Unchanged && c.Seeds == 1:
 		return fmt.Sprintf("%s unchanged at %s", name, c.MeanText(c.Now))
 	case c.Verdict == Unchanged:

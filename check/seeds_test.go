@@ -163,7 +163,7 @@ func TestReadSeedBaselineRefusesBadInput(t *testing.T) {
 		{"no values", func(d map[string]any) { delete(metric(d), "values") }, "has no values per seed"},
 		{"too few values", func(d map[string]any) { metric(d)["values"] = []any{20} }, "has 1 values, want one per seed (2)"},
 		{"huge value", func(d map[string]any) { metric(d)["values"] = []any{1e300, 1} }, "beyond"},
-		{"fractional seeds", func(d map[string]any) { d["seeds"] = 1.5 }, "seeds"},
+		{"fractional seeds", func(d map[string]any) { d["seeds"] = 1.5 }, "cannot unmarshal number 1.5"},
 	}
 	for _, c := range cases {
 		d := good()

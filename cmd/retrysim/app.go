@@ -160,8 +160,10 @@ func loadFile(cmd *cli.Command) (*scenarios.File, error) {
 		f, err = scenarios.Builtin()
 	case path == "-":
 		var data []byte
-		if data, err = io.ReadAll(cmd.Root().Reader); err == nil {
+		if data, err = readBounded(cmd.Root().Reader, scenarios.MaxFileSize); err == nil {
 			f, err = scenarios.ParseIn(stdinName, data, ".")
+		} else {
+			err = fmt.Errorf("%s: %w", stdinName, err)
 		}
 	default:
 		f, err = scenarios.Load(path)

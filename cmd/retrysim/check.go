@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -97,11 +96,7 @@ func checkCommand() *cli.Command {
 			if cmd.IsSet("tolerance") && len(cmd.StringSlice("baseline")) == 0 {
 				return usagef("--tolerance applies to --baseline, which is not given")
 			}
-			// A multi-seed baseline tolerates changes below 5 % unless told.
-			seedTol := tol
-			if !tol.DefaultSet {
-				seedTol.Default = check.DefaultSeedTolerance
-			}
+
 			// Start the JUnit file before running anything, so that a bad
 			// path exits 2 at once rather than after every scenario ran.
 			// It replaces an existing file only once the check has results.
@@ -216,6 +211,10 @@ func checkCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
+					seedTol := tol
+					if !tol.DefaultSet {
+						seedTol.Default = check.DefaultTolerance(b.multi)
+					}
 					rep.Seeds = append(rep.Seeds, check.CompareSeeds(b.file, b.multi, check.FromMultiSeed(now), seedTol)...)
 					continue
 				}
@@ -253,30 +252,16 @@ func checkCommand() *cli.Command {
 // readBaseline reads the baseline named by --baseline ('-' reads stdin):
 // a single-seed report (doc) or a multi-seed one (multi).
 func readBaseline(cmd *cli.Command, path string) (doc *report.Document, multi *check.SeedSet, err error) {
-	var data []byte
-	name := path
-	switch {
-	case sharding(cmd) || merging(cmd) != nil:
-		// The shard file keeps the baseline's bytes.
-		data, name, err = readInput(cmd, "--baseline", path)
-	case path == "-":
-		name = stdinName
-		data, err = readBounded(cmd.Root().Reader, check.MaxBaselineSize)
-	default:
-		var fh *os.File
-		if fh, err = os.Open(path); err == nil {
-			data, err = readBounded(fh, check.MaxBaselineSize)
-			fh.Close()
-		}
+	if !sharding(cmd) && merging(cmd) == nil {
+		return readReport(cmd, path)
 	}
+	// The shard file keeps the baseline's bytes.
+	data, name, err := readInput(cmd, "--baseline", path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("baseline %s: %w", name, pathErr(err))
+		return nil, nil, fmt.Errorf("baseline %s: %w", path, pathErr(err))
 	}
 	return parseReport(name, data)
 }
-
-// checkDocument is a single-seed JSON report.
-type checkDocument = report.Document
 
 // parseReport reads a JSON report: single-seed (doc) or multi-seed (multi).
 func parseReport(name string, data []byte) (doc *report.Document, multi *check.SeedSet, err error) {

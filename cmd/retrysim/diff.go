@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/retrysim/retrysim/check"
+	"github.com/retrysim/retrysim/report"
 )
 
 // diffWorse is returned by 'diff --fail-on worse' when a metric got worse
@@ -78,8 +78,8 @@ func diffCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if !tol.DefaultSet && old.Seeds > 1 {
-				tol.Default = check.DefaultSeedTolerance
+			if !tol.DefaultSet {
+				tol.Default = check.DefaultTolerance(old)
 			}
 			d, err := check.NewDiff(oldName, old, newName, now, tol)
 			if err != nil {
@@ -98,18 +98,14 @@ func diffCommand() *cli.Command {
 
 // readReport reads a JSON report named by path ('-': stdin): single-seed
 // (doc) or multi-seed (multi).
-func readReport(cmd *cli.Command, path string) (doc *checkDocument, multi *check.SeedSet, err error) {
+func readReport(cmd *cli.Command, path string) (doc *report.Document, multi *check.SeedSet, err error) {
 	var data []byte
 	name := path
 	if path == "-" {
 		name = stdinName
 		data, err = readBounded(cmd.Root().Reader, check.MaxBaselineSize)
 	} else {
-		var fh *os.File
-		if fh, err = os.Open(path); err == nil {
-			data, err = readBounded(fh, check.MaxBaselineSize)
-			fh.Close()
-		}
+		data, err = readLimited(path, check.MaxBaselineSize)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, pathErr(err))

@@ -212,3 +212,31 @@ func TestFailedWriteReplacesNoFigure(t *testing.T) {
 		t.Errorf("a failed plot left %d files, want %d: %v", len(after), len(before), slices.Sorted(maps.Keys(after)))
 	}
 }
+
+// An output path that is a symbolic link is written through, and an
+// existing file keeps its permissions (docs/output.md).
+func TestOutputThroughLinkKeepsMode(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.xml")
+	if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.xml")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if _, errOut, code, _ := runCLI(t, "check", "--scenario", "overload-burst", "--junit", link); code != 0 {
+		t.Fatalf("check: exit %d %s", code, errOut)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced by a plain file: %v", err)
+	}
+	got, err := os.ReadFile(target)
+	if err != nil || !strings.Contains(string(got), "<testsuites") {
+		t.Fatalf("the link's target holds %q, %v; want the JUnit report", got, err)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o600 {
+		t.Errorf("the target's mode is %v, want its old 0600", fi.Mode().Perm())
+	}
+}

@@ -243,7 +243,7 @@ type outputFile struct {
 // stdout is only for data, so that it can be piped. Every file is written
 // under a temporary name first; only when all are written are they renamed
 // into place, so that a failed write leaves the previous run's files as
-// they were.
+// they were (a rename that fails half-way leaves the earlier ones new).
 func writeOutputs(cmd *cli.Command, files []outputFile) error {
 	var pending []*pendingFile
 	defer func() {
@@ -295,8 +295,10 @@ func outputDir(flag, dir string) error {
 // run leaves neither a partial file nor a truncated old one.
 type pendingFile struct {
 	tmp  *os.File
-	path string
-	done bool // the temporary file is gone: renamed into place, or removed
+	path string      // as given, for messages
+	real string      // where it goes: path, or the file a symbolic link at path points to
+	mode os.FileMode // the existing file's permissions, or 0644 for a new one
+	done bool        // the temporary file is gone: renamed into place, or removed
 }
 
 // createOutput starts the output file path, named by flag. Commands call it
@@ -314,12 +316,21 @@ func createOutput(flag, path string) (*pendingFile, error) {
 
 // newPendingFile creates the temporary file of path, in path's directory
 // (a rename across file systems would not be atomic).
+// A symbolic link at path is written through (its target is replaced), and
+// an existing file keeps its permissions.
 func newPendingFile(path string) (*pendingFile, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	real, mode := path, os.FileMode(0o644)
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		real = target
+		if fi, err := os.Stat(target); err == nil {
+			mode = fi.Mode().Perm()
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(real), "."+filepath.Base(real)+".tmp-*")
 	if err != nil {
 		return nil, err
 	}
-	return &pendingFile{tmp: tmp, path: path}, nil
+	return &pendingFile{tmp: tmp, path: path, real: real, mode: mode}, nil
 }
 
 // commit writes data and puts the file in place.
@@ -333,7 +344,7 @@ func (p *pendingFile) commit(data []byte) error {
 // write writes data to the temporary file and closes it.
 func (p *pendingFile) write(data []byte) error {
 	_, err := p.tmp.Write(data)
-	err = errors.Join(err, p.tmp.Chmod(0o644), p.tmp.Close())
+	err = errors.Join(err, p.tmp.Chmod(p.mode), p.tmp.Close())
 	if err != nil {
 		p.done = true
 		os.Remove(p.tmp.Name())
@@ -345,7 +356,7 @@ func (p *pendingFile) write(data []byte) error {
 // place renames the written temporary file to the file's path.
 func (p *pendingFile) place() error {
 	p.done = true
-	if err := os.Rename(p.tmp.Name(), p.path); err != nil {
+	if err := os.Rename(p.tmp.Name(), p.real); err != nil {
 		os.Remove(p.tmp.Name())
 		return fmt.Errorf("writing %s: %w", p.path, pathErr(err))
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +16,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	retrysim "github.com/retrysim/retrysim"
+	"github.com/retrysim/retrysim/check"
 	"github.com/retrysim/retrysim/cmd/retrysim/internal/progress"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
@@ -151,10 +151,10 @@ func readInput(cmd *cli.Command, flag, path string) (data []byte, name string, e
 	case "":
 		data, name = retrysim.BuiltinScenarios, scenarios.BuiltinFile
 	case "-":
-		data, err = io.ReadAll(cmd.Root().Reader)
+		data, err = readBounded(cmd.Root().Reader, inputLimit(flag))
 		name = stdinName
 	default:
-		data, err = readLimited(path)
+		data, err = readLimited(path, inputLimit(flag))
 		name = path
 	}
 	if err != nil {
@@ -200,20 +200,27 @@ func readTrace(cmd *cli.Command, path string) ([]byte, error) {
 	return data, nil
 }
 
-// readLimited reads a file of at most scenarios.MaxFileSize bytes, the
-// limit of scenario files; larger ones are refused by scenarios.Load,
-// whose message the caller then gives.
-func readLimited(path string) ([]byte, error) {
+// readLimited reads a file of at most limit bytes. A scenario file over
+// its limit gets scenarios.Load's message, which names the file.
+func readLimited(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, scenarios.MaxFileSize+1))
-	if err == nil && len(data) > scenarios.MaxFileSize {
+	data, err := readBounded(f, limit)
+	if err != nil && limit == scenarios.MaxFileSize {
 		_, err = scenarios.Load(path)
 	}
 	return data, err
+}
+
+// inputLimit is the most bytes an input named by flag may have.
+func inputLimit(flag string) int64 {
+	if flag == "--baseline" {
+		return check.MaxBaselineSize
+	}
+	return scenarios.MaxFileSize
 }
 
 // canonicalArgs are the flags given to cmd, by long name in the command's

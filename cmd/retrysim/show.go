@@ -31,7 +31,7 @@ func showCommand() *cli.Command {
 				return err
 			}
 			if cmd.Args().Len() != 1 {
-				return usagef("show takes one scenario NAME, got %q; 'retrysim list' names them", cmd.Args().Slice())
+				return usagef("show takes one scenario NAME, got %d arguments; 'retrysim list' names them", cmd.Args().Len())
 			}
 			name := cmd.Args().First()
 			if _, err := f.Lookup(name); err != nil {
