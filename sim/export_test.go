@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"math/rand/v2"
+	"testing"
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
@@ -42,7 +43,7 @@ func ClientStart(seed uint64, i int, spread time.Duration) time.Duration {
 // ("ready": ask to start; "send": start after waiting for a booked slot;
 // "decide": the server decides a pending request; "detached": it decides
 // one whose client stopped waiting; "response"). Whatever
-// the run reports while processing the event (OnRequest, Hooks) belongs to
+// the run reports while processing the event (Observer, Hooks) belongs to
 // that client.
 func RunTraced(cfg Config, trace func(at time.Duration, client int, kind string)) (Result, error) {
 	if err := cfg.Validate(); err != nil {
@@ -57,4 +58,11 @@ func RunTraced(cfg Config, trace func(at time.Duration, client int, kind string)
 		trace(at, int(i), name)
 	}
 	return r.run(context.Background(), &cfg)
+}
+
+// setMaxSeq lowers the event queue's largest sequence number to limit (0:
+// none) for the rest of t, so that tests exercise renumbering.
+func setMaxSeq(t testing.TB, limit uint64) {
+	testMaxSeq = limit
+	t.Cleanup(func() { testMaxSeq = 0 })
 }

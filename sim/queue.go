@@ -96,7 +96,8 @@ func (q *queue) init(n, capacity int) {
 	q.seq = 0
 }
 
-// testMaxSeq, when > 0, lowers maxSeq so that tests can exercise renumber.
+// testMaxSeq, when > 0, lowers maxSeq so that tests can exercise renumber;
+// only setMaxSeq (export_test.go) sets it.
 var testMaxSeq uint64
 
 // heapOffset is where the heap starts in buf; see queue.items.

@@ -27,7 +27,7 @@ type refEvent struct {
 // and checks every pop against a reference that sorts by (at, seq).
 func TestQueueOrder(t *testing.T) {
 	for _, limit := range []uint64{0, 7, 100} {
-		testMaxSeq = limit
+		setMaxSeq(t, limit)
 		rng := rand.New(rand.NewPCG(1, limit))
 		const clients = 50
 		var q queue
@@ -70,7 +70,6 @@ func TestQueueOrder(t *testing.T) {
 			}
 		}
 	}
-	testMaxSeq = 0
 }
 
 func TestQueuePopsInTimeOrder(t *testing.T) {
@@ -117,14 +116,13 @@ func TestQueueBreaksTiesByInsertionOrder(t *testing.T) {
 // the queue renumbers its events over and over, and checks that the results
 // are those of a normal run.
 func TestRenumberKeepsRuns(t *testing.T) {
-	defer func() { testMaxSeq = 0 }()
 	for _, cfg := range []Config{hugeBurst(300), gatedConfig(200)} {
-		testMaxSeq = 0
+		setMaxSeq(t, 0)
 		want, err := Run(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		testMaxSeq = uint64(cfg.Workload.Operations()) + 3
+		setMaxSeq(t, uint64(cfg.Workload.Operations())+3)
 		got, err := Run(cfg)
 		if err != nil {
 			t.Fatal(err)

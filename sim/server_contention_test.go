@@ -281,15 +281,14 @@ func TestContentionTieWithADetachedWrite(t *testing.T) {
 		{6 * ms, []time.Duration{ms, ms, ms, ms, 2 * ms, ms, ms, ms, ms, ms, 55 * ms, ms, ms, ms, 54 * ms, ms, ms, ms, ms, ms},
 			[]decision{{3 * ms, 0, policies.Success}, {4 * ms, 1, policies.Transient}, {62 * ms, 1, policies.Success}, {62 * ms, 2, policies.Transient}, {66 * ms, 2, policies.Success}}},
 	} {
-		t.Cleanup(func() { testMaxSeq = 0 })
 		for _, renumber := range []uint64{0, 4} {
-			testMaxSeq = renumber
+			setMaxSeq(t, renumber)
 			cfg := Config{Seed: 1, Server: &Contention{Network: script(tt.net...)}, Workload: startsAt{0, 0, tt.op2},
 				Policy: Policy{Name: "p", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 5, Deadline: 60 * ms}}}
 			var got []decision
 			cfg.Observer.OnDecision = func(at time.Duration, op int, c policies.Class) { got = append(got, decision{at, op, c}) }
 			mustRun(t, cfg)
-			testMaxSeq = 0
+			setMaxSeq(t, 0)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("op 2 at %v, renumbered every %d: decisions %v, want %v", tt.op2, renumber, got, tt.want)
 			}
