@@ -178,10 +178,6 @@ type Config struct {
 	// Incident, if set (End > 0), is the span of the scenario's trigger:
 	// the run then measures its Recovery.
 	Incident Incident
-	// OnRequest, if set, is told of every request as the server decides it:
-	// its arrival time and whether it was admitted. It must not keep state
-	// that depends on goroutine scheduling; runs call it from one goroutine.
-	OnRequest func(at time.Duration, admitted bool)
 	// Observer, if any of its hooks is set, is told of every attempt sent,
 	// decided and answered and of every operation's end (Observer). A hook
 	// left nil costs nothing.

@@ -460,9 +460,6 @@ func (r *runner) decided(now time.Duration, i int32, class policies.Class) {
 	} else {
 		r.res.Rejected++
 	}
-	if r.cfg.OnRequest != nil {
-		r.cfg.OnRequest(now, class == policies.Success)
-	}
 	if f := r.cfg.Observer.OnDecision; f != nil {
 		f(now, int(i), class)
 	}

@@ -65,8 +65,8 @@ type Response struct {
 // pending (Response.Pending); the engine checks for it once per run. At the
 // pending response's At, the engine calls Decide and then treats its answer
 // as it treats an answer of Arrive: the attempt timeout and budget cut it,
-// it counts as admitted or rejected, and Config.OnRequest is told of it at
-// the decision time. Decisions due at the same time are made in the order
+// it counts as admitted or rejected, and Observer.OnDecision is told of it
+// at the decision time. Decisions due at the same time are made in the order
 // the requests arrived. When the client stops waiting (Request.GiveUpAt)
 // before the decision, its attempt ends then, and the server still decides
 // at the time it named (other requests may depend on it): such a decision

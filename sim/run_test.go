@@ -138,7 +138,7 @@ func TestClientStreamsAreIndependentOfClientCount(t *testing.T) {
 			Policy: fullJitter}
 		c.Policy.Rules.MaxAttempts = 50
 		var starts []time.Duration
-		c.OnRequest = func(at time.Duration, _ bool) { starts = append(starts, at) }
+		c.Observer.OnDecision = func(at time.Duration, _ int, _ policies.Class) { starts = append(starts, at) }
 		mustRun(t, c)
 		return starts
 	}
@@ -189,7 +189,9 @@ func TestGateHoldsAllClientsAfterRetryAfter(t *testing.T) {
 	// retry-after (from its response at a+0.1s to a+2.1s) was running.
 	violations := func(c Config) (int, Result) {
 		var reqs []request
-		c.OnRequest = func(at time.Duration, ok bool) { reqs = append(reqs, request{at, ok}) }
+		c.Observer.OnDecision = func(at time.Duration, _ int, class policies.Class) {
+			reqs = append(reqs, request{at, class == policies.Success})
+		}
 		r := mustRun(t, c)
 		n := 0
 		for i, q := range reqs {
@@ -225,7 +227,7 @@ func TestServerWaitJitterSpreadsTheHerd(t *testing.T) {
 		Policy: Policy{Name: "g", Gate: true, Rules: policies.Policy{Backoff: policies.Constant{Wait: 10 * ms}, Deadline: 60 * sec}}}
 	sameInstant := func(c Config) int {
 		starts := map[time.Duration]int{}
-		c.OnRequest = func(at time.Duration, _ bool) { starts[at]++ }
+		c.Observer.OnDecision = func(at time.Duration, _ int, _ policies.Class) { starts[at]++ }
 		mustRun(t, c)
 		n := 0
 		for at, k := range starts {
@@ -261,7 +263,7 @@ func TestSpreadStartsWithinInterval(t *testing.T) {
 	// A server that admits everything: one request per client, at its start.
 	windows(c).Phases = []Phase{{Admit: 100, Window: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}}}
 	var starts []time.Duration
-	c.OnRequest = func(at time.Duration, _ bool) { starts = append(starts, at) }
+	c.Observer.OnDecision = func(at time.Duration, _ int, _ policies.Class) { starts = append(starts, at) }
 	mustRun(t, c)
 	if len(starts) != 20 {
 		t.Fatalf("%d requests, want one per client", len(starts))
@@ -374,9 +376,9 @@ func TestAttemptTimeout(t *testing.T) {
 	var gaveUp *policies.Error
 	var retries []policies.RetryEvent
 	c := Config{Seed: 1, Workload: Burst{Clients: 1},
-		Server:    &CapacityWindows{ResponseTime: Fixed(2 * sec), Phases: []Phase{{Admit: 10, Window: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}}}},
-		Policy:    Policy{Name: "t", Rules: policies.Policy{Backoff: policies.Constant{Wait: 100 * ms}, MaxAttempts: 3, AttemptTimeout: 500 * ms}},
-		OnRequest: func(at time.Duration, _ bool) { starts = append(starts, at) },
+		Server:   &CapacityWindows{ResponseTime: Fixed(2 * sec), Phases: []Phase{{Admit: 10, Window: sec, Reject: Rejection{Status: 529, Class: policies.Capacity}}}},
+		Policy:   Policy{Name: "t", Rules: policies.Policy{Backoff: policies.Constant{Wait: 100 * ms}, MaxAttempts: 3, AttemptTimeout: 500 * ms}},
+		Observer: Observer{OnDecision: func(at time.Duration, _ int, _ policies.Class) { starts = append(starts, at) }},
 		Hooks: policies.Hooks{
 			OnRetryScheduled: func(e policies.RetryEvent) { retries = append(retries, e) },
 			OnGiveUp:         func(e *policies.Error) { gaveUp = e },

@@ -133,8 +133,8 @@ func simulateMulti(t *testing.T, s *multiScenario) (*world, []traced, sim.Result
 	var trace []traced
 	cur := -1
 	cfg := s.config()
-	cfg.OnRequest = func(at time.Duration, admitted bool) {
-		w.attempts = append(w.attempts, clientAttempt{cur, at, admitted})
+	cfg.Observer.OnDecision = func(at time.Duration, _ int, class policies.Class) {
+		w.attempts = append(w.attempts, clientAttempt{cur, at, class == policies.Success})
 		trace[len(trace)-1].sent = true
 	}
 	cfg.Hooks = policies.Hooks{

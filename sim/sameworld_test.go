@@ -68,12 +68,14 @@ func simulate(t *testing.T, seed uint64, server *sim.CapacityWindows, pol sim.Po
 	t.Helper()
 	var recs []attemptRecord
 	res, err := sim.Run(sim.Config{
-		Seed:      seed,
-		Server:    server,
-		Workload:  sim.Burst{Clients: 1},
-		Policy:    pol,
-		OnRequest: func(at time.Duration, admitted bool) { recs = append(recs, attemptRecord{at, admitted}) },
-		Hooks:     ev.hooks(),
+		Seed:     seed,
+		Server:   server,
+		Workload: sim.Burst{Clients: 1},
+		Policy:   pol,
+		Observer: sim.Observer{OnDecision: func(at time.Duration, _ int, class policies.Class) {
+			recs = append(recs, attemptRecord{at, class == policies.Success})
+		}},
+		Hooks: ev.hooks(),
 	})
 	if err != nil {
 		t.Fatalf("sim.Run: %v", err)
