@@ -72,6 +72,9 @@ type Group struct {
 	// the first seed, with buckets of Bucket.
 	Plot   bool
 	Bucket time.Duration
+	// Whole asks for every policy's whole result on seed First (Seeds
+	// is 1), in a plan that does not shard (Plan.Unsplit).
+	Whole bool
 }
 
 // OwnedSeeds returns, for each group, the seed indexes shard sh runs, in
