@@ -140,3 +140,28 @@ func pointLabel(ps []sweep.Param, idx []int) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// SweepPlan is the plan of a sweep of s over ps on k seeds from first: one
+// group per point of the grid, in grid order, labelled with the point.
+func SweepPlan(s *scenarios.Scenario, ps []sweep.Param, first uint64, k int) (Plan, error) {
+	points, err := SweepPoints(s, ps)
+	if err != nil {
+		return Plan{}, err
+	}
+	plan := Plan{Groups: make([]Group, len(points))}
+	for i, pt := range points {
+		plan.Groups[i] = Group{Scenario: pt.Scenario, First: first, Seeds: k, Label: pt.Label}
+	}
+	return plan, nil
+}
+
+// SweepOf is the sweep whose plan (SweepPlan, with the same arguments)
+// gave res.
+func SweepOf(s *scenarios.Scenario, ps []sweep.Param, first uint64, k int, res *Results) (*Sweep, error) {
+	return sweepOf(s, ps, first, k, func(i int, _ SweepPoint) (*MultiSeed, error) {
+		if i >= len(res.Groups) || res.Groups[i].Runs == nil {
+			return nil, fmt.Errorf("no runs for point %d", i+1)
+		}
+		return res.Groups[i].Runs, nil
+	})
+}

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/retrysim/retrysim/report"
-	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 )
 
@@ -202,43 +200,11 @@ func compareCommand() *cli.Command {
 			if cmd.Args().Present() {
 				return usagef("compare takes no arguments, got %q", cmd.Args().Slice())
 			}
-			s, seed, k, err := pickScenario(cmd)
+			j, err := compareJob(cmd)
 			if err != nil {
 				return err
 			}
-			ref, err := reference(cmd, s)
-			if err != nil {
-				return err
-			}
-			work := seedsWork(s, k)
-			if format(cmd) == report.HTML {
-				work = plotWork(s, k)
-			}
-			if err := checkWork(cmd, work); err != nil {
-				return err
-			}
-			if sharding(cmd) {
-				if k == 1 && format(cmd) != report.HTML {
-					return usagef("compare --shard needs --seeds K > 1 (or --format html): one seed is not split")
-				}
-				return runShard(ctx, cmd, []runs.Group{{Scenario: s, First: seed, Seeds: k,
-					Plot: format(cmd) == report.HTML, Bucket: runs.DefaultBucket(s.Server)}})
-			}
-			if k > 1 || format(cmd) == report.HTML {
-				return compareSeeds(ctx, cmd, s, seed, k, ref)
-			}
-			start := time.Now()
-			w := startWatch(cmd, fmt.Sprintf("%s, seed %d", s.Name, seed), planned{s, 1})
-			results, err := runs.One(w.context(ctx, s), s, seed)
-			w.done()
-			if err != nil {
-				return err
-			}
-			if cmd.Bool("verbose") {
-				writeEngineStats(cmd.Root().ErrWriter, results, time.Since(start))
-			}
-			c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: s.Metrics()}
-			return report.Write(cmd.Root().Writer, format(cmd), &c)
+			return execute(ctx, cmd, j)
 		},
 	}
 }

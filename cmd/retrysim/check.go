@@ -60,193 +60,126 @@ func checkCommand() *cli.Command {
 			if cmd.Args().Present() {
 				return usagef("check takes no arguments, got %q", cmd.Args().Slice())
 			}
-			// Standard input can be read once.
-			stdinUsers := 0
-			for _, path := range append(cmd.StringSlice("baseline"), cmd.String("file")) {
-				if path == "-" {
-					stdinUsers++
-				}
-			}
-			if stdinUsers > 1 {
-				return usagef("'-' (standard input) can be given only once among --file and --baseline")
-			}
-			inputs := []inputFile{{"--file", cmd.String("file")}}
-			for _, path := range cmd.StringSlice("baseline") {
-				inputs = append(inputs, inputFile{"--baseline", path})
-			}
-			if err := notAnInput("--junit", cmd.String("junit"), inputs...); err != nil {
-				return err
-			}
-			f, err := loadFile(cmd)
+			plan, err := checkPlan(cmd)
 			if err != nil {
 				return err
 			}
-			seeds := 0
-			if cmd.IsSet("seeds") {
-				n := cmd.Uint64("seeds")
-				if n < 1 || n > scenarios.MaxCheckSeeds {
-					return usagef("--seeds must be between 1 and %d, got %d", scenarios.MaxCheckSeeds, n)
-				}
-				seeds = int(n)
-			}
-			tol, err := check.ParseTolerances(cmd.StringSlice("tolerance"))
-			if err != nil {
-				return usagef("--tolerance: %v", err)
-			}
-			if cmd.IsSet("tolerance") && len(cmd.StringSlice("baseline")) == 0 {
-				return usagef("--tolerance applies to --baseline, which is not given")
-			}
-
-			// Start the JUnit file before running anything, so that a bad
-			// path exits 2 at once rather than after every scenario ran.
-			// It replaces an existing file only once the check has results.
 			var junit *pendingFile
-			if path := cmd.String("junit"); path != "" && !sharding(cmd) {
-				if junit, err = createOutput("--junit", path); err != nil {
-					return err
-				}
-				defer junit.abort()
-			}
-			list := f.Scenarios
-			if names := cmd.StringSlice("scenario"); len(names) > 0 {
-				list = nil
-				for _, name := range names {
-					s, err := f.Lookup(name)
+			return execute(ctx, cmd, job{plan: plan.Runs(), title: "check",
+				// Start the JUnit file before running anything, so that a bad
+				// path exits 2 at once rather than after every scenario ran.
+				// It replaces an existing file only once the check has results.
+				start: func() (func(), error) {
+					path := cmd.String("junit")
+					if path == "" {
+						return nil, nil
+					}
+					junit, err = createOutput("--junit", path)
 					if err != nil {
-						return usageError{err}
+						return nil, err
 					}
-					if !slices.Contains(list, s) {
-						list = append(list, s)
-					}
-				}
-			}
-			var rep check.Report
-			// Read every baseline before running anything: bad input exits 2 early.
-			type baseline struct {
-				file  string
-				doc   *report.Document // a single-seed baseline, or
-				multi *check.SeedSet   // a multi-seed one
-				s     *scenarios.Scenario
-				first uint64
-				seeds int
-			}
-			var baselines []baseline
-			for _, path := range cmd.StringSlice("baseline") {
-				doc, multi, err := readBaseline(cmd, path)
-				if err != nil {
-					return usageError{err}
-				}
-				b := baseline{file: path, doc: doc, multi: multi}
-				name := ""
-				if doc != nil {
-					name, b.first, b.seeds = doc.Scenario, doc.Seed, 1
-				} else {
-					name, b.first, b.seeds = multi.Scenario, multi.FirstSeed, multi.Seeds
-				}
-				if b.s, err = f.Lookup(name); err != nil {
-					return usagef("baseline %s: %v", path, err)
-				}
-				if path == "-" {
-					b.file = stdinName
-				}
-				if multi != nil {
-					rep.Warnings = append(rep.Warnings, check.PowerWarnings(b.file, multi)...)
-				}
-				baselines = append(baselines, b)
-			}
-
-			var work scenarios.Estimate
-			for _, s := range list {
-				work = work.Add(seedsWork(s, check.Seeds(s, seeds)))
-			}
-			for _, b := range baselines {
-				work = work.Add(seedsWork(b.s, b.seeds))
-			}
-			if err := checkWork(cmd, work); err != nil {
-				return err
-			}
-			if sharding(cmd) {
-				var groups []runs.Group
-				for _, s := range list {
-					if n := check.Seeds(s, seeds); n > 0 {
-						groups = append(groups, runs.Group{Scenario: s, First: s.Seed, Seeds: n})
-					}
-				}
-				for _, b := range baselines {
-					groups = append(groups, runs.Group{Scenario: b.s, First: b.first, Seeds: b.seeds, Label: "baseline " + b.file})
-				}
-				if len(groups) == 0 {
-					return usagef("nothing to check: no expectations in %s for the chosen scenarios and no --baseline (docs/ci.md shows how to write them)", f.Path)
-				}
-				return runShard(ctx, cmd, groups)
-			}
-
-			var plan []planned
-			for _, s := range list {
-				plan = append(plan, planned{s, check.Seeds(s, seeds)})
-			}
-			for _, b := range baselines {
-				plan = append(plan, planned{b.s, b.seeds})
-			}
-			w := startWatch(cmd, "check", plan...)
-			defer w.done()
-			for _, s := range list {
-				var checks []check.Result
-				if st := merging(cmd); st == nil {
-					if checks, err = check.Scenario(w.context(ctx, s), s, seeds); err != nil {
-						return err
-					}
-				} else if n := check.Seeds(s, seeds); n > 0 {
-					m, err := st.seeds(runs.Group{Scenario: s, First: s.Seed, Seeds: n})
-					if err != nil {
-						return err
-					}
-					checks = check.Measure(s, m)
-				}
-				rep.Checks = append(rep.Checks, checks...)
-			}
-			for _, b := range baselines {
-				if b.multi != nil {
-					now, err := baselineSeeds(w.context(ctx, b.s), cmd, b.s, b.first, b.seeds, "baseline "+b.file)
-					if err != nil {
-						return err
-					}
-					seedTol := tol
-					if !tol.DefaultSet {
-						seedTol.Default = check.DefaultTolerance(b.multi)
-					}
-					rep.Seeds = append(rep.Seeds, check.CompareSeeds(b.file, b.multi, check.FromMultiSeed(now), seedTol)...)
-					continue
-				}
-				now, err := baselineNow(w.context(ctx, b.s), cmd, b.s, b.first, "baseline "+b.file)
-				if err != nil {
-					return err
-				}
-				rep.Baseline = append(rep.Baseline, check.CompareBaseline(b.file, b.doc, &now, tol)...)
-			}
-			w.done()
-			if len(rep.Checks) == 0 && len(rep.Baseline) == 0 && len(rep.Seeds) == 0 {
-				return usagef("nothing to check: no expectations in %s for the chosen scenarios and no --baseline (docs/ci.md shows how to write them)", f.Path)
-			}
-
-			if err := check.WriteCheck(cmd.Root().Writer, format(cmd), &rep); err != nil {
-				return err
-			}
-			if junit != nil {
-				var buf bytes.Buffer
-				if err := check.WriteJUnit(&buf, &rep); err != nil {
-					return err
-				}
-				if err := finishOutput(cmd, junit, cmd.String("junit"), buf.Bytes()); err != nil {
-					return err
-				}
-			}
-			if e, b := rep.Failures(); e+b > 0 {
-				return checkFailed{e, b}
-			}
-			return nil
+					return junit.abort, nil
+				},
+				present: func(res *runs.Results) error { return writeCheck(cmd, plan.Report(res), junit) },
+			})
 		},
 	}
+}
+
+// checkPlan reads check's flags, scenario file and baselines: what it checks.
+func checkPlan(cmd *cli.Command) (*check.Plan, error) {
+	// Standard input can be read once.
+	stdinUsers := 0
+	for _, path := range append(cmd.StringSlice("baseline"), cmd.String("file")) {
+		if path == "-" {
+			stdinUsers++
+		}
+	}
+	if stdinUsers > 1 {
+		return nil, usagef("'-' (standard input) can be given only once among --file and --baseline")
+	}
+	inputs := []inputFile{{"--file", cmd.String("file")}}
+	for _, path := range cmd.StringSlice("baseline") {
+		inputs = append(inputs, inputFile{"--baseline", path})
+	}
+	if err := notAnInput("--junit", cmd.String("junit"), inputs...); err != nil {
+		return nil, err
+	}
+	f, err := loadFile(cmd)
+	if err != nil {
+		return nil, err
+	}
+	seeds := 0
+	if cmd.IsSet("seeds") {
+		n := cmd.Uint64("seeds")
+		if n < 1 || n > scenarios.MaxCheckSeeds {
+			return nil, usagef("--seeds must be between 1 and %d, got %d", scenarios.MaxCheckSeeds, n)
+		}
+		seeds = int(n)
+	}
+	tol, err := check.ParseTolerances(cmd.StringSlice("tolerance"))
+	if err != nil {
+		return nil, usagef("--tolerance: %v", err)
+	}
+	if cmd.IsSet("tolerance") && len(cmd.StringSlice("baseline")) == 0 {
+		return nil, usagef("--tolerance applies to --baseline, which is not given")
+	}
+	list := f.Scenarios
+	if names := cmd.StringSlice("scenario"); len(names) > 0 {
+		list = nil
+		for _, name := range names {
+			s, err := f.Lookup(name)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			if !slices.Contains(list, s) {
+				list = append(list, s)
+			}
+		}
+	}
+	// Read every baseline before running anything: bad input exits 2 early.
+	var baselines []check.Baseline
+	for _, path := range cmd.StringSlice("baseline") {
+		doc, multi, err := readBaseline(cmd, path)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		file := path
+		if path == "-" {
+			file = stdinName
+		}
+		b, err := check.NewBaseline(file, doc, multi, f)
+		if err != nil {
+			return nil, usagef("baseline %s: %v", path, err)
+		}
+		baselines = append(baselines, b)
+	}
+	plan := check.NewPlan(list, seeds, baselines, tol)
+	if plan.Empty() {
+		return nil, usagef("nothing to check: no expectations in %s for the chosen scenarios and no --baseline (docs/ci.md shows how to write them)", f.Path)
+	}
+	return plan, nil
+}
+
+// writeCheck writes rep to stdout in --format, and to junit, if set, as
+// JUnit XML; a failed check is an error (exit 1).
+func writeCheck(cmd *cli.Command, rep *check.Report, junit *pendingFile) error {
+	if err := check.WriteCheck(cmd.Root().Writer, format(cmd), rep); err != nil {
+		return err
+	}
+	if junit != nil {
+		var buf bytes.Buffer
+		if err := check.WriteJUnit(&buf, rep); err != nil {
+			return err
+		}
+		if err := finishOutput(cmd, junit, cmd.String("junit"), buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	if e, b := rep.Failures(); e+b > 0 {
+		return checkFailed{e, b}
+	}
+	return nil
 }
 
 // readBaseline reads the baseline named by --baseline ('-' reads stdin):
@@ -280,13 +213,4 @@ func readBounded(r io.Reader, limit int64) ([]byte, error) {
 		err = fmt.Errorf("larger than %d MiB", limit>>20)
 	}
 	return data, err
-}
-
-// baselineSeeds runs s on k seeds from first for a multi-seed baseline
-// (or takes them from the merged shards).
-func baselineSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int, label string) (*runs.MultiSeed, error) {
-	if st := merging(cmd); st != nil {
-		return st.seeds(runs.Group{Scenario: s, First: first, Seeds: k, Label: label})
-	}
-	return runs.Collect(ctx, s, first, k, nil)
 }

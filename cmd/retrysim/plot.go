@@ -62,36 +62,31 @@ func plotCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := checkPlotWork(cmd, s, k); err != nil {
-				return err
-			}
 			bucket, err := bucketFlag(cmd, s)
 			if err != nil {
 				return err
 			}
-			if sharding(cmd) {
-				return runShard(ctx, cmd, []runs.Group{{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket}})
-			}
-			if err := outputDir(dirFlag, dir); err != nil {
-				return err
-			}
-			pd, err := collectPlotData(ctx, cmd, s, first, k, bucket)
-			if err != nil {
-				return err
-			}
-			figs, err := plot.Figures(pd)
-			if err != nil {
-				return err
-			}
-			files, err := figureFiles(dir, figs, formats)
-			if err != nil {
-				return err
-			}
-			more, err := timelineFiles(dir, pd, data)
-			if err != nil {
-				return err
-			}
-			return writeOutputs(cmd, append(files, more...))
+			return execute(ctx, cmd, job{
+				plan:  runs.Plan{Groups: []runs.Group{{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket}}},
+				title: fmt.Sprintf("%s: %d seeds", s.Name, k),
+				start: func() (func(), error) { return nil, outputDir(dirFlag, dir) },
+				present: func(res *runs.Results) error {
+					pd := res.Groups[0].Plot
+					figs, err := plot.Figures(pd)
+					if err != nil {
+						return err
+					}
+					files, err := figureFiles(dir, figs, formats)
+					if err != nil {
+						return err
+					}
+					more, err := timelineFiles(dir, pd, data)
+					if err != nil {
+						return err
+					}
+					return writeOutputs(cmd, append(files, more...))
+				},
+			})
 		},
 	}
 }
@@ -205,17 +200,6 @@ func bucketFlag(cmd *cli.Command, s *scenarios.Scenario) (time.Duration, error) 
 		return 0, usagef("--bucket must be at least 1ms, got %v", b)
 	}
 	return b, nil
-}
-
-// collectPlotData is runs.CollectPlotData with a progress bar: k seeds and
-// the timeline run of every policy.
-func collectPlotData(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int, bucket time.Duration) (*runs.PlotData, error) {
-	if st := merging(cmd); st != nil {
-		return st.plotData(runs.Group{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket})
-	}
-	w := startWatch(cmd, fmt.Sprintf("%s: %d seeds", s.Name, k), planned{s, k + 1})
-	defer w.done()
-	return runs.CollectPlotData(w.context(ctx, s), s, first, k, bucket, nil)
 }
 
 // figureFiles are every figure in every format, in dir.

@@ -50,48 +50,44 @@ func reportCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := checkPlotWork(cmd, s, k); err != nil {
+			bucket, err := reportBucket(cmd, s)
+			if err != nil {
 				return err
-			}
-			if sharding(cmd) {
-				bucket, err := reportBucket(cmd, s)
-				if err != nil {
-					return err
-				}
-				return runShard(ctx, cmd, []runs.Group{{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket}})
 			}
 			var file *pendingFile
-			if out != "-" {
-				if file, err = createOutput("--out", out); err != nil {
-					return err
-				}
-				defer file.abort()
-			}
-			var buf bytes.Buffer
-			if err := writeHTMLReport(ctx, cmd, &buf, s, first, k, ref); err != nil {
-				return err
-			}
-			return finishOutput(cmd, file, out, buf.Bytes())
+			return execute(ctx, cmd, job{
+				plan:  runs.Plan{Groups: []runs.Group{{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket}}},
+				title: fmt.Sprintf("%s: %d seeds", s.Name, k),
+				start: func() (func(), error) {
+					if out == "-" {
+						return nil, nil
+					}
+					file, err = createOutput("--out", out)
+					if err != nil {
+						return nil, err
+					}
+					return file.abort, nil
+				},
+				present: func(res *runs.Results) error {
+					var buf bytes.Buffer
+					if err := writeHTMLReport(cmd, &buf, s, res.Groups[0].Plot, ref); err != nil {
+						return err
+					}
+					return finishOutput(cmd, file, out, buf.Bytes())
+				},
+			})
 		},
 	}
 }
 
-// writeHTMLReport runs the scenario and writes the HTML report to w, with
-// policy ref as the reference of the comparisons (see reference).
-func writeHTMLReport(ctx context.Context, cmd *cli.Command, w io.Writer, s *scenarios.Scenario, first uint64, k, ref int) error {
-	bucket, err := reportBucket(cmd, s)
-	if err != nil {
-		return err
-	}
-	data, err := collectPlotData(ctx, cmd, s, first, k, bucket)
-	if err != nil {
-		return err
-	}
+// writeHTMLReport writes the HTML report of data, the plot data of s, to
+// w, with policy ref as the reference of the comparisons (see reference).
+func writeHTMLReport(cmd *cli.Command, w io.Writer, s *scenarios.Scenario, data *runs.PlotData, ref int) error {
 	figures, err := plot.SVGFigures(data)
 	if err != nil {
 		return err
 	}
-	return report.WriteHTML(w, s, data.Runs, ref, figures, remakeCommand(cmd, s, first, k))
+	return report.WriteHTML(w, s, data.Runs, ref, figures, remakeCommand(cmd, s, data.Runs.FirstSeed, data.Runs.Seeds()))
 }
 
 // reportBucket is the timeline bucket of the HTML report: --bucket where

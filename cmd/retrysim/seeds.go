@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -81,24 +80,6 @@ func seedCount(cmd *cli.Command, first uint64) (int, error) {
 	return k, nil
 }
 
-// runSeeds runs every policy of s on k seeds from first, on all cores, with
-// a progress bar on a terminal (startWatch), and collects the results in
-// seed order.
-// keep, if set, is also called for every run (from worker goroutines, for
-// distinct (seed, policy) pairs).
-func runSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k int, keep func(seed, policy int, r *sim.Result)) (*runs.MultiSeed, error) {
-	if st := merging(cmd); st != nil {
-		return st.seeds(runs.Group{Scenario: s, First: first, Seeds: k})
-	}
-	w := startWatch(cmd, fmt.Sprintf("%s: %d seeds", s.Name, k), planned{s, k})
-	ms, err := runs.Collect(w.context(ctx, s), s, first, k, keep)
-	w.done()
-	if err != nil {
-		return nil, err
-	}
-	return ms, nil
-}
-
 // vsFlag is --vs, shared by the commands that compare policies over seeds.
 func vsFlag() cli.Flag {
 	return &cli.StringFlag{Name: "vs", Usage: "compare every policy with policy `NAME` (default: the first policy that completes an operation on every seed)"}
@@ -131,32 +112,69 @@ func writeWarnings(cmd *cli.Command, warnings []string) {
 	}
 }
 
-// compareSeeds is compare with --seeds K > 1 or --format html; ref is the
-// reference policy (see reference).
-func compareSeeds(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, first uint64, k, ref int) error {
-	if format(cmd) == report.HTML {
-		if cmd.Bool("verbose") {
-			return usagef("--verbose works with the table, markdown, csv and json formats, not html")
-		}
-		return writeHTMLReport(ctx, cmd, cmd.Root().Writer, s, first, k, ref)
+// compareJob is compare's job: every policy of the scenario for the HTML
+// report, on K seeds, or on one seed (which does not shard).
+func compareJob(cmd *cli.Command) (job, error) {
+	s, seed, k, err := pickScenario(cmd)
+	if err != nil {
+		return job{}, err
 	}
+	ref, err := reference(cmd, s)
+	if err != nil {
+		return job{}, err
+	}
+	gr := runs.Group{Scenario: s, First: seed, Seeds: k}
+	switch {
+	case format(cmd) == report.HTML:
+		gr.Plot, gr.Bucket = true, runs.DefaultBucket(s.Server)
+		return job{plan: runs.Plan{Groups: []runs.Group{gr}}, title: fmt.Sprintf("%s: %d seeds", s.Name, k),
+			start: func() (func(), error) {
+				if cmd.Bool("verbose") {
+					return nil, usagef("--verbose works with the table, markdown, csv and json formats, not html")
+				}
+				return nil, nil
+			},
+			present: func(res *runs.Results) error {
+				return writeHTMLReport(cmd, cmd.Root().Writer, s, res.Groups[0].Plot, ref)
+			}}, nil
+	case k > 1:
+		return compareSeeds(cmd, gr, ref), nil
+	}
+	gr.Whole = true
+	start := time.Now()
+	return job{plan: runs.Plan{Groups: []runs.Group{gr}, Unsplit: "compare --shard needs --seeds K > 1 (or --format html): one seed is not split"},
+		title: fmt.Sprintf("%s, seed %d", s.Name, seed),
+		present: func(res *runs.Results) error {
+			results := res.Groups[0].Whole
+			if cmd.Bool("verbose") {
+				writeEngineStats(cmd.Root().ErrWriter, results, time.Since(start))
+			}
+			c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: s.Metrics()}
+			return report.Write(cmd.Root().Writer, format(cmd), &c)
+		}}, nil
+}
+
+// compareSeeds is compare's job on the seeds of gr, K > 1, with policy ref
+// as the reference (see reference).
+func compareSeeds(cmd *cli.Command, gr runs.Group, ref int) job {
+	s, k := gr.Scenario, gr.Seeds
 	var events atomic.Int64 // a sum: the same whatever order runs finish in
 	start := time.Now()
-	ms, err := runSeeds(ctx, cmd, s, first, k, func(_, _ int, r *sim.Result) { events.Add(int64(r.Events)) })
-	if err != nil {
-		return err
-	}
-	if cmd.Bool("verbose") {
-		wall := time.Since(start)
-		fmt.Fprintf(cmd.Root().ErrWriter, "total: %d events in %d runs (%d seeds × %d policies) in %v wall time (%.3g events/s)\n",
-			events.Load(), k*len(s.Policies), k, len(s.Policies), wall.Round(time.Microsecond), float64(events.Load())/wall.Seconds())
-	}
-	doc := report.StatsVs(ms, ref)
-	if err := report.WriteMultiSeed(cmd.Root().Writer, format(cmd), &doc); err != nil {
-		return err
-	}
-	writeWarnings(cmd, doc.Warnings)
-	return nil
+	return job{plan: runs.Plan{Groups: []runs.Group{gr}}, title: fmt.Sprintf("%s: %d seeds", s.Name, k),
+		each: func(_, _, _ int, r *sim.Result) { events.Add(int64(r.Events)) },
+		present: func(res *runs.Results) error {
+			if cmd.Bool("verbose") {
+				wall := time.Since(start)
+				fmt.Fprintf(cmd.Root().ErrWriter, "total: %d events in %d runs (%d seeds × %d policies) in %v wall time (%.3g events/s)\n",
+					events.Load(), k*len(s.Policies), k, len(s.Policies), wall.Round(time.Microsecond), float64(events.Load())/wall.Seconds())
+			}
+			doc := report.StatsVs(res.Groups[0].Runs, ref)
+			if err := report.WriteMultiSeed(cmd.Root().Writer, format(cmd), &doc); err != nil {
+				return err
+			}
+			writeWarnings(cmd, doc.Warnings)
+			return nil
+		}}
 }
 
 // compareFormats are report.Formats plus the HTML report.

@@ -18,7 +18,6 @@ import (
 	retrysim "github.com/retrysim/retrysim"
 	"github.com/retrysim/retrysim/check"
 	"github.com/retrysim/retrysim/cmd/retrysim/internal/progress"
-	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 )
@@ -52,8 +51,6 @@ var notRecorded = []string{"shard", "shards", "shard-out", "force", "verbose", "
 type shardState struct {
 	inputs []runs.Input
 	merged *runs.Merged
-	// next is the next group of merged runs the replayed command takes.
-	next int
 	// used marks the inputs a replay has taken.
 	used []bool
 }
@@ -249,16 +246,22 @@ func canonicalArgs(cmd *cli.Command) []string {
 	return args
 }
 
-// runShard runs cmd's shard of groups, the work the whole command does,
+// runShard runs cmd's shard of plan, the work the whole command does,
 // and writes the partial result to --shard-out.
-func runShard(ctx context.Context, cmd *cli.Command, groups []runs.Group) error {
+func runShard(ctx context.Context, cmd *cli.Command, plan runs.Plan) error {
+	if plan.Unsplit != "" {
+		return usagef("%s", plan.Unsplit)
+	}
 	sh, err := shardOf(cmd)
 	if err != nil {
 		return err
 	}
-	owned := runs.OwnedSeeds(groups, sh)
-	if err := checkShardWork(cmd, sh, groups, owned); err != nil {
-		return err
+	// Say what the shard runs, and refuse (without --force) a part over
+	// the limits.
+	est, seeds, all := plan.ShardWork(sh)
+	fmt.Fprintf(cmd.Root().ErrWriter, "retrysim: shard %s: %d of %d seed(s) in %d group(s): %s\n", sh, seeds, all, len(plan.Groups), est)
+	if refusal := est.Refusal(); refusal != "" && !cmd.Bool("force") {
+		return usagef("refusing to start shard %s: %s; use more shards, or pass --force to run it anyway", sh, refusal)
 	}
 	out := cmd.String("shard-out")
 	var file *pendingFile
@@ -277,11 +280,11 @@ func runShard(ctx context.Context, cmd *cli.Command, groups []runs.Group) error 
 		defer file.abort()
 	}
 	total := 0
-	for g, gr := range groups {
-		total += len(owned[g]) * len(gr.Scenario.Policies)
+	for g, owned := range runs.OwnedSeeds(plan.Groups, sh) {
+		total += len(owned) * len(plan.Groups[g].Scenario.Policies)
 	}
 	bar := progress.New(cmd.Root().ErrWriter, total, "shard "+sh.String())
-	parts, err := runs.RunShard(ctx, groups, sh, bar.Add)
+	res, err := runs.Execute(ctx, plan, runs.Mode{Shard: &sh, Done: bar.Add})
 	bar.Done()
 	if err != nil {
 		return err
@@ -295,7 +298,7 @@ func runShard(ctx context.Context, cmd *cli.Command, groups []runs.Group) error 
 		Schema: runs.ShardSchema, Version: version,
 		Go:      v.goVersion + " " + runtime.GOOS + "/" + runtime.GOARCH,
 		Command: cmd.Name, Args: canonicalArgs(cmd), Shard: sh.Index, Shards: sh.Count,
-		Inputs: state(cmd).inputs, Groups: parts,
+		Inputs: state(cmd).inputs, Groups: res.Parts,
 	}
 	if doc.Args == nil {
 		doc.Args = []string{}
@@ -311,99 +314,6 @@ func runShard(ctx context.Context, cmd *cli.Command, groups []runs.Group) error 
 		return usagef("shard %s: its partial result is %d bytes, over the %d MiB a merge reads; use more shards", sh, buf.Len(), runs.MaxShardFileSize>>20)
 	}
 	return finishOutput(cmd, file, out, buf.Bytes())
-}
-
-// checkShardWork is checkWork for a shard's part of groups: it says on
-// stderr what the shard runs and its estimate, and refuses (without
-// --force) a part over the limits.
-func checkShardWork(cmd *cli.Command, sh runs.Shard, groups []runs.Group, owned [][]int) error {
-	var est scenarios.Estimate
-	seeds, all := 0, 0
-	for g, gr := range groups {
-		s, n := gr.Scenario, len(owned[g])
-		seeds += n
-		all += gr.Seeds
-		if n == 0 {
-			continue
-		}
-		e := seedsWork(s, n)
-		if gr.Plot {
-			if owned[g][0] == 0 {
-				e = e.Add(s.Estimate(1))
-			}
-			e.Kept += histogramsKept(s)
-		}
-		est = est.Add(e)
-	}
-	fmt.Fprintf(cmd.Root().ErrWriter, "retrysim: shard %s: %d of %d seed(s) in %d group(s): %s\n", sh, seeds, all, len(groups), est)
-	if refusal := est.Refusal(); refusal != "" && !cmd.Bool("force") {
-		return usagef("refusing to start shard %s: %s; use more shards, or pass --force to run it anyway", sh, refusal)
-	}
-	return nil
-}
-
-// group returns the index of the next group of merged runs.
-func (st *shardState) group() (int, error) {
-	g := st.next
-	st.next++
-	if g >= st.merged.Groups() {
-		return 0, usagef("the shards hold %d group(s) of runs; the command needs more", st.merged.Groups())
-	}
-	return g, nil
-}
-
-// seeds is runs.Collect for a replayed command.
-func (st *shardState) seeds(gr runs.Group) (*runs.MultiSeed, error) {
-	g, err := st.group()
-	if err != nil {
-		return nil, err
-	}
-	ms, err := st.merged.MultiSeed(g, gr)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return ms, nil
-}
-
-// plotData is runs.CollectPlotData for a replayed command.
-func (st *shardState) plotData(gr runs.Group) (*runs.PlotData, error) {
-	g, err := st.group()
-	if err != nil {
-		return nil, err
-	}
-	d, err := st.merged.PlotData(g, gr)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return d, nil
-}
-
-// baselineNow runs the policies of s on seed for a comparison with a
-// baseline (or takes the runs from the merged shards) and returns the
-// document 'retrysim compare --format json' would have printed.
-func baselineNow(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, seed uint64, label string) (report.Document, error) {
-	st := merging(cmd)
-	if st == nil {
-		results, err := runs.One(ctx, s, seed)
-		if err != nil {
-			return report.Document{}, err
-		}
-		c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: s.Metrics()}
-		return c.JSON(), nil
-	}
-	ms, err := st.seeds(runs.Group{Scenario: s, First: seed, Seeds: 1, Label: label})
-	if err != nil {
-		return report.Document{}, err
-	}
-	doc := report.Document{Scenario: s.Name, Seed: seed}
-	for p, name := range ms.Policies {
-		row := report.PolicyResult{Policy: name, Clients: ms.Clients, Metrics: ms.Metrics}
-		for _, m := range ms.Metrics {
-			row.Values = append(row.Values, ms.Series(p, m)[0])
-		}
-		doc.Results = append(doc.Results, row)
-	}
-	return doc, nil
 }
 
 func mergeCommand() *cli.Command {
@@ -468,9 +378,6 @@ func mergeCommand() *cli.Command {
 			defer context.AfterFunc(ctx, cancel)()
 			root := cmd.Root()
 			err = runWith(replayCtx, args, root.Writer, root.ErrWriter, st)
-			if err == nil && st.next != merged.Groups() {
-				err = usagef("the shards hold %d group(s) of runs, but %q used %d", merged.Groups(), strings.Join(args, " "), st.next)
-			}
 			// The recorded command's flags and the runs come from the files.
 			if errors.As(err, new(usageError)) {
 				return usagef("%s: %v", shardNames(names), err)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/retrysim/retrysim/cmd/retrysim/internal/progress"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/report/plot"
 	"github.com/retrysim/retrysim/runs"
@@ -106,52 +105,44 @@ func sweepCommand() *cli.Command {
 			if err := sweep.Validate(s, params); err != nil {
 				return usagef("--param %v", err)
 			}
-			if err := checkSweepWork(cmd, s, params, k); err != nil {
-				return err
-			}
-			if sharding(cmd) {
-				points, err := runs.SweepPoints(s, params)
-				if err != nil {
-					return usagef("--param %v", err)
-				}
-				groups := make([]runs.Group, len(points))
-				for i, pt := range points {
-					groups[i] = runs.Group{Scenario: pt.Scenario, First: first, Seeds: k, Label: pt.Label}
-				}
-				return runShard(ctx, cmd, groups)
-			}
-			if plotDir != "" {
-				if err := outputDir(plotDirFlag, plotDir); err != nil {
-					return err
-				}
-			}
-			var sw *runs.Sweep
-			if st := merging(cmd); st != nil {
-				sw, err = st.merged.Sweep(st.next, s, params, first, k)
-				st.next += total
-			} else {
-				bar := progress.New(cmd.Root().ErrWriter, total*k*len(s.Policies), fmt.Sprintf("sweep %s", s.Name))
-				sw, err = runs.RunSweep(ctx, s, params, first, k, bar.Add)
-				bar.Done()
-			}
+			plan, err := runs.SweepPlan(s, params, first, k)
 			if err != nil {
-				return err
+				return usagef("--param %v", err)
 			}
-			if err := report.WriteSweep(cmd.Root().Writer, format(cmd), sw, ref); err != nil {
-				return err
-			}
-			if plotDir != "" {
-				figs, err := plot.SweepFigures(sw)
-				if err != nil {
-					return err
-				}
-				files, err := figureFiles(plotDir, figs, formats)
-				if err != nil {
-					return err
-				}
-				return writeOutputs(cmd, files)
-			}
-			return nil
+			return execute(ctx, cmd, job{plan: plan, title: "sweep " + s.Name,
+				start: func() (func(), error) {
+					if plotDir == "" {
+						return nil, nil
+					}
+					return nil, outputDir(plotDirFlag, plotDir)
+				},
+				present: func(res *runs.Results) error {
+					sw, err := runs.SweepOf(s, params, first, k, res)
+					if err != nil {
+						return err
+					}
+					return writeSweep(cmd, sw, ref, plotDir, formats)
+				}})
 		},
 	}
+}
+
+// writeSweep writes sw to stdout in --format, with policy ref as the
+// reference, and its line plots to plotDir, if set, in formats.
+func writeSweep(cmd *cli.Command, sw *runs.Sweep, ref int, plotDir string, formats []plot.ImageFormat) error {
+	if err := report.WriteSweep(cmd.Root().Writer, format(cmd), sw, ref); err != nil {
+		return err
+	}
+	if plotDir == "" {
+		return nil
+	}
+	figs, err := plot.SweepFigures(sw)
+	if err != nil {
+		return err
+	}
+	files, err := figureFiles(plotDir, figs, formats)
+	if err != nil {
+		return err
+	}
+	return writeOutputs(cmd, files)
 }

@@ -20,20 +20,18 @@ type watch struct {
 	events bool
 }
 
-// planned is runs runs of every policy of s.
-type planned struct {
-	s    *scenarios.Scenario
-	runs int
-}
-
-// startWatch starts the bar for the planned runs; description names them.
-func startWatch(cmd *cli.Command, description string, plan ...planned) *watch {
-	total := 0
+// startWatch starts the bar for the runs of plan (a Plot group's seeds and
+// its timeline run); description names them.
+func startWatch(cmd *cli.Command, description string, plan runs.Plan) *watch {
+	total := plan.Runs()
 	events := 0.0
-	for _, pl := range plan {
-		total += pl.runs * len(pl.s.Policies)
-		for p := range pl.s.Policies {
-			events += float64(pl.runs) * policyEvents(pl.s, p)
+	for _, gr := range plan.Groups {
+		k := gr.Seeds
+		if gr.Plot {
+			k++
+		}
+		for p := range gr.Scenario.Policies {
+			events += float64(k) * policyEvents(gr.Scenario, p)
 		}
 	}
 	w := cmd.Root().ErrWriter
@@ -44,7 +42,7 @@ func startWatch(cmd *cli.Command, description string, plan ...planned) *watch {
 }
 
 // context returns ctx carrying the watch to the runs of s (one of those
-// planned).
+// of the plan).
 func (w *watch) context(ctx context.Context, s *scenarios.Scenario) context.Context {
 	if !w.bar.Active() {
 		return ctx

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/retrysim/retrysim/runs"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// A job is what a command does once its flags are read: the plan of its
+// runs and how to present their results. Every command that runs
+// simulations builds one and hands it to execute, which alone knows
+// whether the runs happen here, in one shard or come from merged shards.
+type job struct {
+	plan runs.Plan
+	// title names the runs on the progress bar.
+	title string
+	// start, if set, runs after the work check and before any run, except
+	// in a shard: it opens the outputs, so that a bad path fails at once
+	// (exit 2). Its cleanup, if any, runs when the command ends.
+	start func() (cleanup func(), err error)
+	// each, if set, is told of every run made here (runs.Mode.Each).
+	each func(g, seed, policy int, r *sim.Result)
+	// present writes the results; a shard writes its part instead.
+	present func(*runs.Results) error
+}
+
+// execute runs j as cmd says: one shard of it, written for 'retrysim
+// merge'; or its runs taken from the merged shards, when merge replays
+// cmd; or here, after checking the work estimate. Then it presents the
+// results.
+func execute(ctx context.Context, cmd *cli.Command, j job) error {
+	if sharding(cmd) {
+		return runShard(ctx, cmd, j.plan)
+	}
+	st := merging(cmd)
+	if st == nil {
+		if err := checkWork(cmd, j.plan.Work()); err != nil {
+			return err
+		}
+	}
+	if j.start != nil {
+		cleanup, err := j.start()
+		if err != nil {
+			return err
+		}
+		if cleanup != nil {
+			defer cleanup()
+		}
+	}
+	var res *runs.Results
+	var err error
+	if st != nil {
+		// The shards' runs are input: not fitting the plan is bad input.
+		if res, err = runs.Execute(ctx, j.plan, runs.Mode{Merged: st.merged}); err != nil {
+			return usageError{err}
+		}
+	} else {
+		w := startWatch(cmd, j.title, j.plan)
+		mode := runs.Mode{Each: j.each, Context: func(ctx context.Context, g *runs.Group) context.Context {
+			return w.context(ctx, g.Scenario)
+		}}
+		res, err = runs.Execute(ctx, j.plan, mode)
+		w.done()
+		if err != nil {
+			return err
+		}
+	}
+	return j.present(res)
+}
