@@ -133,32 +133,32 @@ func formatFlag(formats []report.Format) cli.Flag {
 }
 
 // format is the --format flag's value.
-func format(cmd *cli.Command) report.Format { return report.Format(cmd.String("format")) }
+func format(c *call) report.Format { return report.Format(c.String("format")) }
 
 // stdinName names standard input in messages, for --file - and --baseline -.
 const stdinName = "<stdin>"
 
 // loadFile returns the scenario file named by --file ('-' reads stdin), or
 // the built-in one.
-func loadFile(cmd *cli.Command) (*scenarios.File, error) {
-	path := cmd.String("file")
+func loadFile(c *call) (*scenarios.File, error) {
+	path := c.String("file")
 	var (
 		f   *scenarios.File
 		err error
 	)
 	switch {
-	case sharding(cmd) || merging(cmd) != nil:
+	case sharding(c) || merging(c) != nil:
 		// The shard file keeps the scenario file's bytes, and its traces'.
 		var data []byte
 		var name string
-		if data, name, err = readInput(cmd, "--file", path); err == nil {
-			f, err = parseInput(cmd, path, name, data)
+		if data, name, err = readInput(c, "--file", path); err == nil {
+			f, err = parseInput(c, path, name, data)
 		}
 	case path == "":
 		f, err = scenarios.Builtin()
 	case path == "-":
 		var data []byte
-		if data, err = readBounded(cmd.Root().Reader, scenarios.MaxFileSize); err == nil {
+		if data, err = readBounded(c.stdin, scenarios.MaxFileSize); err == nil {
 			f, err = scenarios.ParseIn(stdinName, data, ".")
 		} else {
 			err = fmt.Errorf("%s: %w", stdinName, err)
@@ -200,11 +200,7 @@ func compareCommand() *cli.Command {
 			if cmd.Args().Present() {
 				return usagef("compare takes no arguments, got %q", cmd.Args().Slice())
 			}
-			j, err := compareJob(cmd)
-			if err != nil {
-				return err
-			}
-			return execute(ctx, cmd, j)
+			return execute(ctx, newCall(cmd), compareJob)
 		},
 	}
 }
@@ -219,7 +215,7 @@ func listCommand() *cli.Command {
 			if cmd.Args().Present() {
 				return usagef("list takes no arguments, got %q", cmd.Args().Slice())
 			}
-			f, err := loadFile(cmd)
+			f, err := loadFile(newCall(cmd))
 			if err != nil {
 				return err
 			}

@@ -60,37 +60,43 @@ func checkCommand() *cli.Command {
 			if cmd.Args().Present() {
 				return usagef("check takes no arguments, got %q", cmd.Args().Slice())
 			}
-			plan, err := checkPlan(cmd)
-			if err != nil {
-				return err
-			}
-			var junit *pendingFile
-			return execute(ctx, cmd, job{plan: plan.Runs(), title: "check",
-				// Start the JUnit file before running anything, so that a bad
-				// path exits 2 at once rather than after every scenario ran.
-				// It replaces an existing file only once the check has results.
-				start: func() (func(), error) {
-					path := cmd.String("junit")
-					if path == "" {
-						return nil, nil
-					}
-					junit, err = createOutput("--junit", path)
-					if err != nil {
-						return nil, err
-					}
-					return junit.abort, nil
-				},
-				present: func(res *runs.Results) error { return writeCheck(cmd, plan.Report(res), junit) },
-			})
+			return execute(ctx, newCall(cmd), checkJob)
 		},
 	}
 }
 
+// checkJob is check's job: the runs of checkPlan, reported on stdout and
+// in --junit.
+func checkJob(c *call) (job, error) {
+	plan, err := checkPlan(c)
+	if err != nil {
+		return job{}, err
+	}
+	var junit *pendingFile
+	return job{plan: plan.Runs(), title: "check",
+		// Start the JUnit file before running anything, so that a bad
+		// path exits 2 at once rather than after every scenario ran.
+		// It replaces an existing file only once the check has results.
+		start: func() (func(), error) {
+			path := c.String("junit")
+			if path == "" {
+				return nil, nil
+			}
+			junit, err = createOutput("--junit", path)
+			if err != nil {
+				return nil, err
+			}
+			return junit.abort, nil
+		},
+		present: func(res *runs.Results) error { return writeCheck(c, plan.Report(res), junit) },
+	}, nil
+}
+
 // checkPlan reads check's flags, scenario file and baselines: what it checks.
-func checkPlan(cmd *cli.Command) (*check.Plan, error) {
+func checkPlan(c *call) (*check.Plan, error) {
 	// Standard input can be read once.
 	stdinUsers := 0
-	for _, path := range append(cmd.StringSlice("baseline"), cmd.String("file")) {
+	for _, path := range append(c.StringSlice("baseline"), c.String("file")) {
 		if path == "-" {
 			stdinUsers++
 		}
@@ -98,34 +104,34 @@ func checkPlan(cmd *cli.Command) (*check.Plan, error) {
 	if stdinUsers > 1 {
 		return nil, usagef("'-' (standard input) can be given only once among --file and --baseline")
 	}
-	inputs := []inputFile{{"--file", cmd.String("file")}}
-	for _, path := range cmd.StringSlice("baseline") {
+	inputs := []inputFile{{"--file", c.String("file")}}
+	for _, path := range c.StringSlice("baseline") {
 		inputs = append(inputs, inputFile{"--baseline", path})
 	}
-	if err := notAnInput("--junit", cmd.String("junit"), inputs...); err != nil {
+	if err := notAnInput("--junit", c.String("junit"), inputs...); err != nil {
 		return nil, err
 	}
-	f, err := loadFile(cmd)
+	f, err := loadFile(c)
 	if err != nil {
 		return nil, err
 	}
 	seeds := 0
-	if cmd.IsSet("seeds") {
-		n := cmd.Uint64("seeds")
+	if c.IsSet("seeds") {
+		n := c.Uint64("seeds")
 		if n < 1 || n > scenarios.MaxCheckSeeds {
 			return nil, usagef("--seeds must be between 1 and %d, got %d", scenarios.MaxCheckSeeds, n)
 		}
 		seeds = int(n)
 	}
-	tol, err := check.ParseTolerances(cmd.StringSlice("tolerance"))
+	tol, err := check.ParseTolerances(c.StringSlice("tolerance"))
 	if err != nil {
 		return nil, usagef("--tolerance: %v", err)
 	}
-	if cmd.IsSet("tolerance") && len(cmd.StringSlice("baseline")) == 0 {
+	if c.IsSet("tolerance") && len(c.StringSlice("baseline")) == 0 {
 		return nil, usagef("--tolerance applies to --baseline, which is not given")
 	}
 	list := f.Scenarios
-	if names := cmd.StringSlice("scenario"); len(names) > 0 {
+	if names := c.StringSlice("scenario"); len(names) > 0 {
 		list = nil
 		for _, name := range names {
 			s, err := f.Lookup(name)
@@ -139,8 +145,8 @@ func checkPlan(cmd *cli.Command) (*check.Plan, error) {
 	}
 	// Read every baseline before running anything: bad input exits 2 early.
 	var baselines []check.Baseline
-	for _, path := range cmd.StringSlice("baseline") {
-		doc, multi, err := readBaseline(cmd, path)
+	for _, path := range c.StringSlice("baseline") {
+		doc, multi, err := readBaseline(c, path)
 		if err != nil {
 			return nil, usageError{err}
 		}
@@ -163,8 +169,8 @@ func checkPlan(cmd *cli.Command) (*check.Plan, error) {
 
 // writeCheck writes rep to stdout in --format, and to junit, if set, as
 // JUnit XML; a failed check is an error (exit 1).
-func writeCheck(cmd *cli.Command, rep *check.Report, junit *pendingFile) error {
-	if err := check.WriteCheck(cmd.Root().Writer, format(cmd), rep); err != nil {
+func writeCheck(c *call, rep *check.Report, junit *pendingFile) error {
+	if err := check.WriteCheck(c.stdout, format(c), rep); err != nil {
 		return err
 	}
 	if junit != nil {
@@ -172,7 +178,7 @@ func writeCheck(cmd *cli.Command, rep *check.Report, junit *pendingFile) error {
 		if err := check.WriteJUnit(&buf, rep); err != nil {
 			return err
 		}
-		if err := finishOutput(cmd, junit, cmd.String("junit"), buf.Bytes()); err != nil {
+		if err := finishOutput(c, junit, c.String("junit"), buf.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -184,12 +190,12 @@ func writeCheck(cmd *cli.Command, rep *check.Report, junit *pendingFile) error {
 
 // readBaseline reads the baseline named by --baseline ('-' reads stdin):
 // a single-seed report (doc) or a multi-seed one (multi).
-func readBaseline(cmd *cli.Command, path string) (doc *report.Document, multi *check.SeedSet, err error) {
-	if !sharding(cmd) && merging(cmd) == nil {
-		return readReport(cmd, path)
+func readBaseline(c *call, path string) (doc *report.Document, multi *check.SeedSet, err error) {
+	if !sharding(c) && merging(c) == nil {
+		return readReport(c, path)
 	}
 	// The shard file keeps the baseline's bytes.
-	data, name, err := readInput(cmd, "--baseline", path)
+	data, name, err := readInput(c, "--baseline", path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("baseline %s: %w", path, pathErr(err))
 	}

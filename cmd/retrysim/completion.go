@@ -48,7 +48,7 @@ func completeCommand() *cli.Command {
 		Usage:  "print scenario or policy names, for the bash completion",
 		Flags:  []cli.Flag{fileFlag(), &cli.StringFlag{Name: "scenario"}},
 		Action: func(_ context.Context, cmd *cli.Command) error {
-			f, err := loadFile(cmd)
+			f, err := loadFile(newCall(cmd))
 			if err != nil {
 				return err
 			}

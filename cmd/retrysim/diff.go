@@ -58,7 +58,7 @@ func diffCommand() *cli.Command {
 				return usagef("--tolerance: %v", err)
 			}
 			read := func(path string) (*check.SeedSet, string, error) {
-				doc, multi, err := readReport(cmd, path)
+				doc, multi, err := readReport(newCall(cmd), path)
 				if err != nil {
 					return nil, "", usageError{err}
 				}
@@ -85,7 +85,7 @@ func diffCommand() *cli.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			if err := check.WriteDiff(cmd.Root().Writer, format(cmd), d); err != nil {
+			if err := check.WriteDiff(cmd.Root().Writer, format(newCall(cmd)), d); err != nil {
 				return err
 			}
 			if n := d.Worse(); n > 0 && cmd.String("fail-on") == "worse" {
@@ -98,12 +98,12 @@ func diffCommand() *cli.Command {
 
 // readReport reads a JSON report named by path ('-': stdin): single-seed
 // (doc) or multi-seed (multi).
-func readReport(cmd *cli.Command, path string) (doc *report.Document, multi *check.SeedSet, err error) {
+func readReport(c *call, path string) (doc *report.Document, multi *check.SeedSet, err error) {
 	var data []byte
 	name := path
 	if path == "-" {
 		name = stdinName
-		data, err = readBounded(cmd.Root().Reader, check.MaxBaselineSize)
+		data, err = readBounded(c.stdin, check.MaxBaselineSize)
 	} else {
 		data, err = readLimited(path, check.MaxBaselineSize)
 	}

@@ -2,12 +2,43 @@ package main
 
 import (
 	"context"
+	"io"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/sim"
 )
+
+// A call is a command at work: its flag values, its standard streams and
+// the files it reads.
+type call struct {
+	flags
+	name           string
+	stdout, stderr io.Writer
+	stdin          io.Reader
+	// cmd is the command run.
+	cmd *cli.Command
+	// st holds the inputs read (for a shard) or the merged shards.
+	st *shardState
+}
+
+// flags are the values of a command's flags, as *cli.Command gives them.
+type flags interface {
+	IsSet(name string) bool
+	String(name string) string
+	StringSlice(name string) []string
+	Bool(name string) bool
+	Uint64(name string) uint64
+	Duration(name string) time.Duration
+}
+
+// newCall is the call of cmd.
+func newCall(cmd *cli.Command) *call {
+	root := cmd.Root()
+	return &call{flags: cmd, name: cmd.Name, stdout: root.Writer, stderr: root.ErrWriter, stdin: root.Reader, cmd: cmd, st: state(cmd)}
+}
 
 // A job is what a command does once its flags are read: the plan of its
 // runs and how to present their results. Every command that runs
@@ -31,13 +62,17 @@ type job struct {
 // merge'; or its runs taken from the merged shards, when merge replays
 // cmd; or here, after checking the work estimate. Then it presents the
 // results.
-func execute(ctx context.Context, cmd *cli.Command, j job) error {
-	if sharding(cmd) {
-		return runShard(ctx, cmd, j.plan)
+func execute(ctx context.Context, c *call, plan func(*call) (job, error)) error {
+	j, err := plan(c)
+	if err != nil {
+		return err
 	}
-	st := merging(cmd)
+	if sharding(c) {
+		return runShard(ctx, c, j.plan)
+	}
+	st := merging(c)
 	if st == nil {
-		if err := checkWork(cmd, j.plan.Work()); err != nil {
+		if err := checkWork(c, j.plan.Work()); err != nil {
 			return err
 		}
 	}
@@ -51,14 +86,13 @@ func execute(ctx context.Context, cmd *cli.Command, j job) error {
 		}
 	}
 	var res *runs.Results
-	var err error
 	if st != nil {
 		// The shards' runs are input: not fitting the plan is bad input.
 		if res, err = runs.Execute(ctx, j.plan, runs.Mode{Merged: st.merged}); err != nil {
 			return usageError{err}
 		}
 	} else {
-		w := startWatch(cmd, j.title, j.plan)
+		w := startWatch(c, j.title, j.plan)
 		mode := runs.Mode{Each: j.each, Context: func(ctx context.Context, g *runs.Group) context.Context {
 			return w.context(ctx, g.Scenario)
 		}}

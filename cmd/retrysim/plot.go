@@ -47,48 +47,54 @@ func plotCommand() *cli.Command {
 			if cmd.Args().Present() {
 				return usagef("plot takes no arguments, got %q", cmd.Args().Slice())
 			}
-			dir, dirFlag, err := flagOrOldName(cmd, "plot-dir", "out")
-			if err != nil {
-				return err
-			}
-			if dir == "" {
-				return usagef("plot needs --plot-dir DIR: where to write the images")
-			}
-			formats, data, err := plotAndDataFormats(cmd, "format")
-			if err != nil {
-				return err
-			}
-			s, first, k, err := pickScenario(cmd)
-			if err != nil {
-				return err
-			}
-			bucket, err := bucketFlag(cmd, s)
-			if err != nil {
-				return err
-			}
-			return execute(ctx, cmd, job{
-				plan:  runs.Plan{Groups: []runs.Group{{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket}}},
-				title: fmt.Sprintf("%s: %d seeds", s.Name, k),
-				start: func() (func(), error) { return nil, outputDir(dirFlag, dir) },
-				present: func(res *runs.Results) error {
-					pd := res.Groups[0].Plot
-					figs, err := plot.Figures(pd)
-					if err != nil {
-						return err
-					}
-					files, err := figureFiles(dir, figs, formats)
-					if err != nil {
-						return err
-					}
-					more, err := timelineFiles(dir, pd, data)
-					if err != nil {
-						return err
-					}
-					return writeOutputs(cmd, append(files, more...))
-				},
-			})
+			return execute(ctx, newCall(cmd), plotJob)
 		},
 	}
+}
+
+// plotJob is plot's job: the plot data of the scenario, drawn into
+// --plot-dir.
+func plotJob(c *call) (job, error) {
+	dir, dirFlag, err := flagOrOldName(c, "plot-dir", "out")
+	if err != nil {
+		return job{}, err
+	}
+	if dir == "" {
+		return job{}, usagef("plot needs --plot-dir DIR: where to write the images")
+	}
+	formats, data, err := plotAndDataFormats(c, "format")
+	if err != nil {
+		return job{}, err
+	}
+	s, first, k, err := pickScenario(c)
+	if err != nil {
+		return job{}, err
+	}
+	bucket, err := bucketFlag(c, s)
+	if err != nil {
+		return job{}, err
+	}
+	return job{
+		plan:  runs.Plan{Groups: []runs.Group{{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket}}},
+		title: fmt.Sprintf("%s: %d seeds", s.Name, k),
+		start: func() (func(), error) { return nil, outputDir(dirFlag, dir) },
+		present: func(res *runs.Results) error {
+			pd := res.Groups[0].Plot
+			figs, err := plot.Figures(pd)
+			if err != nil {
+				return err
+			}
+			files, err := figureFiles(dir, figs, formats)
+			if err != nil {
+				return err
+			}
+			more, err := timelineFiles(dir, pd, data)
+			if err != nil {
+				return err
+			}
+			return writeOutputs(c, append(files, more...))
+		},
+	}, nil
 }
 
 // plotFlags are --plot-dir and --plot-format, the flags of every command
@@ -103,24 +109,24 @@ func plotFlags(dirUsage string) []cli.Flag {
 // flagOrOldName returns the value of the string flag name or of one of its
 // hidden old names, and the name it was given as ("--out"), for messages.
 // Giving two names of the same flag is a usage error.
-func flagOrOldName(cmd *cli.Command, name string, old ...string) (value, given string, err error) {
-	value, given = cmd.String(name), "--"+name
+func flagOrOldName(c *call, name string, old ...string) (value, given string, err error) {
+	value, given = c.String(name), "--"+name
 	set := ""
 	for _, n := range append([]string{name}, old...) {
-		if !cmd.IsSet(n) {
+		if !c.IsSet(n) {
 			continue
 		}
 		if set != "" {
 			return "", "", usagef("--%s and --%s are the same flag; give one of them", set, n)
 		}
-		set, value, given = n, cmd.String(n), "--"+n
+		set, value, given = n, c.String(n), "--"+n
 	}
 	return value, given, nil
 }
 
 // plotFormatsFlag parses --plot-format (or its hidden old name, if any).
-func plotFormatsFlag(cmd *cli.Command, old ...string) ([]plot.ImageFormat, error) {
-	list, given, err := flagOrOldName(cmd, "plot-format", old...)
+func plotFormatsFlag(c *call, old ...string) ([]plot.ImageFormat, error) {
+	list, given, err := flagOrOldName(c, "plot-format", old...)
 	if err != nil {
 		return nil, err
 	}
@@ -133,8 +139,8 @@ var dataFormats = []string{"json", "csv"}
 
 // plotAndDataFormats parses plot's --plot-format (or its hidden old name):
 // image formats, and data formats of the timelines (json, csv).
-func plotAndDataFormats(cmd *cli.Command, old ...string) ([]plot.ImageFormat, []string, error) {
-	list, given, err := flagOrOldName(cmd, "plot-format", old...)
+func plotAndDataFormats(c *call, old ...string) ([]plot.ImageFormat, []string, error) {
+	list, given, err := flagOrOldName(c, "plot-format", old...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,11 +197,11 @@ func plotFormats(flag, list string) ([]plot.ImageFormat, error) {
 }
 
 // bucketFlag returns --bucket, or the scenario's default bucket.
-func bucketFlag(cmd *cli.Command, s *scenarios.Scenario) (time.Duration, error) {
-	if !cmd.IsSet("bucket") {
+func bucketFlag(c *call, s *scenarios.Scenario) (time.Duration, error) {
+	if !c.IsSet("bucket") {
 		return runs.DefaultBucket(s.Server), nil
 	}
-	b := cmd.Duration("bucket")
+	b := c.Duration("bucket")
 	if b < time.Millisecond {
 		return 0, usagef("--bucket must be at least 1ms, got %v", b)
 	}
@@ -228,7 +234,7 @@ type outputFile struct {
 // under a temporary name first; only when all are written are they renamed
 // into place, so that a failed write leaves the previous run's files as
 // they were (a rename that fails half-way leaves the earlier ones new).
-func writeOutputs(cmd *cli.Command, files []outputFile) error {
+func writeOutputs(c *call, files []outputFile) error {
 	var pending []*pendingFile
 	defer func() {
 		for _, p := range pending {
@@ -251,7 +257,7 @@ func writeOutputs(cmd *cli.Command, files []outputFile) error {
 		}
 	}
 	for _, f := range files {
-		fmt.Fprintln(cmd.Root().ErrWriter, "wrote", f.path)
+		fmt.Fprintln(c.stderr, "wrote", f.path)
 	}
 	return nil
 }
@@ -406,14 +412,14 @@ func pathErr(err error) error {
 
 // finishOutput writes data to stdout when there is no file (--out -), or
 // puts the file in place and says so on stderr.
-func finishOutput(cmd *cli.Command, file *pendingFile, out string, data []byte) error {
+func finishOutput(c *call, file *pendingFile, out string, data []byte) error {
 	if file == nil {
-		_, err := cmd.Root().Writer.Write(data)
+		_, err := c.stdout.Write(data)
 		return err
 	}
 	if err := file.commit(data); err != nil {
 		return err
 	}
-	fmt.Fprintln(cmd.Root().ErrWriter, "wrote", out)
+	fmt.Fprintln(c.stderr, "wrote", out)
 	return nil
 }

@@ -35,88 +35,94 @@ func reportCommand() *cli.Command {
 			if cmd.Args().Present() {
 				return usagef("report takes no arguments, got %q", cmd.Args().Slice())
 			}
-			out := cmd.String("out")
-			if out == "" {
-				return usagef("report needs --out FILE.html (or --out - for stdout)")
-			}
-			if err := notAnInput("--out", out, inputFile{"--file", cmd.String("file")}); err != nil {
-				return err
-			}
-			s, first, k, err := pickScenario(cmd)
-			if err != nil {
-				return err
-			}
-			ref, err := reference(cmd, s)
-			if err != nil {
-				return err
-			}
-			bucket, err := reportBucket(cmd, s)
-			if err != nil {
-				return err
-			}
-			var file *pendingFile
-			return execute(ctx, cmd, job{
-				plan:  runs.Plan{Groups: []runs.Group{{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket}}},
-				title: fmt.Sprintf("%s: %d seeds", s.Name, k),
-				start: func() (func(), error) {
-					if out == "-" {
-						return nil, nil
-					}
-					file, err = createOutput("--out", out)
-					if err != nil {
-						return nil, err
-					}
-					return file.abort, nil
-				},
-				present: func(res *runs.Results) error {
-					var buf bytes.Buffer
-					if err := writeHTMLReport(cmd, &buf, s, res.Groups[0].Plot, ref); err != nil {
-						return err
-					}
-					return finishOutput(cmd, file, out, buf.Bytes())
-				},
-			})
+			return execute(ctx, newCall(cmd), reportJob)
 		},
 	}
 }
 
+// reportJob is report's job: the plot data of the scenario, as an HTML
+// report in --out.
+func reportJob(c *call) (job, error) {
+	out := c.String("out")
+	if out == "" {
+		return job{}, usagef("report needs --out FILE.html (or --out - for stdout)")
+	}
+	if err := notAnInput("--out", out, inputFile{"--file", c.String("file")}); err != nil {
+		return job{}, err
+	}
+	s, first, k, err := pickScenario(c)
+	if err != nil {
+		return job{}, err
+	}
+	ref, err := reference(c, s)
+	if err != nil {
+		return job{}, err
+	}
+	bucket, err := reportBucket(c, s)
+	if err != nil {
+		return job{}, err
+	}
+	var file *pendingFile
+	return job{
+		plan:  runs.Plan{Groups: []runs.Group{{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket}}},
+		title: fmt.Sprintf("%s: %d seeds", s.Name, k),
+		start: func() (func(), error) {
+			if out == "-" {
+				return nil, nil
+			}
+			file, err = createOutput("--out", out)
+			if err != nil {
+				return nil, err
+			}
+			return file.abort, nil
+		},
+		present: func(res *runs.Results) error {
+			var buf bytes.Buffer
+			if err := writeHTMLReport(c, &buf, s, res.Groups[0].Plot, ref); err != nil {
+				return err
+			}
+			return finishOutput(c, file, out, buf.Bytes())
+		},
+	}, nil
+}
+
 // writeHTMLReport writes the HTML report of data, the plot data of s, to
 // w, with policy ref as the reference of the comparisons (see reference).
-func writeHTMLReport(cmd *cli.Command, w io.Writer, s *scenarios.Scenario, data *runs.PlotData, ref int) error {
+func writeHTMLReport(c *call, w io.Writer, s *scenarios.Scenario, data *runs.PlotData, ref int) error {
 	figures, err := plot.SVGFigures(data)
 	if err != nil {
 		return err
 	}
-	return report.WriteHTML(w, s, data.Runs, ref, figures, remakeCommand(cmd, s, data.Runs.FirstSeed, data.Runs.Seeds()))
+	return report.WriteHTML(w, s, data.Runs, ref, figures, remakeCommand(c, s, data.Runs.FirstSeed, data.Runs.Seeds()))
 }
 
 // reportBucket is the timeline bucket of the HTML report: --bucket where
 // the command has it, or the scenario's default.
-func reportBucket(cmd *cli.Command, s *scenarios.Scenario) (time.Duration, error) {
-	if cmd.IsSet("bucket") {
-		return bucketFlag(cmd, s)
+func reportBucket(c *call, s *scenarios.Scenario) (time.Duration, error) {
+	if c.IsSet("bucket") {
+		return bucketFlag(c, s)
 	}
 	return runs.DefaultBucket(s.Server), nil
 }
 
 // remakeCommand is the command line that makes the same report again. It
 // names only what decides the content, so it does not depend on --out.
-func remakeCommand(cmd *cli.Command, s *scenarios.Scenario, first uint64, k int) string {
-	parts := []string{"retrysim", cmd.Name}
-	if f := cmd.String("file"); f != "" {
+func remakeCommand(c *call, s *scenarios.Scenario, first uint64, k int) string {
+	parts := []string{"retrysim", c.name}
+	if f := c.String("file"); f != "" {
 		parts = append(parts, "--file", f)
 	}
 	parts = append(parts, "--scenario", s.Name, "--seed", fmt.Sprint(first))
 	if k > 1 {
 		parts = append(parts, "--seeds", fmt.Sprint(k))
 	}
-	if cmd.IsSet("vs") {
-		parts = append(parts, "--vs", cmd.String("vs"))
+	if c.IsSet("vs") {
+		parts = append(parts, "--vs", c.String("vs"))
 	}
-	if cmd.IsSet("bucket") {
-		parts = append(parts, "--bucket", cmd.Duration("bucket").String())
+	if c.IsSet("bucket") {
+		parts = append(parts, "--bucket", c.Duration("bucket").String())
 	}
-	if cmd.Name == "compare" {
+	if c.name == "compare" {
 		parts = append(parts, "--format", "html")
 	} else {
 		parts = append(parts, "--out", "FILE.html")

@@ -80,9 +80,9 @@ func readK8s(t *testing.T, name string) []k8sObject {
 	}
 }
 
-// checkJob checks the fields every Job needs and returns its one
+// checkK8sJob checks the fields every Job needs and returns its one
 // container's arguments and its volume's mount path and claim.
-func checkJob(t *testing.T, o k8sObject) (args []string, mount, claim string) {
+func checkK8sJob(t *testing.T, o k8sObject) (args []string, mount, claim string) {
 	t.Helper()
 	spec := o.Spec.Template.Spec
 	switch {
@@ -158,7 +158,7 @@ func TestScaleIndexedJob(t *testing.T) {
 		t.Fatal("the claim needs a name and ReadWriteMany (the pods may run on several nodes)")
 	}
 	job := objs[1]
-	args, mount, claim := checkJob(t, job)
+	args, mount, claim := checkK8sJob(t, job)
 	spec := job.Spec
 	switch {
 	case spec.CompletionMode != "Indexed":
@@ -186,7 +186,7 @@ func TestScaleIndexedJob(t *testing.T) {
 	if len(merge) != 1 {
 		t.Fatalf("merge-job.yaml: want one Job, got %d objects", len(merge))
 	}
-	margs, mmount, mclaim := checkJob(t, merge[0])
+	margs, mmount, mclaim := checkK8sJob(t, merge[0])
 	if mclaim != claim || len(margs) < 2 || margs[0] != "merge" || !strings.HasPrefix(margs[1], mmount) {
 		t.Fatalf("the merge Job must run 'merge' on the same claim's mount, got %q on %s (%s)", margs, mmount, mclaim)
 	}

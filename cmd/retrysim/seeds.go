@@ -43,12 +43,12 @@ func scenarioFlags() []cli.Flag {
 
 // pickScenario loads the scenario named by --scenario from --file (or the
 // built-in file) and returns it with the first seed and the number of seeds.
-func pickScenario(cmd *cli.Command) (*scenarios.Scenario, uint64, int, error) {
-	f, err := loadFile(cmd)
+func pickScenario(c *call) (*scenarios.Scenario, uint64, int, error) {
+	f, err := loadFile(c)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	name := cmd.String("scenario")
+	name := c.String("scenario")
 	if name == "" {
 		name = f.Default
 	}
@@ -57,10 +57,10 @@ func pickScenario(cmd *cli.Command) (*scenarios.Scenario, uint64, int, error) {
 		return nil, 0, 0, usageError{err}
 	}
 	seed := s.Seed
-	if cmd.IsSet("seed") {
-		seed = cmd.Uint64("seed")
+	if c.IsSet("seed") {
+		seed = c.Uint64("seed")
 	}
-	k, err := seedCount(cmd, seed)
+	k, err := seedCount(c, seed)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -68,8 +68,8 @@ func pickScenario(cmd *cli.Command) (*scenarios.Scenario, uint64, int, error) {
 }
 
 // seedCount validates --seeds against the first seed.
-func seedCount(cmd *cli.Command, first uint64) (int, error) {
-	n := cmd.Uint64("seeds")
+func seedCount(c *call, first uint64) (int, error) {
+	n := c.Uint64("seeds")
 	if n < 1 || n > maxSeeds {
 		return 0, usagef("--seeds must be between 1 and %d, got %d", maxSeeds, n)
 	}
@@ -87,11 +87,11 @@ func vsFlag() cli.Flag {
 
 // reference resolves --vs among the policies of s: the reference policy's
 // index, or report.DefaultReference when --vs is not given.
-func reference(cmd *cli.Command, s *scenarios.Scenario) (int, error) {
-	if !cmd.IsSet("vs") {
+func reference(c *call, s *scenarios.Scenario) (int, error) {
+	if !c.IsSet("vs") {
 		return report.DefaultReference, nil
 	}
-	name := cmd.String("vs")
+	name := c.String("vs")
 	names := make([]string, len(s.Policies))
 	for p := range s.Policies {
 		if names[p] = s.Policies[p].Name; names[p] == name {
@@ -103,42 +103,42 @@ func reference(cmd *cli.Command, s *scenarios.Scenario) (int, error) {
 
 // writeWarnings prints the warnings of a document on stderr, for formats
 // that have no place for them (all but JSON).
-func writeWarnings(cmd *cli.Command, warnings []string) {
-	if format(cmd) == report.JSON {
+func writeWarnings(c *call, warnings []string) {
+	if format(c) == report.JSON {
 		return
 	}
 	for _, w := range warnings {
-		fmt.Fprintln(cmd.Root().ErrWriter, "retrysim: warning:", w)
+		fmt.Fprintln(c.stderr, "retrysim: warning:", w)
 	}
 }
 
 // compareJob is compare's job: every policy of the scenario for the HTML
 // report, on K seeds, or on one seed (which does not shard).
-func compareJob(cmd *cli.Command) (job, error) {
-	s, seed, k, err := pickScenario(cmd)
+func compareJob(c *call) (job, error) {
+	s, seed, k, err := pickScenario(c)
 	if err != nil {
 		return job{}, err
 	}
-	ref, err := reference(cmd, s)
+	ref, err := reference(c, s)
 	if err != nil {
 		return job{}, err
 	}
 	gr := runs.Group{Scenario: s, First: seed, Seeds: k}
 	switch {
-	case format(cmd) == report.HTML:
+	case format(c) == report.HTML:
 		gr.Plot, gr.Bucket = true, runs.DefaultBucket(s.Server)
 		return job{plan: runs.Plan{Groups: []runs.Group{gr}}, title: fmt.Sprintf("%s: %d seeds", s.Name, k),
 			start: func() (func(), error) {
-				if cmd.Bool("verbose") {
+				if c.Bool("verbose") {
 					return nil, usagef("--verbose works with the table, markdown, csv and json formats, not html")
 				}
 				return nil, nil
 			},
 			present: func(res *runs.Results) error {
-				return writeHTMLReport(cmd, cmd.Root().Writer, s, res.Groups[0].Plot, ref)
+				return writeHTMLReport(c, c.stdout, s, res.Groups[0].Plot, ref)
 			}}, nil
 	case k > 1:
-		return compareSeeds(cmd, gr, ref), nil
+		return compareSeeds(c, gr, ref), nil
 	}
 	gr.Whole = true
 	start := time.Now()
@@ -146,33 +146,33 @@ func compareJob(cmd *cli.Command) (job, error) {
 		title: fmt.Sprintf("%s, seed %d", s.Name, seed),
 		present: func(res *runs.Results) error {
 			results := res.Groups[0].Whole
-			if cmd.Bool("verbose") {
-				writeEngineStats(cmd.Root().ErrWriter, results, time.Since(start))
+			if c.Bool("verbose") {
+				writeEngineStats(c.stderr, results, time.Since(start))
 			}
-			c := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: s.Metrics()}
-			return report.Write(cmd.Root().Writer, format(cmd), &c)
+			cmp := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: s.Metrics()}
+			return report.Write(c.stdout, format(c), &cmp)
 		}}, nil
 }
 
 // compareSeeds is compare's job on the seeds of gr, K > 1, with policy ref
 // as the reference (see reference).
-func compareSeeds(cmd *cli.Command, gr runs.Group, ref int) job {
+func compareSeeds(c *call, gr runs.Group, ref int) job {
 	s, k := gr.Scenario, gr.Seeds
 	var events atomic.Int64 // a sum: the same whatever order runs finish in
 	start := time.Now()
 	return job{plan: runs.Plan{Groups: []runs.Group{gr}}, title: fmt.Sprintf("%s: %d seeds", s.Name, k),
 		each: func(_, _, _ int, r *sim.Result) { events.Add(int64(r.Events)) },
 		present: func(res *runs.Results) error {
-			if cmd.Bool("verbose") {
+			if c.Bool("verbose") {
 				wall := time.Since(start)
-				fmt.Fprintf(cmd.Root().ErrWriter, "total: %d events in %d runs (%d seeds × %d policies) in %v wall time (%.3g events/s)\n",
+				fmt.Fprintf(c.stderr, "total: %d events in %d runs (%d seeds × %d policies) in %v wall time (%.3g events/s)\n",
 					events.Load(), k*len(s.Policies), k, len(s.Policies), wall.Round(time.Microsecond), float64(events.Load())/wall.Seconds())
 			}
 			doc := report.StatsVs(res.Groups[0].Runs, ref)
-			if err := report.WriteMultiSeed(cmd.Root().Writer, format(cmd), &doc); err != nil {
+			if err := report.WriteMultiSeed(c.stdout, format(c), &doc); err != nil {
 				return err
 			}
-			writeWarnings(cmd, doc.Warnings)
+			writeWarnings(c, doc.Warnings)
 			return nil
 		}}
 }

@@ -145,7 +145,7 @@ func speedFlag(def float64) cli.Flag {
 // scenarioAndSeed returns the scenario named by --scenario (or the file's
 // default) and the seed (--seed, or the scenario's).
 func scenarioAndSeed(cmd *cli.Command) (*scenarios.Scenario, uint64, error) {
-	f, err := loadFile(cmd)
+	f, err := loadFile(newCall(cmd))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -65,8 +65,8 @@ func state(cmd *cli.Command) *shardState {
 }
 
 // merging returns the merged runs when 'retrysim merge' replays cmd.
-func merging(cmd *cli.Command) *shardState {
-	if st := state(cmd); st.merged != nil {
+func merging(c *call) *shardState {
+	if st := c.st; st.merged != nil {
 		return st
 	}
 	return nil
@@ -80,11 +80,11 @@ func splits(cmd *cli.Command) bool {
 
 // sharding reports whether cmd runs one shard: --shard, --shards or the
 // environment say so.
-func sharding(cmd *cli.Command) bool {
-	if merging(cmd) != nil || !splits(cmd) {
+func sharding(c *call) bool {
+	if merging(c) != nil || c.cmd == nil || !splits(c.cmd) {
 		return false
 	}
-	if cmd.IsSet("shard") || cmd.IsSet("shards") {
+	if c.IsSet("shard") || c.IsSet("shards") {
 		return true
 	}
 	_, index := os.LookupEnv(envIndex)
@@ -94,14 +94,14 @@ func sharding(cmd *cli.Command) bool {
 
 // shardOf returns the shard cmd runs: --shard I/N; or I from
 // $JOB_COMPLETION_INDEX and N from --shards or $RETRYSIM_SHARDS.
-func shardOf(cmd *cli.Command) (runs.Shard, error) {
-	if cmd.IsSet("shard") {
-		sh, err := runs.ParseShard(cmd.String("shard"))
+func shardOf(c *call) (runs.Shard, error) {
+	if c.IsSet("shard") {
+		sh, err := runs.ParseShard(c.String("shard"))
 		if err != nil {
 			return sh, usagef("--shard: %v", err)
 		}
-		if cmd.IsSet("shards") && cmd.Uint64("shards") != uint64(sh.Count) {
-			return sh, usagef("--shard %s and --shards %d disagree on the number of shards", sh, cmd.Uint64("shards"))
+		if c.IsSet("shards") && c.Uint64("shards") != uint64(sh.Count) {
+			return sh, usagef("--shard %s and --shards %d disagree on the number of shards", sh, c.Uint64("shards"))
 		}
 		return sh, nil
 	}
@@ -114,8 +114,8 @@ func shardOf(cmd *cli.Command) (runs.Shard, error) {
 		return runs.Shard{}, usagef("$%s=%q: must be a shard index in decimal digits", envIndex, index)
 	}
 	var n uint64
-	if cmd.IsSet("shards") {
-		n = cmd.Uint64("shards")
+	if c.IsSet("shards") {
+		n = c.Uint64("shards")
 	} else {
 		total := os.Getenv(envShards)
 		if n, err = parseDecimal(total); err != nil {
@@ -133,8 +133,8 @@ func shardOf(cmd *cli.Command) (runs.Shard, error) {
 // runs a shard, records it for the shard file. When 'retrysim merge'
 // replays cmd, it returns the copy the shards recorded instead. name is
 // how messages name the file.
-func readInput(cmd *cli.Command, flag, path string) (data []byte, name string, err error) {
-	st := state(cmd)
+func readInput(c *call, flag, path string) (data []byte, name string, err error) {
+	st := c.st
 	if st.merged != nil {
 		for i, in := range st.inputs {
 			if in.Flag == flag && in.Path == path && !st.used[i] {
@@ -148,7 +148,7 @@ func readInput(cmd *cli.Command, flag, path string) (data []byte, name string, e
 	case "":
 		data, name = retrysim.BuiltinScenarios, scenarios.BuiltinFile
 	case "-":
-		data, err = readBounded(cmd.Root().Reader, inputLimit(flag))
+		data, err = readBounded(c.stdin, inputLimit(flag))
 		name = stdinName
 	default:
 		data, err = readLimited(path, inputLimit(flag))
@@ -157,7 +157,7 @@ func readInput(cmd *cli.Command, flag, path string) (data []byte, name string, e
 	if err != nil {
 		return nil, "", err
 	}
-	if sharding(cmd) {
+	if sharding(c) {
 		st.inputs = append(st.inputs, runs.NewInput(flag, path, name, data))
 	}
 	return data, name, nil
@@ -166,8 +166,8 @@ func readInput(cmd *cli.Command, flag, path string) (data []byte, name string, e
 // parseInput parses the scenario file readInput read from path (as
 // scenarios.Load, ParseIn or Builtin would), reading its capacity traces
 // with readTrace.
-func parseInput(cmd *cli.Command, path, name string, data []byte) (*scenarios.File, error) {
-	read := func(trace string) ([]byte, error) { return readTrace(cmd, trace) }
+func parseInput(c *call, path, name string, data []byte) (*scenarios.File, error) {
+	read := func(trace string) ([]byte, error) { return readTrace(c, trace) }
 	switch path {
 	case "":
 		return scenarios.Parse(name, data)
@@ -179,8 +179,8 @@ func parseInput(cmd *cli.Command, path, name string, data []byte) (*scenarios.Fi
 
 // readTrace reads a capacity trace for a shard, once, and records it; when
 // 'retrysim merge' replays cmd, it returns the copy the shards recorded.
-func readTrace(cmd *cli.Command, path string) ([]byte, error) {
-	st := state(cmd)
+func readTrace(c *call, path string) ([]byte, error) {
+	st := c.st
 	for _, in := range st.inputs {
 		if in.Flag == runs.TraceInput && in.Path == path {
 			return in.Content, nil
@@ -248,22 +248,22 @@ func canonicalArgs(cmd *cli.Command) []string {
 
 // runShard runs cmd's shard of plan, the work the whole command does,
 // and writes the partial result to --shard-out.
-func runShard(ctx context.Context, cmd *cli.Command, plan runs.Plan) error {
+func runShard(ctx context.Context, c *call, plan runs.Plan) error {
 	if plan.Unsplit != "" {
 		return usagef("%s", plan.Unsplit)
 	}
-	sh, err := shardOf(cmd)
+	sh, err := shardOf(c)
 	if err != nil {
 		return err
 	}
 	// Say what the shard runs, and refuse (without --force) a part over
 	// the limits.
 	est, seeds, all := plan.ShardWork(sh)
-	fmt.Fprintf(cmd.Root().ErrWriter, "retrysim: shard %s: %d of %d seed(s) in %d group(s): %s\n", sh, seeds, all, len(plan.Groups), est)
-	if refusal := est.Refusal(); refusal != "" && !cmd.Bool("force") {
+	fmt.Fprintf(c.stderr, "retrysim: shard %s: %d of %d seed(s) in %d group(s): %s\n", sh, seeds, all, len(plan.Groups), est)
+	if refusal := est.Refusal(); refusal != "" && !c.Bool("force") {
 		return usagef("refusing to start shard %s: %s; use more shards, or pass --force to run it anyway", sh, refusal)
 	}
-	out := cmd.String("shard-out")
+	out := c.String("shard-out")
 	var file *pendingFile
 	if out != "" && out != "-" {
 		if strings.HasSuffix(out, "/") {
@@ -283,7 +283,7 @@ func runShard(ctx context.Context, cmd *cli.Command, plan runs.Plan) error {
 	for g, owned := range runs.OwnedSeeds(plan.Groups, sh) {
 		total += len(owned) * len(plan.Groups[g].Scenario.Policies)
 	}
-	bar := progress.New(cmd.Root().ErrWriter, total, "shard "+sh.String())
+	bar := progress.New(c.stderr, total, "shard "+sh.String())
 	res, err := runs.Execute(ctx, plan, runs.Mode{Shard: &sh, Done: bar.Add})
 	bar.Done()
 	if err != nil {
@@ -297,8 +297,8 @@ func runShard(ctx context.Context, cmd *cli.Command, plan runs.Plan) error {
 	doc := runs.ShardFile{
 		Schema: runs.ShardSchema, Version: version,
 		Go:      v.goVersion + " " + runtime.GOOS + "/" + runtime.GOARCH,
-		Command: cmd.Name, Args: canonicalArgs(cmd), Shard: sh.Index, Shards: sh.Count,
-		Inputs: state(cmd).inputs, Groups: res.Parts,
+		Command: c.name, Args: canonicalArgs(c.cmd), Shard: sh.Index, Shards: sh.Count,
+		Inputs: c.st.inputs, Groups: res.Parts,
 	}
 	if doc.Args == nil {
 		doc.Args = []string{}
@@ -313,7 +313,7 @@ func runShard(ctx context.Context, cmd *cli.Command, plan runs.Plan) error {
 	if buf.Len() > maxShardOut {
 		return usagef("shard %s: its partial result is %d bytes, over the %d MiB a merge reads; use more shards", sh, buf.Len(), runs.MaxShardFileSize>>20)
 	}
-	return finishOutput(cmd, file, out, buf.Bytes())
+	return finishOutput(c, file, out, buf.Bytes())
 }
 
 func mergeCommand() *cli.Command {

@@ -55,82 +55,98 @@ func sweepCommand() *cli.Command {
 			if cmd.Args().Present() {
 				return usagef("sweep takes no arguments, got %q", cmd.Args().Slice())
 			}
-			specs := cmd.StringSlice("param")
-			if len(specs) == 0 {
-				return usagef("sweep needs --param NAME=VALUES, e.g. --param clients=10:50:10 or clients=10,20,50")
-			}
-			if len(specs) > sweep.MaxParams {
-				return usagef("--param: at most %d parameters, got %d", sweep.MaxParams, len(specs))
-			}
-			var params []sweep.Param
-			total := 1
-			for _, spec := range specs {
-				p, err := sweep.Parse(spec)
-				if err != nil {
-					return usagef("--param %v", err)
-				}
-				for _, q := range params {
-					if q.Name == p.Name {
-						return usagef("--param: %s is given twice", p.Name)
-					}
-				}
-				if p.Note != "" {
-					fmt.Fprintln(cmd.Root().ErrWriter, "retrysim: note: --param", p.Note)
-				}
-				params = append(params, p)
-				total *= len(p.Values)
-			}
-			if total > sweep.MaxPoints {
-				return usagef("--param: %d points; at most %d", total, sweep.MaxPoints)
-			}
-			plotDir, plotDirFlag, err := flagOrOldName(cmd, "plot-dir", "plot")
-			if err != nil {
-				return err
-			}
-			var formats []plot.ImageFormat
-			if plotDir != "" {
-				if formats, err = plotFormatsFlag(cmd); err != nil {
-					return err
-				}
-			}
-			s, first, k, err := pickScenario(cmd)
-			if err != nil {
-				return err
-			}
-			ref, err := reference(cmd, s)
-			if err != nil {
-				return err
-			}
-			// Check every point as the loader checks a file, before running any.
-			if err := sweep.Validate(s, params); err != nil {
-				return usagef("--param %v", err)
-			}
-			plan, err := runs.SweepPlan(s, params, first, k)
-			if err != nil {
-				return usagef("--param %v", err)
-			}
-			return execute(ctx, cmd, job{plan: plan, title: "sweep " + s.Name,
-				start: func() (func(), error) {
-					if plotDir == "" {
-						return nil, nil
-					}
-					return nil, outputDir(plotDirFlag, plotDir)
-				},
-				present: func(res *runs.Results) error {
-					sw, err := runs.SweepOf(s, params, first, k, res)
-					if err != nil {
-						return err
-					}
-					return writeSweep(cmd, sw, ref, plotDir, formats)
-				}})
+			return execute(ctx, newCall(cmd), sweepJob)
 		},
 	}
 }
 
+// sweepJob is sweep's job: every policy at every point of the grid of
+// --param, on the seeds of the scenario.
+func sweepJob(c *call) (job, error) {
+	params, err := sweepParams(c)
+	if err != nil {
+		return job{}, err
+	}
+	plotDir, plotDirFlag, err := flagOrOldName(c, "plot-dir", "plot")
+	if err != nil {
+		return job{}, err
+	}
+	var formats []plot.ImageFormat
+	if plotDir != "" {
+		if formats, err = plotFormatsFlag(c); err != nil {
+			return job{}, err
+		}
+	}
+	s, first, k, err := pickScenario(c)
+	if err != nil {
+		return job{}, err
+	}
+	ref, err := reference(c, s)
+	if err != nil {
+		return job{}, err
+	}
+	// Check every point as the loader checks a file, before running any.
+	if err := sweep.Validate(s, params); err != nil {
+		return job{}, usagef("--param %v", err)
+	}
+	plan, err := runs.SweepPlan(s, params, first, k)
+	if err != nil {
+		return job{}, usagef("--param %v", err)
+	}
+	return job{plan: plan, title: "sweep " + s.Name,
+		start: func() (func(), error) {
+			if plotDir == "" {
+				return nil, nil
+			}
+			return nil, outputDir(plotDirFlag, plotDir)
+		},
+		present: func(res *runs.Results) error {
+			sw, err := runs.SweepOf(s, params, first, k, res)
+			if err != nil {
+				return err
+			}
+			return writeSweep(c, sw, ref, plotDir, formats)
+		}}, nil
+}
+
+// sweepParams reads --param, at most sweep.MaxParams of them spanning at
+// most sweep.MaxPoints points, and notes on stderr what parsing changed.
+func sweepParams(c *call) ([]sweep.Param, error) {
+	specs := c.StringSlice("param")
+	if len(specs) == 0 {
+		return nil, usagef("sweep needs --param NAME=VALUES, e.g. --param clients=10:50:10 or clients=10,20,50")
+	}
+	if len(specs) > sweep.MaxParams {
+		return nil, usagef("--param: at most %d parameters, got %d", sweep.MaxParams, len(specs))
+	}
+	var params []sweep.Param
+	total := 1
+	for _, spec := range specs {
+		p, err := sweep.Parse(spec)
+		if err != nil {
+			return nil, usagef("--param %v", err)
+		}
+		for _, q := range params {
+			if q.Name == p.Name {
+				return nil, usagef("--param: %s is given twice", p.Name)
+			}
+		}
+		if p.Note != "" {
+			fmt.Fprintln(c.stderr, "retrysim: note: --param", p.Note)
+		}
+		params = append(params, p)
+		total *= len(p.Values)
+	}
+	if total > sweep.MaxPoints {
+		return nil, usagef("--param: %d points; at most %d", total, sweep.MaxPoints)
+	}
+	return params, nil
+}
+
 // writeSweep writes sw to stdout in --format, with policy ref as the
 // reference, and its line plots to plotDir, if set, in formats.
-func writeSweep(cmd *cli.Command, sw *runs.Sweep, ref int, plotDir string, formats []plot.ImageFormat) error {
-	if err := report.WriteSweep(cmd.Root().Writer, format(cmd), sw, ref); err != nil {
+func writeSweep(c *call, sw *runs.Sweep, ref int, plotDir string, formats []plot.ImageFormat) error {
+	if err := report.WriteSweep(c.stdout, format(c), sw, ref); err != nil {
 		return err
 	}
 	if plotDir == "" {
@@ -144,5 +160,5 @@ func writeSweep(cmd *cli.Command, sw *runs.Sweep, ref int, plotDir string, forma
 	if err != nil {
 		return err
 	}
-	return writeOutputs(cmd, files)
+	return writeOutputs(c, files)
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 
-	"github.com/urfave/cli/v3"
-
 	"github.com/retrysim/retrysim/cmd/retrysim/internal/progress"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -22,7 +20,7 @@ type watch struct {
 
 // startWatch starts the bar for the runs of plan (a Plot group's seeds and
 // its timeline run); description names them.
-func startWatch(cmd *cli.Command, description string, plan runs.Plan) *watch {
+func startWatch(c *call, description string, plan runs.Plan) *watch {
 	total := plan.Runs()
 	events := 0.0
 	for _, gr := range plan.Groups {
@@ -34,7 +32,7 @@ func startWatch(cmd *cli.Command, description string, plan runs.Plan) *watch {
 			events += float64(k) * policyEvents(gr.Scenario, p)
 		}
 	}
-	w := cmd.Root().ErrWriter
+	w := c.stderr
 	if total >= progress.MinRuns {
 		return &watch{bar: progress.New(w, total, description)}
 	}

@@ -16,13 +16,13 @@ func forceFlag() cli.Flag {
 // checkWork refuses, unless --force is given, work whose estimate is over
 // the limits (exit 2), and warns on stderr before a long run. (A shard
 // checks its own part, runShard; a merge runs nothing.)
-func checkWork(cmd *cli.Command, est scenarios.Estimate) error {
+func checkWork(c *call, est scenarios.Estimate) error {
 	refusal := est.Refusal()
-	if refusal != "" && !cmd.Bool("force") {
+	if refusal != "" && !c.Bool("force") {
 		return usagef("refusing to start: %s (%s); make the scenario, --seeds or --param smaller, or pass --force to run it anyway", refusal, est)
 	}
 	if refusal != "" || est.Long() {
-		fmt.Fprintf(cmd.Root().ErrWriter, "retrysim: warning: this is a long run: %s (Ctrl-C stops it)\n", est)
+		fmt.Fprintf(c.stderr, "retrysim: warning: this is a long run: %s (Ctrl-C stops it)\n", est)
 	}
 	return nil
 }
