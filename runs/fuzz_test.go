@@ -34,7 +34,8 @@ func FuzzShardFile(f *testing.F) {
 			f.Fatal(err)
 		}
 		file := runs.ShardFile{Schema: runs.ShardSchema, Version: "devel unknown", Go: "go1.26 linux/amd64",
-			Command: "plot", Args: []string{"--seeds", "2"}, Shards: 1, Inputs: []runs.Input{}, Groups: parts}
+			Command: "plot", Args: []string{"--seeds", "2"}, Shards: 1, Inputs: []runs.Input{}, Groups: parts,
+			Flags: []runs.Flag{{Name: "seeds", Set: true, Value: []byte("2")}, {Name: "plot-format", Value: []byte(`"png,svg"`)}}}
 		var buf bytes.Buffer
 		if err := file.Write(&buf); err != nil {
 			f.Fatal(err)

@@ -288,9 +288,10 @@ func TestReadShardFileRefuses(t *testing.T) {
 		want string
 	}{
 		{"not json", `not json`, "x.json: not a retrysim shard file"},
-		{"other schema", `{"schema":"retrysim/multi-seed/v1"}`, `x.json: schema "retrysim/multi-seed/v1", want "retrysim/shard/v2"`},
+		{"other schema", `{"schema":"retrysim/multi-seed/v1"}`, `x.json: schema "retrysim/multi-seed/v1", want "retrysim/shard/v3"`},
 		{"older schema", `{"schema":"retrysim/shard/v1","shard":0,"shards":1}`, `x.json: schema "retrysim/shard/v1" is the shard format of an older retrysim`},
-		{"unknown field", `{"schema":"retrysim/shard/v2","shard":0,"shards":1,"bogus":1}`, "x.json: json: unknown field"},
+		{"v2", `{"schema":"retrysim/shard/v2","shard":0,"shards":1}`, `x.json: schema "retrysim/shard/v2" is the shard format of an older retrysim`},
+		{"unknown field", `{"schema":"retrysim/shard/v3","shard":0,"shards":1,"bogus":1}`, "x.json: json: unknown field"},
 		{"truncated", good[:len(good)/2], "x.json: not a retrysim shard file"},
 		{"changed value", strings.Replace(good, `"first_seed":1,`, `"first_seed":2,`, 1), "x.json: checksum"},
 		{"no checksum", strings.Replace(good, `"checksum":"sha256:`, `"checksum":"`, 1), "x.json: checksum"},

@@ -21,10 +21,10 @@ import (
 
 // ShardSchema names the JSON schema of a shard's partial result.
 // docs/scale.md describes it; a change to it gets a new version.
-const ShardSchema = "retrysim/shard/v2"
+const ShardSchema = "retrysim/shard/v3"
 
 // oldShardSchemas are the schemas of earlier builds, refused by name.
-var oldShardSchemas = []string{"retrysim/shard/v1"}
+var oldShardSchemas = []string{"retrysim/shard/v1", "retrysim/shard/v2"}
 
 // MaxShardFileSize bounds the size of a shard file that is read (and
 // written): a shard over it should be split into more shards.
@@ -52,8 +52,12 @@ type ShardFile struct {
 	// less the flags that only choose the shard or print progress.
 	Command string   `json:"command"`
 	Args    []string `json:"args"`
-	Shard   int      `json:"shard"`
-	Shards  int      `json:"shards"`
+	// Flags are the values the command read of each of its flags (less
+	// those Args leaves out), in the command's flag order: what the merge
+	// plans the command's work from.
+	Flags  []Flag `json:"flags"`
+	Shard  int    `json:"shard"`
+	Shards int    `json:"shards"`
 	// Inputs are the files the command read (the scenario file, the
 	// baselines), with their bytes, so that the merge needs no copy.
 	Inputs []Input `json:"inputs"`
@@ -63,6 +67,17 @@ type ShardFile struct {
 	// Checksum is "sha256:" and the hex SHA-256 of the file's canonical
 	// JSON (as Write writes it) with Checksum empty; Write sets it.
 	Checksum string `json:"checksum"`
+}
+
+// Flag is the value a command read of one of its flags.
+type Flag struct {
+	Name string `json:"name"`
+	// Set says the flag was given; if not, Value is its default.
+	Set bool `json:"set"`
+	// Value is the flag's value in JSON, as its type has it: a string, a
+	// list of strings, a boolean, a whole number or (a duration) a whole
+	// number of nanoseconds.
+	Value json.RawMessage `json:"value"`
 }
 
 // TraceInput is the Flag of an Input that is a capacity trace, named by
@@ -326,6 +341,11 @@ func (f *ShardFile) check() error {
 	if f.Command == "" {
 		return errors.New("no command")
 	}
+	for i, fl := range f.Flags {
+		if fl.Name == "" || slices.ContainsFunc(f.Flags[:i], func(o Flag) bool { return o.Name == fl.Name }) {
+			return fmt.Errorf("flag %d: no name, or one given twice (%q)", i+1, fl.Name)
+		}
+	}
 	for _, in := range f.Inputs {
 		if sum := sha256.Sum256(in.Content); hex.EncodeToString(sum[:]) != in.SHA256 {
 			return fmt.Errorf("the copy of %s does not have the sha256 recorded for it", in.Name)
@@ -469,7 +489,7 @@ func MergeShards(names []string, files []*ShardFile) (*Merged, error) {
 		switch {
 		case f.Version != ref.Version:
 			return nil, bad("written by retrysim %s, but %s by %s", f.Version, names[0], ref.Version)
-		case f.Command != ref.Command || !slices.Equal(f.Args, ref.Args):
+		case f.Command != ref.Command || !slices.Equal(f.Args, ref.Args) || !sameFlags(f.Flags, ref.Flags):
 			return nil, bad("ran %q, but %s ran %q", commandLine(f), names[0], commandLine(ref))
 		case f.Shards != ref.Shards:
 			return nil, bad("is shard %d of %d, but %s is one of %d", f.Shard, f.Shards, names[0], ref.Shards)
@@ -538,4 +558,11 @@ func inputsDiffer(a, b []Input) string {
 		}
 	}
 	return ""
+}
+
+// sameFlags reports whether a and b hold the same flags and values.
+func sameFlags(a, b []Flag) bool {
+	return slices.EqualFunc(a, b, func(x, y Flag) bool {
+		return x.Name == y.Name && x.Set == y.Set && bytes.Equal(x.Value, y.Value)
+	})
 }

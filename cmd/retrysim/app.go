@@ -16,12 +16,6 @@ import (
 // run is the whole CLI: it parses args (args[0] is the program name) and
 // writes to stdout and stderr. It never exits the process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runWith(ctx, args, stdout, stderr, &shardState{})
-}
-
-// runWith is run with st as the state of shards: 'retrysim merge' replays
-// the shards' command with the merged runs in st.
-func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *shardState) error {
 	var helpTopic error // set when 'retrysim help NAME' names no command
 	var quiet bool      // --quiet
 	app := &cli.Command{
@@ -35,7 +29,6 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, st *s
 			"(docs/scenarios.md). Exit status: 0 success, 1 failed run or check,\n" +
 			"2 usage or input error, 3 internal error, 130 interrupted (Ctrl-C).",
 		Version:   readBuildVersion().module,
-		Metadata:  map[string]any{stateKey: st},
 		Writer:    stdout,
 		ErrWriter: quietWriter{stderr, &quiet},
 		Flags:     []cli.Flag{quietFlag(&quiet)},

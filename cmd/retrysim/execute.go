@@ -37,7 +37,7 @@ type flags interface {
 // newCall is the call of cmd.
 func newCall(cmd *cli.Command) *call {
 	root := cmd.Root()
-	return &call{flags: cmd, name: cmd.Name, stdout: root.Writer, stderr: root.ErrWriter, stdin: root.Reader, cmd: cmd, st: state(cmd)}
+	return &call{flags: cmd, name: cmd.Name, stdout: root.Writer, stderr: root.ErrWriter, stdin: root.Reader, cmd: cmd, st: &shardState{}}
 }
 
 // A job is what a command does once its flags are read: the plan of its
@@ -58,10 +58,10 @@ type job struct {
 	present func(*runs.Results) error
 }
 
-// execute runs j as cmd says: one shard of it, written for 'retrysim
-// merge'; or its runs taken from the merged shards, when merge replays
-// cmd; or here, after checking the work estimate. Then it presents the
-// results.
+// execute plans c's job and runs it as c says: one shard of it, written
+// for 'retrysim merge'; or its runs taken from the merged shards, when c is
+// the merge of its shards; or here, after checking the work estimate. Then
+// it presents the results (but for a shard).
 func execute(ctx context.Context, c *call, plan func(*call) (job, error)) error {
 	j, err := plan(c)
 	if err != nil {

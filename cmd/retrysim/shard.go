@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -45,26 +46,18 @@ var maxShardOut = runs.MaxShardFileSize
 // choose the shard and those that change nothing in the output.
 var notRecorded = []string{"shard", "shards", "shard-out", "force", "verbose", "help"}
 
-// shardState is what a command needs to know beyond its flags, kept in
-// the root command's metadata: the input files it read (recorded in a
-// shard), and, when 'retrysim merge' replays a command, the merged runs.
+// shardState is what a call reads beyond its flags: the input files (read
+// and recorded, for a shard; or, in a merge, the copies the shards
+// recorded) and, in a merge, the merged runs.
 type shardState struct {
 	inputs []runs.Input
 	merged *runs.Merged
-	// used marks the inputs a replay has taken.
+	// used marks the inputs a merge has taken.
 	used []bool
 }
 
-const stateKey = "retrysim-shards"
-
-func state(cmd *cli.Command) *shardState {
-	if st, ok := cmd.Root().Metadata[stateKey].(*shardState); ok {
-		return st
-	}
-	return &shardState{} // a command run outside run()
-}
-
-// merging returns the merged runs when 'retrysim merge' replays cmd.
+// merging returns the merged runs when c is 'retrysim merge' presenting
+// the shards of its command.
 func merging(c *call) *shardState {
 	if st := c.st; st.merged != nil {
 		return st
@@ -129,10 +122,10 @@ func shardOf(c *call) (runs.Shard, error) {
 	return sh, nil
 }
 
-// readInput reads the file named by flag (path '-' is stdin) and, when cmd
-// runs a shard, records it for the shard file. When 'retrysim merge'
-// replays cmd, it returns the copy the shards recorded instead. name is
-// how messages name the file.
+// readInput reads the file named by flag (path '-' is stdin) and, when c
+// runs a shard, records it for the shard file. When c merges shards, it
+// returns the copy the shards recorded instead. name is how messages name
+// the file.
 func readInput(c *call, flag, path string) (data []byte, name string, err error) {
 	st := c.st
 	if st.merged != nil {
@@ -178,7 +171,7 @@ func parseInput(c *call, path, name string, data []byte) (*scenarios.File, error
 }
 
 // readTrace reads a capacity trace for a shard, once, and records it; when
-// 'retrysim merge' replays cmd, it returns the copy the shards recorded.
+// c merges shards, it returns the copy the shards recorded.
 func readTrace(c *call, path string) ([]byte, error) {
 	st := c.st
 	for _, in := range st.inputs {
@@ -221,8 +214,8 @@ func inputLimit(flag string) int64 {
 }
 
 // canonicalArgs are the flags given to cmd, by long name in the command's
-// flag order, less those notRecorded: what a shard records and a merge
-// replays.
+// flag order, less those notRecorded: the command line a shard records,
+// for messages and for the record (the merge plans from recordFlags).
 func canonicalArgs(cmd *cli.Command) []string {
 	var args []string
 	for _, f := range cmd.Flags {
@@ -289,6 +282,10 @@ func runShard(ctx context.Context, c *call, plan runs.Plan) error {
 	if err != nil {
 		return err
 	}
+	flags, err := recordFlags(c.cmd)
+	if err != nil {
+		return err
+	}
 	v := readBuildVersion()
 	version := v.module + " " + v.commit
 	if v.modified {
@@ -297,7 +294,7 @@ func runShard(ctx context.Context, c *call, plan runs.Plan) error {
 	doc := runs.ShardFile{
 		Schema: runs.ShardSchema, Version: version,
 		Go:      v.goVersion + " " + runtime.GOOS + "/" + runtime.GOARCH,
-		Command: c.name, Args: canonicalArgs(c.cmd), Shard: sh.Index, Shards: sh.Count,
+		Command: c.name, Args: canonicalArgs(c.cmd), Flags: flags, Shard: sh.Index, Shards: sh.Count,
 		Inputs: c.st.inputs, Groups: res.Parts,
 	}
 	if doc.Args == nil {
@@ -362,29 +359,41 @@ func mergeCommand() *cli.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			ref := files[0]
-			// Replay only a command that shards: not list, serve, validate,
-			// nor merge, which would read its own folder again and again.
-			if c := cmd.Root().Command(ref.Command); c == nil || !splits(c) || c.Name != ref.Command {
-				return usagef("%s: ran %q, which is not a command that shards", names[0], ref.Command)
-			}
-			st := &shardState{merged: merged, inputs: ref.Inputs, used: make([]bool, len(ref.Inputs))}
-			args := append([]string{"retrysim", ref.Command}, ref.Args...)
-			// The replay is a command of its own: urfave/cli would take a
-			// command in ctx for its parent, so it gets a context with
-			// ctx's cancellation and none of its values.
-			replayCtx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			defer context.AfterFunc(ctx, cancel)()
-			root := cmd.Root()
-			err = runWith(replayCtx, args, root.Writer, root.ErrWriter, st)
-			// The recorded command's flags and the runs come from the files.
-			if errors.As(err, new(usageError)) {
-				return usagef("%s: %v", shardNames(names), err)
-			}
-			return err
+			return presentShards(ctx, cmd, names, files[0], merged)
 		},
 	}
+}
+
+// shardJobs are the job functions of the commands that shard.
+var shardJobs = map[string]func(*call) (job, error){
+	"compare": compareJob, "plot": plotJob, "report": reportJob, "sweep": sweepJob, "check": checkJob,
+}
+
+// presentShards plans the work of the command the shards ran, from the
+// flag values and the input files ref recorded, and presents the merged
+// runs as that command presents its own: it runs nothing and reads no
+// input from disk.
+func presentShards(ctx context.Context, cmd *cli.Command, names []string, ref *runs.ShardFile, merged *runs.Merged) error {
+	// Only a command that shards: not list, serve, validate, nor merge,
+	// which would read its own folder again and again.
+	jobOf, ok := shardJobs[ref.Command]
+	def := cmd.Root().Command(ref.Command)
+	if !ok || def == nil || def.Name != ref.Command {
+		return usagef("%s: ran %q, which is not a command that shards", names[0], ref.Command)
+	}
+	values, err := recordedFlags(def, ref.Flags)
+	if err != nil {
+		return usagef("%s: %v", names[0], err)
+	}
+	root := cmd.Root()
+	c := &call{flags: values, name: ref.Command, stdout: root.Writer, stderr: root.ErrWriter, stdin: strings.NewReader(""),
+		st: &shardState{merged: merged, inputs: ref.Inputs, used: make([]bool, len(ref.Inputs))}}
+	err = execute(ctx, c, jobOf)
+	// The recorded command's flags and the runs come from the files.
+	if errors.As(err, new(usageError)) {
+		return usagef("%s: %v", shardNames(names), err)
+	}
+	return err
 }
 
 // shardNames names the shard files of a merge in a message.
@@ -393,4 +402,108 @@ func shardNames(names []string) string {
 		return names[0]
 	}
 	return fmt.Sprintf("%s (and %d more shards)", names[0], len(names)-1)
+}
+
+// recordFlags are the values cmd read of its flags, in its flag order,
+// less those notRecorded: what a shard records and a merge plans from.
+func recordFlags(cmd *cli.Command) ([]runs.Flag, error) {
+	out := []runs.Flag{}
+	for _, f := range cmd.Flags {
+		name := f.Names()[0]
+		if slices.Contains(notRecorded, name) {
+			continue
+		}
+		v := cmd.Value(name)
+		if list, ok := v.([]string); ok && list == nil {
+			v = []string{}
+		}
+		data, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", name, err)
+		}
+		out = append(out, runs.Flag{Name: name, Set: cmd.IsSet(name), Value: data})
+	}
+	return out, nil
+}
+
+// flagValues are the flag values a shard recorded, by name; a flag not
+// recorded (notRecorded) is not set and has its type's zero value.
+type flagValues map[string]recordedValue
+
+type recordedValue struct {
+	set   bool
+	value any
+}
+
+// recordedFlags reads the flag values a shard of def recorded: every flag
+// of def but those notRecorded, in def's order, each of its flag's type
+// and accepted by its flag's validator.
+func recordedFlags(def *cli.Command, recorded []runs.Flag) (flagValues, error) {
+	var want []cli.Flag
+	for _, f := range def.Flags {
+		if !slices.Contains(notRecorded, f.Names()[0]) {
+			want = append(want, f)
+		}
+	}
+	if len(recorded) != len(want) {
+		return nil, fmt.Errorf("records %d flag value(s); retrysim %s has %d flags", len(recorded), def.Name, len(want))
+	}
+	values := flagValues{}
+	for i, f := range want {
+		name, r := f.Names()[0], recorded[i]
+		if r.Name != name {
+			return nil, fmt.Errorf("flag value %d is of --%s; retrysim %s's flag %d is --%s", i+1, r.Name, def.Name, i+1, name)
+		}
+		var v any
+		var err error
+		switch f := f.(type) {
+		case *choiceFlag:
+			v, err = decodeFlag(r.Value, f.Validator)
+		case *cli.StringFlag:
+			v, err = decodeFlag(r.Value, f.Validator)
+		case *cli.StringSliceFlag:
+			v, err = decodeFlag[[]string](r.Value, nil)
+		case *cli.BoolFlag:
+			v, err = decodeFlag[bool](r.Value, nil)
+		case *decimalFlag:
+			v, err = decodeFlag[uint64](r.Value, nil)
+		case *cli.DurationFlag:
+			v, err = decodeFlag[time.Duration](r.Value, nil)
+		default:
+			err = errors.New("a flag of a type a merge does not read")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("flag --%s: %v", name, err)
+		}
+		values[name] = recordedValue{r.Set, v}
+	}
+	return values, nil
+}
+
+// decodeFlag reads a recorded flag value of type T and checks it with
+// valid, if set.
+func decodeFlag[T any](raw []byte, valid func(T) error) (T, error) {
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, fmt.Errorf("recorded value %s is not of the flag's type", raw)
+	}
+	if valid != nil {
+		return v, valid(v)
+	}
+	return v, nil
+}
+
+func (v flagValues) IsSet(name string) bool { return v[name].set }
+
+func (v flagValues) String(name string) string { s, _ := v[name].value.(string); return s }
+
+func (v flagValues) StringSlice(name string) []string { l, _ := v[name].value.([]string); return l }
+
+func (v flagValues) Bool(name string) bool { b, _ := v[name].value.(bool); return b }
+
+func (v flagValues) Uint64(name string) uint64 { n, _ := v[name].value.(uint64); return n }
+
+func (v flagValues) Duration(name string) time.Duration {
+	d, _ := v[name].value.(time.Duration)
+	return d
 }

@@ -224,7 +224,7 @@ func TestMergeRefusesBadShards(t *testing.T) {
 		{"other count", []string{three[0], three[1], three[2], two[1]}, []string{two[1] + ": is shard 1 of 2"}},
 		{"other flags", []string{three[0], other[1], three[2]}, []string{other[1] + ": ran", "but " + three[0] + " ran \"retrysim compare --seeds 4\""}},
 		{"other scenario file", []string{before[0], after[1]}, []string{after[1] + ": read another " + custom}},
-		{"not a shard", []string{three[0], notShard}, []string{notShard + ": schema \"retrysim/multi-seed/v1\", want \"retrysim/shard/v2\""}},
+		{"not a shard", []string{three[0], notShard}, []string{notShard + ": schema \"retrysim/multi-seed/v1\", want \"retrysim/shard/v3\""}},
 		{"no such file", []string{filepath.Join(dir, "nope.json")}, []string{"nope.json"}},
 		{"empty directory", []string{empty}, []string{empty + ": no *.json shard files"}},
 		{"nothing", nil, []string{"merge needs the shard files"}},
@@ -335,7 +335,7 @@ func forgeShard(t *testing.T, path string, edit func(*runs.ShardFile)) {
 	}
 }
 
-// 'merge' replays only a command that shards. A file naming list,
+// 'merge' presents only a command that shards. A file naming list,
 // validate, serve or merge was replayed, and 'merge' of the file's own
 // folder recursed until memory ran out.
 func TestMergeReplaysOnlyShardingCommands(t *testing.T) {
@@ -364,6 +364,57 @@ func TestMergeReplaysOnlyShardingCommands(t *testing.T) {
 	}
 }
 
+// The merge plans the command's work from the flag values the shards
+// recorded, not by running their command line again: a recorded command
+// line that does not parse changes nothing, and recorded values that do not
+// fit the command's flags are refused (exit 2, naming the file).
+func TestMergePlansFromRecordedFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	args := []string{"compare", "--seeds", "3", "--format", "csv"}
+	want, _, code, _ := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("unsharded: exit %d", code)
+	}
+	names := writeShards(t, filepath.Join(dir, "a"), 2, args...)
+	for _, name := range names {
+		forgeShard(t, name, func(f *runs.ShardFile) { f.Args = []string{"--no-such-flag", "--format", "html"} })
+	}
+	if out, errOut, code, _ := runCLI(t, "merge", filepath.Join(dir, "a")); code != 0 || out != want {
+		t.Errorf("a recorded command line that does not parse: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, errOut, out, want)
+	}
+	for _, tt := range []struct {
+		name string
+		edit func(f *runs.ShardFile)
+		want string
+	}{
+		{"format", func(f *runs.ShardFile) { setFlag(f, "format", `"xml"`) }, `flag --format: unknown format "xml"`},
+		{"type", func(f *runs.ShardFile) { setFlag(f, "seeds", `"3"`) }, `flag --seeds: recorded value "3" is not of the flag's type`},
+		{"negative", func(f *runs.ShardFile) { setFlag(f, "seeds", `-3`) }, `flag --seeds: recorded value -3 is not of the flag's type`},
+		{"missing", func(f *runs.ShardFile) { f.Flags = f.Flags[1:] }, "records 5 flag value(s); retrysim compare has 6 flags"},
+		{"renamed", func(f *runs.ShardFile) { f.Flags[0].Name = "bogus" }, "flag value 1 is of --bogus; retrysim compare's flag 1 is --scenario"},
+		{"other seeds", func(f *runs.ShardFile) { setFlag(f, "seeds", `4`) }, "group 1 of the shards has 3 seeds from"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			name := writeShards(t, filepath.Join(dir, tt.name), 1, args...)[0]
+			forgeShard(t, name, tt.edit)
+			out, errOut, code, _ := runCLI(t, "merge", name)
+			if code != 2 || out != "" || !strings.Contains(errOut, name+": "+tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errOut, name+": "+tt.want)
+			}
+		})
+	}
+}
+
+// setFlag sets the recorded value of flag name in f.
+func setFlag(f *runs.ShardFile, name, value string) {
+	for i := range f.Flags {
+		if f.Flags[i].Name == name {
+			f.Flags[i].Value = []byte(value)
+		}
+	}
+}
+
 // Every shard file is untrusted input: a damaged, forged, older or endless
 // file, or one that is not a file, is refused, naming it, with exit 2.
 func TestMergeRefusesUntrustedFiles(t *testing.T) {
@@ -383,7 +434,7 @@ func TestMergeRefusesUntrustedFiles(t *testing.T) {
 	}
 	damaged := write("damaged.json", bytes.Replace(good, []byte(`"seed":1,"values":[[`), []byte(`"seed":1,"values":[[9`), 1))
 	truncated := write("truncated.json", good[:len(good)-100])
-	older := write("older.json", bytes.Replace(good, []byte(`"retrysim/shard/v2"`), []byte(`"retrysim/shard/v1"`), 1))
+	older := write("older.json", bytes.Replace(good, []byte(`"retrysim/shard/v3"`), []byte(`"retrysim/shard/v2"`), 1))
 	forged := filepath.Join(dir, "forged.json")
 	write("forged.json", good)
 	forgeShard(t, forged, func(f *runs.ShardFile) { f.Groups[0].Runs[0].Values[0][0] = -3 })
@@ -396,7 +447,7 @@ func TestMergeRefusesUntrustedFiles(t *testing.T) {
 	}{
 		{damaged, damaged + ": checksum"},
 		{truncated, truncated + ": not a retrysim shard file"},
-		{older, older + `: schema "retrysim/shard/v1" is the shard format of an older retrysim`},
+		{older, older + `: schema "retrysim/shard/v2" is the shard format of an older retrysim`},
 		{forged, forged + ": group 1 (overload-burst): seed index 1, policy immediate, completed: -3 is not a finite number ≥ 0"},
 		{fifo, fifo + ": not a regular file"},
 		{"/dev/zero", "/dev/zero: not a regular file"},
@@ -406,9 +457,14 @@ func TestMergeRefusesUntrustedFiles(t *testing.T) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and %q", tt.file, code, out, errOut, tt.want)
 		}
 	}
-	// Runs that do not fit the recorded command are the files' fault too.
+	// Runs that do not fit the recorded flags are the files' fault too.
 	four := func(f *runs.ShardFile) {
 		f.Args = []string{"--seeds", "4", "--plot-dir", filepath.Join(dir, "plots"), "--plot-format", "json"}
+		for i := range f.Flags {
+			if f.Flags[i].Name == "seeds" {
+				f.Flags[i].Value = []byte("4")
+			}
+		}
 	}
 	zeroth, err := os.ReadFile(names[0])
 	if err != nil {
