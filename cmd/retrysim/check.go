@@ -130,20 +130,44 @@ func checkPlan(c *call) (*check.Plan, error) {
 	if c.IsSet("tolerance") && len(c.StringSlice("baseline")) == 0 {
 		return nil, usagef("--tolerance applies to --baseline, which is not given")
 	}
-	list := f.Scenarios
-	if names := c.StringSlice("scenario"); len(names) > 0 {
-		list = nil
-		for _, name := range names {
-			s, err := f.Lookup(name)
-			if err != nil {
-				return nil, usageError{err}
-			}
-			if !slices.Contains(list, s) {
-				list = append(list, s)
-			}
+	list, err := checkedScenarios(c, f)
+	if err != nil {
+		return nil, err
+	}
+	baselines, err := checkBaselines(c, f)
+	if err != nil {
+		return nil, err
+	}
+	plan := check.NewPlan(list, seeds, baselines, tol)
+	if plan.Empty() {
+		return nil, usagef("nothing to check: no expectations in %s for the chosen scenarios and no --baseline (docs/ci.md shows how to write them)", f.Path)
+	}
+	return plan, nil
+}
+
+// checkedScenarios are the scenarios of f that --scenario names, each
+// once, or every scenario of f.
+func checkedScenarios(c *call, f *scenarios.File) ([]*scenarios.Scenario, error) {
+	names := c.StringSlice("scenario")
+	if len(names) == 0 {
+		return f.Scenarios, nil
+	}
+	var list []*scenarios.Scenario
+	for _, name := range names {
+		s, err := f.Lookup(name)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		if !slices.Contains(list, s) {
+			list = append(list, s)
 		}
 	}
-	// Read every baseline before running anything: bad input exits 2 early.
+	return list, nil
+}
+
+// checkBaselines reads every --baseline, each against its scenario in f,
+// before anything runs: bad input exits 2 early.
+func checkBaselines(c *call, f *scenarios.File) ([]check.Baseline, error) {
 	var baselines []check.Baseline
 	for _, path := range c.StringSlice("baseline") {
 		doc, multi, err := readBaseline(c, path)
@@ -160,11 +184,7 @@ func checkPlan(c *call) (*check.Plan, error) {
 		}
 		baselines = append(baselines, b)
 	}
-	plan := check.NewPlan(list, seeds, baselines, tol)
-	if plan.Empty() {
-		return nil, usagef("nothing to check: no expectations in %s for the chosen scenarios and no --baseline (docs/ci.md shows how to write them)", f.Path)
-	}
-	return plan, nil
+	return baselines, nil
 }
 
 // writeCheck writes rep to stdout in --format, and to junit, if set, as

@@ -256,20 +256,11 @@ func runShard(ctx context.Context, c *call, plan runs.Plan) error {
 	if refusal := est.Refusal(); refusal != "" && !c.Bool("force") {
 		return usagef("refusing to start shard %s: %s; use more shards, or pass --force to run it anyway", sh, refusal)
 	}
-	out := c.String("shard-out")
-	var file *pendingFile
-	if out != "" && out != "-" {
-		if strings.HasSuffix(out, "/") {
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return usagef("--shard-out %s: %v", out, pathErr(err))
-			}
-		}
-		if fi, err := os.Stat(out); err == nil && fi.IsDir() {
-			out = filepath.Join(out, fmt.Sprintf("shard-%d-of-%d.json", sh.Index, sh.Count))
-		}
-		if file, err = createOutput("--shard-out", out); err != nil {
-			return err
-		}
+	file, out, err := shardOut(c, sh)
+	if err != nil {
+		return err
+	}
+	if file != nil {
 		defer file.abort()
 	}
 	total := 0
@@ -282,26 +273,9 @@ func runShard(ctx context.Context, c *call, plan runs.Plan) error {
 	if err != nil {
 		return err
 	}
-	flags, err := recordFlags(c.cmd)
+	doc, err := shardFile(c, sh, res.Parts)
 	if err != nil {
 		return err
-	}
-	v := readBuildVersion()
-	version := v.module + " " + v.commit
-	if v.modified {
-		version += " modified"
-	}
-	doc := runs.ShardFile{
-		Schema: runs.ShardSchema, Version: version,
-		Go:      v.goVersion + " " + runtime.GOOS + "/" + runtime.GOARCH,
-		Command: c.name, Args: canonicalArgs(c.cmd), Flags: flags, Shard: sh.Index, Shards: sh.Count,
-		Inputs: c.st.inputs, Groups: res.Parts,
-	}
-	if doc.Args == nil {
-		doc.Args = []string{}
-	}
-	if doc.Inputs == nil {
-		doc.Inputs = []runs.Input{}
 	}
 	var buf bytes.Buffer
 	if err := doc.Write(&buf); err != nil {
@@ -311,6 +285,52 @@ func runShard(ctx context.Context, c *call, plan runs.Plan) error {
 		return usagef("shard %s: its partial result is %d bytes, over the %d MiB a merge reads; use more shards", sh, buf.Len(), runs.MaxShardFileSize>>20)
 	}
 	return finishOutput(c, file, out, buf.Bytes())
+}
+
+// shardOut starts the file of shard sh's partial result, --shard-out (a
+// file, or shard-I-of-N.json in a directory), and returns it with its path;
+// no file for stdout.
+func shardOut(c *call, sh runs.Shard) (*pendingFile, string, error) {
+	out := c.String("shard-out")
+	if out == "" || out == "-" {
+		return nil, out, nil
+	}
+	if strings.HasSuffix(out, "/") {
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return nil, "", usagef("--shard-out %s: %v", out, pathErr(err))
+		}
+	}
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		out = filepath.Join(out, fmt.Sprintf("shard-%d-of-%d.json", sh.Index, sh.Count))
+	}
+	file, err := createOutput("--shard-out", out)
+	return file, out, err
+}
+
+// shardFile is the shard file of c's shard sh, whose runs are parts.
+func shardFile(c *call, sh runs.Shard, parts []runs.GroupPart) (*runs.ShardFile, error) {
+	flags, err := recordFlags(c.cmd)
+	if err != nil {
+		return nil, err
+	}
+	v := readBuildVersion()
+	version := v.module + " " + v.commit
+	if v.modified {
+		version += " modified"
+	}
+	doc := &runs.ShardFile{
+		Schema: runs.ShardSchema, Version: version,
+		Go:      v.goVersion + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		Command: c.name, Args: canonicalArgs(c.cmd), Flags: flags, Shard: sh.Index, Shards: sh.Count,
+		Inputs: c.st.inputs, Groups: parts,
+	}
+	if doc.Args == nil {
+		doc.Args = []string{}
+	}
+	if doc.Inputs == nil {
+		doc.Inputs = []runs.Input{}
+	}
+	return doc, nil
 }
 
 func mergeCommand() *cli.Command {
