@@ -6,7 +6,6 @@
 package check
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -148,19 +147,6 @@ func Seeds(s *scenarios.Scenario, seeds int) int {
 		return seeds
 	}
 	return s.CheckSeeds
-}
-
-// Scenario runs s on as many seeds as its expectations need (Seeds) and
-// measures each expectation, in file order.
-func Scenario(ctx context.Context, s *scenarios.Scenario, seeds int) ([]Result, error) {
-	if len(s.Expect) == 0 {
-		return nil, nil
-	}
-	m, err := runs.Collect(ctx, s, s.Seed, Seeds(s, seeds), nil)
-	if err != nil {
-		return nil, err
-	}
-	return Measure(s, m), nil
 }
 
 // Measure measures each expectation of s, in file order, on m: s's runs

@@ -289,21 +289,15 @@ type PlotData struct {
 // k only by the metrics of each run (MultiSeed); the latencies go into one
 // histogram per policy.
 func CollectPlotData(ctx context.Context, s *scenarios.Scenario, first uint64, k int, bucket time.Duration, done func()) (*PlotData, error) {
-	hists := newLatencyHists(len(s.Policies))
-	runs, err := Collect(ctx, s, first, k, func(seed, p int, r *sim.Result) {
-		hists.add(p, r)
-		if done != nil {
-			done()
-		}
-	})
+	var each func(int, int, *sim.Result)
+	if done != nil {
+		each = func(int, int, *sim.Result) { done() }
+	}
+	r, err := runGroup(ctx, &Group{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket}, each)
 	if err != nil {
 		return nil, err
 	}
-	timelines, err := recordTimelines(ctx, s, first, bucket)
-	if err != nil {
-		return nil, err
-	}
-	return plotData(s, runs, hists.h, timelines, bucket), nil
+	return r.Plot, nil
 }
 
 // latencyHists counts every policy's completion latencies, one histogram

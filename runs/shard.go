@@ -12,7 +12,6 @@ import (
 
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
-	"github.com/retrysim/retrysim/sweep"
 )
 
 // MaxShards bounds the number of shards a run is split into.
@@ -278,14 +277,6 @@ func (m *Merged) PlotData(g int, gr Group) (*PlotData, error) {
 		return nil, fmt.Errorf("group %d: no shard recorded the timelines", g+1)
 	}
 	return plotData(s, ms, hists, timelines, gr.Bucket), nil
-}
-
-// Sweep returns the sweep of s over ps whose points are the groups from
-// g0 on, as RunSweep would have returned it.
-func (m *Merged) Sweep(g0 int, s *scenarios.Scenario, ps []sweep.Param, first uint64, k int) (*Sweep, error) {
-	return sweepOf(s, ps, first, k, func(i int, pt SweepPoint) (*MultiSeed, error) {
-		return m.MultiSeed(g0+i, Group{Scenario: pt.Scenario, First: first, Seeds: k, Label: pt.Label})
-	})
 }
 
 // errNoShards is MergeShards' error for an empty list.

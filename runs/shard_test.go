@@ -164,7 +164,15 @@ func TestMergedShardsEqualUnsharded(t *testing.T) {
 			if !reflect.DeepEqual(gotPlot, wantPlot) {
 				t.Error("merged plot data (latencies, timelines) differ")
 			}
-			gotSweep, err := m.Sweep(2, s, ps, s.Seed, 2)
+			plan, err := SweepPlan(s, ps, s.Seed, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Execute(ctx, Plan{Groups: append(groups[:2:2], plan.Groups...)}, Mode{Merged: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotSweep, err := SweepOf(s, ps, s.Seed, 2, &Results{Groups: res.Groups[2:]})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -42,17 +42,24 @@ type Sweep struct {
 }
 
 // RunSweep runs every policy of s on k seeds from first at every point of
-// the grid the parameters span (the last parameter varies fastest). Each
-// point runs its seeds and policies in parallel; results merge in a fixed
-// order. done, if set, is called after every simulation run.
+// the grid the parameters span (the last parameter varies fastest): it
+// executes SweepPlan here. Each point runs its seeds and policies in
+// parallel; results merge in a fixed order. done, if set, is called after
+// every simulation run.
 func RunSweep(ctx context.Context, s *scenarios.Scenario, ps []sweep.Param, first uint64, k int, done func()) (*Sweep, error) {
-	return sweepOf(s, ps, first, k, func(_ int, pt SweepPoint) (*MultiSeed, error) {
-		return Collect(ctx, pt.Scenario, first, k, func(int, int, *sim.Result) {
-			if done != nil {
-				done()
-			}
-		})
-	})
+	plan, err := SweepPlan(s, ps, first, k)
+	if err != nil {
+		return nil, err
+	}
+	var mode Mode
+	if done != nil {
+		mode.Each = func(int, int, int, *sim.Result) { done() }
+	}
+	res, err := Execute(ctx, plan, mode)
+	if err != nil {
+		return nil, err
+	}
+	return SweepOf(s, ps, first, k, res)
 }
 
 // SweepPoint is one point of a sweep's grid before it runs.
@@ -142,8 +149,12 @@ func pointLabel(ps []sweep.Param, idx []int) string {
 }
 
 // SweepPlan is the plan of a sweep of s over ps on k seeds from first: one
-// group per point of the grid, in grid order, labelled with the point.
+// group per point of the grid, in grid order, labelled with the point. It
+// checks every point first as the loader checks a file (sweep.Validate).
 func SweepPlan(s *scenarios.Scenario, ps []sweep.Param, first uint64, k int) (Plan, error) {
+	if err := sweep.Validate(s, ps); err != nil {
+		return Plan{}, err
+	}
 	points, err := SweepPoints(s, ps)
 	if err != nil {
 		return Plan{}, err

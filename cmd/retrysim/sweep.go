@@ -85,10 +85,7 @@ func sweepJob(c *call) (job, error) {
 	if err != nil {
 		return job{}, err
 	}
-	// Check every point as the loader checks a file, before running any.
-	if err := sweep.Validate(s, params); err != nil {
-		return job{}, usagef("--param %v", err)
-	}
+	// Every point is checked as the loader checks a file, before any runs.
 	plan, err := runs.SweepPlan(s, params, first, k)
 	if err != nil {
 		return job{}, usagef("--param %v", err)
