@@ -43,8 +43,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// 'retrysim completion bash|zsh|fish|pwsh' prints a completion script.
 		EnableShellCompletion:           true,
 		ConfigureShellCompletionCommand: configureCompletion,
-		Commands: []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand(),
-			mergeCommand(), serveCommand(), validateCommand(), showCommand(), diffCommand(), completeCommand()},
+		Commands:                        commands(),
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())
@@ -71,6 +70,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errInterrupted
 	}
 	return err
+}
+
+// commands are retrysim's commands, in the order help lists them.
+func commands() []*cli.Command {
+	return []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand(),
+		mergeCommand(), serveCommand(), validateCommand(), showCommand(), diffCommand(), completeCommand()}
 }
 
 // refuseRepeats makes cmd and its subcommands refuse a flag that takes one

@@ -18,7 +18,8 @@ type call struct {
 	name           string
 	stdout, stderr io.Writer
 	stdin          io.Reader
-	// cmd is the command run.
+	// cmd is the command run; nil in a merge, whose flag values the
+	// shards recorded.
 	cmd *cli.Command
 	// st holds the inputs read (for a shard) or the merged shards.
 	st *shardState
@@ -49,8 +50,9 @@ type job struct {
 	// title names the runs on the progress bar.
 	title string
 	// start, if set, runs after the work check and before any run, except
-	// in a shard: it opens the outputs, so that a bad path fails at once
-	// (exit 2). Its cleanup, if any, runs when the command ends.
+	// in a shard: it checks what only the output depends on and opens the
+	// outputs, so that a bad path fails at once (exit 2). Its cleanup, if
+	// any, runs when the command ends.
 	start func() (cleanup func(), err error)
 	// each, if set, is told of every run made here (runs.Mode.Each).
 	each func(g, seed, policy int, r *sim.Result)

@@ -59,3 +59,21 @@ func TestCommandsDoNotBranchOnShards(t *testing.T) {
 		t.Errorf("found %d command and job functions; the test no longer finds them", seen)
 	}
 }
+
+// The commands with the shard flags are those whose shards merge can
+// present (shardJobs), and no other.
+func TestShardJobsAreTheCommandsThatShard(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, c := range commands() {
+		if _, ok := shardJobs[c.Name]; ok != splits(c) {
+			t.Errorf("%s: has the shard flags %v, has a job for merge %v", c.Name, splits(c), ok)
+		}
+		if splits(c) {
+			n++
+		}
+	}
+	if n != len(shardJobs) {
+		t.Errorf("%d commands shard, %d jobs for merge", n, len(shardJobs))
+	}
+}
