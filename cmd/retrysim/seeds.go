@@ -141,9 +141,10 @@ func compareJob(c *call) (job, error) {
 		return compareSeeds(c, gr, ref), nil
 	}
 	gr.Whole = true
-	start := time.Now()
+	var start time.Time // of the runs, for --verbose
 	return job{plan: runs.Plan{Groups: []runs.Group{gr}, Unsplit: "compare --shard needs --seeds K > 1 (or --format html): one seed is not split"},
 		title: fmt.Sprintf("%s, seed %d", s.Name, seed),
+		start: func() (func(), error) { start = time.Now(); return nil, nil },
 		present: func(res *runs.Results) error {
 			results := res.Groups[0].Whole
 			if c.Bool("verbose") {
@@ -159,9 +160,10 @@ func compareJob(c *call) (job, error) {
 func compareSeeds(c *call, gr runs.Group, ref int) job {
 	s, k := gr.Scenario, gr.Seeds
 	var events atomic.Int64 // a sum: the same whatever order runs finish in
-	start := time.Now()
+	var start time.Time     // of the runs, for --verbose
 	return job{plan: runs.Plan{Groups: []runs.Group{gr}}, title: fmt.Sprintf("%s: %d seeds", s.Name, k),
-		each: func(_, _, _ int, r *sim.Result) { events.Add(int64(r.Events)) },
+		start: func() (func(), error) { start = time.Now(); return nil, nil },
+		each:  func(_, _, _ int, r *sim.Result) { events.Add(int64(r.Events)) },
 		present: func(res *runs.Results) error {
 			if c.Bool("verbose") {
 				wall := time.Since(start)
