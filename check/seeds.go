@@ -385,11 +385,11 @@ func CompareSeeds(file string, base, now *SeedSet, tol Tolerances) []SeedChange 
 			out = append(out, c)
 			continue
 		}
-		// Did the completions change significantly?
-		var completions *stats.Difference
-		if b, n := bp.Series(metrics.Completed), np.Series(metrics.Completed); b != nil && n != nil {
-			if d := paired(b, n, metrics.Completed.Better); d.Verdict != stats.Same {
-				completions = &d
+		// Did the completions (or give-ups) change significantly?
+		subsets := map[*metrics.Metric]stats.Difference{}
+		for _, sm := range []*metrics.Metric{metrics.Completed, metrics.GaveUp} {
+			if b, n := bp.Series(sm), np.Series(sm); b != nil && n != nil {
+				subsets[sm] = paired(b, n, sm.Better)
 			}
 		}
 		for i, m := range bp.Metrics {
@@ -407,11 +407,16 @@ func CompareSeeds(file string, base, now *SeedSet, tol Tolerances) []SeedChange 
 			case c.Base.N > 0 && c.Now.N == 0:
 				c.Verdict, c.Fail = Worsened, true
 				c.Note = fmt.Sprintf("had a value on %d seeds and now has none (%s)", c.Base.N, m.MissingReason())
-			case m.Over == metrics.OverCompleted && completions != nil:
+			case !metrics.Comparable(m, subsets[m.Subset()].Verdict, c.Diff.Verdict):
+				sub := subsets[m.Subset()]
+				verb := "completes"
+				if m.Subset() == metrics.GaveUp {
+					verb = "gives up"
+				}
 				c.Verdict = NotComparable
-				c.Note = fmt.Sprintf("over completed operations only, and the policy now completes %s per run", signed(completions.DeltaMean))
+				c.Note = fmt.Sprintf("over %s, and the policy now %s %s per run", m.Over, verb, signed(sub.DeltaMean))
 				if base.Seeds > 1 {
-					c.Note += fmt.Sprintf(" (p = %s)", formatP(completions.Test.P))
+					c.Note += fmt.Sprintf(" (p = %s)", formatP(sub.Test.P))
 				}
 			case c.Diff.Verdict == stats.Worse:
 				c.Verdict = Worsened

@@ -43,7 +43,52 @@ const (
 	OverRun Population = iota
 	// OverCompleted: the operations that completed, and only those.
 	OverCompleted
+	// OverGaveUp: the operations that gave up, and only those.
+	OverGaveUp
 )
+
+// String says what a population is, for tables and captions.
+func (p Population) String() string {
+	switch p {
+	case OverCompleted:
+		return "completed operations only"
+	case OverGaveUp:
+		return "give-ups only"
+	}
+	return "every operation"
+}
+
+// Subset returns the metric that counts the operations m is computed over
+// (Completed for a latency), or nil for a metric over the whole run.
+func (m *Metric) Subset() *Metric {
+	switch m.Over {
+	case OverCompleted:
+		return Completed
+	case OverGaveUp:
+		return GaveUp
+	}
+	return nil
+}
+
+// Comparable reports whether verdict, a paired comparison of m between
+// two policies (or two versions of one), ranks them, given subset, the
+// verdict of the paired comparison of m.Subset() between the same two. A
+// metric over a subset of the operations (a survivor statistic, such as a
+// latency) describes different operations when the subsets' sizes differ
+// significantly. The operations one policy completes and the other does
+// not are, as a rule, the hardest ones, so only a verdict that those
+// extra operations could not overturn ranks: better on a latency while
+// completing more, or worse while completing fewer. A better latency
+// bought by completing fewer (winning by losing work), a worse one paid
+// for by completing more, and a "~" between subsets of different sizes
+// rank nothing. This is the one rule of reports, plots, sweeps and check;
+// docs/statistics.md explains it.
+func Comparable(m *Metric, subset, verdict stats.Verdict) bool {
+	if m.Subset() == nil || subset == stats.Same {
+		return true
+	}
+	return verdict != stats.Same && verdict == subset
+}
 
 // Metric is one number about a policy's run.
 type Metric struct {

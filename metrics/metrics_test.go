@@ -135,3 +135,28 @@ func TestOptionalHeadlineMetricsSayWhatTheyCount(t *testing.T) {
 		}
 	}
 }
+
+// Only a verdict that the operations one policy completes and the other
+// does not could not overturn ranks a survivor metric.
+func TestComparable(t *testing.T) {
+	S, B, W := stats.Same, stats.Better, stats.Worse
+	for _, c := range []struct {
+		m               *Metric
+		subset, verdict stats.Verdict
+		want            bool
+	}{
+		{Attempts, W, B, true}, // over every operation: always
+		{P99, S, B, true},      // same completions
+		{P99, S, S, true},
+		{P99, W, B, false}, // faster by completing fewer
+		{P99, B, W, false}, // slower by completing more
+		{P99, W, S, false}, // "~" over different operations
+		{P99, B, B, true},  // faster while completing more
+		{P99, W, W, true},  // slower while completing fewer
+		{LastCompletion, W, B, false},
+	} {
+		if got := Comparable(c.m, c.subset, c.verdict); got != c.want {
+			t.Errorf("Comparable(%s, completions %v, verdict %v) = %v, want %v", c.m.Name, c.subset, c.verdict, got, c.want)
+		}
+	}
+}

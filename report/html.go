@@ -91,7 +91,7 @@ func WriteHTML(w io.Writer, s *scenarios.Scenario, m *runs.MultiSeed, ref int, f
 		for _, metric := range doc.HeadlineMetrics() {
 			header := MultiSeedColumns(&doc)
 			numeric := []bool{false, true, true, true, true, true, false}
-			page.Results = append(page.Results, htmlTable{Caption: metric.Name + " (" + metric.Better.String() + ")",
+			page.Results = append(page.Results, htmlTable{Caption: MetricTitle(metric),
 				Header: header, Numeric: numeric, Rows: MultiSeedRows(&doc, metric, "–")})
 		}
 	}

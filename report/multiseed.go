@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/retrysim/retrysim/metrics"
@@ -75,8 +76,13 @@ type Difference struct {
 	DeltaPercent *float64 `json:"delta_percent"`
 	// P is the two-sided p-value of the Wilcoxon signed-rank test.
 	P float64 `json:"p_value"`
-	// Verdict is better or worse when P < Alpha, else ~ (stats.Same).
+	// Verdict is better or worse when P < Alpha, else ~ (stats.Same);
+	// "not comparable" for a metric over a subset of the operations when
+	// the two policies' subsets differ significantly (metrics.Comparable).
 	Verdict stats.Verdict `json:"verdict"`
+	// Note says why a comparison is not comparable ("completes 1837
+	// fewer") or has no pairs ("nothing completed"); omitted otherwise.
+	Note string `json:"note,omitempty"`
 	// Differing is the number of pairs whose values differ, the test's N.
 	// Below stats.MinDifferingPairs (but above 0) the test cannot reach
 	// significance, and Text says so. The JSON carries a warning instead.
@@ -147,6 +153,14 @@ func StatsVs(m *runs.MultiSeed, ref int) MultiSeedDocument {
 			if p != ref {
 				d := stats.Paired(m.Series(ref, metric), m.Series(p, metric), metric.Better)
 				ms.VsBaseline = difference(d)
+				ms.VsBaseline.Note = missingNote(m, p, ref, metric)
+				if sub := metric.Subset(); sub != nil && d.Pairs > 0 && slices.Contains(m.Metrics, sub) {
+					sd := stats.Paired(m.Series(ref, sub), m.Series(p, sub), sub.Better)
+					if !metrics.Comparable(metric, sd.Verdict, d.Verdict) {
+						ms.VsBaseline.Verdict = stats.NotComparable
+						ms.VsBaseline.Note = SubsetChange(sub, sd.DeltaMean)
+					}
+				}
 				if d.Pairs > 0 && !tooFewSeeds {
 					for _, w := range d.Warnings {
 						doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s: %s vs %s: %s", name, metric.Name, doc.Baseline, w))
@@ -165,6 +179,41 @@ func StatsVs(m *runs.MultiSeed, ref int) MultiSeedDocument {
 			seedRange(&doc), Alpha, stats.MinDifferingPairs))
 	}
 	return doc
+}
+
+// SubsetChange says how a policy's subset of the operations (those
+// completed, or those that gave up) differs, delta per run on average,
+// from another's: "completes 1837.6 fewer", "gives up 3 more".
+func SubsetChange(subset *metrics.Metric, delta float64) string {
+	verb := "completes"
+	if subset == metrics.GaveUp {
+		verb = "gives up"
+	}
+	more := "more"
+	if delta < 0 {
+		more = "fewer"
+	}
+	return fmt.Sprintf("%s %s %s", verb, strconv.FormatFloat(round(math.Abs(delta), 1), 'f', -1, 64), more)
+}
+
+// missingNote says why policy p and the reference ref have no seed on
+// which both have metric: which of them never has it, and why. It is ""
+// when they have common seeds.
+func missingNote(m *runs.MultiSeed, p, ref int, metric *metrics.Metric) string {
+	vp, _ := m.Values(p, metric)
+	vr, _ := m.Values(ref, metric)
+	switch {
+	case len(vp) == 0:
+		return metric.MissingReason()
+	case len(vr) == 0:
+		return "the reference: " + metric.MissingReason()
+	}
+	for i, v := range m.Series(p, metric) {
+		if !math.IsNaN(v) && !math.IsNaN(m.Series(ref, metric)[i]) {
+			return ""
+		}
+	}
+	return "no common seeds"
 }
 
 // perSeed is series as the JSON report writes it: rounded, null for NaN.

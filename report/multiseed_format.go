@@ -79,7 +79,13 @@ func MultiSeedRows(doc *MultiSeedDocument, metric *metrics.Metric, missing strin
 // differ: "~ (p=0.250, only 3 seeds differ)".
 func (d *Difference) Text() string {
 	if d.Pairs == 0 {
-		return "n/a: no common seeds"
+		if d.Note == "" {
+			return "n/a: no common seeds"
+		}
+		return "n/a: " + d.Note
+	}
+	if d.Verdict == stats.NotComparable {
+		return "not comparable: " + d.Note
 	}
 	if d.Verdict == stats.Same {
 		if d.underpowered() {
@@ -99,6 +105,16 @@ func (d *Difference) Text() string {
 		change = fmt.Sprintf("%+.1f%%", *pct)
 	}
 	return fmt.Sprintf("%s %s (%s)", change, d.Verdict, formatP(d.P))
+}
+
+// MetricTitle names a metric for the title of its table: its name, its
+// direction and, for a metric over a subset of the operations, which:
+// "latency_ms.p99 (lower is better; completed operations only)".
+func MetricTitle(m *metrics.Metric) string {
+	if m.Subset() != nil {
+		return fmt.Sprintf("%s (%s; %s)", m.Name, m.Better, m.Over)
+	}
+	return fmt.Sprintf("%s (%s)", m.Name, m.Better)
 }
 
 // maxPercent is the largest change Text shows as a percentage.
@@ -127,9 +143,9 @@ func writeMultiTable(w io.Writer, markdown bool, doc *MultiSeedDocument) error {
 	}
 	for _, m := range doc.HeadlineMetrics() {
 		if markdown {
-			fmt.Fprintf(w, "\n#### %s (%s)\n\n", m.Name, m.Better)
+			fmt.Fprintf(w, "\n#### %s\n\n", MetricTitle(m))
 		} else {
-			fmt.Fprintf(w, "\n%s (%s)\n", m.Name, m.Better)
+			fmt.Fprintf(w, "\n%s\n", MetricTitle(m))
 		}
 		if err := WriteTable(w, markdown, cols, MultiSeedRows(doc, m, "-"), align); err != nil {
 			return err

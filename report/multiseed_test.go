@@ -11,6 +11,7 @@ import (
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // multiSeed builds a MultiSeed of policies whose completed counts per seed
@@ -119,5 +120,39 @@ func TestUnderpoweredComparisons(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), `"warnings": []`) {
 		t.Errorf("no warnings must be written as an empty array:\n%s", buf.String())
+	}
+}
+
+// A latency of a policy that completes significantly fewer operations than
+// the reference is not comparable, however much lower it is: it describes
+// the few that survived. Metrics over every operation keep their verdict.
+func TestSurvivorMetricsNotComparable(t *testing.T) {
+	ref := []int{9, 9, 8, 9, 9, 8, 9}
+	fewer := []int{2, 1, 2, 3, 2, 1, 2} // faster (fewer completions, less queueing in the helper), but loses work
+	same := []int{9, 9, 8, 9, 9, 8, 9}
+	never := []int{0, 0, 0, 0, 0, 0, 0}
+	more := []int{10, 10, 10, 10, 10, 10, 10} // slower, completing more
+	doc := Stats(multiSeed([]string{"ref", "fewer", "same", "never", "more"}, [][]int{ref, fewer, same, never, more}))
+	for _, m := range []*metrics.Metric{metrics.P50, metrics.P99, metrics.LastCompletion} {
+		d := doc.Policies[1].Stats(m.Name).VsBaseline
+		if d.Verdict != stats.NotComparable || d.Text() != "not comparable: completes 6.9 fewer" {
+			t.Errorf("%s of a policy completing fewer: verdict %v, %q", m.Name, d.Verdict, d.Text())
+		}
+		if d := doc.Policies[2].Stats(m.Name).VsBaseline; d.Verdict != stats.Same {
+			t.Errorf("%s of a policy completing as many: %v, want ~", m.Name, d.Verdict)
+		}
+		if got := doc.Policies[4].Stats(m.Name).VsBaseline.Text(); got != "not comparable: completes 1.3 more" {
+			t.Errorf("%s of a slower policy completing more: %q", m.Name, got)
+		}
+		if got := doc.Policies[3].Stats(m.Name).VsBaseline.Text(); got != "n/a: nothing completed" {
+			t.Errorf("%s of a policy completing nothing: %q", m.Name, got)
+		}
+	}
+	if d := doc.Policies[1].Stats(metrics.Completed.Name).VsBaseline; d.Verdict != stats.Worse {
+		t.Errorf("completed: %v, want worse", d.Verdict)
+	}
+	b, err := json.Marshal(doc.Policies[1].Stats(metrics.P99.Name).VsBaseline)
+	if err != nil || !strings.Contains(string(b), `"verdict":"not comparable","note":"completes 6.9 fewer"`) {
+		t.Errorf("JSON %s, %v", b, err)
 	}
 }

@@ -40,15 +40,22 @@ const (
 	Same Verdict = iota
 	Better
 	Worse
+	// NotComparable: the values describe different operations (a latency
+	// of policies that complete different numbers of them); the test of
+	// the values, whatever it says, ranks nothing. Paired never returns
+	// it: the caller who knows what the values are over decides.
+	NotComparable
 )
 
-// String is "~", "better" or "worse".
+// String is "~", "better", "worse" or "not comparable".
 func (v Verdict) String() string {
 	switch v {
 	case Better:
 		return "better"
 	case Worse:
 		return "worse"
+	case NotComparable:
+		return "not comparable"
 	}
 	return "~"
 }
@@ -135,7 +142,7 @@ func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil 
 
 // UnmarshalText reads what MarshalText writes.
 func (v *Verdict) UnmarshalText(b []byte) error {
-	for _, x := range []Verdict{Same, Better, Worse} {
+	for _, x := range []Verdict{Same, Better, Worse, NotComparable} {
 		if x.String() == string(b) {
 			*v = x
 			return nil

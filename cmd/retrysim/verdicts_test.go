@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// docExample returns the ```text block that follows the ```sh block whose
+// command is cmd in a page of docs/ (the example of a documented rule).
+func docExample(t *testing.T, page, cmd string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(docsRoot, "docs", page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile("(?s)```sh\n" + regexp.QuoteMeta(cmd) + "\n```.*?```text\n(.*?)```")
+	m := re.FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("docs/%s has no example of %q", page, cmd)
+	}
+	return string(m[1])
+}
+
+// docs/statistics.md's example of the survivor rule: immediate retries in
+// metastable-retry-storm stop completing anything, and their earlier last
+// completion is not a better one.
+func TestSurvivorRuleExample(t *testing.T) {
+	const cmd = "retrysim compare --scenario metastable-retry-storm --seeds 20"
+	want := docExample(t, "statistics.md", cmd)
+	out, _, code, err := runCLI(t, strings.Fields(cmd)[1:]...)
+	if code != 0 {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(want), "\n") {
+		if !strings.Contains(out, line) {
+			t.Errorf("output lacks the documented line\n%s\noutput:\n%s", line, out)
+		}
+	}
+	if strings.Contains(out, "immediate") && regexp.MustCompile(`(?m)^\| immediate .*better`).MatchString(out) {
+		t.Errorf("immediate, which completes less than the reference, is better at something:\n%s", out)
+	}
+}
