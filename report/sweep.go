@@ -122,7 +122,8 @@ func SweepRows(sw *runs.Sweep, missing string) (header []string, rows [][]string
 	}
 	for _, pt := range sw.Points {
 		st := Stats(pt.Runs)
-		for _, ps := range st.Policies {
+		_, low := CompletedShares(pt.Runs)
+		for pi, ps := range st.Policies {
 			var row []string
 			for i, j := range pt.Index {
 				row = append(row, sw.Axes[i].Labels[j])
@@ -138,7 +139,11 @@ func SweepRows(sw *runs.Sweep, missing string) (header []string, rows [][]string
 				if sw.Seeds == 1 && dec == 2 { // a count on one seed is a whole number
 					dec = 0
 				}
-				row = append(row, strconv.FormatFloat(ms.Summary.Mean, 'f', dec, 64))
+				cell := strconv.FormatFloat(ms.Summary.Mean, 'f', dec, 64)
+				if low[pi] && metric.Subset() == metrics.Completed {
+					cell += SurvivorMark
+				}
+				row = append(row, cell)
 			}
 			rows = append(rows, row)
 		}
@@ -160,7 +165,27 @@ func writeSweepTable(w io.Writer, markdown bool, sw *runs.Sweep) error {
 	}
 	// Parameters and numbers right, the policy column (after the
 	// parameters) left.
-	return WriteTable(w, markdown, header, rows, TextColumns(len(header), len(sw.Axes)))
+	if err := WriteTable(w, markdown, header, rows, TextColumns(len(header), len(sw.Axes))); err != nil {
+		return err
+	}
+	for _, row := range rows {
+		for _, cell := range row {
+			if strings.HasSuffix(cell, SurvivorMark) {
+				_, err := fmt.Fprintln(w, SurvivorNote())
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// SurvivorMark follows a value over completed operations only of a policy
+// that completes under LowCompletion of the best policy's share there.
+const SurvivorMark = " *"
+
+// SurvivorNote explains SurvivorMark, under a table that has one.
+func SurvivorNote() string {
+	return fmt.Sprintf("* over completed operations only, of a policy that completes under %.0f%% of the share the best policy completes there: it describes the operations that survived, and ranks nothing", 100*LowCompletion)
 }
 
 func writeSweepCSV(w io.Writer, sw *runs.Sweep) error {

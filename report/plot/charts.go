@@ -464,10 +464,13 @@ func CDFFigure(d *runs.PlotData) (*Figure, error) {
 // starts ends one way or the other). It is the workload's size times the
 // seeds for a burst, but an open loop draws its arrivals afresh for each
 // seed and a chained workload starts more operations when calls fail.
-func operationsRun(d *runs.PlotData, p int) float64 {
+func operationsRun(d *runs.PlotData, p int) float64 { return operationsOf(d.Runs, p) }
+
+// operationsOf is operationsRun of a MultiSeed.
+func operationsOf(r *runs.MultiSeed, p int) float64 {
 	total := 0.0
 	for _, m := range []*metrics.Metric{metrics.Completed, metrics.GaveUp} {
-		vals, _ := d.Runs.Values(p, m)
+		vals, _ := r.Values(p, m)
 		for _, v := range vals {
 			total += v
 		}
@@ -481,6 +484,7 @@ func barPanel(d *runs.PlotData, m *metrics.Metric, title, yLabel string) (*gonum
 	p := newPanel(title, "", yLabel)
 	p.Add(gridLines())
 	width := barWidth(d)
+	surv := survivorsOf(d)
 	for i := range d.Runs.Policies {
 		vals, _ := d.Runs.Values(i, m)
 		if len(vals) == 0 {
@@ -493,6 +497,9 @@ func barPanel(d *runs.PlotData, m *metrics.Metric, title, yLabel string) (*gonum
 		bar.XMin = float64(i)
 		bar.Color = PolicyColor(i)
 		bar.LineStyle.Width = 0
+		if surv.low[i] {
+			hollowBar(bar, PolicyColor(i))
+		}
 		p.Add(bar)
 	}
 	if err := meanLabels(p, d, m); err != nil {
@@ -630,6 +637,9 @@ func OutcomesFigure(d *runs.PlotData) (*Figure, error) {
 		title = fmt.Sprintf("%s: outcomes per policy, mean and 95%% CI over %s", d.Scenario, seedWords(d.Runs))
 	}
 	fig := &Figure{Title: title, Cols: 3}
+	if survivorsOf(d).any() {
+		fig.Note = hollowNote()
+	}
 	for _, s := range spec {
 		panel := barPanel
 		if s.metric == metrics.GaveUp {
@@ -695,6 +705,10 @@ func DistributionFigure(d *runs.PlotData) (*Figure, error) {
 	}
 	n := len(d.Runs.Policies)
 	width := vg.Points(min(40, 150/float64(max(n, 1))))
+	surv := survivorsOf(d)
+	if surv.any() {
+		fig.Note = hollowNote()
+	}
 	for _, spec := range distributionPanels() {
 		m := spec.metric
 		largest := 0.0
@@ -707,15 +721,19 @@ func DistributionFigure(d *runs.PlotData) (*Figure, error) {
 		p := newPanel(spec.title, "", yLabel)
 		p.Add(gridLines())
 		lo, hi := math.Inf(1), math.Inf(-1)
+		top := make([]float64, n)
 		for i := range d.Runs.Policies {
+			top[i] = math.NaN()
 			raw := policyValues(d, i, m)
 			if len(raw) == 0 {
 				continue
 			}
+			top[i] = math.Inf(-1)
 			vals := make([]float64, len(raw))
 			for j, v := range raw {
 				vals[j] = v / per
 				lo, hi = min(lo, vals[j]), max(hi, vals[j])
+				top[i] = max(top[i], vals[j])
 			}
 			b, err := plotter.NewBoxPlot(width, float64(i), plotter.Values(vals))
 			if err != nil {
@@ -730,12 +748,24 @@ func DistributionFigure(d *runs.PlotData) (*Figure, error) {
 			b.WhiskerStyle.Color = c
 			b.WhiskerStyle.Width = vg.Points(1.5)
 			b.GlyphStyle.Color = c
+			if surv.low[i] {
+				hollowBox(b)
+			}
 			p.Add(b)
 		}
 		policyAxis(p, d.Runs.Policies)
 		if !math.IsInf(lo, 0) {
 			pad := max((hi-lo)*0.1, math.Abs(hi)*0.05, 0.5)
 			p.Y.Min, p.Y.Max = max(0, lo-pad), hi+pad
+		}
+		// A panel over completed operations only says, above each box, how
+		// many of the policy's operations it describes.
+		if m.Subset() == metrics.Completed {
+			if err := shareLabels(p, surv, top); err != nil {
+				return nil, err
+			}
+			p.Y.Max += (p.Y.Max - p.Y.Min) * 0.1
+			p.Title.Text += " (completed only)"
 		}
 		fig.Panels = append(fig.Panels, p)
 	}

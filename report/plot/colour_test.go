@@ -128,6 +128,9 @@ func checkBoxFills(t *testing.T, d *runs.PlotData) (checked int) {
 			}
 			c := PolicyColor(i)
 			want := over(color.NRGBA{c.R, c.G, c.B, 0x66})
+			if survivorsOf(d).low[i] {
+				want = color.NRGBA{0xff, 0xff, 0xff, 0xff} // hollow
+			}
 			match, n := 0, 0
 			for y := top.Y + 4; y <= bottom.Y-4; y++ {
 				n++

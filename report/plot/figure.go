@@ -48,6 +48,8 @@ type Figure struct {
 	Panels []*gonum.Plot
 	// Width and Height default to FigureWidth and FigureHeight.
 	Width, Height vg.Length
+	// Note, if set, is one line under the panels: how to read a marking.
+	Note string
 }
 
 func (f *Figure) size() (vg.Length, vg.Length) {
@@ -108,6 +110,10 @@ func (f *Figure) draw(dc draw.Canvas) (err error) {
 		pt := vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - vg.Points(8)}
 		dc.FillText(sty, pt, f.Title)
 	}
+	if f.Note != "" {
+		sty := noteStyle()
+		dc.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Min.Y + vg.Points(6)}, f.Note)
+	}
 	grid, canvases := f.layout(dc)
 	for r := range grid {
 		for c, p := range grid[r] {
@@ -124,6 +130,9 @@ func (f *Figure) draw(dc draw.Canvas) (err error) {
 func (f *Figure) layout(dc draw.Canvas) ([][]*gonum.Plot, [][]draw.Canvas) {
 	if f.Title != "" {
 		dc.Max.Y -= titleStyle().Height(f.Title) + vg.Points(14)
+	}
+	if f.Note != "" {
+		dc.Min.Y += noteStyle().Height(f.Note) + vg.Points(10)
 	}
 	rows := (len(f.Panels) + f.Cols - 1) / f.Cols
 	grid := make([][]*gonum.Plot, rows)
@@ -148,6 +157,14 @@ func titleStyle() text.Style {
 	sty.Font.Weight = xfont.WeightBold
 	sty.XAlign = draw.XCenter
 	sty.YAlign = draw.YTop
+	return sty
+}
+
+func noteStyle() text.Style {
+	sty := titleStyle()
+	sty.Font.Size = vg.Points(11)
+	sty.Font.Weight = xfont.WeightNormal
+	sty.YAlign = draw.YBottom
 	return sty
 }
 

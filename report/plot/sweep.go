@@ -2,7 +2,9 @@ package plot
 
 import (
 	"fmt"
+	"image/color"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot/plotter"
@@ -37,8 +39,12 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 	}
 	// stats[point] computed once.
 	stats := make([]report.MultiSeedDocument, len(sw.Points))
+	surv := make([]survivors, len(sw.Points))
+	anyLow := false
 	for i := range sw.Points {
 		stats[i] = report.Stats(sw.Points[i].Runs)
+		surv[i] = survivorsOfRuns(sw.Points[i].Runs)
+		anyLow = anyLow || surv[i].any()
 	}
 	x := sw.Axes[0]
 	xLabel := x.Name
@@ -73,6 +79,10 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 		if sw.Seeds > 1 {
 			fig.Title = strings.TrimSuffix(fig.Title, ")") + "; bars: 95% CI)"
 		}
+		var notes []string
+		if anyLow {
+			notes = append(notes, fmt.Sprintf("ring: completes under %.0f%% of the share the best policy completes there", 100*LowCompletion))
+		}
 		if rows := (panels + cols - 1) / cols; rows > 2 {
 			fig.Height = vg.Length(rows) * vg.Points(200)
 		}
@@ -95,7 +105,7 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 			p.Add(gridLines())
 			ymax := 0.0
 			for pol, name := range sw.Policies {
-				var pts plotter.XYs
+				var pts, rings, none plotter.XYs
 				var errs plotter.YErrors
 				for i, pt := range sw.Points {
 					if len(pt.Index) == 2 && pt.Index[1] != panel {
@@ -103,12 +113,29 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 					}
 					ms := stats[i].Policies[pol].Stats(metric)
 					if ms.Summary == nil {
+						// No value here: a cross on the axis keeps the
+						// policy visible.
+						none = append(none, plotter.XY{X: xs[pt.Index[0]], Y: 0})
 						continue
 					}
 					mean, ciLow, ciHigh := ms.Summary.Mean/per, ms.Summary.CILow/per, ms.Summary.CIHigh/per
+					if surv[i].low[pol] {
+						rings = append(rings, plotter.XY{X: xs[pt.Index[0]], Y: mean})
+					}
 					pts = append(pts, plotter.XY{X: xs[pt.Index[0]], Y: mean})
 					errs = append(errs, struct{ Low, High float64 }{mean - ciLow, ciHigh - mean})
 					ymax = max(ymax, ciHigh, mean)
+				}
+				if len(none) > 0 {
+					sc, err := plotter.NewScatter(none)
+					if err != nil {
+						return nil, err
+					}
+					sc.Color, sc.Shape, sc.Radius = PolicyColor(pol), draw.CrossGlyph{}, vg.Points(4)
+					p.Add(sc)
+					if !slices.Contains(notes, noValueNote(spec.metric)) {
+						notes = append(notes, noValueNote(spec.metric))
+					}
 				}
 				if len(pts) == 0 {
 					if panel == 0 {
@@ -125,6 +152,15 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 				line.Color, line.Width = c, vg.Points(2)
 				points.Color, points.Shape, points.Radius = c, draw.CircleGlyph{}, vg.Points(3)
 				p.Add(line, points)
+				if len(rings) > 0 {
+					// Hollow: a white dot inside the policy's ring.
+					sc, err := plotter.NewScatter(rings)
+					if err != nil {
+						return nil, err
+					}
+					sc.Color, sc.Shape, sc.Radius = color.NRGBA{0xff, 0xff, 0xff, 0xff}, draw.CircleGlyph{}, vg.Points(2)
+					p.Add(sc)
+				}
 				if sw.Seeds > 1 {
 					eb := &plotter.YErrorBars{XYs: pts, YErrors: errs,
 						LineStyle: draw.LineStyle{Color: c, Width: vg.Points(1)}, CapWidth: vg.Points(6)}
@@ -145,6 +181,7 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 			fig.Panels = append(fig.Panels, p)
 			figMax = math.Max(figMax, ymax)
 		}
+		fig.Note = strings.Join(notes, "; ")
 		// Panels share the y axis so that they compare at a glance.
 		for _, p := range fig.Panels {
 			p.Y.Max = math.Max(figMax*1.15, 1)
@@ -152,6 +189,11 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 		out = append(out, NamedFigure{Name: "sweep-" + strings.ReplaceAll(metric, ".", "-"), Figure: fig})
 	}
 	return out, nil
+}
+
+// noValueNote explains the crosses on the axis of a sweep plot.
+func noValueNote(m *metrics.Metric) string {
+	return "×: no value (" + m.MissingReason() + ")"
 }
 
 // unitQuantity is the y axis label of a metric that has no panel of its own
