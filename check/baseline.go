@@ -39,7 +39,8 @@ func (e *BaselineError) Error() string {
 // json' writes it, strictly: unknown fields, missing fields, trailing data and
 // other JSON shapes (such as a multi-seed report) are errors naming file.
 // The metrics a result must have are those of metrics.Default(); an optional
-// metric (such as fallbacks) is read when it is there. Every result has the
+// metric (such as fallbacks) or one added later (metrics.Metric.Added) is
+// read when it is there. Every result has the
 // same metrics.
 func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 	bad := func(format string, args ...any) error {
@@ -150,9 +151,10 @@ func resultFields(set []*metrics.Metric) []resultField {
 		last := &fields[len(fields)-1]
 		if last.name == name {
 			last.metrics = append(last.metrics, m)
+			last.optional = last.optional && m.MayBeAbsent()
 			continue
 		}
-		fields = append(fields, resultField{name: name, metrics: []*metrics.Metric{m}, optional: m.Optional()})
+		fields = append(fields, resultField{name: name, metrics: []*metrics.Metric{m}, optional: m.MayBeAbsent()})
 	}
 	return fields
 }
@@ -169,7 +171,7 @@ func presentParts(f resultField, raw json.RawMessage) []*metrics.Metric {
 	}
 	var out []*metrics.Metric
 	for _, m := range f.metrics {
-		if _, ok := inner.values[m.Part()]; ok || !m.Optional() {
+		if _, ok := inner.values[m.Part()]; ok || !m.MayBeAbsent() {
 			out = append(out, m)
 		}
 	}
@@ -274,8 +276,8 @@ func decodeResult(raw json.RawMessage, set []*metrics.Metric) (report.PolicyResu
 		}
 		for _, m := range f.metrics {
 			raw, ok := inner.values[m.Part()]
-			if !ok && m.Optional() {
-				continue // not reported for this scenario
+			if !ok && m.MayBeAbsent() {
+				continue // not reported for this scenario, or not yet
 			}
 			if !ok {
 				return pr, fmt.Errorf("missing field %q", m.Name)

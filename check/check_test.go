@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,8 +223,8 @@ func TestWriteCheckAndJUnit(t *testing.T) {
 	base := report.Document{Scenario: "s", Seed: 1, Results: []report.PolicyResult{result("a", 20, 19, 90, time.Second)}}
 	now := report.Document{Scenario: "s", Seed: 1, Results: runs[:1]}
 	rep.Baseline = CompareBaseline("base.json", &base, &now, Tolerances{Default: 0.05})
-	if e, b := rep.Failures(); e != 1 || b != 5 || rep.OK() {
-		t.Fatalf("failures = %d, %d; want 1 expectation (mean 95 > 90) and 5 metrics (completed, attempts, retries, gave_up, amplification)", e, b)
+	if e, b := rep.Failures(); e != 1 || b != 8 || rep.OK() {
+		t.Fatalf("failures = %d, %d; want 1 expectation (mean 95 > 90) and 8 metrics (completed, attempts, retries, gave_up, amplification, attempts_per_completion, goodput_share, gave_up_share)", e, b)
 	}
 	for _, format := range Formats() {
 		var buf bytes.Buffer
@@ -232,7 +233,7 @@ func TestWriteCheckAndJUnit(t *testing.T) {
 		}
 		out := buf.String()
 		for _, want := range []string{"mean(attempts) <= 90", "95", "seeds 1..2", "f.yaml:7", "FAIL",
-			"completed fell from 19 to 18", "1 of 2 expectations hold; 5 of 13 baseline metrics worse beyond tolerance: FAIL"} {
+			"completed fell from 19 to 18", "1 of 2 expectations hold; 8 of 19 baseline metrics worse beyond tolerance: FAIL"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s output lacks %q:\n%s", format, want, out)
 			}
@@ -249,8 +250,8 @@ func TestWriteCheckAndJUnit(t *testing.T) {
 	if err := xml.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatalf("JUnit output does not parse: %v\n%s", err, buf.String())
 	}
-	if got.Tests != 2+13 || got.Failures != 1+5 || len(got.Suites) != 2 {
-		t.Errorf("JUnit: %d tests, %d failures, %d suites; want 15, 6, 2", got.Tests, got.Failures, len(got.Suites))
+	if got.Tests != 2+19 || got.Failures != 1+8 || len(got.Suites) != 2 {
+		t.Errorf("JUnit: %d tests, %d failures, %d suites; want 21, 9, 2", got.Tests, got.Failures, len(got.Suites))
 	}
 }
 
@@ -265,5 +266,24 @@ func TestEvaluateComparesThePrintedValue(t *testing.T) {
 	r := Evaluate(e, "p", 1, []float64{third})
 	if !r.Pass || r.MeasuredText() != "5266.6667" {
 		t.Fatalf("pass %v, measured %s", r.Pass, r.MeasuredText())
+	}
+}
+
+// A baseline recorded before the metrics that state the trade were added
+// still reads: they are compared when the baseline has them.
+func TestReadBaselineBeforeTradeMetrics(t *testing.T) {
+	old := `{"scenario": "s", "seed": 1, "results": [{"policy": "a", "clients": 20, "completed": 18, "attempts": 102,
+	  "retries": 82, "gave_up": 2, "gave_up_by": {"attempts": 0, "deadline": 2, "queue_full": 0, "terminal": 0},
+	  "amplification": 5.1, "latency_ms": {"p50": 8000, "p95": 16100, "p99": 16100}, "last_completion_ms": 16100}]}`
+	doc, err := ReadBaseline("old.json", strings.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(doc.Results[0].Metrics, metrics.AttemptsPerCompletion) || !slices.Contains(doc.Results[0].Metrics, metrics.P99) {
+		t.Errorf("metrics read: %v", doc.Results[0].Metrics)
+	}
+	// Without a metric that was always there, it is still an error.
+	if _, err := ReadBaseline("old.json", strings.NewReader(strings.Replace(old, `"p95": 16100, `, "", 1))); err == nil || !strings.Contains(err.Error(), "latency_ms.p95") {
+		t.Errorf("a baseline without latency_ms.p95: %v", err)
 	}
 }

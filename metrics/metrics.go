@@ -117,6 +117,17 @@ type Metric struct {
 	// completed operations only (a survivor statistic, such as a latency)
 	// cannot rank two policies that complete different numbers of them.
 	Over Population
+	// Proportion metrics are shares in [0, 1] (recovery.recovered,
+	// goodput_share): their intervals over seeds are Wilson score
+	// intervals, which stay inside [0, 1].
+	Proportion bool
+	// Detail metrics are not columns of the single-run table, which stays
+	// one screen wide; the JSON, the CSV and the statistics carry them.
+	Detail bool
+	// Added, if set, is when the metric was added (e.g. "2026-12"): JSON
+	// reports recorded before may lack it, and baselines are read without
+	// it (MayBeAbsent).
+	Added string
 	// value computes the metric; ok is false when it does not exist.
 	value func(r *sim.Result) (v float64, ok bool)
 	// shown, if set, makes the metric optional: it is reported only for
@@ -146,6 +157,15 @@ func (m *Metric) MissingReason() string {
 	}
 	return "nothing completed"
 }
+
+// MayBeAbsent reports whether a JSON report (a baseline) may lack the
+// metric: an optional one, or one added after reports were first recorded.
+func (m *Metric) MayBeAbsent() bool { return m.Optional() || m.Added != "" }
+
+// MayBeMissing reports whether a run can lack a value of the metric: a
+// time (a latency when nothing completed) or a metric that says why it
+// can be missing (Missing).
+func (m *Metric) MayBeMissing() bool { return m.Unit == Milliseconds || m.Missing != "" }
 
 // Part is the last element of the name: "p99" of "latency_ms.p99".
 func (m *Metric) Part() string { return m.Name[strings.LastIndexByte(m.Name, '.')+1:] }
@@ -186,12 +206,32 @@ func count(f func(r *sim.Result) int) func(*sim.Result) (float64, bool) {
 	return func(r *sim.Result) (float64, bool) { return float64(f(r)), true }
 }
 
+func giveUpPercentile(p float64) func(*sim.Result) (float64, bool) {
+	return func(r *sim.Result) (float64, bool) {
+		d, ok := r.GiveUpPercentile(p)
+		return ms(d), ok
+	}
+}
+
+// share is a count's share of the run's operations.
+func share(f func(r *sim.Result) int) func(*sim.Result) (float64, bool) {
+	return func(r *sim.Result) (float64, bool) {
+		if r.Clients == 0 {
+			return 0, false
+		}
+		return float64(f(r)) / float64(r.Clients), true
+	}
+}
+
 func percentile(p float64) func(*sim.Result) (float64, bool) {
 	return func(r *sim.Result) (float64, bool) {
 		d, ok := r.Percentile(p)
 		return ms(d), ok
 	}
 }
+
+// trade is when the metrics that state the trade were added.
+const trade = "2026-12"
 
 // The metrics, in registry order (the order of JSON fields and columns).
 var (
@@ -226,6 +266,37 @@ var (
 		shown: func(p *sim.Policy) bool { return p.Fallback != nil }})
 	Amplification = register(&Metric{Name: "amplification", Unit: Ratio, Better: stats.LowerIsBetter, Headline: true, JSONDecimals: 4,
 		value: func(r *sim.Result) (float64, bool) { return r.Amplification(), true }})
+
+	// The trade stated directly. AttemptsPerCompletion is requests sent per
+	// operation completed: what one success costs (amplification divides
+	// by every operation, so abandoning work lowers it).
+	AttemptsPerCompletion = register(&Metric{Name: "attempts_per_completion", Unit: Ratio, Better: stats.LowerIsBetter, Headline: true, JSONDecimals: 4, Detail: true, Added: trade,
+		Missing: "nothing completed",
+		value: func(r *sim.Result) (float64, bool) {
+			if r.Completed == 0 {
+				return 0, false
+			}
+			return float64(r.Attempts) / float64(r.Completed), true
+		}})
+	// GoodputShare and GaveUpShare are the shares of the run's operations
+	// that completed and that gave up.
+	GoodputShare = register(&Metric{Name: "goodput_share", Unit: Ratio, Better: stats.HigherIsBetter, Proportion: true, JSONDecimals: 4, Detail: true, Added: trade,
+		Missing: "no operations", value: share(func(r *sim.Result) int { return r.Completed })})
+	GaveUpShare = register(&Metric{Name: "gave_up_share", Unit: Ratio, Better: stats.LowerIsBetter, Proportion: true, JSONDecimals: 4, Detail: true, Added: trade,
+		Missing: "no operations", value: share(func(r *sim.Result) int { return r.GaveUp })})
+	// GiveUpP50, GiveUpP99 and GiveUpMax are percentiles of the time from
+	// an operation's start to its giving up, over the operations that gave
+	// up: how long until the error reaches the caller's code.
+	GiveUpP50 = register(&Metric{Name: "give_up_ms.p50", Column: "give_up_p50_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Over: OverGaveUp, Detail: true, Added: trade,
+		Missing: "nothing gave up", value: giveUpPercentile(50)})
+	GiveUpP99 = register(&Metric{Name: "give_up_ms.p99", Column: "give_up_p99_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Over: OverGaveUp, Detail: true, Added: trade,
+		Missing: "nothing gave up", value: giveUpPercentile(99)})
+	// MeanLatency is the mean completion latency, beside the percentiles.
+	MeanLatency = register(&Metric{Name: "latency_ms.mean", Column: "mean_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Over: OverCompleted, Detail: true, Added: trade, JSONDecimals: 4,
+		value: func(r *sim.Result) (float64, bool) {
+			d, ok := r.MeanLatency()
+			return ms(d), ok
+		}})
 	P50 = register(&Metric{Name: "latency_ms.p50", Column: "p50_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true, Over: OverCompleted,
 		value: percentile(50)})
 	P95 = register(&Metric{Name: "latency_ms.p95", Column: "p95_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Over: OverCompleted,
@@ -304,7 +375,7 @@ var (
 			value: ofRecovery(func(r *sim.Recovery) (float64, bool) { return r.AfterPerSecond, true })}),
 		// recovery.recovered is 1 if goodput came back before the run
 		// ended, else 0 (its mean over seeds is the share that did).
-		counted(&Metric{Name: "recovery.recovered", Column: "recovered", Quantity: "runs that recovered (1: all)", Unit: Count, Better: stats.HigherIsBetter, Headline: true,
+		counted(&Metric{Name: "recovery.recovered", Column: "recovered", Quantity: "runs that recovered (1: all)", Unit: Count, Better: stats.HigherIsBetter, Headline: true, Proportion: true,
 			value: ofRecovery(func(r *sim.Recovery) (float64, bool) {
 				if r.Recovered {
 					return 1, true

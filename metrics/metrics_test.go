@@ -15,7 +15,8 @@ import (
 func TestRegistryOrder(t *testing.T) {
 	want := []string{"completed", "attempts", "retries", "gave_up",
 		"gave_up_by.attempts", "gave_up_by.deadline", "gave_up_by.terminal", "gave_up_by.queue_full", "gave_up_by.budget", "gave_up_by.throttled", "gave_up_by.circuit_open",
-		"fallbacks", "amplification", "latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "last_completion_ms"}
+		"fallbacks", "amplification", "attempts_per_completion", "goodput_share", "gave_up_share", "give_up_ms.p50", "give_up_ms.p99",
+		"latency_ms.mean", "latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "last_completion_ms"}
 	counted := []string{"server.wasted", "server.wasted_ms", "server.wasted_output_tokens", "server.dropped", "server.queue_full",
 		"server.rate_limited", "server.too_large", "server.reads", "server.writes", "server.conflicts",
 		"sessions.completed", "sessions.failed", "sessions.resumed", "sessions.turns_repeated", "sessions.tokens_wasted",
@@ -157,6 +158,32 @@ func TestComparable(t *testing.T) {
 	} {
 		if got := Comparable(c.m, c.subset, c.verdict); got != c.want {
 			t.Errorf("Comparable(%s, completions %v, verdict %v) = %v, want %v", c.m.Name, c.subset, c.verdict, got, c.want)
+		}
+	}
+}
+
+// The metrics that state the trade: what a completion costs, the shares
+// that completed and gave up, how long a give-up takes, the mean latency.
+func TestTradeMetrics(t *testing.T) {
+	r := &sim.Result{Clients: 4, Completed: 2, GaveUp: 2, Attempts: 10,
+		Latencies: []time.Duration{time.Second, 2 * time.Second},
+		GiveUps:   []time.Duration{500 * time.Millisecond, 1500 * time.Millisecond}}
+	for m, want := range map[*Metric]float64{AttemptsPerCompletion: 5, GoodputShare: 0.5, GaveUpShare: 0.5,
+		GiveUpP50: 500, GiveUpP99: 1500, MeanLatency: 1500} {
+		if v, ok := m.Value(r); !ok || v != want {
+			t.Errorf("%s = %v, %v; want %v", m.Name, v, ok, want)
+		}
+	}
+	none := &sim.Result{Clients: 3, GaveUp: 0, Completed: 3, Attempts: 3, Latencies: []time.Duration{1, 1, 1}}
+	if _, ok := GiveUpP50.Value(none); ok || GiveUpP50.MissingReason() != "nothing gave up" || GiveUpP50.Over != OverGaveUp || GiveUpP50.Subset() != GaveUp {
+		t.Errorf("time to give up of a run without give-ups")
+	}
+	if _, ok := AttemptsPerCompletion.Value(&sim.Result{Clients: 2, GaveUp: 2, Attempts: 4}); ok {
+		t.Error("attempts per completion without completions")
+	}
+	for _, m := range []*Metric{GoodputShare, GaveUpShare} {
+		if !m.Proportion || m.Over != OverRun {
+			t.Errorf("%s: proportion %v over %v", m.Name, m.Proportion, m.Over)
 		}
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
@@ -66,19 +68,24 @@ func WriteHTML(w io.Writer, s *scenarios.Scenario, m *runs.MultiSeed, ref int, f
 		Seeds:       seedWords(m),
 		Setup:       []htmlTable{serverTable(s), policyTable(s)},
 	}
+	doc := StatsVs(m, ref)
+	header, rows := TradeCells(&doc, "–")
+	page.Results = append(page.Results, htmlTable{
+		Caption: fmt.Sprintf("The trade, per policy: means per run over %s; p50 and p99 over completed operations only; the last column weighs each policy against %s on completions, attempts and the latencies where they are comparable", seedWords(m), doc.Baseline),
+		Header:  header, Numeric: []bool{false, true, true, false, true, true, false}, Rows: rows})
 	if m.Seeds() == 1 {
-		header := Columns(m.Metrics)
+		set := TableMetrics(m.Metrics)
+		header := Columns(set)
 		var rows [][]string
 		for p := range m.Policies {
-			rows = append(rows, Cells(firstRow(m, p), "–"))
+			rows = append(rows, Cells(subRow(firstRow(m, p), set), "–"))
 		}
-		numeric := textColumns(m.Metrics)
+		numeric := textColumns(set)
 		for i := range numeric {
 			numeric[i] = !numeric[i]
 		}
 		page.Results = append(page.Results, htmlTable{Caption: "Results, seed " + strconv.FormatUint(m.FirstSeed, 10), Header: header, Numeric: numeric, Rows: rows})
 	} else {
-		doc := StatsVs(m, ref)
 		page.Notes = []string{
 			"n: seeds on which the metric exists (latencies need a completion). " +
 				"Mean ± half-width of its 95% confidence interval (Student's t); median, p5 and p95 over the seeds.",
@@ -108,6 +115,15 @@ func firstRow(m *runs.MultiSeed, p int) PolicyResult {
 		pr.Values[i] = m.Series(p, metric)[0]
 	}
 	return pr
+}
+
+// subRow is pr with only the metrics of set (a subset of pr's, in order).
+func subRow(pr PolicyResult, set []*metrics.Metric) PolicyResult {
+	out := PolicyResult{Policy: pr.Policy, Clients: pr.Clients, Metrics: set}
+	for _, m := range set {
+		out.Values = append(out.Values, pr.Values[slices.Index(pr.Metrics, m)])
+	}
+	return out
 }
 
 // seedWords says which seeds m ran: "seed 1" or "seeds 1–100".

@@ -83,6 +83,10 @@ type Difference struct {
 	// Note says why a comparison is not comparable ("completes 1837
 	// fewer") or has no pairs ("nothing completed"); omitted otherwise.
 	Note string `json:"note,omitempty"`
+	// nearZero: the reference's mean is too near 0 (or the metric a share)
+	// for a relative change to mean much; Text writes the change as an
+	// amount (NearZero).
+	nearZero bool
 	// Differing is the number of pairs whose values differ, the test's N.
 	// Below stats.MinDifferingPairs (but above 0) the test cannot reach
 	// significance, and Text says so. The JSON carries a warning instead.
@@ -154,6 +158,8 @@ func StatsVs(m *runs.MultiSeed, ref int) MultiSeedDocument {
 				d := stats.Paired(m.Series(ref, metric), m.Series(p, metric), metric.Better)
 				ms.VsBaseline = difference(d)
 				ms.VsBaseline.Note = missingNote(m, p, ref, metric)
+				ms.VsBaseline.nearZero = metric.Proportion || math.IsNaN(d.DeltaPercent) ||
+					(d.DeltaMean != 0 && math.Abs(100*d.DeltaMean/d.DeltaPercent) < nearZeroMean(metric))
 				if sub := metric.Subset(); sub != nil && d.Pairs > 0 && slices.Contains(m.Metrics, sub) {
 					sd := stats.Paired(m.Series(ref, sub), m.Series(p, sub), sub.Better)
 					if !metrics.Comparable(metric, sd.Verdict, d.Verdict) {
@@ -180,6 +186,24 @@ func StatsVs(m *runs.MultiSeed, ref int) MultiSeedDocument {
 	}
 	return doc
 }
+
+// nearZeroMean is the smallest magnitude of the reference's mean relative
+// to which a change of metric reads as a percentage: one operation or
+// request per run, one millisecond, 0.01 of a ratio. Below it, "+2000%"
+// says more about the reference than about the change.
+func nearZeroMean(metric *metrics.Metric) float64 {
+	switch metric.Unit {
+	case metrics.Ratio:
+		return 0.01
+	}
+	return 1
+}
+
+// NearZero reports whether d's change is written as an amount rather than
+// relative to the reference's mean: the metric is a share, or the
+// reference's mean is near 0 (below one operation, one millisecond or
+// 0.01 of a ratio).
+func NearZero(d *Difference) bool { return d.nearZero }
 
 // SubsetChange says how a policy's subset of the operations (those
 // completed, or those that gave up) differs, delta per run on average,

@@ -98,6 +98,8 @@ func (d *Difference) Text() string {
 		change = "+" + change
 	}
 	switch pct := d.DeltaPercent; {
+	case d.nearZero:
+		// An amount: a share, or a change from (nearly) nothing.
 	case pct != nil && *pct > maxPercent:
 		// More than ten times the reference reads better as a factor.
 		change = fmt.Sprintf("×%.1f", 1+*pct/100)
@@ -139,6 +141,9 @@ func writeMultiTable(w io.Writer, markdown bool, doc *MultiSeedDocument) error {
 		intro = strings.ReplaceAll(strings.TrimSuffix(intro, "\n"), "\n", "  \n") + "\n"
 	}
 	if _, err := io.WriteString(w, intro); err != nil {
+		return err
+	}
+	if err := writeTradeSummary(w, markdown, doc); err != nil {
 		return err
 	}
 	for _, m := range doc.HeadlineMetrics() {

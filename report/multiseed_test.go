@@ -156,3 +156,18 @@ func TestSurvivorMetricsNotComparable(t *testing.T) {
 		t.Errorf("JSON %s, %v", b, err)
 	}
 }
+
+// A change relative to a reference mean near 0 is written as an amount:
+// give-ups from 0.3 to 8.1 per run are "+7.86", not "+2750%".
+func TestNearZeroChangeIsAnAmount(t *testing.T) {
+	ref := []int{10, 10, 9, 10, 10, 9, 10}
+	fewer := []int{2, 1, 2, 3, 2, 1, 2}
+	doc := Stats(multiSeed([]string{"ref", "fewer"}, [][]int{ref, fewer}))
+	got := doc.Policies[1].Stats(metrics.GaveUp.Name).VsBaseline.Text()
+	if !strings.HasPrefix(got, "+7.8571 worse") {
+		t.Errorf("gave_up vs a reference with 0.3 per run: %q", got)
+	}
+	if got := doc.Policies[1].Stats(metrics.Attempts.Name).VsBaseline.Text(); !strings.HasPrefix(got, "+10.0% worse") {
+		t.Errorf("attempts: %q", got)
+	}
+}

@@ -210,6 +210,18 @@ func Columns(set []*metrics.Metric) []string {
 	return cols
 }
 
+// TableMetrics returns the metrics of set that are columns of the
+// single-run table: all but the Detail ones.
+func TableMetrics(set []*metrics.Metric) []*metrics.Metric {
+	var out []*metrics.Metric
+	for _, m := range set {
+		if !m.Detail {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // textColumns reports which columns of Columns(set) hold text: the policy
 // and those that list several metrics (part=value).
 func textColumns(set []*metrics.Metric) []bool {
@@ -289,10 +301,11 @@ func writeTable(w io.Writer, markdown bool, c *Comparison) error {
 	} else {
 		fmt.Fprintf(w, "scenario %s, seed %d\n", c.Scenario, c.Seed)
 	}
+	set := TableMetrics(c.metrics())
 	rows := make([][]string, len(c.Results))
 	for i := range c.Results {
-		rows[i] = Cells(Row(&c.Results[i], c.metrics()), "-")
+		rows[i] = Cells(Row(&c.Results[i], set), "-")
 	}
 	// Text columns (policy, gave_up_by) left, numbers right.
-	return WriteTable(w, markdown, Columns(c.metrics()), rows, textColumns(c.metrics()))
+	return WriteTable(w, markdown, Columns(set), rows, textColumns(set))
 }

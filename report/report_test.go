@@ -34,7 +34,8 @@ func TestWriteUnknownFormat(t *testing.T) {
 // writes null for a metric without a value.
 func TestRowJSON(t *testing.T) {
 	r := sim.Result{Policy: "p", Clients: 3, Completed: 2, Attempts: 10, Retries: 7, GaveUp: 1,
-		Latencies: []time.Duration{time.Second, 1500 * time.Millisecond}, LastCompletion: 1500 * time.Millisecond}
+		Latencies: []time.Duration{time.Second, 1500 * time.Millisecond}, LastCompletion: 1500 * time.Millisecond,
+		GiveUps: []time.Duration{2 * time.Second}}
 	r.GaveUpBy[policies.StopDeadline] = 1
 	got, err := json.Marshal(Row(&r, metrics.Default()))
 	if err != nil {
@@ -42,7 +43,8 @@ func TestRowJSON(t *testing.T) {
 	}
 	want := `{"policy":"p","clients":3,"completed":2,"attempts":10,"retries":7,"gave_up":1,` +
 		`"gave_up_by":{"attempts":0,"deadline":1,"queue_full":0,"terminal":0},"amplification":3.3333,` +
-		`"latency_ms":{"p50":1000,"p95":1500,"p99":1500},"last_completion_ms":1500}`
+		`"attempts_per_completion":5,"goodput_share":0.6667,"gave_up_share":0.3333,"give_up_ms":{"p50":2000,"p99":2000},` +
+		`"latency_ms":{"mean":1250,"p50":1000,"p95":1500,"p99":1500},"last_completion_ms":1500}`
 	if string(got) != want {
 		t.Errorf("JSON\n got %s\nwant %s", got, want)
 	}
@@ -56,9 +58,14 @@ func TestRowJSON(t *testing.T) {
 // column, and an optional metric adds one.
 func TestColumnsAndCells(t *testing.T) {
 	cols := Columns(metrics.Default())
-	want := "policy clients completed attempts retries gave_up gave_up_by amplification p50_ms p95_ms p99_ms last_completion_ms"
+	want := "policy clients completed attempts retries gave_up gave_up_by amplification attempts_per_completion goodput_share gave_up_share give_up_p50_ms give_up_p99_ms mean_ms p50_ms p95_ms p99_ms last_completion_ms"
 	if strings.Join(cols, " ") != want {
 		t.Fatalf("columns %v", cols)
+	}
+	// The single-run table leaves the detail metrics to the JSON and CSV.
+	want = "policy clients completed attempts retries gave_up gave_up_by amplification p50_ms p95_ms p99_ms last_completion_ms"
+	if got := strings.Join(Columns(TableMetrics(metrics.Default())), " "); got != want {
+		t.Fatalf("table columns %v", got)
 	}
 	set := metrics.All()
 	r := sim.Result{Policy: "p", Clients: 4, Attempts: 9, GaveUp: 4, Fallbacks: 3}

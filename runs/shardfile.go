@@ -449,7 +449,7 @@ func (part *GroupPart) check(sh Shard, unit int) error {
 func impossible(m *metrics.Metric, v float64) string {
 	switch {
 	case math.IsNaN(v):
-		if m.Unit != metrics.Milliseconds {
+		if !m.MayBeMissing() {
 			return "(missing), but the metric always has a value"
 		}
 	case math.IsInf(v, 0) || v < 0:

@@ -335,7 +335,7 @@ type clientResult struct {
 	completed bool
 	reason    policies.StopReason
 	fell      bool          // switched to the fallback model
-	latency   time.Duration // model time from its start to success
+	latency   time.Duration // model time from its start to success, or to giving up
 	end       time.Duration // model time of its success, from the clock's zero
 	late      time.Duration // real time it ran late: its start, and its requests past the model's answer time
 }
@@ -407,8 +407,10 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 		}
 		res.GaveUp++
 		res.GaveUpBy[r.reason]++
+		res.GiveUps = append(res.GiveUps, r.latency)
 	}
 	slices.Sort(res.Latencies)
+	slices.Sort(res.GiveUps)
 	slices.Sort(lateness)
 	return res, lateness, nil
 }
@@ -492,6 +494,7 @@ func (v *Validation) runClient(ctx context.Context, client *http.Client, base st
 		r.end = toModel(now.Sub(zero), speed)
 		return r
 	}
+	r.latency = toModel(now.Sub(start), speed) // the time to give up
 	r.reason = policies.StopTerminal
 	if pe := (*policies.Error)(nil); errors.As(err, &pe) {
 		r.reason = pe.Reason

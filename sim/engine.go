@@ -256,6 +256,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		return Result{}, r.err
 	}
 	slices.Sort(r.res.Latencies)
+	slices.Sort(r.res.GiveUps)
 	r.res.Retries = r.res.Attempts - r.firstAttempts()
 	if s, ok := r.server.(StatsReporter); ok {
 		r.res.Server = s.Stats()
@@ -513,6 +514,7 @@ func (r *runner) respond(i int32, now time.Duration) {
 func (r *runner) giveUp(i int32, now time.Duration, st policies.Step) {
 	r.res.GaveUp++
 	r.res.GaveUpBy[st.Reason]++
+	r.res.GiveUps = append(r.res.GiveUps, now-r.ops[i].start)
 	if r.rec != nil {
 		r.rec.end(now)
 	}

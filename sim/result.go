@@ -25,6 +25,9 @@ type Result struct {
 	// Latencies holds, sorted, the time from each completed operation's
 	// start to its successful response.
 	Latencies []time.Duration
+	// GiveUps holds, sorted, the time from each operation's start to its
+	// giving up: how long the error took to reach the caller.
+	GiveUps []time.Duration
 	// LastCompletion is the time of the last successful response; 0 if none.
 	LastCompletion time.Duration
 	// Admitted and Rejected count the server's decisions.
@@ -48,10 +51,34 @@ func (r *Result) Amplification() float64 {
 	return float64(r.Attempts) / float64(r.Clients)
 }
 
+// GiveUpPercentile is Percentile of the times to give up, and false when
+// nothing gave up.
+func (r *Result) GiveUpPercentile(p float64) (time.Duration, bool) {
+	return nearestRank(r.GiveUps, p)
+}
+
+// MeanLatency is the mean completion latency, and false when nothing
+// completed. The sum runs in sorted order, so it is the same everywhere.
+func (r *Result) MeanLatency() (time.Duration, bool) {
+	if len(r.Latencies) == 0 {
+		return 0, false
+	}
+	var sum time.Duration
+	for _, d := range r.Latencies {
+		sum += d
+	}
+	return sum / time.Duration(len(r.Latencies)), true
+}
+
 // Percentile returns the nearest-rank p-th percentile (0 < p <= 100) of the
 // completion latencies, and false when nothing completed.
 func (r *Result) Percentile(p float64) (time.Duration, bool) {
-	n := len(r.Latencies)
+	return nearestRank(r.Latencies, p)
+}
+
+// nearestRank is the nearest-rank p-th percentile of sorted durations.
+func nearestRank(sorted []time.Duration, p float64) (time.Duration, bool) {
+	n := len(sorted)
 	if n == 0 {
 		return 0, false
 	}
@@ -61,5 +88,5 @@ func (r *Result) Percentile(p float64) (time.Duration, bool) {
 		rank++
 	}
 	rank = min(max(rank, 1), n)
-	return r.Latencies[rank-1], true
+	return sorted[rank-1], true
 }

@@ -35,7 +35,7 @@ func TestCheckWithMultiSeedBaseline(t *testing.T) {
 	}
 	baseline := writeFile(t, "baseline.json", base)
 	out, errOut, code, _ := runCLI(t, "check", "--file", same, "--baseline", baseline)
-	if code != 0 || !strings.Contains(out, "13 of 13 metrics show no significant change") || !strings.Contains(out, ": PASS") {
+	if code != 0 || !strings.Contains(out, "19 of 19 metrics show no significant change") || !strings.Contains(out, ": PASS") {
 		t.Fatalf("the same policy: exit %d\n%s%s", code, out, errOut)
 	}
 	out, errOut, code, _ = runCLI(t, "check", "--file", slower, "--baseline", baseline, "--format", "markdown", "--junit", t.TempDir()+"/j.xml")
@@ -47,7 +47,8 @@ func TestCheckWithMultiSeedBaseline(t *testing.T) {
 	}
 	// A looser tolerance for the latencies lets it pass.
 	_, _, code, _ = runCLI(t, "check", "--file", slower, "--baseline", baseline,
-		"--tolerance", "latency_ms.p50=100%", "--tolerance", "latency_ms.p95=100%", "--tolerance", "latency_ms.p99=100%", "--tolerance", "last_completion_ms=100%")
+		"--tolerance", "latency_ms.p50=100%", "--tolerance", "latency_ms.p95=100%", "--tolerance", "latency_ms.p99=100%", "--tolerance", "last_completion_ms=100%",
+		"--tolerance", "latency_ms.mean=100%", "--tolerance", "give_up_ms.p50=100%", "--tolerance", "give_up_ms.p99=100%")
 	if code != 0 {
 		t.Errorf("with 100%% tolerance on the latencies: exit %d, want 0", code)
 	}
@@ -73,7 +74,7 @@ func TestDiff(t *testing.T) {
 	}
 	old, now := record(same, "--seeds", "30"), record(slower, "--seeds", "30")
 	out, _, code, _ := runCLI(t, "diff", old, now)
-	if code != 0 || !strings.Contains(out, "paired by seed, two-sided signed-rank test") || !strings.Contains(out, "worse (beyond tolerance)") || !strings.Contains(out, "4 of 13 metrics worse beyond tolerance") {
+	if code != 0 || !strings.Contains(out, "paired by seed, two-sided signed-rank test") || !strings.Contains(out, "worse (beyond tolerance)") || !strings.Contains(out, "7 of 19 metrics worse beyond tolerance") {
 		t.Fatalf("diff: exit %d\n%s", code, out)
 	}
 	if _, _, code, _ := runCLI(t, "diff", old, now, "--fail-on", "worse"); code != 1 {
@@ -93,7 +94,7 @@ func TestDiff(t *testing.T) {
 			Fail    bool     `json:"fail"`
 		} `json:"rows"`
 	}
-	if err := json.Unmarshal([]byte(js), &doc); err != nil || code != 0 || doc.Schema != "retrysim/diff/v1" || doc.Seeds != 30 || len(doc.Rows) != 13 {
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || code != 0 || doc.Schema != "retrysim/diff/v1" || doc.Seeds != 30 || len(doc.Rows) != 19 {
 		t.Fatalf("json: exit %d, %v, %+v", code, err, doc)
 	}
 	for _, r := range doc.Rows {
@@ -102,7 +103,7 @@ func TestDiff(t *testing.T) {
 		}
 	}
 	csvOut, _, code, _ := runCLI(t, "diff", old, now, "--format", "csv")
-	if lines := strings.Split(strings.TrimSpace(csvOut), "\n"); code != 0 || len(lines) != 14 || !strings.HasPrefix(lines[0], "policy,metric,better,") {
+	if lines := strings.Split(strings.TrimSpace(csvOut), "\n"); code != 0 || len(lines) != 20 || !strings.HasPrefix(lines[0], "policy,metric,better,") {
 		t.Errorf("csv: exit %d, %d lines:\n%s", code, len(lines), csvOut)
 	}
 	// One seed each: no test, every difference shown.

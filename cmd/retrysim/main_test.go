@@ -51,7 +51,8 @@ func TestCompareJSONSchema(t *testing.T) {
 	if doc.Scenario != "overload-burst" || doc.Seed != 1 || len(doc.Results) != 4 {
 		t.Fatalf("scenario %q seed %d, %d results", doc.Scenario, doc.Seed, len(doc.Results))
 	}
-	keys := []string{"policy", "clients", "completed", "attempts", "retries", "gave_up", "gave_up_by", "amplification", "latency_ms", "last_completion_ms"}
+	keys := []string{"policy", "clients", "completed", "attempts", "retries", "gave_up", "gave_up_by", "amplification",
+		"attempts_per_completion", "goodput_share", "gave_up_share", "give_up_ms", "latency_ms", "last_completion_ms"}
 	for _, r := range doc.Results {
 		if len(r) != len(keys) {
 			t.Errorf("result has %d fields, want %d", len(r), len(keys))
@@ -124,8 +125,9 @@ func TestCompareWithFile(t *testing.T) {
 	// 3 clients at t=0, 1 admitted per second: the others retry at 0.6 s
 	// (both rejected: the window is spent), 1.7 s (one admitted), 3.8 s
 	// (the last admitted): 3+2+2+1 attempts.
-	want := "scenario,seed,policy,clients,completed,attempts,retries,gave_up,gave_up_by,amplification,p50_ms,p95_ms,p99_ms,last_completion_ms\n" +
-		"tiny,1,capped-exponential,3,3,8,5,0,,2.67,1800.0,3900.0,3900.0,3900.0\n"
+	want := "scenario,seed,policy,clients,completed,attempts,retries,gave_up,gave_up_by,amplification," +
+		"attempts_per_completion,goodput_share,gave_up_share,give_up_p50_ms,give_up_p99_ms,mean_ms,p50_ms,p95_ms,p99_ms,last_completion_ms\n" +
+		"tiny,1,capped-exponential,3,3,8,5,0,,2.67,2.67,1.00,0.00,,,1933.3,1800.0,3900.0,3900.0,3900.0\n"
 	if out != want {
 		t.Fatalf("got\n%s\nwant\n%s", out, want)
 	}

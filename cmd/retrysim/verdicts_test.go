@@ -43,3 +43,26 @@ func TestSurvivorRuleExample(t *testing.T) {
 		t.Errorf("immediate, which completes less than the reference, is better at something:\n%s", out)
 	}
 }
+
+// docs/statistics.md's example of the trade summary: a preset that sends
+// less by completing less is a trade, not a better policy.
+func TestTradeSummaryExample(t *testing.T) {
+	const cmd = "retrysim compare --scenario controls-outage --seeds 20"
+	want := docExample(t, "statistics.md", cmd)
+	out, _, code, err := runCLI(t, strings.Fields(cmd)[1:]...)
+	if code != 0 {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(want), "\n") {
+		if !strings.Contains(out, line) {
+			t.Errorf("output lacks the documented line\n%s\noutput:\n%s", line, out)
+		}
+	}
+	// The summary comes first, and no preset that completes fewer is better.
+	if i, j := strings.Index(out, "The trade, per policy"), strings.Index(out, "completed (higher is better)"); i < 0 || i > j {
+		t.Errorf("the summary is not at the top:\n%s", out)
+	}
+	if regexp.MustCompile(`\| better[^|]*completes [0-9.]+ fewer`).MatchString(out) {
+		t.Errorf("a policy completing fewer reads better:\n%s", out)
+	}
+}
