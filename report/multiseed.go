@@ -151,7 +151,7 @@ func StatsVs(m *runs.MultiSeed, ref int) MultiSeedDocument {
 			vals, _ := m.Values(p, metric)
 			ms := MetricStats{Metric: metric.Name, Better: metric.Better.Word(), N: len(vals), Values: perSeed(metric, m.Series(p, metric))}
 			if len(vals) > 0 {
-				s := roundSummary(stats.Summarize(vals))
+				s := roundSummary(Summarize(metric, vals))
 				ms.Summary = &s
 			}
 			if p != ref {
@@ -238,6 +238,17 @@ func missingNote(m *runs.MultiSeed, p, ref int, metric *metrics.Metric) string {
 		}
 	}
 	return "no common seeds"
+}
+
+// Summarize is stats.Summarize of a metric's values, with the Wilson
+// score interval (stats.Wilson) for a proportion, so that its interval
+// stays inside [0, 1].
+func Summarize(metric *metrics.Metric, vals []float64) stats.Summary {
+	s := stats.Summarize(vals)
+	if metric.Proportion && s.N > 0 {
+		s.CILow, s.CIHigh = stats.Wilson(s.Mean, s.N)
+	}
+	return s
 }
 
 // perSeed is series as the JSON report writes it: rounded, null for NaN.

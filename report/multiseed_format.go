@@ -63,6 +63,10 @@ func MultiSeedRows(doc *MultiSeedDocument, metric *metrics.Metric, missing strin
 		if s := ms.Summary; s != nil {
 			half := max(s.CIHigh-s.Mean, 0)
 			row[2] = num(s.Mean) + " ± " + num(half)
+			if metric.Proportion {
+				// Wilson's interval is not symmetric about the mean.
+				row[2] = num(s.Mean) + " [" + num(s.CILow) + ", " + num(s.CIHigh) + "]"
+			}
 			row[3], row[4], row[5] = num(s.Median), num(s.P5), num(s.P95)
 		}
 		if d := ms.VsBaseline; d != nil {
@@ -113,6 +117,9 @@ func (d *Difference) Text() string {
 // direction and, for a metric over a subset of the operations, which:
 // "latency_ms.p99 (lower is better; completed operations only)".
 func MetricTitle(m *metrics.Metric) string {
+	if m.Proportion {
+		return fmt.Sprintf("%s (%s; a share: mean [95%% Wilson interval])", m.Name, m.Better)
+	}
 	if m.Subset() != nil {
 		return fmt.Sprintf("%s (%s; %s)", m.Name, m.Better, m.Over)
 	}

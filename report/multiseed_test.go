@@ -171,3 +171,23 @@ func TestNearZeroChangeIsAnAmount(t *testing.T) {
 		t.Errorf("attempts: %q", got)
 	}
 }
+
+// A share's interval is Wilson's: inside [0, 1], where Student's t of the
+// same values reaches past 1.
+func TestProportionIntervalStaysInside(t *testing.T) {
+	m := multiSeed([]string{"a"}, [][]int{{10, 10, 10, 10, 10, 10, 9}})
+	vals, _ := m.Values(0, metrics.GoodputShare)
+	if tt := stats.Summarize(vals); tt.CIHigh <= 1 {
+		t.Fatalf("t interval %v–%v: the test needs one past 1", tt.CILow, tt.CIHigh)
+	}
+	s := Stats(m).Policies[0].Stats(metrics.GoodputShare.Name).Summary
+	lo, hi := stats.Wilson(s.Mean, 7)
+	if s.CIHigh > 1 || s.CILow < 0 || s.CILow != round(lo, 4) || s.CIHigh != round(hi, 4) {
+		t.Errorf("goodput_share interval %v–%v, want Wilson's %v–%v", s.CILow, s.CIHigh, lo, hi)
+	}
+	doc := Stats(m)
+	rows := MultiSeedRows(&doc, metrics.GoodputShare, "-")
+	if !strings.Contains(rows[0][2], "[") || strings.Contains(rows[0][2], "±") {
+		t.Errorf("share cell %q", rows[0][2])
+	}
+}

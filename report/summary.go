@@ -25,6 +25,9 @@ type TradeRow struct {
 	// GaveUpBy lists the reasons with give-ups: "attempts=20 deadline=2".
 	GaveUpBy string
 	P50, P99 float64
+	// P50N and P99N are the seeds on which they exist (those on which
+	// something completed).
+	P50N, P99N int
 	// Verdict weighs the policy against the reference on every axis
 	// (Dominance); "reference" for the reference itself.
 	Verdict string
@@ -50,6 +53,12 @@ func TradeSummary(doc *MultiSeedDocument) []TradeRow {
 			AttemptsPerCompletion: mean(ps, metrics.AttemptsPerCompletion.Name),
 			P50:                   mean(ps, metrics.P50.Name), P99: mean(ps, metrics.P99.Name)}
 		row.Operations = row.Completed + mean(ps, metrics.GaveUp.Name)
+		if ms := metricStats(ps, metrics.P50.Name); ms != nil {
+			row.P50N = ms.N
+		}
+		if ms := metricStats(ps, metrics.P99.Name); ms != nil {
+			row.P99N = ms.N
+		}
 		var parts []string
 		for _, m := range metrics.GaveUpBy() {
 			if v := mean(ps, m.Name); v > 0 {
@@ -193,7 +202,15 @@ func TradeCells(doc *MultiSeedDocument, missing string) (header []string, rows [
 		if gave == "" {
 			gave = missing
 		}
-		rows = append(rows, []string{r.Policy, done, num(r.AttemptsPerCompletion, 2), gave, num(r.P50, 1), num(r.P99, 1), r.Verdict})
+		// A mean over fewer seeds than the run says over how many.
+		withN := func(v float64, n int) string {
+			cell := num(v, 1)
+			if n > 0 && n < doc.Seeds {
+				cell += fmt.Sprintf(" (n=%d)", n)
+			}
+			return cell
+		}
+		rows = append(rows, []string{r.Policy, done, num(r.AttemptsPerCompletion, 2), gave, withN(r.P50, r.P50N), withN(r.P99, r.P99N), r.Verdict})
 	}
 	return header, rows
 }

@@ -529,7 +529,11 @@ func meanLabels(p *gonum.Plot, d *runs.PlotData, m *metrics.Metric) error {
 		s := stats.Summarize(vals)
 		ymax = max(ymax, s.CIHigh, s.Mean)
 		labelPts = append(labelPts, plotter.XY{X: float64(i), Y: max(s.CIHigh, s.Mean)})
-		labels = append(labels, plotNumber(s.Mean, min(m.Decimals(), 2)))
+		label := plotNumber(s.Mean, min(m.Decimals(), 2))
+		if s.N < d.Runs.Seeds() {
+			label += fmt.Sprintf(" (n=%d)", s.N) // a mean over fewer seeds than the run
+		}
+		labels = append(labels, label)
 		if s.N > 1 {
 			errPts = append(errPts, plotter.XY{X: float64(i), Y: s.Mean})
 			errs = append(errs, struct{ Low, High float64 }{s.Mean - s.CILow, s.CIHigh - s.Mean})
@@ -761,7 +765,7 @@ func DistributionFigure(d *runs.PlotData) (*Figure, error) {
 		// A panel over completed operations only says, above each box, how
 		// many of the policy's operations it describes.
 		if m.Subset() == metrics.Completed {
-			if err := shareLabels(p, surv, top); err != nil {
+			if err := shareLabels(p, surv, top, seedsWith(d, m), d.Runs.Seeds()); err != nil {
 				return nil, err
 			}
 			p.Y.Max += (p.Y.Max - p.Y.Min) * 0.1

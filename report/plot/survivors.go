@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 )
@@ -65,7 +66,9 @@ func hollowBox(b *plotter.BoxPlot) {
 // shareLabels writes each policy's completed share above its box or bar
 // at the heights top, for a panel of a metric over completed operations
 // only ("42% done"). top[p] is NaN for a policy without values.
-func shareLabels(p *gonum.Plot, s survivors, top []float64) error {
+// n[p] is the number of seeds on which policy p has a value: below the
+// run's seeds, the label says so ("42% done, n=12").
+func shareLabels(p *gonum.Plot, s survivors, top []float64, n []int, seeds int) error {
 	var pts plotter.XYs
 	var labels []string
 	for i, y := range top {
@@ -73,7 +76,11 @@ func shareLabels(p *gonum.Plot, s survivors, top []float64) error {
 			continue
 		}
 		pts = append(pts, plotter.XY{X: float64(i), Y: y})
-		labels = append(labels, shareWords(s.share[i]))
+		label := shareWords(s.share[i])
+		if n[i] < seeds {
+			label += fmt.Sprintf(", n=%d", n[i])
+		}
+		labels = append(labels, label)
 	}
 	if len(pts) == 0 {
 		return nil
@@ -104,4 +111,14 @@ func shareWords(share float64) string {
 		return fmt.Sprintf("%.1f%% done", pct)
 	}
 	return fmt.Sprintf("%.0f%% done", pct)
+}
+
+// seedsWith returns, per policy of d, the seeds on which m has a value.
+func seedsWith(d *runs.PlotData, m *metrics.Metric) []int {
+	var n []int
+	for p := range d.Runs.Policies {
+		vals, _ := d.Runs.Values(p, m)
+		n = append(n, len(vals))
+	}
+	return n
 }
