@@ -203,7 +203,7 @@ func Validate(ctx context.Context, v Validation) ([]Comparison, error) {
 		if err != nil {
 			return nil, fmt.Errorf("validate: policy %q: %w", p.Name, err)
 		}
-		c := Comparison{Policy: p.Name, Randomised: randomised(p.Rules), Simulated: seeds[i][0], Measured: measured,
+		c := Comparison{Policy: p.Name, Randomised: policies.Randomised(p.Rules), Simulated: seeds[i][0], Measured: measured,
 			RealTime: time.Since(began), Speed: speed, Lateness: lateness}
 		c.Checks = compare(&c, seeds[i], p.Fallback != nil)
 		out = append(out, c)
@@ -305,28 +305,6 @@ type TooManyClientsError struct{ Clients int }
 func (e *TooManyClientsError) Error() string {
 	return fmt.Sprintf("validate: the workload has %d clients; a validation runs each as a goroutine making real requests, and takes at most %d (simulate bigger ones with 'retrysim compare')",
 		e.Clients, MaxValidateClients)
-}
-
-// randomised reports whether a policy's waits draw random numbers: its
-// backoff gives different waits from two different sources, or a server
-// wait gets jitter.
-func randomised(r policies.Policy) bool {
-	if r.ServerWaitJitter > 0 {
-		return true
-	}
-	if r.Backoff == nil {
-		return false
-	}
-	a, b := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(3, 4))
-	prev := time.Duration(0)
-	for retry := range 16 {
-		da, db := r.Backoff.Delay(retry, prev, a), r.Backoff.Delay(retry, prev, b)
-		if da != db {
-			return true
-		}
-		prev = da
-	}
-	return false
 }
 
 // clientResult is what one real client saw.

@@ -151,7 +151,11 @@ func compareJob(c *call) (job, error) {
 				writeEngineStats(c.stderr, results, time.Since(start))
 			}
 			cmp := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: s.Metrics()}
-			return report.Write(c.stdout, format(c), &cmp)
+			if err := report.Write(c.stdout, format(c), &cmp); err != nil {
+				return err
+			}
+			noteOneSeed(c.stderr, s, seed)
+			return nil
 		}}, nil
 }
 

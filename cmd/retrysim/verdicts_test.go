@@ -70,3 +70,23 @@ func TestTradeSummaryExample(t *testing.T) {
 // squeeze collapses runs of spaces, so that a documented table row matches
 // however wide the other rows make its columns.
 func squeeze(s string) string { return regexp.MustCompile(` +`).ReplaceAllString(s, " ") }
+
+// A single-seed compare says on stderr that it is one seed, naming the
+// randomised policies (not capped exponential, which draws nothing), and
+// points to --seeds; --seeds and --quiet say nothing of the sort.
+func TestOneSeedNote(t *testing.T) {
+	out, errOut, code, _ := runCLI(t, "compare")
+	if code != 0 || !strings.HasPrefix(out, "scenario overload-burst, seed 1\n") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	want := "retrysim: note: one seed (1): full-jitter, gated draw random waits, so another seed gives other numbers; --seeds 20 compares the policies over seeds, with tests\n"
+	if errOut != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+	if _, errOut, _, _ := runCLI(t, "compare", "--seeds", "6"); strings.Contains(errOut, "one seed") {
+		t.Errorf("--seeds 6: %q", errOut)
+	}
+	if _, errOut, _, _ := runCLI(t, "compare", "-q"); errOut != "" {
+		t.Errorf("--quiet: %q", errOut)
+	}
+}
