@@ -62,7 +62,7 @@ func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 		return nil, bad("not a single-seed JSON report: %v", jsonErr(data, err))
 	}
 	switch {
-	case shape.Schema != nil:
+	case shape.Schema != nil && *shape.Schema != "" && *shape.Schema != report.SingleSeedSchema:
 		return nil, bad("this is a %q report, not a single-seed one (ReadSeedBaseline reads multi-seed ones)", *shape.Schema)
 	case shape.Scenario == nil || *shape.Scenario == "":
 		return nil, bad("missing field \"scenario\"")
@@ -98,6 +98,7 @@ func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var doc struct {
+		Schema   string            `json:"schema"`
 		Scenario string            `json:"scenario"`
 		Seed     uint64            `json:"seed"`
 		Results  []json.RawMessage `json:"results"`
@@ -108,7 +109,7 @@ func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, bad("unexpected data after the JSON document")
 	}
-	out := &report.Document{Scenario: doc.Scenario, Seed: doc.Seed}
+	out := &report.Document{Schema: report.SingleSeedSchema, Scenario: doc.Scenario, Seed: doc.Seed}
 	seen := map[string]bool{}
 	for i, raw := range doc.Results {
 		pr, err := decodeResult(raw, set)

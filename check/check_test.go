@@ -105,7 +105,7 @@ func encode(t *testing.T, doc report.Document) []byte {
 }
 
 func TestReadBaseline(t *testing.T) {
-	doc := report.Document{Scenario: "s", Seed: 3, Results: []report.PolicyResult{result("a", 20, 18, 100, time.Second), result("b", 20, 0, 160)}}
+	doc := report.Document{Schema: report.SingleSeedSchema, Scenario: "s", Seed: 3, Results: []report.PolicyResult{result("a", 20, 18, 100, time.Second), result("b", 20, 0, 160)}}
 	data := encode(t, doc)
 	got, err := ReadBaseline("base.json", bytes.NewReader(data))
 	if err != nil {
@@ -126,7 +126,7 @@ func TestReadBaseline(t *testing.T) {
 		{"no seed", `{"scenario": "s", "results": []}`, `missing field "seed"`},
 		{"no results", `{"scenario": "s", "seed": 1, "results": []}`, "no results"},
 		{"missing metric", strings.Replace(string(data), `"completed": 18,`, ``, 1), `results[0]: missing field "completed"`},
-		{"wrong type", strings.Replace(string(data), `"completed": 18`, `"completed": "18"`, 1), "line 8"},
+		{"wrong type", strings.Replace(string(data), `"completed": 18`, `"completed": "18"`, 1), "line 9"},
 		{"trailing", string(data) + "{}", "after top-level value"},
 		{"twice", strings.Replace(string(data), `"policy": "b"`, `"policy": "a"`, 1), "appears twice"},
 	}
@@ -285,5 +285,22 @@ func TestReadBaselineBeforeTradeMetrics(t *testing.T) {
 	// Without a metric that was always there, it is still an error.
 	if _, err := ReadBaseline("old.json", strings.NewReader(strings.Replace(old, `"p95": 16100, `, "", 1))); err == nil || !strings.Contains(err.Error(), "latency_ms.p95") {
 		t.Errorf("a baseline without latency_ms.p95: %v", err)
+	}
+}
+
+// A single-seed report names its schema; reports without one (written
+// before it) read the same.
+func TestSingleSeedSchema(t *testing.T) {
+	base := report.Document{Schema: report.SingleSeedSchema, Scenario: "s", Seed: 1, Results: []report.PolicyResult{result("a", 20, 19, 90, time.Second)}}
+	data, err := json.Marshal(base)
+	if err != nil || !strings.HasPrefix(string(data), `{"schema":"retrysim/single-seed/v1",`) {
+		t.Fatalf("%s %v", data, err)
+	}
+	if _, err := ReadBaseline("b.json", bytes.NewReader(data)); err != nil {
+		t.Errorf("with the schema: %v", err)
+	}
+	other := strings.Replace(string(data), "single-seed/v1", "single-seed/v9", 1)
+	if _, err := ReadBaseline("b.json", strings.NewReader(other)); err == nil || !strings.Contains(err.Error(), `"retrysim/single-seed/v9"`) {
+		t.Errorf("another schema: %v", err)
 	}
 }

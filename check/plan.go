@@ -115,7 +115,7 @@ func (p *Plan) Report(res *runs.Results) *Report {
 // document is the single-seed report 'retrysim compare --format json'
 // prints for the one seed of ms.
 func document(ms *runs.MultiSeed) report.Document {
-	doc := report.Document{Scenario: ms.Scenario, Seed: ms.FirstSeed}
+	doc := report.Document{Schema: report.SingleSeedSchema, Scenario: ms.Scenario, Seed: ms.FirstSeed}
 	for p, name := range ms.Policies {
 		row := report.PolicyResult{Policy: name, Clients: ms.Clients, Metrics: ms.Metrics}
 		for _, m := range ms.Metrics {

@@ -96,7 +96,8 @@ func FromDocument(d *report.Document) *SeedSet {
 const maxBaselineValue = 1e15
 
 // Schema returns the "schema" field of a JSON report, or "" if it has
-// none (a single-seed report) or is not a JSON object.
+// none (a single-seed report written before SingleSeedSchema) or is not
+// a JSON object.
 func Schema(data []byte) string {
 	var shape struct {
 		Schema string `json:"schema"`

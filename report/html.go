@@ -30,8 +30,8 @@ type htmlTable struct {
 }
 
 type htmlFigure struct {
-	Caption string
-	SVG     template.HTML
+	Caption, HowToRead string
+	SVG                template.HTML
 }
 
 type htmlPage struct {
@@ -39,6 +39,7 @@ type htmlPage struct {
 	Scenario    string
 	Description string
 	Command     string
+	Version     string
 	Seeds       string
 	Setup       []htmlTable
 	Results     []htmlTable
@@ -49,22 +50,30 @@ type htmlPage struct {
 // SVGFigure is a figure drawn as SVG, for the HTML page.
 type SVGFigure struct {
 	Caption string
-	SVG     []byte
+	// HowToRead, if set, says how to read the figure, under its caption.
+	HowToRead string
+	SVG       []byte
+}
+
+// Provenance says how a page was made: the command line that makes it
+// again, and the retrysim that ran it ("retrysim v1.2.0, commit 1a2b3c").
+type Provenance struct {
+	Command, Version string
 }
 
 // WriteHTML writes one self-contained HTML page for a design review: the
 // scenario, its results as tables (single-seed, or statistics over seeds)
 // and every figure as inline SVG (report/plot draws them). ref is the
 // reference policy of the comparisons over seeds, an index into
-// m.Policies or DefaultReference (see StatsVs). command is the command
-// line shown as the way to make the page again. The same inputs give the
-// same bytes.
-func WriteHTML(w io.Writer, s *scenarios.Scenario, m *runs.MultiSeed, ref int, figures []SVGFigure, command string) error {
+// m.Policies or DefaultReference (see StatsVs). prov says how the page
+// was made. The same inputs give the same bytes.
+func WriteHTML(w io.Writer, s *scenarios.Scenario, m *runs.MultiSeed, ref int, figures []SVGFigure, prov Provenance) error {
 	page := htmlPage{
 		Title:       "retrysim: " + s.Name,
 		Scenario:    s.Name,
 		Description: s.Description,
-		Command:     command,
+		Command:     prov.Command,
+		Version:     prov.Version,
 		Seeds:       seedWords(m),
 		Setup:       []htmlTable{serverTable(s), policyTable(s)},
 	}
@@ -103,7 +112,7 @@ func WriteHTML(w io.Writer, s *scenarios.Scenario, m *runs.MultiSeed, ref int, f
 		}
 	}
 	for _, f := range figures {
-		page.Figures = append(page.Figures, htmlFigure{Caption: f.Caption, SVG: template.HTML(inlineSVG(string(f.SVG)))})
+		page.Figures = append(page.Figures, htmlFigure{Caption: f.Caption, HowToRead: f.HowToRead, SVG: template.HTML(inlineSVG(string(f.SVG)))})
 	}
 	return htmlTemplate.Execute(w, page)
 }
@@ -154,18 +163,42 @@ func serverTable(s *scenarios.Scenario) htmlTable {
 func policyTable(s *scenarios.Scenario) htmlTable {
 	t := htmlTable{
 		Caption: "Policies (" + scenarios.DescribeWorkload(s.Workload) + ")",
-		Header:  []string{"policy", "backoff", "max attempts", "deadline", "coordination"},
-		Numeric: []bool{false, false, true, true, false},
+		Header:  []string{"policy", "backoff", "max attempts", "deadline", "attempt timeout", "server waits", "coordination"},
+		Numeric: []bool{false, false, true, true, true, false, false},
 	}
 	for _, p := range s.Policies {
-		attempts, deadline := "–", "–"
+		// The effective settings: "none" where a limit is off, so that an
+		// empty cell never hides a default.
+		attempts, deadline, timeout := "none", "none", "none (waits for the answer)"
 		if p.Rules.MaxAttempts > 0 {
 			attempts = strconv.Itoa(p.Rules.MaxAttempts)
 		}
 		if p.Rules.Deadline > 0 {
 			deadline = p.Rules.Deadline.String()
 		}
-		t.Rows = append(t.Rows, []string{p.Name, scenarios.DescribeBackoff(p.Rules.Backoff), attempts, deadline, scenarios.DescribeCoordination(&p)})
+		if p.Rules.AttemptTimeout > 0 {
+			timeout = p.Rules.AttemptTimeout.String()
+		}
+		t.Rows = append(t.Rows, []string{p.Name, scenarios.DescribeBackoff(p.Rules.Backoff), attempts, deadline, timeout, serverWaits(&p), scenarios.DescribeCoordination(&p)})
 	}
 	return t
+}
+
+// serverWaits describes how a policy treats a server's retry-after.
+func serverWaits(p *sim.Policy) string {
+	r := &p.Rules
+	words := "honoured, uncapped"
+	switch {
+	case r.AtLeastBackoff:
+		words = "a floor: max(backoff, server wait)"
+	case r.IgnoreServerWaitAbove > 0:
+		words = "honoured up to " + r.IgnoreServerWaitAbove.String() + ", its own backoff above"
+	}
+	if r.ServerWaitJitter > 0 {
+		words += fmt.Sprintf(", plus up to %v of jitter", r.ServerWaitJitter)
+	}
+	if r.NoCapacityRetries {
+		words += "; no retries of capacity failures"
+	}
+	return words
 }

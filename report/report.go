@@ -158,8 +158,14 @@ func (pr PolicyResult) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// SingleSeedSchema names the JSON schema of a single-seed comparison.
+// docs/output.md describes it; reports written before it existed have no
+// schema field and are read as this one.
+const SingleSeedSchema = "retrysim/single-seed/v1"
+
 // Document is the JSON form of a Comparison.
 type Document struct {
+	Schema   string         `json:"schema"`
 	Scenario string         `json:"scenario"`
 	Seed     uint64         `json:"seed"`
 	Results  []PolicyResult `json:"results"`
@@ -167,7 +173,7 @@ type Document struct {
 
 // JSON returns the document for c.
 func (c *Comparison) JSON() Document {
-	doc := Document{Scenario: c.Scenario, Seed: c.Seed, Results: make([]PolicyResult, len(c.Results))}
+	doc := Document{Schema: SingleSeedSchema, Scenario: c.Scenario, Seed: c.Seed, Results: make([]PolicyResult, len(c.Results))}
 	for i := range c.Results {
 		doc.Results[i] = Row(&c.Results[i], c.metrics())
 	}

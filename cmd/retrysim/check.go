@@ -224,7 +224,7 @@ func readBaseline(c *call, path string) (doc *report.Document, multi *check.Seed
 
 // parseReport reads a JSON report: single-seed (doc) or multi-seed (multi).
 func parseReport(name string, data []byte) (doc *report.Document, multi *check.SeedSet, err error) {
-	if check.Schema(data) == "" {
+	if s := check.Schema(data); s == "" || s == report.SingleSeedSchema {
 		doc, err = check.ReadBaseline(name, bytes.NewReader(data))
 		return doc, nil, err
 	}

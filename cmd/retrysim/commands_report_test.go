@@ -236,6 +236,17 @@ func TestHTMLReport(t *testing.T) {
 	if !strings.Contains(one, "Results, seed 1") || strings.Count(one, "<svg ") != 4 {
 		t.Error("one-seed report lacks its results table or has the wrong number of plots")
 	}
+	// A handout: the trade first, effective settings, what made it, how to
+	// read each figure.
+	for _, want := range []string{"The trade, per policy", "attempt timeout", "none (waits for the answer)", "honoured, uncapped",
+		"by retrysim devel, commit ", "Hollow bars: the policy completes under 95%", "read the height it ends at"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if i, j := strings.Index(page, "The trade, per policy"), strings.Index(page, "completed (higher is better)"); i > j {
+		t.Error("the trade summary is not the first result")
+	}
 	if strings.Contains(page, "incident") {
 		t.Error("a report of a scenario without an incident mentions one")
 	}

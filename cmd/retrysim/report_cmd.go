@@ -93,7 +93,7 @@ func writeHTMLReport(c *call, w io.Writer, s *scenarios.Scenario, data *runs.Plo
 	if err != nil {
 		return err
 	}
-	return report.WriteHTML(w, s, data.Runs, ref, figures, remakeCommand(c, s, data.Runs.FirstSeed, data.Runs.Seeds()))
+	return report.WriteHTML(w, s, data.Runs, ref, figures, report.Provenance{Command: remakeCommand(c, s, data.Runs.FirstSeed, data.Runs.Seeds()), Version: readBuildVersion().short()})
 }
 
 // reportBucket is the timeline bucket of the HTML report: --bucket where

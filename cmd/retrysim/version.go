@@ -59,6 +59,16 @@ func (v buildVersion) write(w io.Writer) {
 	fmt.Fprintf(w, "go:      %s %s/%s\n", v.goVersion, runtime.GOOS, runtime.GOARCH)
 }
 
+// short is the version on one line, for a page that says what made it:
+// "retrysim devel, commit unknown".
+func (v buildVersion) short() string {
+	s := "retrysim " + v.module + ", commit " + v.commit
+	if v.modified {
+		s += " (with uncommitted changes)"
+	}
+	return s
+}
+
 func init() {
 	// Set once, before main: urfave/cli reads these globals when --version
 	// is given.

@@ -74,7 +74,7 @@ func SVGFigures(d *runs.PlotData) ([]report.SVGFigure, error) {
 		if err := f.Figure.Write(&buf, SVG); err != nil {
 			return nil, err
 		}
-		out = append(out, report.SVGFigure{Caption: f.Figure.Title, SVG: buf.Bytes()})
+		out = append(out, report.SVGFigure{Caption: f.Figure.Title, HowToRead: howToRead[f.Name], SVG: buf.Bytes()})
 	}
 	return out, nil
 }

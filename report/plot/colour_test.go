@@ -194,7 +194,7 @@ func TestSVGColoursValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteHTML(&page, scenariotest.Builtin(t, "overload-burst"), d.Runs, report.DefaultReference, figures, "retrysim report"); err != nil {
+	if err := report.WriteHTML(&page, scenariotest.Builtin(t, "overload-burst"), d.Runs, report.DefaultReference, figures, report.Provenance{Command: "retrysim report"}); err != nil {
 		t.Fatal(err)
 	}
 	svgs := inlineSVGs.FindAllString(page.String(), -1)
