@@ -193,6 +193,10 @@ func serverWaits(p *sim.Policy) string {
 		words = "a floor: max(backoff, server wait)"
 	case r.IgnoreServerWaitAbove > 0:
 		words = "honoured up to " + r.IgnoreServerWaitAbove.String() + ", its own backoff above"
+	case r.ClampServerWait > 0:
+		words = "honoured, clamped to " + r.ClampServerWait.String()
+	case r.FailServerWaitAbove > 0:
+		words = "honoured up to " + r.FailServerWaitAbove.String() + ", gives up above"
 	}
 	if r.ServerWaitJitter > 0 {
 		words += fmt.Sprintf(", plus up to %v of jitter", r.ServerWaitJitter)

@@ -169,7 +169,7 @@ func writeMultiTable(w io.Writer, markdown bool, doc *MultiSeedDocument) error {
 // multiSeedCSVHeader is the header row of the multi-seed CSV.
 var multiSeedCSVHeader = []string{"scenario", "first_seed", "seeds", "policy", "metric", "better", "n",
 	"mean", "ci95_low", "ci95_high", "stddev", "median", "p5", "p95", "min", "max",
-	"baseline", "pairs", "delta_mean", "delta_percent", "p_value", "verdict"}
+	"baseline", "pairs", "delta_mean", "delta_percent", "p_value", "verdict", "note"}
 
 func writeMultiCSV(w io.Writer, doc *MultiSeedDocument) error {
 	cw := csv.NewWriter(w)
@@ -191,9 +191,9 @@ func writeMultiCSV(w io.Writer, doc *MultiSeedDocument) error {
 				if d.DeltaPercent != nil {
 					pct = f(*d.DeltaPercent)
 				}
-				row = append(row, doc.Baseline, strconv.Itoa(d.Pairs), f(d.DeltaMean), pct, f(d.P), d.Verdict.String())
+				row = append(row, doc.Baseline, strconv.Itoa(d.Pairs), f(d.DeltaMean), pct, f(d.P), d.Verdict.String(), d.Note)
 			} else {
-				row = append(row, "", "", "", "", "", "")
+				row = append(row, "", "", "", "", "", "", "")
 			}
 			if err := cw.Write(row); err != nil {
 				return err

@@ -286,14 +286,39 @@ func Cells(pr PolicyResult, missing string) []string {
 	return cells
 }
 
+// CSVColumns returns the columns of the single-run CSV of a metric set:
+// tidy, one column per metric (a metric that shares its column in the
+// table, such as a give-up reason, gets its own, named after the metric:
+// gave_up_by.deadline).
+func CSVColumns(set []*metrics.Metric) []string {
+	cols := []string{"policy", "clients"}
+	for i, m := range set {
+		shared := (i > 0 && set[i-1].Column == m.Column) || (i+1 < len(set) && set[i+1].Column == m.Column)
+		if shared {
+			cols = append(cols, m.Name)
+		} else {
+			cols = append(cols, m.Column)
+		}
+	}
+	return cols
+}
+
 func writeCSV(w io.Writer, c *Comparison) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(append([]string{"scenario", "seed"}, Columns(c.metrics())...)); err != nil {
+	if err := cw.Write(append([]string{"scenario", "seed"}, CSVColumns(c.metrics())...)); err != nil {
 		return err
 	}
 	for i := range c.Results {
-		row := Cells(Row(&c.Results[i], c.metrics()), "")
-		if err := cw.Write(append([]string{c.Scenario, strconv.FormatUint(c.Seed, 10)}, row...)); err != nil {
+		pr := Row(&c.Results[i], c.metrics())
+		row := []string{c.Scenario, strconv.FormatUint(c.Seed, 10), pr.Policy, strconv.Itoa(pr.Clients)}
+		for j, m := range pr.Metrics {
+			cell := ""
+			if v := pr.Values[j]; !math.IsNaN(v) {
+				cell = FormatValue(m, v)
+			}
+			row = append(row, cell)
+		}
+		if err := cw.Write(row); err != nil {
 			return err
 		}
 	}

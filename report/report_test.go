@@ -75,3 +75,33 @@ func TestColumnsAndCells(t *testing.T) {
 		t.Fatalf("cells %q of columns %q", cells, Columns(set))
 	}
 }
+
+// The CSV is tidy: one column per metric, a give-up reason included, with
+// a number (not "attempts=3") in each.
+func TestCSVOneColumnPerMetric(t *testing.T) {
+	r := sim.Result{Policy: "p", Clients: 4, Attempts: 9, GaveUp: 4}
+	r.GaveUpBy[policies.StopAttempts], r.GaveUpBy[policies.StopQueueFull] = 3, 1
+	var b bytes.Buffer
+	if err := Write(&b, CSV, &Comparison{Scenario: "s", Seed: 1, Results: []sim.Result{r}}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	header, row := strings.Split(lines[0], ","), strings.Split(lines[1], ",")
+	if len(header) != len(row) || len(header) != 2+2+len(metrics.Default()) {
+		t.Fatalf("%d columns, %d cells, %d metrics", len(header), len(row), len(metrics.Default()))
+	}
+	for i, h := range header {
+		switch h {
+		case "gave_up_by.attempts":
+			if row[i] != "3" {
+				t.Errorf("%s = %q", h, row[i])
+			}
+		case "gave_up_by.queue_full":
+			if row[i] != "1" {
+				t.Errorf("%s = %q", h, row[i])
+			}
+		case "gave_up_by":
+			t.Error("a shared gave_up_by column")
+		}
+	}
+}

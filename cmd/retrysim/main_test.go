@@ -125,9 +125,10 @@ func TestCompareWithFile(t *testing.T) {
 	// 3 clients at t=0, 1 admitted per second: the others retry at 0.6 s
 	// (both rejected: the window is spent), 1.7 s (one admitted), 3.8 s
 	// (the last admitted): 3+2+2+1 attempts.
-	want := "scenario,seed,policy,clients,completed,attempts,retries,gave_up,gave_up_by,amplification," +
+	want := "scenario,seed,policy,clients,completed,attempts,retries,gave_up," +
+		"gave_up_by.attempts,gave_up_by.deadline,gave_up_by.terminal,gave_up_by.queue_full,amplification," +
 		"attempts_per_completion,goodput_share,gave_up_share,give_up_p50_ms,give_up_p99_ms,mean_ms,p50_ms,p95_ms,p99_ms,last_completion_ms\n" +
-		"tiny,1,capped-exponential,3,3,8,5,0,,2.67,2.67,1.00,0.00,,,1933.3,1800.0,3900.0,3900.0,3900.0\n"
+		"tiny,1,capped-exponential,3,3,8,5,0,0,0,0,0,2.67,2.67,1.00,0.00,,,1933.3,1800.0,3900.0,3900.0,3900.0\n"
 	if out != want {
 		t.Fatalf("got\n%s\nwant\n%s", out, want)
 	}
