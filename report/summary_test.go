@@ -1,8 +1,15 @@
 package report
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/retrysim/retrysim/internal/racetest"
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/runs"
+	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // The summary weighs every policy on every axis: a policy that completes
@@ -42,4 +49,47 @@ func TestSharePercent(t *testing.T) {
 			t.Errorf("sharePercent(%v) = %q, want %q", share, got, want)
 		}
 	}
+}
+
+// On every built-in scenario (but the giant ones), over enough seeds for
+// the tests to be significant, no policy that completes significantly
+// fewer operations than the reference is better on a metric over completed
+// operations only, and no trade summary calls it better.
+func TestBuiltinsNeverWinByLosingWork(t *testing.T) {
+	f, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds, checked := 8, 0
+	for _, s := range f.Scenarios {
+		if s.Operations() > 20_000 || (racetest.Enabled && s.Operations() > 1000) {
+			continue
+		}
+		m, err := runs.Collect(context.Background(), s, s.Seed, seeds, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		doc := Stats(m)
+		for i := range doc.Policies {
+			ps := &doc.Policies[i]
+			done := ps.Stats(metrics.Completed.Name).VsBaseline
+			if done == nil || done.Verdict != stats.Worse {
+				continue
+			}
+			checked++
+			for _, ms := range ps.Metrics {
+				metric, _ := metrics.Lookup(ms.Metric)
+				if metric.Subset() == metrics.Completed && ms.VsBaseline.Verdict == stats.Better {
+					t.Errorf("%s: %s completes fewer than %s and is better on %s", s.Name, ps.Policy, doc.Baseline, ms.Metric)
+				}
+			}
+			if v := Dominance(ps); strings.HasPrefix(v, "better") {
+				t.Errorf("%s: %s completes fewer and reads %q", s.Name, ps.Policy, v)
+			}
+		}
+	}
+	if checked < 5 {
+		t.Errorf("only %d policies complete significantly fewer than their reference: the test checks little", checked)
+	}
+	t.Logf("%d policies that complete fewer checked", checked)
 }
