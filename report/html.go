@@ -35,11 +35,17 @@ type htmlFigure struct {
 }
 
 type htmlPage struct {
-	Title       string
+	Title    string
+	Command  string
+	Version  string
+	Sections []htmlSection
+}
+
+// htmlSection is one scenario of a page.
+type htmlSection struct {
+	ID          string
 	Scenario    string
 	Description string
-	Command     string
-	Version     string
 	Seeds       string
 	Setup       []htmlTable
 	Results     []htmlTable
@@ -61,6 +67,16 @@ type Provenance struct {
 	Command, Version string
 }
 
+// HTMLScenario is one scenario of an HTML page: its runs, the reference
+// policy of their comparisons (an index into Runs.Policies, or
+// DefaultReference) and its figures.
+type HTMLScenario struct {
+	Scenario *scenarios.Scenario
+	Runs     *runs.MultiSeed
+	Ref      int
+	Figures  []SVGFigure
+}
+
 // WriteHTML writes one self-contained HTML page for a design review: the
 // scenario, its results as tables (single-seed, or statistics over seeds)
 // and every figure as inline SVG (report/plot draws them). ref is the
@@ -68,12 +84,28 @@ type Provenance struct {
 // m.Policies or DefaultReference (see StatsVs). prov says how the page
 // was made. The same inputs give the same bytes.
 func WriteHTML(w io.Writer, s *scenarios.Scenario, m *runs.MultiSeed, ref int, figures []SVGFigure, prov Provenance) error {
-	page := htmlPage{
-		Title:       "retrysim: " + s.Name,
+	return WriteHTMLScenarios(w, []HTMLScenario{{Scenario: s, Runs: m, Ref: ref, Figures: figures}}, prov)
+}
+
+// WriteHTMLScenarios is WriteHTML for several scenarios on one page, each
+// in its own section with its own summary, after a list of them.
+func WriteHTMLScenarios(w io.Writer, list []HTMLScenario, prov Provenance) error {
+	page := htmlPage{Command: prov.Command, Version: prov.Version}
+	var names []string
+	for i, sc := range list {
+		page.Sections = append(page.Sections, htmlSectionOf(fmt.Sprintf("scenario-%d", i+1), sc))
+		names = append(names, sc.Scenario.Name)
+	}
+	page.Title = "retrysim: " + strings.Join(names, ", ")
+	return htmlTemplate.Execute(w, page)
+}
+
+func htmlSectionOf(id string, sc HTMLScenario) htmlSection {
+	s, m, ref, figures := sc.Scenario, sc.Runs, sc.Ref, sc.Figures
+	page := htmlSection{
+		ID:          id,
 		Scenario:    s.Name,
 		Description: s.Description,
-		Command:     prov.Command,
-		Version:     prov.Version,
 		Seeds:       seedWords(m),
 		Setup:       []htmlTable{serverTable(s), policyTable(s)},
 	}
@@ -114,7 +146,7 @@ func WriteHTML(w io.Writer, s *scenarios.Scenario, m *runs.MultiSeed, ref int, f
 	for _, f := range figures {
 		page.Figures = append(page.Figures, htmlFigure{Caption: f.Caption, HowToRead: f.HowToRead, SVG: template.HTML(inlineSVG(string(f.SVG)))})
 	}
-	return htmlTemplate.Execute(w, page)
+	return page
 }
 
 // firstRow is policy p's row on the first seed of m.

@@ -20,14 +20,15 @@ func reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "report",
 		Usage: "write a self-contained HTML report for a design review",
-		UsageText: "retrysim report --out FILE.html [--scenario NAME | --file PATH] [--seed N]\n" +
+		UsageText: "retrysim report --out FILE.html [--scenario NAME | --all] [--file PATH] [--seed N]\n" +
 			"                [--seeds K] [--vs POLICY] [--bucket DURATION] [--force]\n\n" +
 			"Examples:\n" +
 			"   retrysim report --out review.html\n" +
 			"   retrysim report --out review.html --scenario long-outage --seeds 200\n" +
+			"   retrysim report --out all.html --file docs/examples/custom.yaml --all\n" +
 			"   retrysim compare --format html --seeds 50 > review.html  # on stdout",
 		Flags: append(append(scenarioFlags(),
-			vsFlag(),
+			vsFlag(), allFlag(),
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "HTML `FILE` to write ('-' for stdout)"},
 			&cli.DurationFlag{Name: "bucket", HideDefault: true, Usage: "timeline bucket `DURATION` (default: the server's admission window or time scale, else 1s)"},
 		), shardFlags()...),
@@ -49,6 +50,9 @@ func reportJob(c *call) (job, error) {
 	}
 	if err := notAnInput("--out", out, inputFile{"--file", c.String("file")}); err != nil {
 		return job{}, err
+	}
+	if c.Bool("all") {
+		return allReportJob(c, out)
 	}
 	s, first, k, err := pickScenario(c)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,5 +89,42 @@ func TestOneSeedNote(t *testing.T) {
 	}
 	if _, errOut, _, _ := runCLI(t, "compare", "-q"); errOut != "" {
 		t.Errorf("--quiet: %q", errOut)
+	}
+}
+
+// report --all puts every scenario of the file on one page, each with its
+// own summary, after a list of them; it refuses --scenario and --vs.
+func TestReportAll(t *testing.T) {
+	t.Parallel()
+	one := `
+  - name: %s
+    description: %s
+    server:
+      phases:
+        - admit: %d
+          window: 1s
+    clients: {count: 3, max_attempts: 5}
+    policies:
+      - name: capped-exponential
+      - name: full-jitter
+`
+	path := writeFile(t, "two.yaml", "scenarios:"+fmt.Sprintf(one, "tiny", "three clients, one a second", 1)+fmt.Sprintf(one, "roomy", "three clients, three a second", 3))
+	page, errOut, code, _ := runCLI(t, "report", "--all", "--file", path, "--seeds", "2", "--out", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"<title>retrysim: tiny, roomy</title>", `<a href="#scenario-1">tiny</a>`, `<a href="#scenario-2">roomy</a>`,
+		`<section id="scenario-2">`, "retrysim report --file " + path + " --all --seeds 2 --out FILE.html"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, "The trade, per policy"); n != 2 {
+		t.Errorf("%d trade summaries, want one per scenario", n)
+	}
+	for _, bad := range [][]string{{"--scenario", "tiny"}, {"--vs", "gated"}} {
+		if _, errOut, code, _ := runCLI(t, append([]string{"report", "--all", "--file", path, "--out", "-"}, bad...)...); code != 2 || !strings.Contains(errOut, "--all takes no "+bad[0]) {
+			t.Errorf("%v: exit %d, %q", bad, code, errOut)
+		}
 	}
 }
