@@ -20,8 +20,9 @@ func reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "report",
 		Usage: "write a self-contained HTML report for a design review",
-		UsageText: "retrysim report --out FILE.html [--scenario NAME | --all] [--file PATH] [--seed N]\n" +
-			"                [--seeds K] [--vs POLICY] [--bucket DURATION] [--force]\n\n" +
+		UsageText: "retrysim report --out FILE.html [--scenario NAME | --all] [--file PATH]\n" +
+			"                [--seed N] [--seeds K] [--vs POLICY] [--bucket DURATION]\n" +
+			"                [--force]\n\n" +
 			"Examples:\n" +
 			"   retrysim report --out review.html\n" +
 			"   retrysim report --out review.html --scenario long-outage --seeds 200\n" +
