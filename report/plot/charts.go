@@ -276,7 +276,13 @@ func LoadFigure(d *runs.PlotData) (*Figure, error) {
 	}
 	end, unit := l.end, l.unit
 	per := plotDuration(l.bucket)
-	fig := l.figure(fmt.Sprintf("%s: offered load per %s against capacity (seed %d)", d.Scenario, per, d.Runs.FirstSeed))
+	title := fmt.Sprintf("%s: offered load per %s against capacity (seed %d)", d.Scenario, per, d.Runs.FirstSeed)
+	if steps, _ := capacitySteps(d.Server, l.bucket); len(steps) == 0 {
+		// A server without a capacity (contention, a queue's time scale
+		// aside) is not drawn against one.
+		title = fmt.Sprintf("%s: offered load per %s (seed %d)", d.Scenario, per, d.Runs.FirstSeed)
+	}
+	fig := l.figure(title)
 	for pi := range d.Timelines {
 		t := &d.Timelines[pi]
 		p := newPanel(t.Policy, "time since start ("+unit.name+")", "attempts or operations per "+per)
@@ -508,9 +514,10 @@ func barPanel(d *runs.PlotData, m *metrics.Metric, title, yLabel string) (*gonum
 	return p, nil
 }
 
-// barWidth is the width of a policy's bar.
+// barWidth is the width of a policy's bar: never thinner than 8 pt, so
+// that a bar stays visible whatever the number of policies.
 func barWidth(d *runs.PlotData) vg.Length {
-	return vg.Points(min(60, 200/float64(max(len(d.Runs.Policies), 1))))
+	return vg.Points(max(8, min(60, 200/float64(max(len(d.Runs.Policies), 1)))))
 }
 
 // meanLabels adds to a panel of one bar per policy the metric's mean as a
