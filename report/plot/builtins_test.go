@@ -82,3 +82,22 @@ func TestBuiltinFigures(t *testing.T) {
 		t.Errorf("only %d built-in scenarios checked", checked)
 	}
 }
+
+// When a policy's timeline ends before a quarter of the longest, each
+// panel gets its own x range, and the title says so: immediate retries in
+// overload-burst are over in 2 s, capped exponential runs to 17 s.
+func TestTimelineXRangePerPanel(t *testing.T) {
+	d := plotData(t, "overload-burst", 1)
+	for _, fig := range []func(*runs.PlotData) (*Figure, error){TimelineFigure, LoadFigure} {
+		f, err := fig(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(f.Title, "x range per panel") {
+			t.Errorf("title %q", f.Title)
+		}
+		if imm, capped := f.Panels[0].X.Max, f.Panels[1].X.Max; !(imm < capped/4) {
+			t.Errorf("immediate's x range ends at %v, capped exponential's at %v", imm, capped)
+		}
+	}
+}

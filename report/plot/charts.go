@@ -206,7 +206,12 @@ type timelineLayout struct {
 	peaks       []float64 // each panel's peak
 	sharedMax   float64
 	perPanel    bool
-	cols, rows  int
+	// ends are each panel's last bucket's end; perPanelX gives each panel
+	// its own x range, when some policy's timeline ends before a quarter
+	// of the longest (it would be a sliver at the left).
+	ends       []time.Duration
+	perPanelX  bool
+	cols, rows int
 }
 
 // layoutTimelines lays out d's timelines; peak(t, i) is the height a panel
@@ -230,6 +235,10 @@ func layoutTimelines(d *runs.PlotData, peak func(t *runs.Timeline, i int) float6
 	l.sharedMax = slices.Max(l.peaks)
 	l.perPanel = slices.Min(l.peaks) < l.sharedMax/4
 	l.end = time.Duration(buckets) * l.bucket
+	for p := range d.Timelines {
+		l.ends = append(l.ends, time.Duration(max(d.Timelines[p].Buckets(), 1))*l.bucket)
+	}
+	l.perPanelX = slices.Min(l.ends) < l.end/4
 	l.unit = axisDurationUnit(float64(l.end) / float64(time.Millisecond))
 	if n > 1 {
 		l.cols = 2
@@ -244,6 +253,9 @@ func (l *timelineLayout) figure(title string) *Figure {
 	if l.perPanel {
 		title = strings.TrimSuffix(title, ")") + "; y scale per panel)"
 	}
+	if l.perPanelX {
+		title = strings.TrimSuffix(title, ")") + "; x range per panel)"
+	}
 	return &Figure{Title: title, Cols: l.cols, Height: max(FigureHeight, vg.Length(l.rows)*vg.Points(200))}
 }
 
@@ -251,6 +263,9 @@ func (l *timelineLayout) figure(title string) *Figure {
 // it to fig.
 func (l *timelineLayout) place(fig *Figure, p *gonum.Plot, pi int, headroom float64) {
 	p.X.Min, p.X.Max = 0, l.unit.of(l.end)
+	if l.perPanelX {
+		p.X.Max = l.unit.of(l.ends[pi])
+	}
 	ymax := l.sharedMax
 	if l.perPanel {
 		ymax = l.peaks[pi]
