@@ -595,6 +595,7 @@ func gaveUpPanel(d *runs.PlotData, title, yLabel string) (*gonum.Plot, error) {
 	p.Add(gridLines())
 	n := len(d.Runs.Policies)
 	var below *plotter.BarChart
+	bottom := make([]float64, n) // the top of the segments stacked so far
 	for r, m := range metrics.GaveUpBy() {
 		if !slices.Contains(d.Runs.Metrics, m) {
 			continue
@@ -620,8 +621,14 @@ func gaveUpPanel(d *runs.PlotData, title, yLabel string) (*gonum.Plot, error) {
 			bar.StackOn(below)
 		}
 		below = bar
-		p.Add(bar)
-		p.Legend.Add(m.Part(), bar)
+		// Hatched, a second channel besides the colour: no policy's bar is.
+		h := &hatch{width: barWidth(d), slope: 1 - 2*(r%2)}
+		for i := range n {
+			h.segs = append(h.segs, hatchSeg{x: float64(i), lo: bottom[i], hi: bottom[i] + means[i]})
+			bottom[i] += means[i]
+		}
+		p.Add(bar, h)
+		p.Legend.Add("gave up: "+m.Part(), bar, h)
 	}
 	p.Legend.Top = true
 	if err := meanLabels(p, d, metrics.GaveUp); err != nil {

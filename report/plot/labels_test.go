@@ -309,12 +309,16 @@ func TestGaveUpPanelShowsReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	svg := buf.String()
-	for _, want := range []string{">attempts<", ">deadline<"} {
+	for _, want := range []string{">gave up: attempts<", ">gave up: deadline<"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("legend lacks %s", want)
 		}
 	}
-	for _, absent := range []string{">budget<", ">terminal<"} {
+	// The reasons are hatched (white lines), a channel besides colour.
+	if !strings.Contains(svg, "stroke:#FFFFFF;stroke-opacity:0.8") {
+		t.Error("the give-up reasons are not hatched")
+	}
+	for _, absent := range []string{">gave up: budget<", ">gave up: terminal<"} {
 		if strings.Contains(svg, absent) {
 			t.Errorf("legend has %s, which no policy gave up for", absent)
 		}
