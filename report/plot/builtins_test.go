@@ -101,3 +101,22 @@ func TestTimelineXRangePerPanel(t *testing.T) {
 		}
 	}
 }
+
+// The timeline's legend (three lines at the top of each panel) sits above
+// the bars: every panel leaves a third of its peak free above it.
+func TestTimelineLegendAboveData(t *testing.T) {
+	d := plotData(t, "overload-burst", 1)
+	f, err := TimelineFigure(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tl := range d.Timelines {
+		peak := 0
+		for b := range tl.Buckets() {
+			peak = max(peak, tl.Admitted[b]+tl.Rejected[b])
+		}
+		if f.Panels[i].Y.Max < 1.3*float64(peak) {
+			t.Errorf("%s: y axis to %v for a peak of %d: the legend covers the bars", tl.Policy, f.Panels[i].Y.Max, peak)
+		}
+	}
+}

@@ -191,7 +191,8 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 			p.Legend.Add("capacity", capLine)
 		}
 		p.Legend.Top = true
-		l.place(fig, p, pi, 1.1)
+		// Room above the peak for the legend's three lines.
+		l.place(fig, p, pi, 1.35)
 	}
 	return fig, nil
 }
