@@ -280,6 +280,8 @@ type PlotData struct {
 	Completions []*stats.Histogram
 	// Runs has every policy's metrics on every seed.
 	Runs *MultiSeed
+	// Incident is the scenario's incident, zero if it has none.
+	Incident sim.Incident
 }
 
 // CollectPlotData runs every policy of s on k seeds from first (in
@@ -342,7 +344,7 @@ func recordTimelines(ctx context.Context, s *scenarios.Scenario, first uint64, b
 // policy on the first seed.
 func plotData(s *scenarios.Scenario, runs *MultiSeed, hists []*stats.Histogram, timelines []Timeline, bucket time.Duration) *PlotData {
 	d := &PlotData{Scenario: s.Name, Description: s.Description, Server: s.Server,
-		Clients: s.Operations(), Runs: runs, Completions: hists, Timelines: timelines}
+		Clients: s.Operations(), Runs: runs, Completions: hists, Timelines: timelines, Incident: s.Incident}
 	// Policies that ran longer may have coarser buckets: give all the same.
 	widest := bucket
 	for _, t := range d.Timelines {

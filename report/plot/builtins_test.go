@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"regexp"
@@ -117,6 +118,27 @@ func TestTimelineLegendAboveData(t *testing.T) {
 		}
 		if f.Panels[i].Y.Max < 1.3*float64(peak) {
 			t.Errorf("%s: y axis to %v for a peak of %d: the legend covers the bars", tl.Policy, f.Panels[i].Y.Max, peak)
+		}
+	}
+}
+
+// The incident's span is shaded in the timeline and load figures of a
+// scenario that has one, and named in their legends; not elsewhere.
+func TestIncidentShaded(t *testing.T) {
+	for scenario, want := range map[string]bool{"metastable-retry-storm": true, "overload-burst": false} {
+		d := plotData(t, scenario, 1)
+		for _, fig := range []func(*runs.PlotData) (*Figure, error){TimelineFigure, LoadFigure} {
+			f, err := fig(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := f.Write(&buf, SVG); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(buf.String(), ">incident<"); got != want {
+				t.Errorf("%s %q: incident in the legend %v, want %v", scenario, f.Title, got, want)
+			}
 		}
 	}
 }

@@ -168,6 +168,9 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 	for pi, t := range d.Timelines {
 		p := newPanel(t.Policy, "time since start ("+unit.name+")", "requests per "+plotDuration(bucket))
 		p.Add(gridLines())
+		if err := incidentSpan(p, d.Incident, unit); err != nil {
+			return nil, err
+		}
 		total := make([]plotter.HistogramBin, len(t.Admitted))
 		adm := make([]plotter.HistogramBin, len(t.Admitted))
 		for i := range t.Admitted {
@@ -195,6 +198,29 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 		l.place(fig, p, pi, 1.35)
 	}
 	return fig, nil
+}
+
+// colorIncident shades the span of a scenario's incident: a light grey
+// under the bars, no policy's or series' colour.
+var colorIncident = color.NRGBA{0x00, 0x00, 0x00, 0x14}
+
+// incidentSpan shades in (if set) across the panel's height, under what
+// is added after it, with a legend entry.
+func incidentSpan(p *gonum.Plot, in sim.Incident, unit durationUnit) error {
+	if in.End <= in.Start {
+		return nil
+	}
+	x0, x1 := unit.of(in.Start), unit.of(in.End)
+	// Clipped to the panel: the y range is set later, from the data.
+	poly, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: 0}, {X: x1, Y: 0}, {X: x1, Y: 1e12}, {X: x0, Y: 1e12}})
+	if err != nil {
+		return err
+	}
+	poly.Color = colorIncident
+	poly.LineStyle.Width = 0
+	p.Add(poly)
+	p.Legend.Add("incident", poly)
+	return nil
 }
 
 // timelineLayout is what the timeline and load figures share: one panel per
@@ -303,6 +329,9 @@ func LoadFigure(d *runs.PlotData) (*Figure, error) {
 		t := &d.Timelines[pi]
 		p := newPanel(t.Policy, "time since start ("+unit.name+")", "attempts or operations per "+per)
 		p.Add(gridLines())
+		if err := incidentSpan(p, d.Incident, unit); err != nil {
+			return nil, err
+		}
 		ls, err := newLoadSeries(d.Server, t, end, unit)
 		if err != nil {
 			return nil, err
