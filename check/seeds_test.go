@@ -206,3 +206,22 @@ func TestSeedsToDetect(t *testing.T) {
 		t.Errorf("the check report does not show the warning:\n%s", buf.String())
 	}
 }
+
+// Slower while completing fewer is still worse, and fails: the operations
+// lost could not have made the latency better (metrics.Comparable).
+func TestSeedGateSlowerAndFewerFails(t *testing.T) {
+	base := &SeedSet{Scenario: "s", FirstSeed: 1, Seeds: 8, Policies: []SeedPolicy{{
+		Name:    "p",
+		Metrics: []*metrics.Metric{metrics.Completed, metrics.P99},
+		Values:  [][]float64{{20, 20, 20, 20, 20, 20, 20, 20}, {900, 950, 1000, 1100, 1200, 1250, 1300, 1400}},
+	}}}
+	now := &SeedSet{Scenario: "s", FirstSeed: 1, Seeds: 8, Policies: []SeedPolicy{{
+		Name:    "p",
+		Metrics: []*metrics.Metric{metrics.Completed, metrics.P99},
+		Values:  [][]float64{{12, 11, 12, 13, 12, 11, 10, 12}, {3000, 3100, 3200, 3300, 3400, 3500, 3600, 3700}},
+	}}}
+	cs := CompareSeeds("b.json", base, now, Tolerances{Default: DefaultSeedTolerance})
+	if cs[1].Verdict != Worsened || !cs[1].Fail {
+		t.Fatalf("p99 slower while completing fewer: %s, want worse and a failure", cs[1].Explain())
+	}
+}
