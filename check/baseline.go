@@ -335,12 +335,17 @@ type Change struct {
 	Policy   string
 	// Metric is a metric's name; "" for a policy that is in the baseline
 	// but no longer in the scenario.
-	Metric           string
-	Better           stats.Direction
-	Base, Now        float64
-	HasBase, HasNow  bool
-	Worse, Improved  bool
-	Fail             bool // worse by more than the tolerance
+	Metric          string
+	Better          stats.Direction
+	Base, Now       float64
+	HasBase, HasNow bool
+	Worse, Improved bool
+	Fail            bool // worse by more than the tolerance
+	// NotComparable, if set, says why a metric over a subset of the
+	// operations (a latency) ranks nothing: the policy now completes (or
+	// gives up) a different number of them (metrics.Comparable). Such a
+	// change is neither worse nor better, and does not fail.
+	NotComparable    string
 	Tolerance        float64
 	BaselineFile     string
 	BaselineSeed     uint64
@@ -367,6 +372,19 @@ func CompareBaseline(file string, base, now *report.Document, tols Tolerances) [
 				Tolerance: tols.Default, BaselineFile: file, BaselineSeed: base.Seed, policyNotRunning: true})
 			continue
 		}
+		// On one seed any change is a change (as in paired's single-seed
+		// rule): did the completions, or the give-ups, change?
+		subsets := map[*metrics.Metric]stats.Verdict{}
+		for _, sm := range []*metrics.Metric{metrics.Completed, metrics.GaveUp} {
+			bv, ok1 := b.Value(sm)
+			nv, ok2 := n.Value(sm)
+			if ok1 && ok2 && bv != nv {
+				subsets[sm] = stats.Worse
+				if (nv > bv) == (sm.Better == stats.HigherIsBetter) {
+					subsets[sm] = stats.Better
+				}
+			}
+		}
 		for _, m := range b.Metrics {
 			if !slices.Contains(n.Metrics, m) {
 				continue
@@ -386,6 +404,23 @@ func CompareBaseline(file string, base, now *report.Document, tols Tolerances) [
 				// diff > 0: worse.
 				c.Worse, c.Improved = diff > 0, diff < 0
 				c.Fail = diff > tol*math.Abs(c.Base)
+				verdict := stats.Same
+				if c.Worse {
+					verdict = stats.Worse
+				} else if c.Improved {
+					verdict = stats.Better
+				}
+				// (A value that did not move at all is reported as unchanged.)
+				if sub := m.Subset(); sub != nil && verdict != stats.Same && !metrics.Comparable(m, subsets[sub], verdict) {
+					bs, _ := b.Value(sub)
+					ns, _ := n.Value(sub)
+					verb := "completes"
+					if sub == metrics.GaveUp {
+						verb = "gives up"
+					}
+					c.NotComparable = fmt.Sprintf("over %s, and the policy now %s %s (was %s)", m.Over, verb, formatNumber(ns), formatNumber(bs))
+					c.Worse, c.Improved, c.Fail = false, false, false
+				}
 			case c.HasBase:
 				// A latency that existed is gone: nothing completes now.
 				c.Worse, c.Fail = true, true
@@ -450,6 +485,8 @@ func (c *Change) Explain() string {
 		return fmt.Sprintf("%s had %s and now has no value (%s)", c.Metric, c.BaseText(), missingReason(c.Metric))
 	case !c.HasBase && c.HasNow:
 		return fmt.Sprintf("%s had no value and now is %s", c.Metric, c.NowText())
+	case c.NotComparable != "":
+		return fmt.Sprintf("%s went from %s to %s, not comparable: %s", c.Metric, c.BaseText(), c.NowText(), c.NotComparable)
 	case !c.Changed():
 		return fmt.Sprintf("%s unchanged at %s", c.Metric, c.NowText())
 	}

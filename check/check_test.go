@@ -304,3 +304,24 @@ func TestSingleSeedSchema(t *testing.T) {
 		t.Errorf("another schema: %v", err)
 	}
 }
+
+// A single-seed baseline applies the survivor rule too: a quicker p99 of a
+// policy that now completes fewer is not better but not comparable (and
+// does not fail); a slower one while completing fewer is worse.
+func TestCompareBaselineSurvivorRule(t *testing.T) {
+	base := report.Document{Scenario: "s", Seed: 1, Results: []report.PolicyResult{result("a", 20, 18, 100, time.Second, 5*time.Second)}}
+	quick := report.Document{Scenario: "s", Seed: 1, Results: []report.PolicyResult{result("a", 20, 12, 100, time.Second)}}
+	c := findChange(CompareBaseline("base.json", &base, &quick, Tolerances{Default: 0.05}), "a", "latency_ms.p99")
+	if c.NotComparable == "" || c.Improved || c.Fail || !strings.Contains(c.Explain(), "not comparable: over completed operations only, and the policy now completes 12 (was 18)") {
+		t.Errorf("quicker p99 completing fewer: %+v %q", c, c.Explain())
+	}
+	rep := Report{Baseline: CompareBaseline("base.json", &base, &quick, Tolerances{Default: 0.05})}
+	var buf bytes.Buffer
+	if err := WriteCheck(&buf, report.Table, &rep); err != nil || !strings.Contains(buf.String(), "| not comparable ") {
+		t.Errorf("table: %v\n%s", err, buf.String())
+	}
+	slow := report.Document{Scenario: "s", Seed: 1, Results: []report.PolicyResult{result("a", 20, 12, 100, 9*time.Second)}}
+	if c := findChange(CompareBaseline("base.json", &base, &slow, Tolerances{Default: 0.05}), "a", "latency_ms.p99"); c.NotComparable != "" || !c.Fail {
+		t.Errorf("slower p99 completing fewer: %+v, want a failure", c)
+	}
+}

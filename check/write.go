@@ -95,7 +95,7 @@ func WriteCheck(w io.Writer, format report.Format, r *Report) error {
 		unchanged := 0
 		for i := range r.Baseline {
 			c := &r.Baseline[i]
-			if !c.Fail && !c.Changed() {
+			if !c.Fail && !c.Changed() && c.NotComparable == "" {
 				unchanged++
 				continue
 			}
@@ -105,6 +105,8 @@ func WriteCheck(w io.Writer, format report.Format, r *Report) error {
 				result = "FAIL"
 			case c.Worse:
 				result = "worse (within tolerance)"
+			case c.NotComparable != "":
+				result = "not comparable"
 			}
 			metric := c.Metric
 			if metric == "" {
