@@ -316,14 +316,17 @@ var permanentRoundTripMessages = []string{
 //   - Everything else (400, 401, 402, 403, 404, 413, 422, unknown) is Terminal.
 //
 // Every failure that is not Terminal carries the server wait from
-// ServerWait, if the headers give one.
+// ServerWait, if the headers give one. An x-should-retry that the class and
+// status do not imply is kept in Hint (see Outcome.RetriedBySDK): a 429
+// with x-should-retry: false, spend limit or not, is Terminal with
+// HintNoRetry.
 func ClassifyResponse(status int, header http.Header, body []byte, now time.Time) Outcome {
 	errType, errCode := parseErrorBody(body)
 	out := Outcome{Status: status}
+	spend := isSpendLimit(errCode)
 	switch {
-	case isSpendLimit(errCode):
+	case spend:
 		out.Class = Terminal
-		return out
 	case status < 400 && errType == "":
 		out.Class = Success
 		return out
@@ -338,12 +341,19 @@ func ClassifyResponse(status int, header http.Header, body []byte, now time.Time
 	default:
 		out.Class = Terminal
 	}
-	if v, ok := ParseShouldRetry(header.Get("x-should-retry")); ok {
+	v, ok := ParseShouldRetry(header.Get("x-should-retry"))
+	if ok && !spend {
 		switch {
 		case !v:
 			out.Class = Terminal
 		case out.Class == Terminal:
 			out.Class = Transient
+		}
+	}
+	if ok && status >= 400 && v != out.RetriedBySDK() {
+		out.Hint = HintNoRetry
+		if v {
+			out.Hint = HintRetry
 		}
 	}
 	if out.Class != Terminal {

@@ -70,7 +70,7 @@ func TestClassifyResponse(t *testing.T) {
 		{"streamed 200 error with spend limit", 200, nil, spendBody(CodeEnforcedSpendLimit), Outcome{Class: Terminal, Status: 200}},
 		{"503 with spend limit", 503, hdr("retry-after", "1"), spendBody(CodeContractSpendLimit), Outcome{Class: Terminal, Status: 503}},
 		{"403 with spend limit stays terminal", 403, nil, spendBody(CodeEnforcedSpendLimit), Outcome{Class: Terminal, Status: 403}},
-		{"429 should-retry false", 429, hdr("x-should-retry", "false", "retry-after", "1"), nil, Outcome{Class: Terminal, Status: 429}},
+		{"429 should-retry false", 429, hdr("x-should-retry", "false", "retry-after", "1"), nil, Outcome{Class: Terminal, Status: 429, Hint: HintNoRetry}},
 
 		{"529", 529, nil, errBody("overloaded_error"), Outcome{Class: Capacity, Status: 529}},
 		{"503", 503, nil, nil, Outcome{Class: Capacity, Status: 503}},

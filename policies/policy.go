@@ -34,6 +34,51 @@ type Outcome struct {
 	// ServerWait is the wait the server asked for (retry-after); 0 when it
 	// gave none. A retry never starts sooner than this.
 	ServerWait time.Duration
+	// Hint is the server's x-should-retry where the class and status do
+	// not already say it (see RetriedBySDK): ClassifyResponse sets it only
+	// for a 429 with x-should-retry: false, which the SDKs do not retry
+	// although their status rule would. NoHint otherwise.
+	Hint Hint
+}
+
+// Hint is an x-should-retry header that an Outcome's class and status do
+// not imply.
+type Hint uint8
+
+const (
+	NoHint      Hint = iota // nothing beyond the class and status
+	HintNoRetry             // x-should-retry: false
+	HintRetry               // x-should-retry: true
+)
+
+// MidStream reports whether o is a failure inside a successful (2xx)
+// response: the SSE error event of a stream that began with HTTP 200.
+func (o Outcome) MidStream() bool {
+	return o.Class != Success && o.Status >= 200 && o.Status < 300
+}
+
+// RetriedBySDK reports whether the official Anthropic and OpenAI SDKs retry
+// a failed response with this outcome, by their rule: x-should-retry, where
+// the server sends it, decides; otherwise they retry 408, 409, 429 and every
+// status >= 500, whatever the body says (so a spend-limit 429 is retried),
+// and a request that got no response (Status 0: a connection error or a
+// timeout) unless its class is Terminal (the caller's cancellation, a
+// certificate that does not verify, an error of the operation's own). The
+// headers are those Render writes for o. A failure inside a 2xx response
+// (MidStream) is not one this rule sees: the SDKs raise it after their
+// retry loop (see Policy.NoMidStreamRetries).
+func (o Outcome) RetriedBySDK() bool {
+	switch {
+	case o.Hint != NoHint:
+		return o.Hint == HintRetry
+	case o.Status == 0:
+		return o.Class != Terminal
+	}
+	status, hint := wireStatus(o)
+	if hint != NoHint {
+		return hint == HintRetry
+	}
+	return retriedStatus(status)
 }
 
 // StopReason says why an operation stopped trying.
@@ -102,6 +147,18 @@ type Policy struct {
 	// work that can wait, such as an agent CLI's background tasks, adds no
 	// load to an overloaded service. Other failures retry as before.
 	NoCapacityRetries bool
+	// NoMidStreamRetries makes a failure inside a 2xx response (an SSE
+	// error event after HTTP 200, Outcome.MidStream) end the operation
+	// (StopTerminal), whatever its class: the official SDKs raise it while
+	// the caller iterates, after their retry loop, so they never retry it.
+	NoMidStreamRetries bool
+	// RetryByStatus replaces the class rule (Terminal is not retried, the
+	// rest is) by the SDKs' status rule, Outcome.RetriedBySDK: a failed
+	// response that rule does not retry ends the operation (StopTerminal),
+	// and one it retries is retried whatever its class, a spend-limit 429
+	// too. A failure inside a 2xx response still follows the class rule
+	// and NoMidStreamRetries.
+	RetryByStatus bool
 }
 
 // Decision is what a Policy says after a failed attempt.
@@ -122,7 +179,7 @@ type Decision struct {
 // The wait is the server's (out.ServerWait, plus jitter) if it gave one,
 // else the backoff's draw; see AtLeastBackoff.
 func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng *rand.Rand) Decision {
-	if out.Class == Terminal || out.Class == Capacity && p.NoCapacityRetries {
+	if p.stops(out) {
 		return Decision{Stop: StopTerminal}
 	}
 	if p.MaxAttempts > 0 && attempts >= p.MaxAttempts {
@@ -149,6 +206,22 @@ func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng
 		return Decision{Stop: StopDeadline}
 	}
 	return Decision{Delay: delay}
+}
+
+// stops reports whether the outcome ends the operation whatever the
+// attempts and time left (StopTerminal).
+func (p Policy) stops(out Outcome) bool {
+	switch {
+	case out.MidStream() && p.NoMidStreamRetries:
+		return true
+	case p.RetryByStatus && !out.MidStream():
+		if !out.RetriedBySDK() {
+			return true
+		}
+	case out.Class == Terminal:
+		return true
+	}
+	return out.Class == Capacity && p.NoCapacityRetries
 }
 
 // serverWaitJitter draws the jitter added to a server-given wait.

@@ -163,3 +163,48 @@ func TestServerWaitRules(t *testing.T) {
 		}
 	}
 }
+
+// The SDKs' status rule retries what the official SDKs retry, whatever the
+// class (a spend-limit 429 too), and x-should-retry decides where given;
+// the mid-stream rule stops a failure inside a 200 whatever its class.
+func TestSDKRules(t *testing.T) {
+	back := Constant{Wait: time.Second}
+	status := Policy{Backoff: back, RetryByStatus: true}
+	stream := Policy{Backoff: back, NoMidStreamRetries: true}
+	sdk := Policy{Backoff: back, RetryByStatus: true, NoMidStreamRetries: true}
+	classRule := Policy{Backoff: back}
+	spend := ClassifyResponse(429, nil, spendBody(CodeEnforcedSpendLimit), now)
+	midStream := ClassifyEvent("error", []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
+	cases := []struct {
+		name  string
+		p     Policy
+		out   Outcome
+		retry bool
+	}{
+		{"class rule: spend limit stops", classRule, spend, false},
+		{"status rule: spend limit retried", status, spend, true},
+		{"status rule: 429 with x-should-retry false stops", status, ClassifyResponse(429, hdr("x-should-retry", "false"), nil, now), false},
+		{"status rule: spend limit with x-should-retry false stops", status,
+			ClassifyResponse(429, hdr("x-should-retry", "false"), spendBody(CodeEnforcedSpendLimit), now), false},
+		{"status rule: 400 with x-should-retry true retried", status, ClassifyResponse(400, hdr("x-should-retry", "true"), nil, now), true},
+		{"status rule: 500 with x-should-retry false stops", status, ClassifyResponse(500, hdr("x-should-retry", "false"), nil, now), false},
+		{"status rule: 409 retried", status, ClassifyResponse(409, nil, nil, now), true},
+		{"status rule: 404 stops", status, ClassifyResponse(404, nil, nil, now), false},
+		{"status rule: terminal 502 (sent with x-should-retry false) stops", status, Outcome{Class: Terminal, Status: 502}, false},
+		{"status rule: capacity 502 retried", status, Outcome{Class: Capacity, Status: 502}, true},
+		{"status rule: connection error retried", status, Outcome{Class: Transient}, true},
+		{"status rule: cancellation stops", status, Outcome{Class: Terminal}, false},
+		{"status rule alone: mid-stream follows the class", status, midStream, true},
+		{"class rule: mid-stream retried", classRule, midStream, true},
+		{"mid-stream rule: stops", stream, midStream, false},
+		{"mid-stream rule: a 529 still retried", stream, Outcome{Class: Capacity, Status: 529}, true},
+		{"sdk: mid-stream stops", sdk, midStream, false},
+		{"sdk: spend limit retried", sdk, spend, true},
+	}
+	for _, c := range cases {
+		got := c.p.Next(1, 0, 0, c.out, rand.New(rand.NewPCG(1, 1)))
+		if retried := got.Stop == NotStopped; retried != c.retry || !retried && got.Stop != StopTerminal {
+			t.Errorf("%s: %+v gives %+v, want retry %v (else StopTerminal)", c.name, c.out, got, c.retry)
+		}
+	}
+}

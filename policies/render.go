@@ -54,6 +54,10 @@ const (
 //     status that would read as retryable (408, 409, 5xx) carries
 //     x-should-retry: false.
 //
+// o.Hint, if set, is sent as x-should-retry instead; a Terminal 429 with
+// HintNoRetry is a rate_limit_error with x-should-retry: false, not a
+// spend limit.
+//
 // Every failure but Terminal carries o.ServerWait, if it is positive, as
 // retry-after in whole seconds rounded up (so that a client reading only
 // that header never waits too little) and, if the wait is not a whole
@@ -67,47 +71,23 @@ const (
 // wait.
 func Render(o Outcome) Rendered {
 	r := Rendered{Header: http.Header{}}
-	status := o.Status
-	if status < 100 || status > 599 {
-		status = 0
-	}
-	switch o.Class {
-	case Success:
-		r.Status = defaultSuccessStatus
-		if status >= 200 && status < 400 {
-			r.Status = status
-		}
+	status, hint := wireStatus(o)
+	r.Status = status
+	if o.Class == Success {
 		return r
-	case RetryAfter:
-		r.Status = http.StatusTooManyRequests
-	case Capacity:
-		r.Status = defaultCapacityStatus
-		if status >= 500 {
-			r.Status = status
-		}
-	case Transient:
-		r.Status = defaultTransientStatus
-		if status >= 400 && status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable && status != 529 {
-			r.Status = status
-		}
-		if !retriedStatus(r.Status) {
-			r.Header.Set("x-should-retry", "true")
-		}
-	default: // Terminal, and any class this package does not know
-		r.Status = defaultTerminalStatus
-		if status >= 400 {
-			r.Status = status
-		}
-		if r.Status != http.StatusTooManyRequests && retriedStatus(r.Status) {
-			r.Header.Set("x-should-retry", "false")
-		}
+	}
+	switch hint {
+	case HintRetry:
+		r.Header.Set("x-should-retry", "true")
+	case HintNoRetry:
+		r.Header.Set("x-should-retry", "false")
 	}
 	var code string
 	errType := errorTypeFor(r.Status)
 	switch {
 	case o.Class == Capacity:
 		errType = "overloaded_error"
-	case o.Class != RetryAfter && r.Status == http.StatusTooManyRequests:
+	case o.Class != RetryAfter && r.Status == http.StatusTooManyRequests && hint == NoHint:
 		code = CodeEnforcedSpendLimit // only a Terminal 429 gets here
 	}
 	r.Header.Set("content-type", "application/json")
@@ -116,6 +96,48 @@ func Render(o Outcome) Rendered {
 		setServerWait(r.Header, o.ServerWait)
 	}
 	return r
+}
+
+// wireStatus returns the status Render sends for o and the x-should-retry
+// it adds (see Render): o.Hint if set, else what the class needs where the
+// status alone would read otherwise.
+func wireStatus(o Outcome) (int, Hint) {
+	status := o.Status
+	if status < 100 || status > 599 {
+		status = 0
+	}
+	hint := NoHint
+	switch o.Class {
+	case Success:
+		if status >= 200 && status < 400 {
+			return status, NoHint
+		}
+		return defaultSuccessStatus, NoHint
+	case RetryAfter:
+		status = http.StatusTooManyRequests
+	case Capacity:
+		if status < 500 {
+			status = defaultCapacityStatus
+		}
+	case Transient:
+		if status < 400 || status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable || status == 529 {
+			status = defaultTransientStatus
+		}
+		if !retriedStatus(status) {
+			hint = HintRetry
+		}
+	default: // Terminal, and any class this package does not know
+		if status < 400 {
+			status = defaultTerminalStatus
+		}
+		if status != http.StatusTooManyRequests && retriedStatus(status) {
+			hint = HintNoRetry
+		}
+	}
+	if o.Hint != NoHint {
+		hint = o.Hint
+	}
+	return status, hint
 }
 
 // errorTypeFor returns the API error type the Anthropic API uses for a

@@ -48,6 +48,8 @@ func TestRenderForms(t *testing.T) {
 		{"rate limited no wait", Outcome{Class: RetryAfter, Status: 429}, 429, []string{"content-type", json}, rateLimit},
 		{"rate limited negative wait", Outcome{Class: RetryAfter, ServerWait: -time.Second}, 429, []string{"content-type", json}, rateLimit},
 		{"spend limit", Outcome{Class: Terminal, Status: 429}, 429, []string{"content-type", json}, spendLimit},
+		{"429 told not to retry", Outcome{Class: Terminal, Status: 429, Hint: HintNoRetry}, 429,
+			[]string{"content-type", json, "x-should-retry", "false"}, rateLimit},
 		{"500", Outcome{Class: Transient, Status: 500}, 500, []string{"content-type", json}, apiError},
 		{"transient without status", Outcome{Class: Transient}, 500, []string{"content-type", json}, apiError},
 		{"504", Outcome{Class: Transient, Status: 504}, 504, []string{"content-type", json}, timeout},
@@ -153,6 +155,7 @@ func TestRenderRoundTrip(t *testing.T) {
 			}
 		}
 	}
+	checkRoundTrip(t, Outcome{Class: Terminal, Status: 429, Hint: HintNoRetry})
 	if n < 1000 {
 		t.Fatalf("only %d representable outcomes tried", n)
 	}

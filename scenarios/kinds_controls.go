@@ -128,10 +128,22 @@ func registerControl[C any](name, about string, field func(*sim.Policy) **C, dec
 }
 
 // decodeRules reads the policy fields of policies.Policy beyond attempts and
-// deadline: attempt_timeout, retry_capacity and server_wait.
+// deadline: attempt_timeout, retry_capacity, retry_mid_stream, retry_by
+// and server_wait.
 func decodeRules(d *decoder, m *mapping, r *policies.Policy) {
 	r.AttemptTimeout = m.duration("attempt_timeout", r.AttemptTimeout)
 	r.NoCapacityRetries = !m.boolean("retry_capacity", !r.NoCapacityRetries)
+	r.NoMidStreamRetries = !m.boolean("retry_mid_stream", !r.NoMidStreamRetries)
+	if m.has("retry_by") {
+		switch by := m.str("retry_by", ""); by {
+		case "class":
+			r.RetryByStatus = false
+		case "status":
+			r.RetryByStatus = true
+		default:
+			m.errorf("retry_by", "unknown rule %q; choose class (terminal failures are not retried) or status (the SDKs' rule: 408, 409, 429, 5xx and connection errors, x-should-retry where given)", by)
+		}
+	}
 	if n := m.get("server_wait"); n != nil {
 		sm := d.mapping(n, m.field("server_wait"))
 		r.ServerWaitJitter = sm.duration("jitter", r.ServerWaitJitter)
@@ -153,4 +165,4 @@ func decodeRules(d *decoder, m *mapping, r *policies.Policy) {
 }
 
 // rulesFields are the fields decodeRules reads.
-var rulesFields = []string{"attempt_timeout", "retry_capacity", "server_wait"}
+var rulesFields = []string{"attempt_timeout", "retry_capacity", "retry_mid_stream", "retry_by", "server_wait"}

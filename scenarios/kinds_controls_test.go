@@ -185,3 +185,23 @@ func TestServerWaitBounds(t *testing.T) {
 		t.Fatalf("clamp_to and fail_above: err = %v", err)
 	}
 }
+
+// retry_mid_stream and retry_by are rules any policy can use; a bad
+// retry_by names the field and the choices.
+func TestSDKRuleFields(t *testing.T) {
+	src := strings.Replace(valid, "      - name: immediate\n", "      - name: immediate\n        retry_mid_stream: false\n        retry_by: status\n      - name: plain\n        type: full-jitter\n", 1)
+	f, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.Scenarios[0].Policies[0].Rules; !r.NoMidStreamRetries || !r.RetryByStatus {
+		t.Errorf("rules %+v", r)
+	}
+	if r := f.Scenarios[0].Policies[1].Rules; r.NoMidStreamRetries || r.RetryByStatus {
+		t.Errorf("defaults %+v", r)
+	}
+	bad := strings.Replace(valid, "      - name: immediate\n", "      - name: immediate\n        retry_by: code\n", 1)
+	if _, err := Parse("x.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "retry_by") || !strings.Contains(err.Error(), "choose class") {
+		t.Fatalf("retry_by: code: err = %v", err)
+	}
+}

@@ -129,6 +129,8 @@ func httpRejection(rej sim.Rejection) error {
 		body = `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`
 	case policies.RetryAfter:
 		body = `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`
+	case policies.Terminal:
+		body = string(policies.Render(rej.Outcome()).Body) // a 429 is a spend limit
 	}
 	return &policies.HTTPError{StatusCode: rej.Status, Header: h, Body: []byte(body)}
 }
