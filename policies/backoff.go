@@ -42,7 +42,7 @@ func (c Constant) Delay(int, time.Duration, *rand.Rand) time.Duration { return c
 func (c Constant) String() string { return fmt.Sprintf("constant(%v)", c.Wait) }
 
 // Ceiling is the shape the exponential backoffs (Exponential, FullJitter,
-// EqualJitter, SDKJitter) share: the ceiling of the wait before retry n is
+// EqualJitter, SDKJitter, AddedJitter) share: the ceiling of the wait before retry n is
 // min(Cap, Base·Factor^n). Each of them is a Ceiling with its own Delay, so
 // that a composite literal names the fields directly
 // (FullJitter{Base: time.Second, Factor: 2}) and code that works on any of
@@ -148,6 +148,23 @@ func (s SDKJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Durati
 }
 
 func (s SDKJitter) String() string { return "sdk-jitter(" + Ceiling(s).String() + ")" }
+
+// AddedJitter is the ceiling plus a random amount of up to 25% of it, i.e.
+// in [ceiling, 1.25·ceiling): the shape of Claude Code's retries, whose
+// jitter comes on top of the capped exponential wait.
+type AddedJitter Ceiling
+
+// Delay returns ceiling + U[0, ceiling/4).
+func (a AddedJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Duration {
+	c := Ceiling(a).At(retry)
+	quarter := c / 4
+	if quarter <= 0 {
+		return max(c, 0)
+	}
+	return c + time.Duration(rng.Int64N(int64(quarter)))
+}
+
+func (a AddedJitter) String() string { return "added-jitter(" + Ceiling(a).String() + ")" }
 
 // MaxDelay is the ceiling of a backoff whose Cap is unset (<= 0): "no cap"
 // means no cap below a day, which keeps every sum of waits and times free of

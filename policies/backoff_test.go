@@ -68,6 +68,8 @@ func TestJitteredBackoffRanges(t *testing.T) {
 			func(n int, _, d time.Duration) bool { return d >= ceil(n)/2 && d < ceil(n) }},
 		{"sdk jitter (0.75c, c]", SDKJitter{Base: base, Factor: 2, Cap: limit},
 			func(n int, _, d time.Duration) bool { return d > ceil(n)*3/4 && d <= ceil(n) }},
+		{"added jitter [c, 1.25c)", AddedJitter{Base: base, Factor: 2, Cap: limit},
+			func(n int, _, d time.Duration) bool { return d >= ceil(n) && d < ceil(n)*5/4 }},
 		{"decorrelated min(cap, [base, 3·prev))", DecorrelatedJitter{Base: base, Cap: limit},
 			func(_ int, prev, d time.Duration) bool {
 				return d >= base && d <= limit && d < 3*max(prev, base)

@@ -173,6 +173,8 @@ func minWait(b policies.Backoff) time.Duration {
 	case policies.SDKJitter:
 		c := first(b.Base, b.Cap)
 		return c - c/4
+	case policies.AddedJitter:
+		return first(b.Base, b.Cap)
 	case policies.DecorrelatedJitter:
 		return first(b.Base, b.Cap)
 	}

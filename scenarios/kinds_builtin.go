@@ -118,6 +118,7 @@ func registerBackoffs() {
 			return b
 		}})
 	ceilingBackoff[policies.SDKJitter]("sdk-jitter", "ceiling reduced by up to 25%, as the Anthropic SDKs do", "SDK jitter: min(%v, %v·%s^n)·U(0.75, 1]")
+	ceilingBackoff[policies.AddedJitter]("added-jitter", "ceiling plus up to 25%, as Claude Code does", "added jitter: min(%v, %v·%s^n)·U[1, 1.25)")
 }
 
 func registerCoordinators() {

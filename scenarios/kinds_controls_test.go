@@ -87,12 +87,13 @@ func TestClientPresets(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps := f.Scenarios[0].Policies
-	if oa := ps[0]; oa.Rules.IgnoreServerWaitAbove != time.Minute || oa.Rules.MaxAttempts != 3 {
+	if oa := ps[0]; oa.Rules.FailServerWaitAbove != 2*time.Minute || oa.Rules.MaxAttempts != 3 || !oa.Rules.RetryByStatus || !oa.Rules.NoMidStreamRetries {
 		t.Errorf("openai-sdk %+v", oa.Rules)
 	}
 	ps = ps[1:]
 	sdk, aws, sre, agent, mine := ps[0], ps[1], ps[2], ps[3], ps[4]
-	if sdk.Rules.MaxAttempts != 3 || sdk.Rules.Backoff != (policies.SDKJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second}) {
+	if sdk.Rules.MaxAttempts != 3 || sdk.Rules.Backoff != (policies.SDKJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second}) ||
+		!sdk.Rules.RetryByStatus || !sdk.Rules.NoMidStreamRetries || sdk.Rules.IgnoreServerWaitAbove+sdk.Rules.ClampServerWait+sdk.Rules.FailServerWaitAbove != 0 {
 		t.Errorf("anthropic-sdk %+v", sdk.Rules)
 	}
 	if aws.RetryQuota == nil || aws.CubicRate == nil || aws.Rules.MaxAttempts != 3 {
@@ -101,8 +102,8 @@ func TestClientPresets(t *testing.T) {
 	if sre.RatioBudget == nil || sre.RatioBudget.Percent != 10 || sre.Adaptive == nil || sre.Rules.MaxAttempts != 3 {
 		t.Errorf("sre %+v", sre)
 	}
-	if agent.Fallback == nil || agent.Fallback.After != 3 || agent.Rules.MaxAttempts != 11 ||
-		agent.Rules.Backoff != (policies.Exponential{Base: time.Second, Factor: 2, Cap: 32 * time.Second}) {
+	if agent.Fallback == nil || agent.Fallback.After != 3 || agent.Rules.MaxAttempts != 11 || agent.Rules.FailServerWaitAbove != time.Minute ||
+		agent.Rules.Backoff != (policies.AddedJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 32 * time.Second}) {
 		t.Errorf("agent-cli %+v", agent)
 	}
 	if mine.Rules.MaxAttempts != 5 || mine.RetryQuota.Capacity != 50 {
@@ -203,5 +204,65 @@ func TestSDKRuleFields(t *testing.T) {
 	bad := strings.Replace(valid, "      - name: immediate\n", "      - name: immediate\n        retry_by: code\n", 1)
 	if _, err := Parse("x.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "retry_by") || !strings.Contains(err.Error(), "choose class") {
 		t.Fatalf("retry_by: code: err = %v", err)
+	}
+}
+
+// Every pinned preset's rules, as docs/policies.md states them; an alias
+// is its preset; a policy's own field beats the preset's.
+func TestPinnedPresets(t *testing.T) {
+	sdkBackoff := policies.SDKJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second}
+	sdk := func(wait func(*policies.Policy)) policies.Policy {
+		r := policies.Policy{Backoff: sdkBackoff, MaxAttempts: 3, Deadline: 20 * time.Second, RetryByStatus: true, NoMidStreamRetries: true}
+		if wait != nil {
+			wait(&r)
+		}
+		return r
+	}
+	claude := policies.Policy{Backoff: policies.AddedJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 32 * time.Second},
+		MaxAttempts: 11, Deadline: 20 * time.Second, FailServerWaitAbove: time.Minute}
+	background := claude
+	background.NoCapacityRetries = true
+	want := map[string]policies.Policy{
+		"anthropic-sdk-go":         sdk(nil),
+		"anthropic-sdk-python":     sdk(func(r *policies.Policy) { r.IgnoreServerWaitAbove = time.Minute }),
+		"anthropic-sdk-typescript": sdk(func(r *policies.Policy) { r.IgnoreServerWaitAbove = (1<<31 - 1) * time.Millisecond }),
+		"openai-python":            sdk(func(r *policies.Policy) { r.FailServerWaitAbove = 2 * time.Minute }),
+		"openai-go":                sdk(func(r *policies.Policy) { r.FailServerWaitAbove = 2 * time.Minute }),
+		"openai-node":              sdk(nil),
+		"claude-code":              claude,
+		"claude-code-background":   background,
+	}
+	aliases := map[string]string{"anthropic-sdk": "anthropic-sdk-go", "openai-sdk": "openai-python", "agent-cli": "claude-code", "agent-cli-background": "claude-code-background"}
+	var list strings.Builder
+	for name := range want {
+		list.WriteString("      - name: " + name + "\n")
+	}
+	for name := range aliases {
+		list.WriteString("      - name: " + name + "\n")
+	}
+	list.WriteString("      - name: own\n        type: anthropic-sdk-python\n        retry_by: class\n        retry_mid_stream: true\n        server_wait: {clamp_to: 5s}\n")
+	f, err := Parse("x.yaml", []byte(strings.Replace(valid, "      - name: immediate\n", list.String(), 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]sim.Policy{}
+	for _, p := range f.Scenarios[0].Policies {
+		got[p.Name] = p
+	}
+	for name, w := range want {
+		if got[name].Rules != w {
+			t.Errorf("%s: rules %+v\nwant %+v", name, got[name].Rules, w)
+		}
+	}
+	for name, of := range aliases {
+		if got[name].Rules != got[of].Rules || (got[name].Fallback == nil) != (got[of].Fallback == nil) {
+			t.Errorf("alias %s: %+v, want %s's %+v", name, got[name], of, got[of])
+		}
+	}
+	if got["claude-code"].Fallback == nil || got["claude-code-background"].Fallback != nil {
+		t.Errorf("fallback: claude-code %v, background %v", got["claude-code"].Fallback, got["claude-code-background"].Fallback)
+	}
+	if r := got["own"].Rules; r.RetryByStatus || r.NoMidStreamRetries || r.IgnoreServerWaitAbove != 0 || r.ClampServerWait != 5*time.Second {
+		t.Errorf("own fields on a preset: %+v", r)
 	}
 }

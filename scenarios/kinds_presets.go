@@ -13,21 +13,35 @@ import (
 // backoff; max_attempts and every control field replace the preset's).
 // docs/policies.md gives each preset's source.
 func registerClientPresets() {
-	registerPreset(&preset{name: "anthropic-sdk", backoff: "sdk-jitter",
-		about: "the Anthropic SDKs' defaults: 3 attempts, min(0.5 s·2^n, 8 s) less up to 25%, server waits honoured",
-		apply: func(m *mapping, p *sim.Policy) {
-			presetBackoff(m, p, policies.SDKJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second})
-			presetAttempts(m, p, 3)
-		}})
-	registerPreset(&preset{name: "openai-sdk", backoff: "sdk-jitter",
-		about: "the OpenAI SDKs' defaults: as anthropic-sdk, but a server wait above 60 s is ignored",
-		apply: func(m *mapping, p *sim.Policy) {
-			presetBackoff(m, p, policies.SDKJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second})
-			presetAttempts(m, p, 3)
-			if !m.has("server_wait") {
-				p.Rules.IgnoreServerWaitAbove = time.Minute
-			}
-		}})
+	// The official SDKs: 2 retries, min(0.5 s·2^n, 8 s) less up to 25%, the
+	// status rule, mid-stream errors raised to the caller; each its own
+	// server-wait rule (wait: nil honours every wait).
+	sdk := func(name, about string, wait func(r *policies.Policy)) {
+		registerPreset(&preset{name: name, backoff: "sdk-jitter", about: about,
+			apply: func(m *mapping, p *sim.Policy) {
+				presetBackoff(m, p, policies.SDKJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second})
+				presetAttempts(m, p, 3)
+				if !m.has("retry_by") {
+					p.Rules.RetryByStatus = true
+				}
+				if !m.has("retry_mid_stream") {
+					p.Rules.NoMidStreamRetries = true
+				}
+				if wait != nil && !m.has("server_wait") {
+					wait(&p.Rules)
+				}
+			}})
+	}
+	sdk("anthropic-sdk-go", "anthropic-sdk-go v2.15.0: 3 attempts, min(0.5 s·2^n, 8 s) less up to 25%, every server wait honoured", nil)
+	sdk("anthropic-sdk-python", "anthropic-sdk-python 0.121.0: as anthropic-sdk-go, but a server wait above 60 s is ignored (the backoff decides)",
+		func(r *policies.Policy) { r.IgnoreServerWaitAbove = time.Minute })
+	sdk("anthropic-sdk-typescript", "npm @anthropic-ai/sdk 1.15.0: as anthropic-sdk-go, but a server wait above 2^31-1 ms is ignored",
+		func(r *policies.Policy) { r.IgnoreServerWaitAbove = (1<<31 - 1) * time.Millisecond })
+	sdk("openai-python", "openai-python 3.3.1: as anthropic-sdk-go, but a server wait above 120 s ends the call",
+		func(r *policies.Policy) { r.FailServerWaitAbove = 2 * time.Minute })
+	sdk("openai-go", "openai-go v3.100.0: as openai-python (a server wait above 2 min ends the call)",
+		func(r *policies.Policy) { r.FailServerWaitAbove = 2 * time.Minute })
+	sdk("openai-node", "npm openai 6.49.0 (the newest for Node 20): as anthropic-sdk-go, every server wait honoured", nil)
 	registerPreset(&preset{name: "aws-standard", backoff: "full-jitter", coordinators: []string{"retry_quota"},
 		about: "AWS SDK standard mode: 3 attempts, full jitter up to min(1 s·2^n, 20 s), a 500-token retry quota",
 		apply: func(m *mapping, p *sim.Policy) {
@@ -54,27 +68,42 @@ func registerClientPresets() {
 				p.RatioBudget = &policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1}
 			}
 		}})
-	// The agent CLI's retries, in the foreground and in the background.
-	agentCLI := func(m *mapping, p *sim.Policy) {
-		presetBackoff(m, p, policies.Exponential{Base: time.Second, Factor: 2, Cap: 32 * time.Second})
+	// Claude Code's retries, in the foreground and in the background.
+	claudeCode := func(m *mapping, p *sim.Policy) {
+		presetBackoff(m, p, policies.AddedJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 32 * time.Second})
 		presetAttempts(m, p, 11)
+		if !m.has("server_wait") {
+			p.Rules.FailServerWaitAbove = time.Minute
+		}
 	}
-	registerPreset(&preset{name: "agent-cli", backoff: "capped-exponential",
-		about: "a long-running agent CLI in the foreground: 11 attempts, 1, 2, 4 … 32 s, the fallback model after 3 capacity failures",
+	registerPreset(&preset{name: "claude-code", backoff: "added-jitter",
+		about: "Claude Code in the foreground: 11 attempts, min(0.5 s·2^n, 32 s) plus up to 25%, a retry-after above 60 s ends the turn, the fallback model after 3 capacity failures",
 		apply: func(m *mapping, p *sim.Policy) {
-			agentCLI(m, p)
+			claudeCode(m, p)
 			if !m.has("fallback") {
 				p.Fallback = &sim.Fallback{After: 3}
 			}
 		}})
-	registerPreset(&preset{name: "agent-cli-background", backoff: "capped-exponential",
-		about: "the same agent CLI's background work: 11 attempts, 1, 2, 4 … 32 s, but a capacity failure (529) is not retried",
+	registerPreset(&preset{name: "claude-code-background", backoff: "added-jitter",
+		about: "Claude Code's background work: as claude-code, but a capacity failure (529) is not retried and there is no fallback",
 		apply: func(m *mapping, p *sim.Policy) {
-			agentCLI(m, p)
+			claudeCode(m, p)
 			if !m.has("retry_capacity") {
 				p.Rules.NoCapacityRetries = true
 			}
 		}})
+	// The names of earlier releases.
+	alias("anthropic-sdk", "anthropic-sdk-go")
+	alias("openai-sdk", "openai-python")
+	alias("agent-cli", "claude-code")
+	alias("agent-cli-background", "claude-code-background")
+}
+
+// alias registers name as another name of the preset of.
+func alias(name, of string) {
+	p := *lookupPreset(of)
+	p.name, p.about = name, "the same as "+of
+	registerPreset(&p)
 }
 
 // presetBackoff gives p the preset's backoff unless the policy chose its

@@ -58,8 +58,10 @@ func TestPolicyTypes(t *testing.T) {
 	for _, pt := range PolicyTypes() {
 		names = append(names, pt.Name)
 	}
-	want := []string{"immediate", "capped-exponential", "full-jitter", "equal-jitter", "decorrelated-jitter", "sdk-jitter", "gated",
-		"anthropic-sdk", "openai-sdk", "aws-standard", "aws-adaptive", "grpc-throttled", "sre", "agent-cli", "agent-cli-background"}
+	want := []string{"immediate", "capped-exponential", "full-jitter", "equal-jitter", "decorrelated-jitter", "sdk-jitter", "added-jitter", "gated",
+		"anthropic-sdk-go", "anthropic-sdk-python", "anthropic-sdk-typescript", "openai-python", "openai-go", "openai-node",
+		"aws-standard", "aws-adaptive", "grpc-throttled", "sre", "claude-code", "claude-code-background",
+		"anthropic-sdk", "openai-sdk", "agent-cli", "agent-cli-background"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("policy types %v", names)
 	}
