@@ -298,9 +298,12 @@ var rejections = map[string]sim.Rejection{
 	"server-error": {Status: 500, Class: policies.Transient},
 	"timeout":      {Status: 504, Class: policies.Transient},
 	"bad-request":  {Status: 400, Class: policies.Terminal},
+	// A 429 whose body says a spend limit was reached: terminal for
+	// retrysim's own rule, retried by the SDKs' status rule.
+	"spend-limit": {Status: 429, Class: policies.Terminal},
 }
 
-const rejectionNames = "overloaded (529), unavailable (503), rate-limited (429), server-error (500), timeout (504), bad-request (400)"
+const rejectionNames = "overloaded (529), unavailable (503), rate-limited (429), server-error (500), timeout (504), bad-request (400), spend-limit (429, terminal)"
 
 // server decodes a server mapping: its type (default capacity-windows)
 // and that kind's fields. It returns nil when the type is unknown.

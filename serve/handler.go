@@ -148,6 +148,16 @@ type StreamBreaker interface {
 	BreakStream(arrival time.Duration, resp sim.Response) (at time.Duration, out policies.Outcome, ok bool)
 }
 
+// Warnings lists what of model's behaviour serve cannot send as the
+// simulator models it, for serve to say at start-up.
+func Warnings(model sim.ServerModel) []string {
+	var out []string
+	if sim.FailsMidStream(model) {
+		out = append(out, `the model's capacity failures come mid-stream (HTTP 200, part of the answer, then an overloaded_error event), which serve sends only to requests with "stream": true; a request that does not stream gets them as 529 overloaded_error when the model's response is due, which the SDKs retry (they do not retry the mid-stream error)`)
+	}
+	return out
+}
+
 // Handler serves one server model; see the package documentation. It is
 // safe for concurrent use; requests reach the model one at a time, in the
 // order of their arrival times.
@@ -460,6 +470,7 @@ type decision struct {
 	out     policies.Outcome // with ServerWait already in real time
 	breakAt time.Time        // a streamed response breaks here (zero: never)
 	breakOn policies.Outcome // and sends this error event
+	partial bool             // the model's mid-stream failure: half the deltas, then the event
 }
 
 // arrive asks the model, under the lock, so that arrival times reach it in
@@ -475,6 +486,11 @@ func (h *Handler) arrive(req sim.Request, stream bool) decision {
 	resp := h.state.Arrive(at, req)
 	d := decision{arrival: now, due: h.origin.Add(h.toReal(max(resp.At, at))), out: resp.Outcome}
 	d.out.ServerWait = h.toReal(d.out.ServerWait)
+	if stream && resp.Outcome.MidStream() {
+		// The model's own mid-stream failure: HTTP 200, part of the
+		// answer, then the error event when the model's response is due.
+		d.breakAt, d.breakOn, d.partial = d.due, resp.Outcome, true
+	}
 	if sb, ok := h.state.(StreamBreaker); ok && stream && resp.Outcome.Class == policies.Success {
 		if bAt, bOut, ok := sb.BreakStream(at, resp); ok {
 			d.breakAt = h.origin.Add(h.toReal(min(max(bAt, at), resp.At)))
@@ -534,14 +550,18 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 		h.metrics.admitted.Inc()
 	} else {
 		h.rejected.Add(1)
-		h.metrics.rejected.WithLabelValues(strconv.Itoa(policies.Render(d.out).Status)).Inc()
+		status := policies.Render(d.out).Status
+		if d.partial {
+			status = http.StatusOK
+		}
+		h.metrics.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
 	}
 	_ = rc.SetWriteDeadline(d.due.Add(WriteMargin))
 	reply := newReply(id, req, bodyLen)
 	if h.timing {
 		w.Header().Set(tookHeader, strconv.FormatInt(int64(d.due.Sub(d.arrival)), 10))
 	}
-	if d.out.Class == policies.Success && req.Stream {
+	if (d.out.Class == policies.Success || d.partial) && req.Stream {
 		h.stream(w, r.Context(), rc, d, reply)
 		return
 	}

@@ -126,7 +126,9 @@ func (r reply) closing() []event {
 // stream sends an admitted streamed answer: the opening at once, the text
 // deltas spread evenly over the model's response time, the closing events
 // when the response is due. If the model breaks the stream, an error event
-// ends it at the break instead.
+// ends it at the break instead, with no message_stop: a StreamBreaker's
+// break, or a failure the model itself makes mid-stream (a streamed
+// error-mix), which gets half the deltas before the event.
 func (h *Handler) stream(w http.ResponseWriter, ctx context.Context, rc *http.ResponseController, d decision, r reply) {
 	w.Header().Set("request-id", r.requestID)
 	w.Header().Set("content-type", "text/event-stream")
@@ -146,9 +148,14 @@ func (h *Handler) stream(w http.ResponseWriter, ctx context.Context, rc *http.Re
 	}
 	span := d.due.Sub(d.arrival)
 	n := len(r.words)
+	if d.partial {
+		// The model says only when the stream breaks, not how much of the
+		// answer came first: half of it, over the time to the break.
+		n = max(1, n/2)
+	}
 	for k := range n {
 		at := d.arrival.Add(span / time.Duration(n+1) * time.Duration(k+1))
-		if !d.breakAt.IsZero() && !at.Before(d.breakAt) {
+		if !d.partial && !d.breakAt.IsZero() && !at.Before(d.breakAt) {
 			break
 		}
 		if !sleepUntil(ctx, at) || !send(r.delta(k)) {

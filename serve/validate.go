@@ -54,6 +54,8 @@ type Validation struct {
 	Connect func(h *Handler) (baseURL string, rt http.RoundTripper, stop func(), err error)
 	// OnPolicy, if set, is told before each policy's real run starts.
 	OnPolicy func(i int, p sim.Policy)
+
+	stream bool // the clients stream, to get the model's mid-stream failures as it makes them
 }
 
 // Comparison is one policy's simulated and measured results.
@@ -333,6 +335,7 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 		return sim.Result{}, nil, err
 	}
 	h.timing = true
+	v.stream = sim.FailsMidStream(v.Model)
 	connect := v.Connect
 	if connect == nil {
 		connect = connectLoopback
@@ -406,6 +409,8 @@ func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, error) {
 	}
 	rules.AttemptTimeout = toReal(rules.AttemptTimeout, speed)
 	rules.IgnoreServerWaitAbove = toReal(rules.IgnoreServerWaitAbove, speed)
+	rules.ClampServerWait = toReal(rules.ClampServerWait, speed)
+	rules.FailServerWaitAbove = toReal(rules.FailServerWaitAbove, speed)
 	rules.ServerWaitJitter = toReal(rules.ServerWaitJitter, speed)
 	opts := []policies.Option{policies.WithPolicy(rules)}
 	if p.Gate {
@@ -458,7 +463,7 @@ func (v *Validation) runClient(ctx context.Context, client *http.Client, base st
 		if model == "" {
 			model = PrimaryModel
 		}
-		late, err := call(actx, client, base, model)
+		late, err := call(actx, client, base, model, v.stream)
 		r.late += late
 		return err
 	}
@@ -481,10 +486,12 @@ func (v *Validation) runClient(ctx context.Context, client *http.Client, base st
 }
 
 // call sends one message request and reads the whole answer; a failure
-// status comes back as a *policies.HTTPError for Do to classify. late is
-// how much longer than the model's answer time (tookHeader) it took.
-func call(ctx context.Context, client *http.Client, base, model string) (late time.Duration, err error) {
-	body := fmt.Appendf(nil, `{"model":%q,"max_tokens":16,"messages":[{"role":"user","content":"validate"}]}`, model)
+// status comes back as a *policies.HTTPError for Do to classify, and so
+// does an error event in a streamed answer (stream), with status 200 and
+// the event's data as the body. late is how much longer than the model's
+// answer time (tookHeader) it took.
+func call(ctx context.Context, client *http.Client, base, model string, stream bool) (late time.Duration, err error) {
+	body := fmt.Appendf(nil, `{"model":%q,"max_tokens":16,"stream":%t,"messages":[{"role":"user","content":"validate"}]}`, model, stream)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/messages", bytes.NewReader(body))
 	if err != nil {
 		return 0, err
@@ -502,6 +509,10 @@ func call(ctx context.Context, client *http.Client, base, model string) (late ti
 	}
 	if resp.StatusCode >= 400 {
 		return late, &policies.HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: b}
+	}
+	if _, data, ok := bytes.Cut(b, []byte("event: error\ndata: ")); ok && stream {
+		data, _, _ = bytes.Cut(data, []byte("\n"))
+		return late, &policies.HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: data}
 	}
 	return late, err
 }

@@ -85,6 +85,20 @@ func DecidesLater(m ServerModel) bool {
 	return ok
 }
 
+// MidStreamer is an optional interface of a ServerModel some of whose
+// failures come inside a streamed 200 response (Outcome.MidStream): HTTP
+// 200, part of the answer, then an error event. A wrapper forwards it.
+type MidStreamer interface {
+	MidStreamFailures() bool
+}
+
+// FailsMidStream reports whether m says some of its failures come
+// mid-stream.
+func FailsMidStream(m ServerModel) bool {
+	ms, ok := m.(MidStreamer)
+	return ok && ms.MidStreamFailures()
+}
+
 // Workload creates a run's operations. Operation i (0 <= i < Operations())
 // starts at Start(i, rng), where rng is operation i's own start stream.
 type Workload interface {

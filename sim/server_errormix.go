@@ -167,5 +167,8 @@ func (s *mixState) Arrive(now time.Duration, req Request) Response {
 	return Response{Outcome: failed.Outcome(), At: now + s.failLatency.Sample(s.rng)}
 }
 
+// MidStreamFailures reports whether capacity failures come mid-stream.
+func (m *ErrorMix) MidStreamFailures() bool { return m.Stream }
+
 // Stats returns what the mix counted: mid-stream failures.
 func (s *mixState) Stats() ServerStats { return s.stats }

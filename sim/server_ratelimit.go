@@ -70,6 +70,9 @@ func (m *RateLimit) Validate() error {
 	return nil
 }
 
+// MidStreamFailures forwards Inner's (MidStreamer).
+func (m *RateLimit) MidStreamFailures() bool { return FailsMidStream(m.Inner) }
+
 // NewServer returns the buckets of one run around the inner model's state;
 // both draw from rng (the rate limit itself draws nothing).
 func (m *RateLimit) NewServer(rng *rand.Rand) Server {

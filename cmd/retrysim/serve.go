@@ -85,6 +85,9 @@ func serveCommand() *cli.Command {
 			fmt.Fprintln(cmd.Root().Writer, srv.URL)
 			fmt.Fprintf(stderr, "retrysim serve: scenario %s (seed %d, speed %g) on %s: POST /v1/messages, POST /control/reset, GET /healthz, GET /metrics; Ctrl-C stops\n",
 				s.Name, seed, speed, srv.URL)
+			for _, w := range serve.Warnings(s.Server) {
+				fmt.Fprintf(stderr, "retrysim serve: warning: %s\n", w)
+			}
 			if cmd.String("control-token") == "" && !loopbackAddr(srv.URL) {
 				fmt.Fprintf(stderr, "retrysim serve: warning: anyone who reaches %s can reset the model; set %s to require a token\n", srv.URL, controlTokenEnv)
 			}
