@@ -396,7 +396,7 @@ func ClassifyEvent(event string, data []byte) Outcome {
 
 // isSpendLimit reports whether an error code names a spend limit.
 func isSpendLimit(code string) bool {
-	return code == CodeEnforcedSpendLimit || code == CodeContractSpendLimit
+	return code == CodeEnforcedSpendLimit || code == CodeContractSpendLimit || code == CodeInsufficientQuota
 }
 
 // parseErrorBody returns error.type and error.details.error_code of an API
@@ -405,18 +405,33 @@ func isSpendLimit(code string) bool {
 func parseErrorBody(body []byte) (errType, code string) {
 	var v struct {
 		Type  string `json:"type"`
+		Code  string `json:"code"` // an OpenAI Responses stream's error event
 		Error *struct {
 			Type    string `json:"type"`
+			Code    any    `json:"code"` // OpenAI's: a string or null
 			Details *struct {
 				ErrorCode string `json:"error_code"`
 			} `json:"details"`
 		} `json:"error"`
 	}
-	if len(body) == 0 || json.Unmarshal(body, &v) != nil || v.Error == nil {
+	if len(body) == 0 || json.Unmarshal(body, &v) != nil {
+		return "", ""
+	}
+	if v.Error == nil {
+		if v.Type == "error" && v.Code != "" {
+			return openAIErrorType(v.Code, v.Code) // the code stands for the type too: "server_error"
+		}
 		return "", ""
 	}
 	if v.Type != "" && v.Type != "error" {
 		return "", ""
+	}
+	if v.Type == "" {
+		// OpenAI's {"error":{"type","code",...}}, without the top-level
+		// type of Anthropic's.
+		if c, ok := v.Error.Code.(string); ok || openAITypes[v.Error.Type] {
+			return openAIErrorType(v.Error.Type, c)
+		}
 	}
 	errType = v.Error.Type
 	if v.Error.Details != nil {
@@ -424,6 +439,9 @@ func parseErrorBody(body []byte) (errType, code string) {
 	}
 	return errType, code
 }
+
+// openAITypes are the error types only OpenAI's error objects use.
+var openAITypes = map[string]bool{"server_error": true, "requests": true, "tokens": true, CodeInsufficientQuota: true}
 
 // retriedStatus reports whether ClassifyResponse, without hints, retries a
 // failure with this status.
