@@ -11,7 +11,9 @@
 //
 // Endpoints:
 //
-//	POST /v1/messages     a message, plain JSON or streamed (SSE) with "stream": true
+//	POST /v1/messages          a message, plain JSON or streamed (SSE) with "stream": true
+//	POST /v1/chat/completions  the same decision as OpenAI's Chat Completions API answers it
+//	POST /v1/responses         the same as OpenAI's Responses API answers it
 //	POST /control/reset   a fresh model state; its clock starts now
 //	GET  /healthz         "ok"
 //	GET  /metrics         Prometheus metrics
@@ -27,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -331,7 +334,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.refuseMethod(w, http.MethodPost)
 			return
 		}
-		h.messages(w, r)
+		h.serveAPI(w, r, apiMessages)
+	case "/v1/chat/completions", "/v1/responses":
+		if r.Method != http.MethodPost {
+			h.refuseMethod(w, http.MethodPost)
+			return
+		}
+		a := apiChat
+		if r.URL.Path == "/v1/responses" {
+			a = apiResponses
+		}
+		h.serveAPI(w, r, a)
 	case "/control/reset":
 		if r.Method != http.MethodPost {
 			h.refuseMethod(w, http.MethodPost)
@@ -456,11 +469,25 @@ func withRequestID(body []byte, id string) []byte {
 	return append(out, '}')
 }
 
-// refuse answers a request without asking the model.
-func (h *Handler) refuse(w http.ResponseWriter, status int, errType, message, reason, id string) {
+// refuse answers a request without asking the model, in the shape of its
+// API.
+func (h *Handler) refuse(w http.ResponseWriter, a api, status int, errType, message, reason, id string) {
 	h.refused.Add(1)
 	h.metrics.refused.WithLabelValues(reason).Inc()
-	h.writeError(w, status, policies.ErrorBody(errType, message), id)
+	if a == apiMessages {
+		h.writeError(w, status, policies.ErrorBody(errType, message), id)
+		return
+	}
+	h.writeOpenAIError(w, status, policies.OpenAIErrorBody(errType, "", message), id)
+}
+
+// writeOpenAIError writes an error status with an OpenAI error body; the
+// request id goes in x-request-id, as the OpenAI API sends it.
+func (h *Handler) writeOpenAIError(w http.ResponseWriter, status int, body []byte, id string) {
+	w.Header().Set("x-request-id", id)
+	w.Header().Set("content-type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 // decision is what the model decided for one request, in real time.
@@ -500,19 +527,21 @@ func (h *Handler) arrive(req sim.Request, stream bool) decision {
 	return d
 }
 
-// messages serves POST /v1/messages.
-func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
+// serveAPI serves POST /v1/messages, /v1/chat/completions and
+// /v1/responses: one model decision per request, rendered in the shape
+// of the request's API.
+func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 	id := h.requestID()
 	h.requests.Add(1)
 	if h.inFlight.Add(1) > int64(h.cfg.maxInFlight) {
 		h.inFlight.Add(-1)
-		h.refuse(w, 529, "overloaded_error", "the server is serving as many requests as it may (its own limit, not the model's)", "busy", id)
+		h.refuse(w, a, 529, "overloaded_error", "the server is serving as many requests as it may (its own limit, not the model's)", "busy", id)
 		return
 	}
 	defer h.inFlight.Add(-1)
 
 	if r.ContentLength > h.cfg.maxBody {
-		h.refuseTooLarge(w, id)
+		h.refuseTooLarge(w, a, id)
 		return
 	}
 	rc := http.NewResponseController(w)
@@ -521,18 +550,18 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			h.refuseTooLarge(w, id)
+			h.refuseTooLarge(w, a, id)
 			return
 		}
 		if errors.Is(err, errBodyBudget) {
-			h.refuse(w, 529, "overloaded_error", fmt.Sprintf(
+			h.refuse(w, a, 529, "overloaded_error", fmt.Sprintf(
 				"the request bodies in flight hold as many bytes as the server allows (%d; its own limit, not the model's)", h.cfg.maxBodies), "busy_bodies", id)
 			return
 		}
-		h.refuse(w, http.StatusBadRequest, "invalid_request_error", "could not read the request body: "+err.Error(), "invalid", id)
+		h.refuse(w, a, http.StatusBadRequest, "invalid_request_error", "could not read the request body: "+err.Error(), "invalid", id)
 		return
 	}
-	req, err := parseMessageRequest(body)
+	req, err := parseRequest(body, a)
 	bodyLen := len(body)
 	// The buffer is done with; the model's name, a copy, stays reserved
 	// until the answer is sent.
@@ -540,7 +569,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	h.bodies.release(held - kept)
 	defer h.bodies.release(kept)
 	if err != nil {
-		h.refuse(w, http.StatusBadRequest, "invalid_request_error", err.Error(), "invalid", id)
+		h.refuse(w, a, http.StatusBadRequest, "invalid_request_error", err.Error(), "invalid", id)
 		return
 	}
 
@@ -558,6 +587,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = rc.SetWriteDeadline(d.due.Add(WriteMargin))
 	reply := newReply(id, req, bodyLen)
+	reply.api = a
 	if h.timing {
 		w.Header().Set(tookHeader, strconv.FormatInt(int64(d.due.Sub(d.arrival)), 10))
 	}
@@ -569,21 +599,25 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 		return // the client went away
 	}
 	if d.out.Class != policies.Success {
-		out := policies.Render(d.out)
-		for k, v := range out.Header {
-			w.Header()[k] = v
+		if a == apiMessages {
+			out := policies.Render(d.out)
+			maps.Copy(w.Header(), out.Header)
+			h.writeError(w, out.Status, out.Body, id)
+			return
 		}
-		h.writeError(w, out.Status, out.Body, id)
+		out := policies.RenderOpenAI(d.out)
+		maps.Copy(w.Header(), out.Header)
+		h.writeOpenAIError(w, out.Status, out.Body, id)
 		return
 	}
-	w.Header().Set("request-id", id)
+	w.Header().Set(a.requestIDHeader(), id)
 	w.Header().Set("content-type", "application/json")
 	w.WriteHeader(policies.Render(d.out).Status)
-	_, _ = w.Write(reply.message())
+	_, _ = w.Write(reply.body())
 }
 
-func (h *Handler) refuseTooLarge(w http.ResponseWriter, id string) {
-	h.refuse(w, http.StatusRequestEntityTooLarge, "request_too_large",
+func (h *Handler) refuseTooLarge(w http.ResponseWriter, a api, id string) {
+	h.refuse(w, a, http.StatusRequestEntityTooLarge, "request_too_large",
 		fmt.Sprintf("the request body is larger than %d bytes", h.cfg.maxBody), "too_large", id)
 }
 

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/retrysim/retrysim/policies"
 )
 
 // replyText is the answer to every admitted request, sent one word per
@@ -22,6 +20,7 @@ type reply struct {
 	words      []string // the text deltas, at most max_tokens of them
 	stopReason string
 	inputTok   int
+	api        api
 }
 
 func newReply(requestID string, req messageRequest, bodyLen int) reply {
@@ -130,20 +129,26 @@ func (r reply) closing() []event {
 // break, or a failure the model itself makes mid-stream (a streamed
 // error-mix), which gets half the deltas before the event.
 func (h *Handler) stream(w http.ResponseWriter, ctx context.Context, rc *http.ResponseController, d decision, r reply) {
-	w.Header().Set("request-id", r.requestID)
+	w.Header().Set(r.api.requestIDHeader(), r.requestID)
 	w.Header().Set("content-type", "text/event-stream")
 	w.Header().Set("cache-control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	send := func(evs ...event) bool {
 		for _, ev := range evs {
-			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.name, ev.data); err != nil {
+			var err error
+			if ev.name == "" { // a data-only event, as OpenAI's Chat Completions streams send
+				_, err = fmt.Fprintf(w, "data: %s\n\n", ev.data)
+			} else {
+				_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.name, ev.data)
+			}
+			if err != nil {
 				return false
 			}
 		}
 		_ = rc.Flush() // a writer that cannot flush still gets the bytes
 		return true
 	}
-	if !send(r.opening()...) {
+	if !send(r.openingEvents()...) {
 		return
 	}
 	span := d.due.Sub(d.arrival)
@@ -158,7 +163,7 @@ func (h *Handler) stream(w http.ResponseWriter, ctx context.Context, rc *http.Re
 		if !d.partial && !d.breakAt.IsZero() && !at.Before(d.breakAt) {
 			break
 		}
-		if !sleepUntil(ctx, at) || !send(r.delta(k)) {
+		if !sleepUntil(ctx, at) || !send(r.deltaEvent(k)) {
 			return
 		}
 	}
@@ -166,12 +171,12 @@ func (h *Handler) stream(w http.ResponseWriter, ctx context.Context, rc *http.Re
 		if !sleepUntil(ctx, d.breakAt) {
 			return
 		}
-		if name, data, ok := policies.RenderEvent(d.breakOn); ok {
-			send(event{name, withRequestID(data, r.requestID)})
+		if ev, ok := r.errorEvent(d.breakOn, n); ok {
+			send(ev)
 			return
 		}
 	}
 	if sleepUntil(ctx, d.due) {
-		send(r.closing()...)
+		send(r.closingEvents()...)
 	}
 }

@@ -83,7 +83,7 @@ func serveCommand() *cli.Command {
 				return err
 			}
 			fmt.Fprintln(cmd.Root().Writer, srv.URL)
-			fmt.Fprintf(stderr, "retrysim serve: scenario %s (seed %d, speed %g) on %s: POST /v1/messages, POST /control/reset, GET /healthz, GET /metrics; Ctrl-C stops\n",
+			fmt.Fprintf(stderr, "retrysim serve: scenario %s (seed %d, speed %g) on %s: POST /v1/messages, POST /v1/chat/completions, POST /v1/responses, POST /control/reset, GET /healthz, GET /metrics; Ctrl-C stops\n",
 				s.Name, seed, speed, srv.URL)
 			for _, w := range serve.Warnings(s.Server) {
 				fmt.Fprintf(stderr, "retrysim serve: warning: %s\n", w)
