@@ -84,7 +84,28 @@ type config struct {
 	fallback    string
 	logTo       io.Writer // a Server's log, if any
 	logEvery    time.Duration
+	record      func(Exchange)
 }
+
+// Exchange is one request the model decided, as WithExchanges reports it.
+type Exchange struct {
+	// Client is the request's ClientHeader ("" if it sent none).
+	Client string
+	// Arrival and End are model times since the clock's start: when the
+	// request reached the model and when its response was due.
+	Arrival, End time.Duration
+	// Failed says the model did not admit it (a mid-stream failure too).
+	Failed bool
+}
+
+// ClientHeader names the client (the caller) a request comes from, for
+// WithExchanges: a harness that sets it lets the server's side count each
+// caller's attempts and whether it completed or gave up.
+const ClientHeader = "x-retrysim-client"
+
+// WithExchanges calls f with every request the model decides, as it
+// decides it (under the model's lock: f must be quick).
+func WithExchanges(f func(Exchange)) Option { return func(c *config) { c.record = f } }
 
 // WithSpeed runs the model's clock x times faster than the real one (x > 0,
 // at most MaxSpeed); default 1.
@@ -502,7 +523,7 @@ type decision struct {
 
 // arrive asks the model, under the lock, so that arrival times reach it in
 // order. The clock starts at the first request.
-func (h *Handler) arrive(req sim.Request, stream bool) decision {
+func (h *Handler) arrive(req sim.Request, stream bool, client string) decision {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := time.Now()
@@ -512,6 +533,9 @@ func (h *Handler) arrive(req sim.Request, stream bool) decision {
 	at := h.toModel(now.Sub(h.origin))
 	resp := h.state.Arrive(at, req)
 	d := decision{arrival: now, due: h.origin.Add(h.toReal(max(resp.At, at))), out: resp.Outcome}
+	if h.cfg.record != nil {
+		h.cfg.record(Exchange{Client: client, Arrival: at, End: max(resp.At, at), Failed: resp.Outcome.Class != policies.Success})
+	}
 	d.out.ServerWait = h.toReal(d.out.ServerWait)
 	if stream && resp.Outcome.MidStream() {
 		// The model's own mid-stream failure: HTTP 200, part of the
@@ -573,7 +597,7 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 		return
 	}
 
-	d := h.arrive(sim.Request{Fallback: h.cfg.fallback != "" && req.Model == h.cfg.fallback}, req.Stream)
+	d := h.arrive(sim.Request{Fallback: h.cfg.fallback != "" && req.Model == h.cfg.fallback}, req.Stream, r.Header.Get(ClientHeader))
 	if d.out.Class == policies.Success {
 		h.admitted.Add(1)
 		h.metrics.admitted.Inc()

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -21,14 +24,24 @@ func validateCommand() *cli.Command {
 			"policy after another; prints the simulated and measured metrics side by\n" +
 			"side with the tolerance and a verdict. Exit status 0 when every policy\n" +
 			"agrees, 1 when one does not. At most 10,000 clients.\n\n" +
+			"With --exec CMD it runs a client program of any language instead (sh -c\n" +
+			"CMD, with RETRYSIM_BASE_URL, ANTHROPIC_BASE_URL, OPENAI_BASE_URL and\n" +
+			"RETRYSIM_CLIENTS set; harnesses under clients/), counts from the server's\n" +
+			"side what its callers did, and compares that with the simulation of the\n" +
+			"scenario's policy named by --preset, over --seeds seeds. See docs/serve.md.\n\n" +
 			"Examples:\n" +
 			"   retrysim validate                    # the default scenario at speed 3\n" +
-			"   retrysim validate --scenario rate-limited-burst --speed 5",
+			"   retrysim validate --scenario rate-limited-burst --speed 5\n" +
+			"   retrysim validate --file F --exec 'node clients/node/anthropic.mjs' --preset anthropic-sdk-typescript",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "scenario `NAME` to validate (default: the file's default scenario)"},
 			fileFlag(),
 			validateSpeedFlag(),
 			&decimalFlag{Name: "seed", HideDefault: true, Usage: "random seed `N` (default: the scenario's own seed)"},
+			&cli.StringFlag{Name: "exec", Usage: "run the client program `CMD` (sh -c) instead of retrysim's own clients"},
+			&cli.StringFlag{Name: "preset", Usage: "with --exec: the scenario's policy `NAME` the program is compared with"},
+			&cli.IntFlag{Name: "seeds", Value: 100, Usage: "with --exec: simulate `K` seeds for the tolerances"},
+			&choiceFlag{&cli.StringFlag{Name: "format", Value: "table", Usage: "with --exec: output format: table or json"}, []string{"table", "json"}},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
@@ -37,6 +50,9 @@ func validateCommand() *cli.Command {
 			s, seed, err := scenarioAndSeed(cmd)
 			if err != nil {
 				return err
+			}
+			if cmd.IsSet("exec") || cmd.IsSet("preset") {
+				return validateExec(ctx, cmd, s, seed)
 			}
 			speed := 0.0 // serve.AutoSpeed's
 			if cmd.IsSet("speed") {
@@ -77,6 +93,62 @@ func validateCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// validateExec is validate --exec: a program's callers against the
+// scenario's server, compared with the simulation of --preset.
+func validateExec(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, seed uint64) error {
+	command, name := cmd.String("exec"), cmd.String("preset")
+	if command == "" || name == "" {
+		return usagef("--exec and --preset go together: the program to run and the scenario's policy it is compared with")
+	}
+	var pol *sim.Policy
+	var names []string
+	for i := range s.Policies {
+		names = append(names, s.Policies[i].Name)
+		if s.Policies[i].Name == name {
+			pol = &s.Policies[i]
+		}
+	}
+	if pol == nil {
+		return usagef("--preset %q: scenario %s has no such policy (it has %s)", name, s.Name, strings.Join(names, ", "))
+	}
+	burst, ok := s.Workload.(sim.Burst)
+	if !ok || burst.Spread != 0 {
+		return usagef("--exec: scenario %s must have a burst of clients that all start at once (clients: {count: N}, no spread); the program starts its callers together", s.Name)
+	}
+	if f := cmd.String("format"); f != "table" && f != "json" {
+		return usagef("--format: want table or json, got %q", f)
+	}
+	speed := 1.0
+	if cmd.IsSet("speed") {
+		speed = cmd.Float("speed")
+	}
+	res, err := serve.Exec(ctx, serve.ExecValidation{Model: s.Server, Clients: burst.Clients, Policy: *pol, Seed: seed,
+		Seeds: int(cmd.Int("seeds")), Speed: speed, Command: command, Output: cmd.Root().ErrWriter})
+	var unsupported *serve.UnsupportedError
+	if errors.As(err, &unsupported) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	w := cmd.Root().Writer
+	if cmd.String("format") == "json" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+			return err
+		}
+	} else if err := serve.WriteExecResult(w, res); err != nil {
+		return err
+	}
+	if !res.Agree() {
+		return fmt.Errorf("validate --exec: %s does not behave as its preset %s predicts", command, name)
+	}
+	return nil
 }
 
 // validateSpeedFlag is validate's --speed: by default serve.AutoSpeed's.

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// validate --exec's bad input: exit 2, the flag or field named.
+func TestValidateExecBadInput(t *testing.T) {
+	t.Parallel()
+	file := writeFile(t, "e.yaml", `scenarios:
+  - name: e
+    server: {phases: [{reject: overloaded}]}
+    clients: {count: 3, max_attempts: 3}
+    policies: [{name: anthropic-sdk-go}, {name: gated, max_attempts: 3}]
+  - name: spread
+    server: {phases: [{reject: overloaded}]}
+    clients: {count: 3, spread: 1s, max_attempts: 3}
+    policies: [{name: anthropic-sdk-go}]
+`)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no preset", []string{"validate", "--file", file, "--exec", "true"}, "--exec and --preset go together"},
+		{"no exec", []string{"validate", "--file", file, "--preset", "anthropic-sdk-go"}, "--exec and --preset go together"},
+		{"unknown preset", []string{"validate", "--file", file, "--exec", "true", "--preset", "nope"}, `--preset "nope": scenario e has no such policy (it has anthropic-sdk-go, gated)`},
+		{"spread", []string{"validate", "--file", file, "--scenario", "spread", "--exec", "true", "--preset", "anthropic-sdk-go"}, "must have a burst of clients that all start at once"},
+		{"gate", []string{"validate", "--file", file, "--exec", "true", "--preset", "gated"}, "shares a gate"},
+		{"format", []string{"validate", "--file", file, "--exec", "true", "--preset", "anthropic-sdk-go", "--format", "csv"}, "csv"},
+	}
+	for _, c := range cases {
+		_, errOut, code, _ := runCLI(t, c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", c.name, code, errOut, c.want)
+		}
+	}
+	// A program that sends nothing fails, naming what it should have done.
+	if _, errOut, code, _ := runCLI(t, "validate", "--file", file, "--exec", "true", "--preset", "anthropic-sdk-go"); code != 1 || !strings.Contains(errOut, "0 callers sent requests; RETRYSIM_CLIENTS asked for 3") {
+		t.Errorf("silent program: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -1,0 +1,108 @@
+package serve_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/clients/go/harness"
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/serve"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// The test binary is also the program that validate --exec runs: with
+// RETRYSIM_TEST_HARNESS=1 it runs the Go harness of the real
+// anthropic-sdk-go instead of the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv("RETRYSIM_TEST_HARNESS") == "1" {
+		if err := harness.Run(context.Background(), os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func harnessCommand(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "RETRYSIM_TEST_HARNESS=1 '" + exe + "'"
+}
+
+func preset(t *testing.T, name string) sim.Policy {
+	t.Helper()
+	f, err := scenarios.Parse("p.yaml", []byte("scenarios:\n  - name: s\n    server: {phases: [{reject: overloaded}]}\n    clients: {count: 1, max_attempts: 9}\n    policies:\n      - name: "+name+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Scenarios[0].Policies[0]
+}
+
+// The real anthropic-sdk-go against always-529 and a mid-stream overload,
+// on the real clock (speed 10), agrees with its preset: 3 attempts and a
+// give-up time within 2% (KS too) for the 529s; one attempt for the
+// mid-stream failure, which the SDK does not retry. Against the old
+// preset rule that retried the mid-stream failure, the same run disagrees.
+func TestExecAnthropicSDKGo(t *testing.T) {
+	if os.Getenv("RETRYSIM_REAL_CLOCK") != "1" {
+		t.Skip("runs the real SDK on the real clock (a few seconds, timed): set RETRYSIM_REAL_CLOCK=1, as .ci/run does")
+	}
+	always529 := &sim.CapacityWindows{ResponseTime: sim.Fixed(time.Second), Phases: []sim.Phase{{Reject: sim.Rejection{Status: 529, Class: policies.Capacity}}}}
+	p := preset(t, "anthropic-sdk-go")
+	v := serve.ExecValidation{Model: always529, Clients: 40, Policy: p, Seed: 1, Seeds: 50, Speed: 10, Command: harnessCommand(t)}
+	res, err := serve.Exec(context.Background(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	serve.WriteExecResult(&out, res)
+	if !res.Agree() || res.Checks[0].Measured != 120 || res.GiveUps.M != 40 {
+		t.Fatalf("always-529 disagrees:\n%s", out.String())
+	}
+	t.Logf("\n%s", out.String())
+
+	v.Model = midStreamOverload
+	res, err = serve.Exec(context.Background(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	serve.WriteExecResult(&out, res)
+	if !res.Agree() || res.Checks[0].Measured != 40 {
+		t.Fatalf("mid-stream disagrees:\n%s", out.String())
+	}
+	v.Policy.Rules.NoMidStreamRetries = false
+	if res, err := serve.Exec(context.Background(), v); err != nil || res.Agree() {
+		t.Fatalf("a preset that retries mid-stream failures agrees with the SDK: %v %+v", err, res)
+	}
+}
+
+// The server-side counts per caller, without a program: attempts, who
+// completed, give-up times; requests without the header are refused.
+func TestExecCountsPerCaller(t *testing.T) {
+	ex := []serve.Exchange{
+		{Client: "a", Arrival: 0, End: time.Second, Failed: true},
+		{Client: "b", Arrival: 0, End: time.Second, Failed: true},
+		{Client: "a", Arrival: 2 * time.Second, End: 3 * time.Second, Failed: true},
+		{Client: "b", Arrival: 2 * time.Second, End: 3 * time.Second},
+	}
+	r, giveUps, err := serve.PerClient(ex, 2)
+	if err != nil || r.Attempts != 4 || r.Completed != 1 || r.GaveUp != 1 || len(giveUps) != 1 || giveUps[0] != 3000 {
+		t.Errorf("%+v %v %v", r, giveUps, err)
+	}
+	if _, _, err := serve.PerClient(append(ex, serve.Exchange{}), 2); err == nil || !strings.Contains(err.Error(), "x-retrysim-client") {
+		t.Errorf("no header: %v", err)
+	}
+	if _, _, err := serve.PerClient(ex, 3); err == nil || !strings.Contains(err.Error(), "2 callers sent requests") {
+		t.Errorf("too few callers: %v", err)
+	}
+}

@@ -1,0 +1,4 @@
+package serve
+
+// PerClient is perClient, for tests.
+var PerClient = perClient
