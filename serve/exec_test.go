@@ -48,17 +48,18 @@ func preset(t *testing.T, name string) sim.Policy {
 }
 
 // The real anthropic-sdk-go against always-529 and a mid-stream overload,
-// on the real clock (speed 10), agrees with its preset: 3 attempts and a
-// give-up time within 2% (KS too) for the 529s; one attempt for the
-// mid-stream failure, which the SDK does not retry. Against the old
-// preset rule that retried the mid-stream failure, the same run disagrees.
+// on the real clock (speed 10), agrees with its preset on the counts: 3
+// attempts for the 529s; one attempt for the mid-stream failure, which the
+// SDK does not retry. Against the old preset rule that retried the
+// mid-stream failure, the same run disagrees. (The give-up times at speed
+// 1 are .ci/run's: a loaded machine makes them late at speed 10.)
 func TestExecAnthropicSDKGo(t *testing.T) {
 	if os.Getenv("RETRYSIM_REAL_CLOCK") != "1" {
 		t.Skip("runs the real SDK on the real clock (a few seconds, timed): set RETRYSIM_REAL_CLOCK=1, as .ci/run does")
 	}
 	always529 := &sim.CapacityWindows{ResponseTime: sim.Fixed(time.Second), Phases: []sim.Phase{{Reject: sim.Rejection{Status: 529, Class: policies.Capacity}}}}
 	p := preset(t, "anthropic-sdk-go")
-	v := serve.ExecValidation{Model: always529, Clients: 40, Policy: p, Seed: 1, Seeds: 50, Speed: 10, Command: harnessCommand(t)}
+	v := serve.ExecValidation{Model: always529, Clients: 40, Policy: p, Seed: 1, Seeds: 50, Speed: 10, CountsOnly: true, Command: harnessCommand(t)}
 	res, err := serve.Exec(context.Background(), v)
 	if err != nil {
 		t.Fatal(err)

@@ -103,6 +103,28 @@ type Exchange struct {
 // caller's attempts and whether it completed or gave up.
 const ClientHeader = "x-retrysim-client"
 
+// WarmupClient is the ClientHeader value of a harness's warm-up calls:
+// serve answers them itself, at once, with 529 and retry-after-ms 1,
+// without the model (whose clock does not start) and without counting
+// them, so that a program can run its SDK's retry path once before its
+// measured calls (a cold JavaScript engine runs it tens of milliseconds
+// late).
+const WarmupClient = "warmup"
+
+func (h *Handler) warmup(w http.ResponseWriter, a api, id string) {
+	o := policies.Outcome{Class: policies.Capacity, Status: 529, ServerWait: time.Millisecond}
+	out := policies.Render(o)
+	if a != apiMessages {
+		out = policies.RenderOpenAI(o)
+	}
+	maps.Copy(w.Header(), out.Header)
+	if a == apiMessages {
+		h.writeError(w, out.Status, out.Body, id)
+		return
+	}
+	h.writeOpenAIError(w, out.Status, out.Body, id)
+}
+
 // WithExchanges calls f with every request the model decides, as it
 // decides it (under the model's lock: f must be quick).
 func WithExchanges(f func(Exchange)) Option { return func(c *config) { c.record = f } }
@@ -597,6 +619,10 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 		return
 	}
 
+	if r.Header.Get(ClientHeader) == WarmupClient {
+		h.warmup(w, a, id)
+		return
+	}
 	d := h.arrive(sim.Request{Fallback: h.cfg.fallback != "" && req.Model == h.cfg.fallback}, req.Stream, r.Header.Get(ClientHeader))
 	if d.out.Class == policies.Success {
 		h.admitted.Add(1)

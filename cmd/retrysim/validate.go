@@ -41,6 +41,7 @@ func validateCommand() *cli.Command {
 			&cli.StringFlag{Name: "exec", Usage: "run the client program `CMD` (sh -c) instead of retrysim's own clients"},
 			&cli.StringFlag{Name: "preset", Usage: "with --exec: the scenario's policy `NAME` the program is compared with"},
 			&cli.IntFlag{Name: "seeds", Value: 100, Usage: "with --exec: simulate `K` seeds for the tolerances"},
+			&cli.BoolFlag{Name: "counts-only", Usage: "with --exec: leave the give-up times out of the verdict (callers acting in step run late together)"},
 			&choiceFlag{&cli.StringFlag{Name: "format", Value: "table", Usage: "with --exec: output format: table or json"}, []string{"table", "json"}},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -125,7 +126,7 @@ func validateExec(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, 
 		speed = cmd.Float("speed")
 	}
 	res, err := serve.Exec(ctx, serve.ExecValidation{Model: s.Server, Clients: burst.Clients, Policy: *pol, Seed: seed,
-		Seeds: int(cmd.Int("seeds")), Speed: speed, Command: command, Output: cmd.Root().ErrWriter})
+		Seeds: int(cmd.Int("seeds")), Speed: speed, CountsOnly: cmd.Bool("counts-only"), Command: command, Output: cmd.Root().ErrWriter})
 	var unsupported *serve.UnsupportedError
 	if errors.As(err, &unsupported) {
 		return usageError{err}
