@@ -98,14 +98,14 @@ type GiveUpKS struct {
 	// clock's floor, LatencyFloor.Late (in model time) per attempt of a
 	// caller, as validate allows its latencies.
 	ToleranceMs float64 `json:"tolerance_ms"`
-	D             float64 `json:"ks_d"`
-	P             float64 `json:"ks_p"`
-	N             int     `json:"simulated_n"`
-	M             int     `json:"measured_n"`
+	D           float64 `json:"ks_d"`
+	P           float64 `json:"ks_p"`
+	N           int     `json:"simulated_n"`
+	M           int     `json:"measured_n"`
 	// NoKS says the simulated times have no spread to test a shape
 	// against (a standard deviation of at most KSMinSpread of the mean).
-	NoKS bool `json:"ks_not_applicable,omitempty"`
-	Agree         bool    `json:"agree"`
+	NoKS  bool `json:"ks_not_applicable,omitempty"`
+	Agree bool `json:"agree"`
 }
 
 // The give-up time rule.

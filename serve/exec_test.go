@@ -3,9 +3,12 @@ package serve_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/retrysim/retrysim/clients/go/harness"
@@ -106,4 +109,35 @@ func TestExecCountsPerCaller(t *testing.T) {
 	if _, _, err := serve.PerClient(ex, 3); err == nil || !strings.Contains(err.Error(), "2 callers sent requests") {
 		t.Errorf("too few callers: %v", err)
 	}
+}
+
+// A warm-up call is answered by serve itself: 529 with retry-after-ms 1,
+// in the request's API shape, without the model's clock starting or an
+// exchange recorded.
+func TestWarmupCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got []serve.Exchange
+		h := newHandler(t, admitAll, serve.WithExchanges(func(e serve.Exchange) { got = append(got, e) }))
+		client := &http.Client{Transport: serve.InMemory(h)}
+		for _, c := range []struct{ path, body, shape string }{
+			{"/v1/messages", `{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"x"}]}`, `"type":"overloaded_error"`},
+			{"/v1/chat/completions", chatBody, `"code":"overloaded"`},
+		} {
+			req, _ := http.NewRequest(http.MethodPost, "http://serve.test"+c.path, strings.NewReader(c.body))
+			req.Header.Set(serve.ClientHeader, serve.WarmupClient)
+			start := time.Now()
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 529 || resp.Header.Get("retry-after-ms") != "1" || !strings.Contains(string(b), c.shape) || time.Since(start) != 0 {
+				t.Errorf("%s: %d %v %s after %v", c.path, resp.StatusCode, resp.Header, b, time.Since(start))
+			}
+		}
+		if _, started := h.ModelTime(); started || len(got) != 0 {
+			t.Errorf("clock started %v, exchanges %v", started, got)
+		}
+	})
 }
