@@ -32,7 +32,8 @@ func validateCommand() *cli.Command {
 			"Examples:\n" +
 			"   retrysim validate                    # the default scenario at speed 3\n" +
 			"   retrysim validate --scenario rate-limited-burst --speed 5\n" +
-			"   retrysim validate --file F --exec 'node clients/node/anthropic.mjs' --preset anthropic-sdk-typescript",
+			"   retrysim validate --file F --exec 'node clients/node/anthropic.mjs' \\\n" +
+			"                     --preset anthropic-sdk-typescript",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "scenario `NAME` to validate (default: the file's default scenario)"},
 			fileFlag(),
