@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/retrysim/retrysim/clients/go/harness"
 	"github.com/retrysim/retrysim/internal/golden"
 )
 
@@ -74,6 +75,14 @@ func builtBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv("RETRYSIM_TEST_HARNESS") == "1" {
+		// validate --exec's program in TestValidateExecJSON.
+		if err := harness.Run(context.Background(), os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))

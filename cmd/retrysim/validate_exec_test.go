@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -39,5 +41,37 @@ func TestValidateExecBadInput(t *testing.T) {
 	// A program that sends nothing fails, naming what it should have done.
 	if _, errOut, code, _ := runCLI(t, "validate", "--file", file, "--exec", "true", "--preset", "anthropic-sdk-go"); code != 1 || !strings.Contains(errOut, "0 callers sent requests; RETRYSIM_CLIENTS asked for 3") {
 		t.Errorf("silent program: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// validate --exec --format json with the real anthropic-sdk-go (the test
+// binary runs the Go harness): the counts of always-529, and the JSON's
+// fields. On the real clock, so behind RETRYSIM_REAL_CLOCK=1 (.ci/run).
+func TestValidateExecJSON(t *testing.T) {
+	if os.Getenv("RETRYSIM_REAL_CLOCK") != "1" {
+		t.Skip("runs the real SDK on the real clock: set RETRYSIM_REAL_CLOCK=1, as .ci/run does")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := writeFile(t, "a.yaml", "scenarios:\n  - name: a\n    server: {response_time: 100ms, phases: [{reject: overloaded}]}\n    clients: {count: 5}\n    policies: [{name: anthropic-sdk-go}]\n")
+	out, errOut, code, _ := runCLI(t, "validate", "--file", file, "--exec", "RETRYSIM_TEST_HARNESS=1 '"+exe+"'", "--preset", "anthropic-sdk-go",
+		"--speed", "10", "--seeds", "10", "--counts-only", "--format", "json")
+	var res struct {
+		Policy string
+		Checks []struct {
+			Metric   string
+			Measured float64
+			Agree    bool
+		}
+		GiveUps struct {
+			MeasuredN int `json:"measured_n"`
+		} `json:"give_up_ms"`
+		CountsOnly bool `json:"counts_only"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Policy != "anthropic-sdk-go" || len(res.Checks) != 3 ||
+		res.Checks[0].Metric != "attempts" || res.Checks[0].Measured != 15 || res.GiveUps.MeasuredN != 5 || !res.CountsOnly {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 }
