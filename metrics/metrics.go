@@ -253,11 +253,9 @@ var (
 		gaveUpByReason(policies.StopDeadline, nil),
 		gaveUpByReason(policies.StopTerminal, nil),
 		gaveUpByReason(policies.StopQueueFull, nil),
-		gaveUpByReason(policies.StopBudget, func(p *sim.Policy) bool {
-			return p.RetryQuota != nil || p.RetryThrottling != nil || p.RatioBudget != nil
-		}),
-		gaveUpByReason(policies.StopThrottled, func(p *sim.Policy) bool { return p.Adaptive != nil }),
-		gaveUpByReason(policies.StopCircuitOpen, func(p *sim.Policy) bool { return p.Breaker != nil }),
+		gaveUpByReason(policies.StopBudget, mayStop(policies.StopBudget)),
+		gaveUpByReason(policies.StopThrottled, mayStop(policies.StopThrottled)),
+		gaveUpByReason(policies.StopCircuitOpen, mayStop(policies.StopCircuitOpen)),
 	}
 	// Fallbacks is reported only for scenarios in which some policy has a
 	// model fallback, so that the reports of the others stay as they were.
@@ -422,6 +420,12 @@ func counted(m *Metric) *Metric {
 
 func count64(f func(r *sim.Result) int64) func(*sim.Result) (float64, bool) {
 	return func(r *sim.Result) (float64, bool) { return float64(f(r)), true }
+}
+
+// mayStop holds for a policy with a control that stops operations for
+// reason (policies.Stopper).
+func mayStop(reason policies.StopReason) func(*sim.Policy) bool {
+	return func(p *sim.Policy) bool { return p.MayStop(reason) }
 }
 
 // GaveUpBy returns the metrics of give-ups by reason, one per reason an

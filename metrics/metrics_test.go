@@ -43,7 +43,7 @@ func TestRegistryOrder(t *testing.T) {
 			t.Errorf("%s: optional %v, column %q", m.Name, m.Optional(), m.Column)
 		}
 	}
-	withBreaker := names(For([]sim.Policy{{Name: "a", Breaker: &policies.BreakerConfig{}}}))
+	withBreaker := names(For([]sim.Policy{{Name: "a", Coordinators: []policies.Spec{policies.BreakerConfig{}}}}))
 	if !slices.Contains(withBreaker, "gave_up_by.circuit_open") || slices.Contains(withBreaker, "gave_up_by.budget") {
 		t.Errorf("a policy with a breaker shows %v", withBreaker)
 	}

@@ -132,3 +132,11 @@ func (t *AdaptiveThrottle) Observe(now time.Time, _ int, out Outcome) {
 
 // Release does nothing: the throttle holds nothing for an attempt.
 func (t *AdaptiveThrottle) Release(time.Time, Waiter, bool) {}
+
+// NewCoordinator returns a fresh AdaptiveThrottle: an
+// AdaptiveThrottleConfig is its Spec.
+func (c AdaptiveThrottleConfig) NewCoordinator() (Coordinator, error) { return NewAdaptiveThrottle(c) }
+
+// Stops reports that adaptive throttling stops operations with
+// StopThrottled.
+func (AdaptiveThrottleConfig) Stops() StopReason { return StopThrottled }

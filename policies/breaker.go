@@ -256,3 +256,10 @@ func (b *Breaker) Release(now time.Time, w Waiter, sent bool) {
 		b.Settle(now, Settlement{Waiter: w})
 	}
 }
+
+// NewCoordinator returns a fresh, closed Breaker: a BreakerConfig is its
+// Spec.
+func (c BreakerConfig) NewCoordinator() (Coordinator, error) { return NewBreaker(c) }
+
+// Stops reports that a breaker stops operations with StopCircuitOpen.
+func (BreakerConfig) Stops() StopReason { return StopCircuitOpen }

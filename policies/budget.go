@@ -387,3 +387,24 @@ func (b *RatioBudget) Settle(now time.Time, s Settlement) {
 
 // Release does nothing; the Op calls Settle instead.
 func (b *RatioBudget) Release(time.Time, Waiter, bool) {}
+
+// NewCoordinator returns a fresh RetryThrottling with full tokens: a
+// RetryThrottlingConfig is its Spec.
+func (c RetryThrottlingConfig) NewCoordinator() (Coordinator, error) { return NewRetryThrottling(c) }
+
+// Stops reports that retry throttling stops operations with StopBudget.
+func (RetryThrottlingConfig) Stops() StopReason { return StopBudget }
+
+// NewCoordinator returns a fresh RatioBudget: a RatioBudgetConfig is its
+// Spec.
+func (c RatioBudgetConfig) NewCoordinator() (Coordinator, error) { return NewRatioBudget(c) }
+
+// Stops reports that a ratio budget stops operations with StopBudget.
+func (RatioBudgetConfig) Stops() StopReason { return StopBudget }
+
+// NewCoordinator returns a fresh, full RetryQuota: a RetryQuotaConfig is
+// its Spec.
+func (c RetryQuotaConfig) NewCoordinator() (Coordinator, error) { return NewRetryQuota(c) }
+
+// Stops reports that a retry quota stops operations with StopBudget.
+func (RetryQuotaConfig) Stops() StopReason { return StopBudget }

@@ -127,6 +127,46 @@ type Throttle struct {
 	busy   bool
 }
 
+// GateConfig is the Spec of a Gate with the default bound on pushes.
+type GateConfig struct{}
+
+// Validate accepts every GateConfig.
+func (GateConfig) Validate() error { return nil }
+
+// NewCoordinator returns an open Gate.
+func (GateConfig) NewCoordinator() (Coordinator, error) { return &Gate{}, nil }
+
+// Rescale returns the GateConfig: its bound on pushes is not configured.
+func (c GateConfig) Rescale(func(time.Duration) time.Duration) Spec { return c }
+
+// ThrottleConfig is the Spec of a Throttle: Count starts per Per, at most
+// MaxQueue waiting (0 means unbounded).
+type ThrottleConfig struct {
+	Count    int
+	Per      time.Duration
+	MaxQueue int
+}
+
+// Validate reports a count or period that is not positive, or a negative
+// queue bound.
+func (c ThrottleConfig) Validate() error {
+	if c.Count <= 0 || c.Per <= 0 || c.MaxQueue < 0 {
+		return errors.New("throttle needs count > 0, per > 0, max queue >= 0")
+	}
+	return nil
+}
+
+// NewCoordinator returns a fresh Throttle.
+func (c ThrottleConfig) NewCoordinator() (Coordinator, error) {
+	return NewThrottle(c.Count, c.Per, c.MaxQueue)
+}
+
+// Rescale returns the ThrottleConfig with its period passed through f.
+func (c ThrottleConfig) Rescale(f func(time.Duration) time.Duration) Spec {
+	c.Per = f(c.Per)
+	return c
+}
+
 // NewThrottle returns a throttle admitting count starts per period. maxQueue
 // bounds how many requests may be waiting for their start, a new one
 // included; 0 means no bound.

@@ -117,3 +117,35 @@ type Admission struct {
 	Reason StopReason
 	Cause  error // AdmitDeny; for AdmitHold, the cause if the hold stops the operation
 }
+
+// Spec configures one kind of Coordinator: it checks its settings and
+// builds a fresh coordinator with them, one per run (in the simulator) or
+// per API key (in production). A policy lists its specs in the order its
+// operations ask the coordinators they build.
+type Spec interface {
+	Validate() error
+	NewCoordinator() (Coordinator, error)
+}
+
+// A Stopper is a Spec whose coordinator stops operations locally, without
+// sending their attempt, for Stops: a report shows give-ups for that
+// reason only for policies that can give them.
+type Stopper interface {
+	Spec
+	Stops() StopReason
+}
+
+// A Queuer is a Spec whose coordinator queues operations (AdmitBlock): a
+// driver must give each operation of such a plan a Waiter.
+type Queuer interface {
+	Spec
+	Queues() bool
+}
+
+// A Rescaler is a Spec whose durations can be mapped onto another clock
+// (a server that runs model time faster than real time): Rescale returns
+// the spec with every duration passed through f.
+type Rescaler interface {
+	Spec
+	Rescale(f func(time.Duration) time.Duration) Spec
+}

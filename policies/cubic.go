@@ -195,3 +195,6 @@ func (l *CubicRate) Rate() (perSecond float64, enabled bool) {
 	defer l.mu.Unlock()
 	return l.fillRate, l.enabled
 }
+
+// NewCoordinator returns a fresh CubicRate: a CubicRateConfig is its Spec.
+func (c CubicRateConfig) NewCoordinator() (Coordinator, error) { return NewCubicRate(c) }

@@ -39,6 +39,33 @@ type limitWaiter struct {
 	latest time.Time // zero: no bound
 }
 
+// LimitConfig is the Spec of a Limiter: MaxInFlight attempts at once
+// (> 0), at most MaxQueue waiting (0 means unbounded).
+type LimitConfig struct {
+	MaxInFlight int
+	MaxQueue    int
+}
+
+// Validate reports a bound on attempts that is not positive, or a negative
+// queue bound.
+func (c LimitConfig) Validate() error {
+	if c.MaxInFlight <= 0 || c.MaxQueue < 0 {
+		return errors.New("in-flight limit needs max in flight > 0, max queue >= 0")
+	}
+	return nil
+}
+
+// NewCoordinator returns a fresh Limiter.
+func (c LimitConfig) NewCoordinator() (Coordinator, error) {
+	return NewLimiter(c.MaxInFlight, c.MaxQueue)
+}
+
+// Rescale returns the LimitConfig, which has no durations.
+func (c LimitConfig) Rescale(func(time.Duration) time.Duration) Spec { return c }
+
+// Queues reports that a Limiter queues operations.
+func (LimitConfig) Queues() bool { return true }
+
 // NewLimiter returns a limiter allowing maxInFlight attempts at once (> 0).
 // maxQueue bounds how many callers may wait for a slot; 0 means no bound.
 func NewLimiter(maxInFlight, maxQueue int) (*Limiter, error) {

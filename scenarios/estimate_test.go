@@ -69,7 +69,7 @@ func TestEstimateCountsClientProcesses(t *testing.T) {
 			Workload: &sim.OpenLoop{Rates: sim.ConstantRate(float64(arrivals)), Until: time.Second, Regular: true, Processes: processes},
 			Policies: []sim.Policy{
 				{Name: "plain", Rules: policies.Policy{MaxAttempts: 3, Backoff: policies.Constant{}}},
-				{Name: "budgeted", Breaker: &policies.BreakerConfig{}, RetryThrottling: &policies.RetryThrottlingConfig{},
+				{Name: "budgeted", Coordinators: []policies.Spec{policies.BreakerConfig{}, policies.RetryThrottlingConfig{}},
 					Rules: policies.Policy{MaxAttempts: 3, Backoff: policies.Constant{}}},
 			},
 		}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -313,14 +314,88 @@ type coordinatorKind struct {
 	*Kind
 	decode   func(d *decoder, m *mapping, p *sim.Policy, on bool)
 	describe func(p *sim.Policy) string
-	// clone copies what the coordinator keeps behind a pointer, so that a
-	// Clone of a scenario can be changed alone.
+	// is reports whether a spec of sim.Policy.Coordinators is this kind's
+	// (nil for a kind that is not a coordinator spec: the fallback).
+	is func(s policies.Spec) bool
+	// clone, if set, copies what the kind keeps behind a pointer, so that
+	// a Clone of a scenario can be changed alone (the specs are values).
 	clone func(p *sim.Policy)
+	// paces says that the coordinator spaces attempts in time, so that
+	// retries with no wait cannot all happen at one instant.
+	paces bool
+	// noun names the coordinator in a sentence ("a circuit breaker"); ""
+	// names it by the kind's name.
+	noun string
 }
 
 var coordinatorKinds []*coordinatorKind
 
 func registerCoordinator(k *coordinatorKind) { coordinatorKinds = append(coordinatorKinds, k) }
+
+// isSpec reports whether s is of type S.
+func isSpec[S policies.Spec](s policies.Spec) bool { _, ok := s.(S); return ok }
+
+// specOf returns p's coordinator spec of type S, if it has one.
+func specOf[S policies.Spec](p *sim.Policy) (S, bool) {
+	for _, s := range p.Coordinators {
+		if c, ok := s.(S); ok {
+			return c, true
+		}
+	}
+	var zero S
+	return zero, false
+}
+
+// setSpec gives p the coordinator spec s: in place of its spec of the same
+// type, or else among its specs in the order of registration, which is the
+// order the documentation gives.
+func setSpec[S policies.Spec](p *sim.Policy, s S) {
+	for i, o := range p.Coordinators {
+		if _, ok := o.(S); ok {
+			p.Coordinators[i] = s
+			return
+		}
+	}
+	rank := specRank(s)
+	i := 0
+	for i < len(p.Coordinators) && specRank(p.Coordinators[i]) <= rank {
+		i++
+	}
+	p.Coordinators = slices.Insert(p.Coordinators, i, policies.Spec(s))
+}
+
+// specRank is the registration index of s's kind; after every kind for a
+// spec no kind has.
+func specRank(s policies.Spec) int {
+	for i, k := range coordinatorKinds {
+		if k.is != nil && k.is(s) {
+			return i
+		}
+	}
+	return len(coordinatorKinds)
+}
+
+// CoordinatorNoun names the kind of a coordinator spec in a sentence: "a
+// circuit breaker".
+func CoordinatorNoun(s policies.Spec) string {
+	if r := specRank(s); r < len(coordinatorKinds) {
+		if k := coordinatorKinds[r]; k.noun != "" {
+			return k.noun
+		}
+		return coordinatorKinds[r].Name
+	}
+	return fmt.Sprintf("%T", s)
+}
+
+// paced reports whether a coordinator of p spaces its attempts in time.
+func paced(p *sim.Policy) bool {
+	for _, s := range p.Coordinators {
+		if r := specRank(s); r < len(coordinatorKinds) && coordinatorKinds[r].paces {
+			return true
+		}
+	}
+	return false
+}
 
 // DescribeCoordination lists, in words, the shared coordination of p;
 // "none" when it has none.

@@ -125,26 +125,30 @@ func registerCoordinators() {
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: "gate", Fields: []string{"gate"},
 			About: "gate: true holds every client while a server-given retry-after runs (on for gated)"}),
-		decode: func(_ *decoder, m *mapping, p *sim.Policy, on bool) { p.Gate = m.boolean("gate", on) },
+		decode: func(_ *decoder, m *mapping, p *sim.Policy, on bool) {
+			if m.boolean("gate", on) {
+				setSpec(p, policies.GateConfig{})
+			}
+		},
 		describe: func(p *sim.Policy) string {
-			if p.Gate {
+			if _, ok := specOf[policies.GateConfig](p); ok {
 				return "shared retry-after gate"
 			}
 			return ""
 		},
-		clone: func(*sim.Policy) {},
+		is: isSpec[policies.GateConfig],
 	})
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: "throttle", Fields: []string{"throttle"}, Params: []*Param{paramThrottle},
 			About: "throttle: {rate, per, max_queue} spaces every start at rate per period"}),
 		decode: func(d *decoder, m *mapping, p *sim.Policy, _ bool) {
 			if n := m.get("throttle"); n != nil {
-				p.Throttle = d.throttle(n, m.field("throttle"))
+				setSpec(p, d.throttle(n, m.field("throttle")))
 			}
 		},
 		describe: func(p *sim.Policy) string {
-			th := p.Throttle
-			if th == nil {
+			th, ok := specOf[policies.ThrottleConfig](p)
+			if !ok {
 				return ""
 			}
 			c := fmt.Sprintf("throttle %d starts per %v", th.Count, th.Per)
@@ -153,18 +157,16 @@ func registerCoordinators() {
 			}
 			return c
 		},
-		clone: func(p *sim.Policy) {
-			if t := p.Throttle; t != nil {
-				c := *t
-				p.Throttle = &c
-			}
-		},
+		is:    isSpec[policies.ThrottleConfig],
+		paces: true,
 	})
 	paramThrottle.setters = append(paramThrottle.setters, forPolicies(func(p *sim.Policy, v int64) bool {
-		if p.Throttle != nil {
-			p.Throttle.Count = int(v)
+		t, ok := specOf[policies.ThrottleConfig](p)
+		if ok {
+			t.Count = int(v)
+			setSpec(p, t)
 		}
-		return p.Throttle != nil
+		return ok
 	}))
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: "max_in_flight", Fields: []string{"max_in_flight", "max_queue"},
@@ -176,14 +178,14 @@ func registerCoordinators() {
 				}
 				return
 			}
-			p.Limit = &sim.Limit{
+			setSpec(p, policies.LimitConfig{
 				MaxInFlight: int(m.integer("max_in_flight", 1, 1, 1<<31-1)),
 				MaxQueue:    int(m.integer("max_queue", 0, 0, 1<<31-1)),
-			}
+			})
 		},
 		describe: func(p *sim.Policy) string {
-			l := p.Limit
-			if l == nil {
+			l, ok := specOf[policies.LimitConfig](p)
+			if !ok {
 				return ""
 			}
 			c := fmt.Sprintf("at most %d in flight", l.MaxInFlight)
@@ -192,12 +194,7 @@ func registerCoordinators() {
 			}
 			return c
 		},
-		clone: func(p *sim.Policy) {
-			if l := p.Limit; l != nil {
-				c := *l
-				p.Limit = &c
-			}
-		},
+		is: isSpec[policies.LimitConfig],
 	})
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: "fallback", Fields: []string{"fallback"},

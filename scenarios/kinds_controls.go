@@ -12,8 +12,8 @@ import (
 // mapping field of a policy whose fields are the control's config; an empty
 // mapping ({}) takes every default.
 func registerControls() {
-	registerControl("breaker", "breaker: {consecutive_failures, failure_ratio, min_requests, window, open_for, max_open_for, probes} opens after failures and rejects locally (circuit_open)",
-		func(p *sim.Policy) **policies.BreakerConfig { return &p.Breaker },
+	registerControl("breaker", "a circuit breaker", "breaker: {consecutive_failures, failure_ratio, min_requests, window, open_for, max_open_for, probes} opens after failures and rejects locally (circuit_open)",
+		false,
 		func(m *mapping) policies.BreakerConfig {
 			return policies.BreakerConfig{
 				ConsecutiveFailures: int(m.integer("consecutive_failures", 0, 0, 1<<31-1)),
@@ -29,8 +29,8 @@ func registerControls() {
 		func(c policies.BreakerConfig) string {
 			return fmt.Sprintf("circuit breaker (%d in a row, ratio %g)", c.ConsecutiveFailures, c.FailureRatio)
 		})
-	registerControl("adaptive_throttle", "adaptive_throttle: {k, window} rejects locally with probability (requests − k·accepts)/(requests + 1) (throttled)",
-		func(p *sim.Policy) **policies.AdaptiveThrottleConfig { return &p.Adaptive },
+	registerControl("adaptive_throttle", "adaptive throttling", "adaptive_throttle: {k, window} rejects locally with probability (requests − k·accepts)/(requests + 1) (throttled)",
+		false,
 		func(m *mapping) policies.AdaptiveThrottleConfig {
 			return policies.AdaptiveThrottleConfig{K: m.number("k", 0, 0, math.MaxFloat64), Window: m.duration("window", 0)}
 		},
@@ -41,15 +41,15 @@ func registerControls() {
 			}
 			return fmt.Sprintf("adaptive throttling (k %g)", c.K)
 		})
-	registerControl("retry_throttling", "retry_throttling: {max_tokens, token_ratio} is gRPC's retry throttling (budget)",
-		func(p *sim.Policy) **policies.RetryThrottlingConfig { return &p.RetryThrottling },
+	registerControl("retry_throttling", "gRPC retry throttling", "retry_throttling: {max_tokens, token_ratio} is gRPC's retry throttling (budget)",
+		false,
 		func(m *mapping) policies.RetryThrottlingConfig {
 			return policies.RetryThrottlingConfig{MaxTokens: int(m.integer("max_tokens", 0, 0, 1000)), TokenRatio: m.number("token_ratio", 0, 0, math.MaxFloat64)}
 		},
 		[]string{"max_tokens", "token_ratio"},
 		func(c policies.RetryThrottlingConfig) string { return "gRPC retry throttling" })
-	registerControl("ratio_budget", "ratio_budget: {percent, min_per_second, window} allows retries up to a share of requests (budget)",
-		func(p *sim.Policy) **policies.RatioBudgetConfig { return &p.RatioBudget },
+	registerControl("ratio_budget", "a retry budget", "ratio_budget: {percent, min_per_second, window} allows retries up to a share of requests (budget)",
+		false,
 		func(m *mapping) policies.RatioBudgetConfig {
 			return policies.RatioBudgetConfig{
 				Percent:      int(m.integer("percent", 0, -1, 1<<31-1)),
@@ -64,8 +64,8 @@ func registerControls() {
 			}
 			return fmt.Sprintf("retry budget %d%% of requests", max(c.Percent, 0))
 		})
-	registerControl("retry_quota", "retry_quota: {capacity, retry_cost, timeout_retry_cost, throttle_retry_cost, success_refund} is the AWS SDKs' retry token bucket (budget)",
-		func(p *sim.Policy) **policies.RetryQuotaConfig { return &p.RetryQuota },
+	registerControl("retry_quota", "a retry quota", "retry_quota: {capacity, retry_cost, timeout_retry_cost, throttle_retry_cost, success_refund} is the AWS SDKs' retry token bucket (budget)",
+		false,
 		func(m *mapping) policies.RetryQuotaConfig {
 			n := func(k string) int { return int(m.integer(k, 0, 0, 1<<31-1)) }
 			return policies.RetryQuotaConfig{Capacity: n("capacity"), RetryCost: n("retry_cost"), TimeoutRetryCost: n("timeout_retry_cost"),
@@ -78,8 +78,8 @@ func registerControls() {
 			}
 			return fmt.Sprintf("retry quota of %d tokens", c.Capacity)
 		})
-	registerControl("cubic_rate", "cubic_rate: {beta, scale, smoothing, min_fill_rate, throttle_on_capacity} is the AWS SDKs' adaptive send-rate limiter",
-		func(p *sim.Policy) **policies.CubicRateConfig { return &p.CubicRate },
+	registerControl("cubic_rate", "an adaptive send rate", "cubic_rate: {beta, scale, smoothing, min_fill_rate, throttle_on_capacity} is the AWS SDKs' adaptive send-rate limiter",
+		true,
 		func(m *mapping) policies.CubicRateConfig {
 			return policies.CubicRateConfig{
 				Beta:               m.number("beta", 0, 0, 0.999999),
@@ -93,37 +93,34 @@ func registerControls() {
 		func(c policies.CubicRateConfig) string { return c.String() })
 }
 
-// registerControl registers one control whose config *C a policy holds at
-// field(p).
-func registerControl[C any](name, about string, field func(*sim.Policy) **C, decode func(*mapping) C, fields []string, describe func(C) string) {
+// registerControl registers one control whose config, a spec of type C,
+// a policy lists among its coordinators; noun names it in a sentence.
+func registerControl[C policies.Spec](name, noun, about string, paces bool, decode func(*mapping) C, fields []string, describe func(C) string) {
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: name, Fields: []string{name}, About: about}),
 		decode: func(d *decoder, m *mapping, p *sim.Policy, on bool) {
 			n := m.get(name)
 			if n == nil {
-				if on && *field(p) == nil {
+				if _, ok := specOf[C](p); on && !ok {
 					var zero C
-					*field(p) = &zero
+					setSpec(p, zero)
 				}
 				return
 			}
 			cm := d.mapping(n, m.field(name))
 			c := decode(cm)
 			cm.finish(fields...)
-			*field(p) = &c
+			setSpec(p, c)
 		},
 		describe: func(p *sim.Policy) string {
-			if c := *field(p); c != nil {
-				return describe(*c)
+			if c, ok := specOf[C](p); ok {
+				return describe(c)
 			}
 			return ""
 		},
-		clone: func(p *sim.Policy) {
-			if c := *field(p); c != nil {
-				cc := *c
-				*field(p) = &cc
-			}
-		},
+		is:    isSpec[C],
+		paces: paces,
+		noun:  noun,
 	})
 }
 

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -27,19 +28,17 @@ func TestControlKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := f.Scenarios[0].Policies[0]
+	want := []policies.Spec{
+		policies.BreakerConfig{ConsecutiveFailures: 3, OpenFor: 5 * time.Second},
+		policies.AdaptiveThrottleConfig{K: 1.5},
+		policies.RetryThrottlingConfig{},
+		policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1},
+		policies.RetryQuotaConfig{Capacity: 100, RetryCost: 7},
+		policies.CubicRateConfig{Beta: 0.5, ThrottleOnCapacity: true},
+	}
 	switch {
-	case p.Breaker == nil || p.Breaker.ConsecutiveFailures != 3 || p.Breaker.OpenFor != 5*time.Second:
-		t.Errorf("breaker %+v", p.Breaker)
-	case p.Adaptive == nil || p.Adaptive.K != 1.5:
-		t.Errorf("adaptive %+v", p.Adaptive)
-	case p.RetryThrottling == nil || *p.RetryThrottling != (policies.RetryThrottlingConfig{}):
-		t.Errorf("retry throttling %+v", p.RetryThrottling)
-	case p.RatioBudget == nil || p.RatioBudget.Percent != 10 || p.RatioBudget.MinPerSecond != -1:
-		t.Errorf("ratio budget %+v", p.RatioBudget)
-	case p.RetryQuota == nil || p.RetryQuota.Capacity != 100 || p.RetryQuota.RetryCost != 7:
-		t.Errorf("retry quota %+v", p.RetryQuota)
-	case p.CubicRate == nil || p.CubicRate.Beta != 0.5 || !p.CubicRate.ThrottleOnCapacity:
-		t.Errorf("cubic rate %+v", p.CubicRate)
+	case !reflect.DeepEqual(p.Coordinators, want):
+		t.Errorf("coordinators %+v, want %+v", p.Coordinators, want)
 	case p.Rules.AttemptTimeout != 2*time.Second || p.Rules.ServerWaitJitter != 250*time.Millisecond || !p.Rules.AtLeastBackoff || p.Rules.IgnoreServerWaitAbove != 90*time.Second:
 		t.Errorf("rules %+v", p.Rules)
 	}
@@ -96,17 +95,19 @@ func TestClientPresets(t *testing.T) {
 		!sdk.Rules.RetryByStatus || !sdk.Rules.NoMidStreamRetries || sdk.Rules.IgnoreServerWaitAbove+sdk.Rules.ClampServerWait+sdk.Rules.FailServerWaitAbove != 0 {
 		t.Errorf("anthropic-sdk %+v", sdk.Rules)
 	}
-	if aws.RetryQuota == nil || aws.CubicRate == nil || aws.Rules.MaxAttempts != 3 {
+	if !reflect.DeepEqual(aws.Coordinators, []policies.Spec{policies.RetryQuotaConfig{}, policies.CubicRateConfig{}}) || aws.Rules.MaxAttempts != 3 {
 		t.Errorf("aws-adaptive %+v", aws)
 	}
-	if sre.RatioBudget == nil || sre.RatioBudget.Percent != 10 || sre.Adaptive == nil || sre.Rules.MaxAttempts != 3 {
+	// The ratio budget the preset sets last takes its documented place,
+	// after adaptive throttling.
+	if !reflect.DeepEqual(sre.Coordinators, []policies.Spec{policies.AdaptiveThrottleConfig{}, policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1}}) || sre.Rules.MaxAttempts != 3 {
 		t.Errorf("sre %+v", sre)
 	}
 	if agent.Fallback == nil || agent.Fallback.After != 3 || agent.Rules.MaxAttempts != 11 || agent.Rules.FailServerWaitAbove != time.Minute ||
 		agent.Rules.Backoff != (policies.AddedJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 32 * time.Second}) {
 		t.Errorf("agent-cli %+v", agent)
 	}
-	if mine.Rules.MaxAttempts != 5 || mine.RetryQuota.Capacity != 50 {
+	if q, _ := specOf[policies.RetryQuotaConfig](&mine); mine.Rules.MaxAttempts != 5 || q.Capacity != 50 {
 		t.Errorf("aws-standard with overrides %+v", mine)
 	}
 	background, retrying, plain := ps[5], ps[6], ps[7]

@@ -65,7 +65,7 @@ func registerClientPresets() {
 		apply: func(m *mapping, p *sim.Policy) {
 			presetAttempts(m, p, 3)
 			if !m.has("ratio_budget") {
-				p.RatioBudget = &policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1}
+				setSpec(p, policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1})
 			}
 		}})
 	// Claude Code's retries, in the foreground and in the background.

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -20,9 +21,9 @@ func TestCoordinatorKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := f.Scenarios[0].Policies[0]
-	if p.Limit == nil || *p.Limit != (sim.Limit{MaxInFlight: 4, MaxQueue: 10}) ||
-		p.Fallback == nil || *p.Fallback != (sim.Fallback{After: 2, Sticky: true}) ||
-		p.Throttle == nil || p.Throttle.Count != 3 || p.Gate {
+	wantSpecs := []policies.Spec{policies.ThrottleConfig{Count: 3, Per: time.Second}, policies.LimitConfig{MaxInFlight: 4, MaxQueue: 10}}
+	if !reflect.DeepEqual(p.Coordinators, wantSpecs) ||
+		p.Fallback == nil || *p.Fallback != (sim.Fallback{After: 2, Sticky: true}) {
 		t.Fatalf("policy %+v", p)
 	}
 	want := "throttle 3 starts per 1s; at most 4 in flight, queue ≤ 10; fallback model after 2 capacity failures, sticky"
@@ -89,8 +90,11 @@ func TestParamsSetThroughKinds(t *testing.T) {
 		t.Errorf("gated backoff after base=2s: %v", b)
 	}
 	throttle, _ := LookupParam("throttle")
-	if err := throttle.Set(c, 9); err != nil || c.Policies[1].Throttle.Count != 9 || s.Policies[1].Throttle.Count != 6 {
-		t.Errorf("throttle=9: %v; clone %d, original %d", err, c.Policies[1].Throttle.Count, s.Policies[1].Throttle.Count)
+	err = throttle.Set(c, 9)
+	ct, _ := specOf[policies.ThrottleConfig](&c.Policies[1])
+	st, _ := specOf[policies.ThrottleConfig](&s.Policies[1])
+	if err != nil || ct.Count != 9 || st.Count != 6 {
+		t.Errorf("throttle=9: %v; clone %d, original %d", err, ct.Count, st.Count)
 	}
 	delay, _ := LookupParam("delay")
 	c.Policies = c.Policies[1:]

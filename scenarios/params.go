@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"slices"
 	"time"
 
 	"github.com/retrysim/retrysim/sim"
@@ -52,16 +53,19 @@ var (
 )
 
 // Clone returns a copy of s that a parameter can be set on without changing
-// s: the server, the workload, the policies and what their coordinators
-// keep behind pointers are copied.
+// s: the server, the workload, the policies, their lists of coordinator
+// specs and what their coordinators keep behind pointers are copied.
 func (s *Scenario) Clone() *Scenario {
 	c := *s
 	c.Server = cloneServer(s.Server)
 	c.Workload = cloneWorkload(s.Workload)
 	c.Policies = append([]sim.Policy(nil), s.Policies...)
 	for i := range c.Policies {
+		c.Policies[i].Coordinators = slices.Clone(c.Policies[i].Coordinators)
 		for _, k := range coordinatorKinds {
-			k.clone(&c.Policies[i])
+			if k.clone != nil {
+				k.clone(&c.Policies[i])
+			}
 		}
 	}
 	return &c

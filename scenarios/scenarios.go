@@ -524,12 +524,12 @@ func presetNames() string {
 	return strings.Join(names, ", ")
 }
 
-func (d *decoder) throttle(n *yaml.Node, path string) *sim.Throttle {
+func (d *decoder) throttle(n *yaml.Node, path string) policies.ThrottleConfig {
 	m := d.mapping(n, path)
 	if !m.has("rate") {
 		m.errorf("rate", "missing: how many starts per period (per, default 1s)")
 	}
-	t := &sim.Throttle{
+	t := policies.ThrottleConfig{
 		Count:    int(m.integer("rate", 1, 1, 1<<31-1)),
 		Per:      m.duration("per", DefaultThrottlePer),
 		MaxQueue: int(m.integer("max_queue", 0, 0, 1<<31-1)),

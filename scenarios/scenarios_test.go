@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -55,8 +56,8 @@ func TestParseValidFileFillsDefaults(t *testing.T) {
 	}
 	g := s.Policies[1]
 	wantBackoff := policies.FullJitter{Base: DefaultBase, Factor: DefaultFactor, Cap: DefaultCap}
-	if !g.Gate || g.Throttle == nil || *g.Throttle != (sim.Throttle{Count: 6, Per: time.Second}) || g.Rules.Backoff != wantBackoff {
-		t.Fatalf("gated = %+v throttle %+v", g, g.Throttle)
+	if !reflect.DeepEqual(g.Coordinators, []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: 6, Per: time.Second}}) || g.Rules.Backoff != wantBackoff {
+		t.Fatalf("gated = %+v", g)
 	}
 }
 
@@ -189,8 +190,8 @@ func TestBuiltinReferenceScenario(t *testing.T) {
 	if strings.Join(names, ",") != "immediate,capped-exponential,full-jitter,gated" {
 		t.Fatalf("policies %v", names)
 	}
-	if g := s.Policies[3]; g.Throttle == nil || g.Throttle.Count != 6 || g.Throttle.Per != time.Second {
-		t.Fatalf("gated throttle %+v", g.Throttle)
+	if g, _ := specOf[policies.ThrottleConfig](&s.Policies[3]); g.Count != 6 || g.Per != time.Second {
+		t.Fatalf("gated throttle %+v", g)
 	}
 	if _, err := f.Lookup("nope"); err == nil || !strings.Contains(err.Error(), "overload-burst") {
 		t.Fatalf("lookup of a missing scenario: %v", err)

@@ -70,20 +70,31 @@ func (s *Scenario) policyProblem(i int) (field string, err error) {
 // instantRetries reports whether p's operations could retry for ever at
 // one instant against server: no max attempts, a fixed wait of 0, nothing
 // that paces attempts (throttle, send-rate limiter) or stops a run of
-// refusals (budgets, breaker, adaptive throttling), and a server that
+// refusals (a policies.Stopper: budgets, breaker, adaptive throttling),
+// and a server that
 // answers at once with no server wait and, for an error mix, fails every
 // request in some phase. The engine would stop such a run
 // when it stalls; the loader refuses it first.
 func instantRetries(server sim.ServerModel, p *sim.Policy) bool {
-	if p.Rules.MaxAttempts > 0 || p.Throttle != nil || p.CubicRate != nil {
+	if p.Rules.MaxAttempts > 0 || paced(p) {
 		return false
 	}
-	if p.RetryQuota != nil || p.RatioBudget != nil || p.RetryThrottling != nil || p.Breaker != nil || p.Adaptive != nil {
-		return false // each ends a run of refusals at one instant: tokens, a window's share, an open breaker, local rejections
+	if stops(p) {
+		return false // a stopper ends a run of refusals at one instant: tokens, a window's share, an open breaker, local rejections
 	}
 	if b, ok := p.Rules.Backoff.(policies.Constant); !ok || b.Wait > 0 {
 		return false
 	}
 	k := serverKindOf(server)
 	return k != nil && k.instant(server)
+}
+
+// stops reports whether a coordinator of p stops operations locally.
+func stops(p *sim.Policy) bool {
+	for _, s := range p.Coordinators {
+		if _, ok := s.(policies.Stopper); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -146,7 +146,7 @@ func Exec(ctx context.Context, v ExecValidation) (*ExecResult, error) {
 	if c := control(v.Policy); c != "" {
 		return nil, &UnsupportedError{Command: "validate --exec", What: "the policy has " + c + ", which no harness runs"}
 	}
-	if v.Policy.Gate || v.Policy.Throttle != nil || v.Policy.Limit != nil {
+	if len(v.Policy.Coordinators) > 0 { // after control: a gate, throttle or limit
 		return nil, &UnsupportedError{Command: "validate --exec", What: "the policy shares a gate, throttle or concurrency limit, which no SDK runs"}
 	}
 	pol := v.Policy

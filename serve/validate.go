@@ -272,19 +272,10 @@ func CanValidate(model sim.ServerModel, w sim.Workload) error {
 // control names the first control of a policy that validate's clients do
 // not run; "" if none.
 func control(p sim.Policy) string {
-	switch {
-	case p.Breaker != nil:
-		return "a circuit breaker"
-	case p.Adaptive != nil:
-		return "adaptive throttling"
-	case p.RetryThrottling != nil:
-		return "gRPC retry throttling"
-	case p.RatioBudget != nil:
-		return "a retry budget"
-	case p.RetryQuota != nil:
-		return "a retry quota"
-	case p.CubicRate != nil:
-		return "an adaptive send rate"
+	for _, s := range p.Coordinators {
+		if _, ok := s.(policies.Rescaler); !ok {
+			return scenarios.CoordinatorNoun(s)
+		}
 	}
 	return ""
 }
@@ -397,8 +388,10 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 }
 
 // sharedOptions are the options every client of a policy shares: the
-// policy with its durations in real time, and one gate, throttle, limiter
-// and fallback for them all.
+// policy with its durations in real time, and one of each coordinator
+// (those whose durations can be put in real time, policies.Rescaler: the
+// gate, throttle and limiter; validate refuses the others) and the
+// fallback for them all.
 func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, error) {
 	rules := p.Rules
 	if rules.Backoff != nil {
@@ -413,22 +406,16 @@ func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, error) {
 	rules.FailServerWaitAbove = toReal(rules.FailServerWaitAbove, speed)
 	rules.ServerWaitJitter = toReal(rules.ServerWaitJitter, speed)
 	opts := []policies.Option{policies.WithPolicy(rules)}
-	if p.Gate {
-		opts = append(opts, policies.WithGate(&policies.Gate{}))
-	}
-	if t := p.Throttle; t != nil {
-		thr, err := policies.NewThrottle(t.Count, toReal(t.Per, speed), t.MaxQueue)
+	for _, s := range p.Coordinators {
+		r, ok := s.(policies.Rescaler)
+		if !ok {
+			continue
+		}
+		c, err := r.Rescale(func(d time.Duration) time.Duration { return toReal(d, speed) }).NewCoordinator()
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, policies.WithThrottle(thr))
-	}
-	if l := p.Limit; l != nil {
-		lim, err := policies.NewLimiter(l.MaxInFlight, l.MaxQueue)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, policies.WithLimiter(lim))
+		opts = append(opts, policies.WithCoordinator(c))
 	}
 	if f := p.Fallback; f != nil {
 		opts = append(opts, policies.WithFallback(&policies.ModelFallback{Primary: PrimaryModel, Fallback: FallbackModel, After: f.After, Sticky: f.Sticky}))

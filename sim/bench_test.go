@@ -399,11 +399,11 @@ func BenchmarkRecoveryCost(b *testing.B) {
 // throttle, the three retry budgets, send-rate limiter): the most retry
 // layer a client process can carry.
 func everyProcessCoordinator() Policy {
-	return Policy{Name: "layered", Gate: true,
-		Throttle: &Throttle{Count: 10, Per: time.Second}, Limit: &Limit{MaxInFlight: 4},
-		Breaker: &policies.BreakerConfig{}, Adaptive: &policies.AdaptiveThrottleConfig{},
-		RetryThrottling: &policies.RetryThrottlingConfig{}, RatioBudget: &policies.RatioBudgetConfig{},
-		RetryQuota: &policies.RetryQuotaConfig{}, CubicRate: &policies.CubicRateConfig{},
+	return Policy{Name: "layered", Coordinators: []policies.Spec{policies.GateConfig{},
+		policies.ThrottleConfig{Count: 10, Per: time.Second}, policies.LimitConfig{MaxInFlight: 4},
+		policies.BreakerConfig{}, policies.AdaptiveThrottleConfig{},
+		policies.RetryThrottlingConfig{}, policies.RatioBudgetConfig{},
+		policies.RetryQuotaConfig{}, policies.CubicRateConfig{}},
 		Rules: policies.Policy{Backoff: policies.FullJitter{Base: 50 * time.Millisecond, Factor: 2, Cap: time.Second}, MaxAttempts: 4}}
 }
 

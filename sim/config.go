@@ -17,19 +17,6 @@ import (
 	"github.com/retrysim/retrysim/policies"
 )
 
-// Throttle configures a shared start-rate throttle: Count starts per Per.
-type Throttle struct {
-	Count    int
-	Per      time.Duration
-	MaxQueue int // 0 means unbounded
-}
-
-// Limit configures a shared in-flight limit (policies.Limiter).
-type Limit struct {
-	MaxInFlight int // > 0
-	MaxQueue    int // 0 means unbounded
-}
-
 // Fallback configures a model fallback (policies.ModelFallback): after
 // After capacity failures (0 means policies.DefaultFallbackAfter) an
 // operation's remaining attempts call the fallback model.
@@ -45,68 +32,32 @@ type Fallback struct {
 type Policy struct {
 	Name  string
 	Rules policies.Policy
-	// Gate makes every operation wait out any server-given retry-after.
-	Gate bool
-	// Throttle, if set, spaces every start of every operation.
-	Throttle *Throttle
-	// Limit, if set, bounds the attempts in flight.
-	Limit *Limit
+	// Coordinators are the shared coordination its operations use, asked
+	// in this order before every attempt; each may hold or stop an
+	// operation. The scenario loader lists them in the documented order
+	// (docs/policies.md): gate, throttle, in-flight limit, then the retry
+	// controls. Zero fields of their configs take the documented defaults.
+	Coordinators []policies.Spec
 	// Fallback, if set, moves operations to the fallback model.
 	Fallback *Fallback
-
-	// The controls below, if set, are asked after the gate, throttle and
-	// limiter, in this order; each may stop an operation without sending
-	// its attempt. Zero fields of their configs take the documented
-	// defaults.
-
-	// Breaker, if set, is a circuit breaker (StopCircuitOpen).
-	Breaker *policies.BreakerConfig
-	// Adaptive, if set, is client-side adaptive throttling (StopThrottled).
-	Adaptive *policies.AdaptiveThrottleConfig
-	// RetryThrottling, if set, is gRPC's retry throttling (StopBudget).
-	RetryThrottling *policies.RetryThrottlingConfig
-	// RatioBudget, if set, bounds retries to a share of requests
-	// (StopBudget).
-	RatioBudget *policies.RatioBudgetConfig
-	// RetryQuota, if set, is the AWS SDKs' retry token bucket (StopBudget).
-	RetryQuota *policies.RetryQuotaConfig
-	// CubicRate, if set, is the AWS SDKs' adaptive client send-rate
-	// limiter: after a throttle every attempt waits for a token.
-	CubicRate *policies.CubicRateConfig
 }
 
-// Plan builds a policies.Plan for the policy with fresh shared state:
-// coordinators (gate, throttle, limiter, in that order, as policies.Do
-// orders them, then the controls in the order of their fields, as
-// policies.Do asks those given by WithCoordinator) and a fallback whose
-// models are named "primary" and "fallback". A run builds one; a production
-// client builds one per API key (scenarios.ClientOptions).
+// Plan builds a policies.Plan for the policy with fresh shared state: a
+// coordinator for each of its specs, in their order (policies.Do asks
+// those given by WithCoordinator in that order too), and a fallback whose
+// models are named "primary" and "fallback". A run builds one; a
+// production client builds one per API key (scenarios.ClientOptions).
 func (p *Policy) Plan(hooks policies.Hooks) (policies.Plan, error) {
 	plan := policies.Plan{Policy: p.Rules, Hooks: hooks}
-	if p.Gate {
-		plan.Coordinators = append(plan.Coordinators, &policies.Gate{})
-	}
-	if t := p.Throttle; t != nil {
-		thr, err := policies.NewThrottle(t.Count, t.Per, t.MaxQueue)
-		if err != nil {
-			return plan, fmt.Errorf("policy %q: %w", p.Name, err)
-		}
-		plan.Coordinators = append(plan.Coordinators, thr)
-	}
-	if l := p.Limit; l != nil {
-		lim, err := policies.NewLimiter(l.MaxInFlight, l.MaxQueue)
-		if err != nil {
-			return plan, fmt.Errorf("policy %q: %w", p.Name, err)
-		}
-		plan.Coordinators = append(plan.Coordinators, lim)
-	}
-	controls, err := p.controls()
-	if err != nil {
-		return plan, fmt.Errorf("policy %q: %w", p.Name, err)
-	}
-	plan.Coordinators = append(plan.Coordinators, controls...)
-	if n := len(plan.Coordinators); n > policies.MaxCoordinators {
+	if n := len(p.Coordinators); n > policies.MaxCoordinators {
 		return plan, fmt.Errorf("policy %q: %d coordinators, at most %d", p.Name, n, policies.MaxCoordinators)
+	}
+	for _, s := range p.Coordinators {
+		c, err := s.NewCoordinator()
+		if err != nil {
+			return plan, fmt.Errorf("policy %q: %w", p.Name, err)
+		}
+		plan.Coordinators = append(plan.Coordinators, c)
 	}
 	if f := p.Fallback; f != nil {
 		plan.Fallback = &policies.ModelFallback{Primary: "primary", Fallback: "fallback", After: f.After, Sticky: f.Sticky, Consecutive: f.Consecutive}
@@ -114,59 +65,25 @@ func (p *Policy) Plan(hooks policies.Hooks) (policies.Plan, error) {
 	return plan, nil
 }
 
-// controls builds fresh coordinators for the policy's breaker, adaptive
-// throttle, retry budgets and send-rate limiter, in that order.
-func (p *Policy) controls() ([]policies.Coordinator, error) {
-	var cs []policies.Coordinator
-	add := func(c policies.Coordinator, err error) error {
-		if err == nil {
-			cs = append(cs, c)
+// queues reports whether a coordinator of p queues operations.
+func (p *Policy) queues() bool {
+	for _, s := range p.Coordinators {
+		if q, ok := s.(policies.Queuer); ok && q.Queues() {
+			return true
 		}
-		return err
 	}
-	var err error
-	if c := p.Breaker; c != nil && err == nil {
-		err = add(policies.NewBreaker(*c))
-	}
-	if c := p.Adaptive; c != nil && err == nil {
-		err = add(policies.NewAdaptiveThrottle(*c))
-	}
-	if c := p.RetryThrottling; c != nil && err == nil {
-		err = add(policies.NewRetryThrottling(*c))
-	}
-	if c := p.RatioBudget; c != nil && err == nil {
-		err = add(policies.NewRatioBudget(*c))
-	}
-	if c := p.RetryQuota; c != nil && err == nil {
-		err = add(policies.NewRetryQuota(*c))
-	}
-	if c := p.CubicRate; c != nil && err == nil {
-		err = add(policies.NewCubicRate(*c))
-	}
-	return cs, err
+	return false
 }
 
-// validateControls checks the configs of the policy's controls.
-func (p *Policy) validateControls() error {
-	for _, c := range []interface{ Validate() error }{
-		validator(p.Breaker), validator(p.Adaptive), validator(p.RetryThrottling), validator(p.RatioBudget), validator(p.RetryQuota), validator(p.CubicRate),
-	} {
-		if c == nil {
-			continue
-		}
-		if err := c.Validate(); err != nil {
-			return fmt.Errorf("policy %q: %w", p.Name, err)
+// MayStop reports whether a coordinator of p stops operations locally
+// with reason (policies.Stopper).
+func (p *Policy) MayStop(reason policies.StopReason) bool {
+	for _, s := range p.Coordinators {
+		if st, ok := s.(policies.Stopper); ok && st.Stops() == reason {
+			return true
 		}
 	}
-	return nil
-}
-
-// validator returns c as a validator, or nil if c is nil.
-func validator[T interface{ Validate() error }](c *T) interface{ Validate() error } {
-	if c == nil {
-		return nil
-	}
-	return *c
+	return false
 }
 
 // Config is everything one run needs.
@@ -250,16 +167,18 @@ func (c *Config) Validate() error {
 		// Against a server that never admits, the run would never end.
 		return fmt.Errorf("policy %q needs max attempts or a deadline", c.Policy.Name)
 	}
-	if t := c.Policy.Throttle; t != nil && (t.Count <= 0 || t.Per <= 0 || t.MaxQueue < 0) {
-		return fmt.Errorf("policy %q: throttle needs count > 0, per > 0, max queue >= 0", c.Policy.Name)
-	}
-	if l := c.Policy.Limit; l != nil && (l.MaxInFlight <= 0 || l.MaxQueue < 0) {
-		return fmt.Errorf("policy %q: in-flight limit needs max in flight > 0, max queue >= 0", c.Policy.Name)
-	}
 	if f := c.Policy.Fallback; f != nil && f.After < 0 {
 		return fmt.Errorf("policy %q: fallback after must be >= 0", c.Policy.Name)
 	}
-	return c.Policy.validateControls()
+	for _, s := range c.Policy.Coordinators {
+		if s == nil {
+			return fmt.Errorf("policy %q: a nil coordinator spec", c.Policy.Name)
+		}
+		if err := s.Validate(); err != nil {
+			return fmt.Errorf("policy %q: %w", c.Policy.Name, err)
+		}
+	}
+	return nil
 }
 
 // Run simulates one policy against the server and workload of cfg.

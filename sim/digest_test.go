@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/internal/racetest"
+	"github.com/retrysim/retrysim/policies"
 )
 
 // digestConfigs are the runs whose results and event sequences
@@ -19,9 +20,7 @@ import (
 // with every control (gate, throttle, in-flight limit, fallback).
 func digestConfigs() map[string]Config {
 	controlled := hugeBurst(20_000)
-	controlled.Policy.Gate = true
-	controlled.Policy.Throttle = &Throttle{Count: 2_000, Per: time.Second}
-	controlled.Policy.Limit = &Limit{MaxInFlight: 1_000}
+	controlled.Policy.Coordinators = []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: 2_000, Per: time.Second}, policies.LimitConfig{MaxInFlight: 1_000}}
 	controlled.Policy.Fallback = &Fallback{After: 2}
 	return map[string]Config{
 		"reference/immediate":          reference(immediate),

@@ -18,7 +18,7 @@ func TestObserverAgreesWithResult(t *testing.T) {
 	cut := reference(immediate)
 	cut.Policy.Rules.MaxAttempts, cut.Policy.Rules.Deadline = 0, 1050*ms
 	breaker := reference(immediate)
-	breaker.Policy.Breaker = &policies.BreakerConfig{ConsecutiveFailures: 3, OpenFor: sec}
+	breaker.Policy.Coordinators = []policies.Spec{policies.BreakerConfig{ConsecutiveFailures: 3, OpenFor: sec}}
 	for name, c := range map[string]Config{
 		"reference/immediate": reference(immediate), "reference/gated": reference(gated),
 		"timeouts": timeouts, "deadline-cut": cut, "breaker": breaker,

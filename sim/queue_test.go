@@ -144,7 +144,7 @@ func gatedConfig(n int) Config {
 				Reject: Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: time.Second}}},
 		},
 		Workload: Burst{Clients: n, Spread: 2 * time.Second},
-		Policy: Policy{Name: "gated", Gate: true, Throttle: &Throttle{Count: 10, Per: time.Second},
+		Policy: Policy{Name: "gated", Coordinators: []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: 10, Per: time.Second}},
 			Rules: policies.Policy{
 				Backoff:     policies.FullJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second},
 				MaxAttempts: 10,
@@ -172,16 +172,14 @@ func TestNoAllocationPerEvent(t *testing.T) {
 	controlled := func(n int) Config {
 		c := hugeBurst(n)
 		c.Server.(*CapacityWindows).Phases[0].Duration = 3 * time.Second
-		c.Policy.Gate = true
-		c.Policy.Throttle = &Throttle{Count: max(n/10, 1), Per: time.Second}
-		c.Policy.Limit = &Limit{MaxInFlight: max(n/20, 1)}
+		c.Policy.Coordinators = []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: max(n/10, 1), Per: time.Second}, policies.LimitConfig{MaxInFlight: max(n/20, 1)},
+			policies.BreakerConfig{FailureRatio: 1, MinRequests: n / 2, OpenFor: time.Second, Probes: 3},
+			policies.AdaptiveThrottleConfig{K: 0.99, Rejections: policies.Classes(policies.Terminal)},
+			policies.RetryThrottlingConfig{MaxTokens: 1000, TokenRatio: 1},
+			policies.RatioBudgetConfig{Percent: 300},
+			policies.RetryQuotaConfig{Capacity: 5 * n},
+			policies.CubicRateConfig{ThrottleOnCapacity: true}}
 		c.Policy.Fallback = &Fallback{After: 2}
-		c.Policy.Breaker = &policies.BreakerConfig{FailureRatio: 1, MinRequests: n / 2, OpenFor: time.Second, Probes: 3}
-		c.Policy.Adaptive = &policies.AdaptiveThrottleConfig{K: 0.99, Rejections: policies.Classes(policies.Terminal)}
-		c.Policy.RetryThrottling = &policies.RetryThrottlingConfig{MaxTokens: 1000, TokenRatio: 1}
-		c.Policy.RatioBudget = &policies.RatioBudgetConfig{Percent: 300}
-		c.Policy.RetryQuota = &policies.RetryQuotaConfig{Capacity: 5 * n}
-		c.Policy.CubicRate = &policies.CubicRateConfig{ThrottleOnCapacity: true}
 		return c
 	}
 	models := map[string]func(int) Config{"plain": hugeBurst, "every control": controlled,

@@ -22,38 +22,6 @@ import (
 // sits among the coordinators, and how each driver feeds it time, outcomes,
 // attempts and random draws.
 
-// controlOptions builds, once for all clients, Do's counterparts of the
-// simulated policy's controls, in the simulator's order.
-func controlOptions(t *testing.T, pol sim.Policy) []policies.Option {
-	t.Helper()
-	var opts []policies.Option
-	add := func(c policies.Coordinator, err error) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts = append(opts, policies.WithCoordinator(c))
-	}
-	if c := pol.Breaker; c != nil {
-		add(policies.NewBreaker(*c))
-	}
-	if c := pol.Adaptive; c != nil {
-		add(policies.NewAdaptiveThrottle(*c))
-	}
-	if c := pol.RetryThrottling; c != nil {
-		add(policies.NewRetryThrottling(*c))
-	}
-	if c := pol.RatioBudget; c != nil {
-		add(policies.NewRatioBudget(*c))
-	}
-	if c := pol.RetryQuota; c != nil {
-		add(policies.NewRetryQuota(*c))
-	}
-	if c := pol.CubicRate; c != nil {
-		add(policies.NewCubicRate(*c))
-	}
-	return opts
-}
-
 // controlScenario: clients spread over 4 s against a server that times out
 // (no response: Transient, Status 0) for 0.6 s, is overloaded (529) for
 // 1 s, then admits 3 requests per 0.5 s window. Full jitter, at most 8
@@ -131,7 +99,7 @@ func sentBy(w *world, client int) bool {
 // (StopBudget); successes refund, so late retries can pay again.
 func TestSameRetryQuotaInSimulatorAndProduction(t *testing.T) {
 	s := controlScenario(5, 24)
-	s.pol.RetryQuota = &policies.RetryQuotaConfig{Capacity: 30}
+	s.pol.Coordinators = append(s.pol.Coordinators, policies.RetryQuotaConfig{Capacity: 30})
 	w, res := sameWorldsWith(t, s)
 	timeouts := 0
 	for _, ev := range w.events {
@@ -156,7 +124,7 @@ func TestSameRetryQuotaInSimulatorAndProduction(t *testing.T) {
 // success +0.5; retries stop at 4 and resume as successes come in.
 func TestSameRetryThrottlingInSimulatorAndProduction(t *testing.T) {
 	s := controlScenario(2, 24)
-	s.pol.RetryThrottling = &policies.RetryThrottlingConfig{MaxTokens: 8, TokenRatio: 0.5}
+	s.pol.Coordinators = append(s.pol.Coordinators, policies.RetryThrottlingConfig{MaxTokens: 8, TokenRatio: 0.5})
 	w, res := sameWorldsWith(t, s)
 	if _, after := stoppedBy(w, policies.StopBudget); after == 0 || res.Completed == 0 {
 		t.Errorf("want budget stops and completions: %v, %d completed", res.GaveUpBy, res.Completed)
@@ -167,7 +135,7 @@ func TestSameRetryThrottlingInSimulatorAndProduction(t *testing.T) {
 // the last 2 s (in 0.5 s slots) plus 1 per second.
 func TestSameRatioBudgetInSimulatorAndProduction(t *testing.T) {
 	s := controlScenario(3, 24)
-	s.pol.RatioBudget = &policies.RatioBudgetConfig{Percent: 50, MinPerSecond: 1, Window: 2 * time.Second, Slots: 4}
+	s.pol.Coordinators = append(s.pol.Coordinators, policies.RatioBudgetConfig{Percent: 50, MinPerSecond: 1, Window: 2 * time.Second, Slots: 4})
 	w, res := sameWorldsWith(t, s)
 	if _, after := stoppedBy(w, policies.StopBudget); after == 0 || res.Completed == 0 {
 		t.Errorf("want budget stops and completions: %v, %d completed", res.GaveUpBy, res.Completed)
@@ -179,7 +147,7 @@ func TestSameRatioBudgetInSimulatorAndProduction(t *testing.T) {
 // drawing from their own random streams.
 func TestSameAdaptiveThrottleInSimulatorAndProduction(t *testing.T) {
 	s := controlScenario(4, 24)
-	s.pol.Adaptive = &policies.AdaptiveThrottleConfig{Window: 3 * time.Second, Slots: 6}
+	s.pol.Coordinators = append(s.pol.Coordinators, policies.AdaptiveThrottleConfig{Window: 3 * time.Second, Slots: 6})
 	w, res := sameWorldsWith(t, s)
 	unsent, after := stoppedBy(w, policies.StopThrottled)
 	switch {
@@ -196,7 +164,7 @@ func TestSameAdaptiveThrottleInSimulatorAndProduction(t *testing.T) {
 // 0.5 s, doubling up to 2 s while probes fail; 2 probes close it.
 func TestSameBreakerInSimulatorAndProduction(t *testing.T) {
 	s := controlScenario(6, 24)
-	s.pol.Breaker = &policies.BreakerConfig{ConsecutiveFailures: 3, OpenFor: 500 * time.Millisecond, MaxOpenFor: 2 * time.Second, Probes: 2}
+	s.pol.Coordinators = append(s.pol.Coordinators, policies.BreakerConfig{ConsecutiveFailures: 3, OpenFor: 500 * time.Millisecond, MaxOpenFor: 2 * time.Second, Probes: 2})
 	w, res := sameWorldsWith(t, s)
 	unsent, after := stoppedBy(w, policies.StopCircuitOpen)
 	switch {
@@ -214,14 +182,12 @@ func TestSameBreakerInSimulatorAndProduction(t *testing.T) {
 func TestSameEveryControlInSimulatorAndProduction(t *testing.T) {
 	s := controlScenario(33, 24)
 	s.phases = append([]sim.Phase{{Duration: 500 * time.Millisecond, Reject: sim.Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: 150 * time.Millisecond}}}, s.phases...)
-	s.pol.Gate = true
-	s.pol.Throttle = &sim.Throttle{Count: 20, Per: time.Second, MaxQueue: 6}
-	s.pol.Limit = &sim.Limit{MaxInFlight: 4, MaxQueue: 8}
-	s.pol.Breaker = &policies.BreakerConfig{ConsecutiveFailures: 5, OpenFor: 300 * time.Millisecond, Probes: 2}
-	s.pol.Adaptive = &policies.AdaptiveThrottleConfig{K: 1.5, Window: 2 * time.Second, Slots: 4}
-	s.pol.RetryThrottling = &policies.RetryThrottlingConfig{MaxTokens: 20, TokenRatio: 1}
-	s.pol.RatioBudget = &policies.RatioBudgetConfig{Percent: 100, MinPerSecond: 2, Window: 2 * time.Second}
-	s.pol.RetryQuota = &policies.RetryQuotaConfig{Capacity: 30}
+	s.pol.Coordinators = []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: 20, Per: time.Second, MaxQueue: 6}, policies.LimitConfig{MaxInFlight: 4, MaxQueue: 8}}
+	s.pol.Coordinators = append(s.pol.Coordinators, policies.BreakerConfig{ConsecutiveFailures: 5, OpenFor: 300 * time.Millisecond, Probes: 2})
+	s.pol.Coordinators = append(s.pol.Coordinators, policies.AdaptiveThrottleConfig{K: 1.5, Window: 2 * time.Second, Slots: 4})
+	s.pol.Coordinators = append(s.pol.Coordinators, policies.RetryThrottlingConfig{MaxTokens: 20, TokenRatio: 1})
+	s.pol.Coordinators = append(s.pol.Coordinators, policies.RatioBudgetConfig{Percent: 100, MinPerSecond: 2, Window: 2 * time.Second})
+	s.pol.Coordinators = append(s.pol.Coordinators, policies.RetryQuotaConfig{Capacity: 30})
 	_, res := sameWorldsWith(t, s)
 	if res.Completed == 0 {
 		t.Error("no client completed")
@@ -239,11 +205,13 @@ func TestControlConfigsValidated(t *testing.T) {
 		name string
 		set  func(p *sim.Policy)
 	}{
-		{"breaker", func(p *sim.Policy) { p.Breaker = &policies.BreakerConfig{FailureRatio: 2} }},
-		{"adaptive", func(p *sim.Policy) { p.Adaptive = &policies.AdaptiveThrottleConfig{K: -1} }},
-		{"retry throttling", func(p *sim.Policy) { p.RetryThrottling = &policies.RetryThrottlingConfig{MaxTokens: 5000} }},
-		{"ratio budget", func(p *sim.Policy) { p.RatioBudget = &policies.RatioBudgetConfig{Window: -time.Second} }},
-		{"retry quota", func(p *sim.Policy) { p.RetryQuota = &policies.RetryQuotaConfig{Capacity: -1} }},
+		{"breaker", func(p *sim.Policy) { p.Coordinators = []policies.Spec{policies.BreakerConfig{FailureRatio: 2}} }},
+		{"adaptive", func(p *sim.Policy) { p.Coordinators = []policies.Spec{policies.AdaptiveThrottleConfig{K: -1}} }},
+		{"retry throttling", func(p *sim.Policy) { p.Coordinators = []policies.Spec{policies.RetryThrottlingConfig{MaxTokens: 5000}} }},
+		{"ratio budget", func(p *sim.Policy) {
+			p.Coordinators = []policies.Spec{policies.RatioBudgetConfig{Window: -time.Second}}
+		}},
+		{"retry quota", func(p *sim.Policy) { p.Coordinators = []policies.Spec{policies.RetryQuotaConfig{Capacity: -1}} }},
 	} {
 		cfg := controlScenario(1, 2).config()
 		tc.set(&cfg.Policy)
@@ -258,7 +226,7 @@ func TestControlConfigsValidated(t *testing.T) {
 // for it (a grant in the future) before they send.
 func TestSameCubicRateInSimulatorAndProduction(t *testing.T) {
 	s := controlScenario(5, 24)
-	s.pol.CubicRate = &policies.CubicRateConfig{ThrottleOnCapacity: true}
+	s.pol.Coordinators = append(s.pol.Coordinators, policies.CubicRateConfig{ThrottleOnCapacity: true})
 	w, res := sameWorldsWith(t, s)
 	if res.Completed == 0 || len(w.attempts) == 0 {
 		t.Fatalf("want completions: %d of %d", res.Completed, s.clients)

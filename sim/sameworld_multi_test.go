@@ -287,32 +287,40 @@ func produceMulti(t *testing.T, s *multiScenario, sequenced bool) *world {
 }
 
 // sharedOptions builds, once for all clients, the production counterparts
-// of the simulated policy's coordination: gate, throttle, in-flight limiter,
-// model fallback, and the controls of controlOptions.
+// of the simulated policy's coordination, in its order: gate, throttle and
+// in-flight limiter through their own options, the retry controls through
+// WithCoordinator, and the model fallback.
 func sharedOptions(t *testing.T, pol sim.Policy) []policies.Option {
 	t.Helper()
 	var opts []policies.Option
-	if pol.Gate {
-		opts = append(opts, policies.WithGate(&policies.Gate{}))
-	}
-	if th := pol.Throttle; th != nil {
-		thr, err := policies.NewThrottle(th.Count, th.Per, th.MaxQueue)
-		if err != nil {
-			t.Fatal(err)
+	for _, spec := range pol.Coordinators {
+		switch spec := spec.(type) {
+		case policies.GateConfig:
+			opts = append(opts, policies.WithGate(&policies.Gate{}))
+		case policies.ThrottleConfig:
+			thr, err := policies.NewThrottle(spec.Count, spec.Per, spec.MaxQueue)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts = append(opts, policies.WithThrottle(thr))
+		case policies.LimitConfig:
+			lim, err := policies.NewLimiter(spec.MaxInFlight, spec.MaxQueue)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts = append(opts, policies.WithLimiter(lim))
+		default:
+			c, err := spec.NewCoordinator()
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts = append(opts, policies.WithCoordinator(c))
 		}
-		opts = append(opts, policies.WithThrottle(thr))
-	}
-	if l := pol.Limit; l != nil {
-		lim, err := policies.NewLimiter(l.MaxInFlight, l.MaxQueue)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts = append(opts, policies.WithLimiter(lim))
 	}
 	if f := pol.Fallback; f != nil {
 		opts = append(opts, policies.WithFallback(&policies.ModelFallback{Primary: "primary", Fallback: "fallback", After: f.After, Sticky: f.Sticky, Consecutive: f.Consecutive}))
 	}
-	return append(opts, controlOptions(t, pol)...)
+	return opts
 }
 
 // realClockInBubble is the real clock, which synctest fakes; the same as
@@ -441,8 +449,7 @@ func gatedScenario(seed uint64) *multiScenario {
 				// together.
 				ServerWaitJitter: 50 * time.Millisecond,
 			},
-			Gate:     true,
-			Throttle: &sim.Throttle{Count: 4, Per: time.Second},
+			Coordinators: []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: 4, Per: time.Second}},
 		},
 	}
 }
@@ -581,8 +588,8 @@ func herdScenario(seed uint64, retryAfter, budget time.Duration) *multiScenario 
 		{Admit: 2, Window: 500 * time.Millisecond, Reject: sim.Rejection{Status: 529, Class: policies.Capacity}},
 	}
 	s.pol.Rules.Deadline = budget
-	s.pol.Rules.ServerWaitJitter = 0 // herds wanted
-	s.pol.Throttle = &sim.Throttle{Count: 4, Per: time.Second, MaxQueue: 7}
+	s.pol.Rules.ServerWaitJitter = 0                                                         // herds wanted
+	s.pol.Coordinators[1] = policies.ThrottleConfig{Count: 4, Per: time.Second, MaxQueue: 7} // after the gate
 	return s
 }
 
@@ -676,8 +683,8 @@ func limitedScenario(seed uint64) *multiScenario {
 				MaxAttempts: 8,
 				Deadline:    6 * time.Second,
 			},
-			Limit:    &sim.Limit{MaxInFlight: 3, MaxQueue: 4},
-			Fallback: &sim.Fallback{After: 2},
+			Coordinators: []policies.Spec{policies.LimitConfig{MaxInFlight: 3, MaxQueue: 4}},
+			Fallback:     &sim.Fallback{After: 2},
 		},
 	}
 }

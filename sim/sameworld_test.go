@@ -104,9 +104,7 @@ func produce(t *testing.T, seed uint64, server *sim.CapacityWindows, pol sim.Pol
 			policies.WithRand(rand.New(sim.ClientPolicyStream(seed, 0))),
 			policies.WithHooks(ev.hooks()),
 		}
-		if pol.Gate {
-			opts = append(opts, policies.WithGate(&policies.Gate{}))
-		}
+		opts = append(opts, sharedOptions(t, pol)...)
 		err = policies.Do(t.Context(), op, opts...)
 		elapsed = time.Since(origin)
 	})
@@ -143,8 +141,16 @@ func fullJitter(maxAttempts int, deadline time.Duration, gate bool) sim.Policy {
 			MaxAttempts: maxAttempts,
 			Deadline:    deadline,
 		},
-		Gate: gate,
+		Coordinators: gates(gate),
 	}
+}
+
+// gates is a shared gate if gate is true, else nothing.
+func gates(gate bool) []policies.Spec {
+	if gate {
+		return []policies.Spec{policies.GateConfig{}}
+	}
+	return nil
 }
 
 func TestSameAttemptsInSimulatorAndProduction(t *testing.T) {

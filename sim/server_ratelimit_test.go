@@ -75,7 +75,7 @@ func TestRateLimitRunByHand(t *testing.T) {
 	var log []exchange
 	c := Config{Seed: 1, Workload: Burst{Clients: 62},
 		Server: recorder{&RateLimit{RequestsPerMinute: 60, Inner: admitAll(100 * ms)}, &log},
-		Policy: Policy{Name: "gated", Gate: true, Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 5}}}
+		Policy: Policy{Name: "gated", Coordinators: []policies.Spec{policies.GateConfig{}}, Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 5}}}
 	r := mustRun(t, c)
 	if r.Completed != 62 || r.Attempts != 65 || r.LastCompletion != 2100*ms || r.Server.RateLimited != 3 {
 		t.Errorf("completed %d, attempts %d, last at %v, rate limited %d", r.Completed, r.Attempts, r.LastCompletion, r.Server.RateLimited)

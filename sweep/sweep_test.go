@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,7 +118,7 @@ func TestApplyLeavesOriginal(t *testing.T) {
 	before := *windows
 	phases := append([]sim.Phase(nil), windows.Phases...)
 	pols := append([]sim.Policy(nil), s.Policies...)
-	throttle := *s.Policies[3].Throttle
+	throttle := slices.Clone(s.Policies[3].Coordinators) // shared by pols
 	all := []string{"clients=5", "capacity=9", "base=1s", "delay=1s", "outage=5s", "response_time=1s", "throttle=2", "max_attempts=3", "deadline=1s"}
 	for _, spec := range all {
 		p := mustParse(t, spec)
@@ -126,7 +127,7 @@ func TestApplyLeavesOriginal(t *testing.T) {
 		}
 	}
 	if !reflect.DeepEqual(phases, windows.Phases) || before.ResponseTime != windows.ResponseTime ||
-		!reflect.DeepEqual(pols, s.Policies) || throttle != *s.Policies[3].Throttle || s.Operations() != 20 {
+		!reflect.DeepEqual(pols, s.Policies) || !reflect.DeepEqual(throttle, s.Policies[3].Coordinators) || s.Operations() != 20 {
 		t.Error("Apply changed the original scenario")
 	}
 }
@@ -167,7 +168,7 @@ func TestApplySetsFields(t *testing.T) {
 	if c := get("delay=1s"); c.Policies[0].Rules.Backoff.(policies.Constant).Wait != time.Second {
 		t.Error("delay not set")
 	}
-	if c := get("throttle=2"); c.Policies[3].Throttle.Count != 2 {
+	if c := get("throttle=2"); c.Policies[3].Coordinators[1] != (policies.ThrottleConfig{Count: 2, Per: time.Second}) {
 		t.Error("throttle not set")
 	}
 }
