@@ -154,33 +154,6 @@ func attemptBound(server sim.ServerModel, p *sim.Policy) float64 {
 	return bound
 }
 
-// minWait is the smallest wait b can draw before any retry; 0 when it is
-// not known (full jitter, or a backoff this function does not know).
-func minWait(b policies.Backoff) time.Duration {
-	first := func(base time.Duration, cap time.Duration) time.Duration {
-		if cap > 0 {
-			return max(min(base, cap), 0)
-		}
-		return max(base, 0)
-	}
-	switch b := b.(type) {
-	case policies.Constant:
-		return max(b.Wait, 0)
-	case policies.Exponential:
-		return first(b.Base, b.Cap)
-	case policies.EqualJitter:
-		return first(b.Base, b.Cap) / 2
-	case policies.SDKJitter:
-		c := first(b.Base, b.Cap)
-		return c - c/4
-	case policies.AddedJitter:
-		return first(b.Base, b.Cap)
-	case policies.DecorrelatedJitter:
-		return first(b.Base, b.Cap)
-	}
-	return 0
-}
-
 // count writes a large number of events briefly: 3.2e+09.
 func count(n float64) string {
 	if n < 1e6 {

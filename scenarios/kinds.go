@@ -176,6 +176,9 @@ type backoffKind struct {
 	// loader refuses: the field to blame and why. The decoder and
 	// Scenario.Validate both ask it.
 	check func(b policies.Backoff) (field string, err error)
+	// minWait is the smallest wait the backoff can draw before any retry
+	// (0 when it can draw 0), for the work estimate.
+	minWait func(b policies.Backoff) time.Duration
 }
 
 var backoffKinds []*backoffKind
@@ -189,13 +192,15 @@ type backoffParam[B policies.Backoff] struct {
 // registerBackoff registers a backoff kind whose values are of type B.
 // check may be nil.
 func registerBackoff[B policies.Backoff](name, about string, fields []string, decode func(m *mapping) B,
-	describe func(b B) string, refuse func(field string) string, check func(b B) (string, error), ps ...backoffParam[B]) {
+	describe func(b B) string, refuse func(field string) string, check func(b B) (string, error),
+	minWait func(b B) time.Duration, ps ...backoffParam[B]) {
 	k := &backoffKind{
 		Kind:     registerKind(&Kind{Category: Backoffs, Name: name, About: about, Fields: fields}),
 		decode:   func(m *mapping) policies.Backoff { return decode(m) },
 		is:       func(b policies.Backoff) bool { _, ok := b.(B); return ok },
 		describe: func(b policies.Backoff) string { return describe(b.(B)) },
 		refuse:   refuse,
+		minWait:  func(b policies.Backoff) time.Duration { return minWait(b.(B)) },
 	}
 	if check != nil {
 		k.check = func(b policies.Backoff) (string, error) { return check(b.(B)) }
@@ -233,6 +238,17 @@ func backoffFields() []string {
 		}
 	}
 	return out
+}
+
+// minWait is the smallest wait b can draw before any retry; 0 when it is
+// not known (a backoff no kind has).
+func minWait(b policies.Backoff) time.Duration {
+	for _, k := range backoffKinds {
+		if k.is(b) {
+			return k.minWait(b)
+		}
+	}
+	return 0
 }
 
 // DescribeBackoff writes a backoff's shape with its parameters, as its kind

@@ -14,6 +14,7 @@ import (
 // describer and parameters; docs/architecture.md shows where the rest of a
 // new kind goes.
 func init() {
+	registerDistributions()
 	registerBackoffs()
 	registerPreset(&preset{name: "gated", about: "a backoff (full jitter by default) plus a shared gate and start-rate throttle",
 		backoff: "full-jitter", coordinators: []string{"gate"}})
@@ -65,8 +66,18 @@ type ceilingType interface {
 	policies.Backoff
 }
 
-// ceilingBackoff registers an exponential backoff of type B, a Ceiling.
-func ceilingBackoff[B ceilingType](name, about, shape string) {
+// firstCeiling is the ceiling of the first retry's wait: min(base, cap),
+// never negative.
+func firstCeiling(base, cap time.Duration) time.Duration {
+	if cap > 0 {
+		return max(min(base, cap), 0)
+	}
+	return max(base, 0)
+}
+
+// ceilingBackoff registers an exponential backoff of type B, a Ceiling;
+// minWait gives its smallest wait from the first retry's ceiling.
+func ceilingBackoff[B ceilingType](name, about, shape string, minWait func(first time.Duration) time.Duration) {
 	registerBackoff(name, about, ceilingFields,
 		func(m *mapping) B { return B(decodeCeiling(m)) },
 		func(b B) string {
@@ -75,6 +86,7 @@ func ceilingBackoff[B ceilingType](name, about, shape string) {
 		},
 		notImmediate,
 		func(b B) (string, error) { return checkCeiling(policies.Ceiling(b)) },
+		func(b B) time.Duration { c := policies.Ceiling(b); return minWait(firstCeiling(c.Base, c.Cap)) },
 		backoffParam[B]{paramBase, func(b B, v int64) B {
 			c := policies.Ceiling(b)
 			c.Base = time.Duration(v)
@@ -90,12 +102,16 @@ func registerBackoffs() {
 		func(b policies.Constant) string { return fmt.Sprintf("fixed %v", b.Wait) },
 		func(string) string { return "the immediate policy has only a delay" },
 		nil,
+		func(b policies.Constant) time.Duration { return max(b.Wait, 0) },
 		backoffParam[policies.Constant]{paramDelay, func(_ policies.Constant, v int64) policies.Constant {
 			return policies.Constant{Wait: time.Duration(v)}
 		}})
-	ceilingBackoff[policies.Exponential]("capped-exponential", "min(cap, base·factor^n), no randomness", "min(%v, %v·%s^n)")
-	ceilingBackoff[policies.FullJitter]("full-jitter", "uniform(0, min(cap, base·factor^n))", "full jitter: U(0, min(%v, %v·%s^n))")
-	ceilingBackoff[policies.EqualJitter]("equal-jitter", "half the ceiling plus uniform(0, half)", "equal jitter over min(%v, %v·%s^n)")
+	ceilingBackoff[policies.Exponential]("capped-exponential", "min(cap, base·factor^n), no randomness", "min(%v, %v·%s^n)",
+		func(first time.Duration) time.Duration { return first })
+	ceilingBackoff[policies.FullJitter]("full-jitter", "uniform(0, min(cap, base·factor^n))", "full jitter: U(0, min(%v, %v·%s^n))",
+		func(time.Duration) time.Duration { return 0 })
+	ceilingBackoff[policies.EqualJitter]("equal-jitter", "half the ceiling plus uniform(0, half)", "equal jitter over min(%v, %v·%s^n)",
+		func(first time.Duration) time.Duration { return first / 2 })
 	registerBackoff("decorrelated-jitter", "min(cap, uniform(base, 3·previous wait))", []string{"base", "cap"},
 		func(m *mapping) policies.DecorrelatedJitter {
 			c := decodeCeiling(m)
@@ -113,12 +129,15 @@ func registerBackoffs() {
 		func(b policies.DecorrelatedJitter) (string, error) {
 			return checkCeiling(policies.Ceiling{Base: b.Base, Factor: 1, Cap: b.Cap})
 		},
+		func(b policies.DecorrelatedJitter) time.Duration { return firstCeiling(b.Base, b.Cap) },
 		backoffParam[policies.DecorrelatedJitter]{paramBase, func(b policies.DecorrelatedJitter, v int64) policies.DecorrelatedJitter {
 			b.Base = time.Duration(v)
 			return b
 		}})
-	ceilingBackoff[policies.SDKJitter]("sdk-jitter", "ceiling reduced by up to 25%, as the Anthropic SDKs do", "SDK jitter: min(%v, %v·%s^n)·U(0.75, 1]")
-	ceilingBackoff[policies.AddedJitter]("added-jitter", "ceiling plus up to 25%, as Claude Code does", "added jitter: min(%v, %v·%s^n)·U[1, 1.25)")
+	ceilingBackoff[policies.SDKJitter]("sdk-jitter", "ceiling reduced by up to 25%, as the Anthropic SDKs do", "SDK jitter: min(%v, %v·%s^n)·U(0.75, 1]",
+		func(first time.Duration) time.Duration { return first - first/4 })
+	ceilingBackoff[policies.AddedJitter]("added-jitter", "ceiling plus up to 25%, as Claude Code does", "added jitter: min(%v, %v·%s^n)·U[1, 1.25)",
+		func(first time.Duration) time.Duration { return first })
 }
 
 func registerCoordinators() {

@@ -18,14 +18,12 @@ import (
 // ones, and what they share: distributions and capacity traces.
 // kinds_models.go registers them.
 
-// distributionNames are the keys of a distribution mapping.
-var distributionNames = []string{"fixed", "exponential", "lognormal", "normal", "uniform"}
-
 // distribution reads a distribution at key: a duration (always that
-// duration) or a mapping with one key, {fixed: 100ms}, {exponential: 100ms}
-// (the mean), {lognormal: {median: 1s, p99: 10s}},
-// {normal: {mean: 10ms, stddev: 2ms}} (folded: |N(mean, stddev)|) or
-// {uniform: [50ms, 150ms]}. It returns def when key is absent or wrong.
+// duration) or a mapping with one key, the name of a distribution kind
+// (kinds_dists.go): {fixed: 100ms}, {exponential: 100ms} (the mean),
+// {lognormal: {median: 1s, p99: 10s}}, {normal: {mean: 10ms, stddev: 2ms}}
+// (folded: |N(mean, stddev)|) or {uniform: [50ms, 150ms]}. It returns def
+// when key is absent or wrong.
 func (m *mapping) distribution(key string, def sim.Distribution) sim.Distribution {
 	v := m.get(key)
 	if v == nil {
@@ -46,81 +44,30 @@ func (m *mapping) distribution(key string, def sim.Distribution) sim.Distributio
 		for _, k := range dm.order {
 			dm.get(k)
 		}
-		m.d.errorf(v, dm.path, "want one distribution: a mapping with one of %s, such as {exponential: 100ms}", strings.Join(distributionNames, ", "))
+		m.d.errorf(v, dm.path, "want one distribution: a mapping with one of %s, such as {exponential: 100ms}", strings.Join(distributionNames(), ", "))
 		return def
 	}
 	before := m.d.problems
-	// params opens the mapping of a distribution's parameters; nil (after
-	// an error) when it is null, which has no position of its own.
-	params := func(name, want string) *mapping {
-		if dm.get(name) == nil {
-			dm.errorf(name, "want %s", want)
-			return nil
-		}
-		return m.d.mapping(dm.get(name), dm.field(name))
-	}
 	var out sim.Distribution
-	switch dm.order[0] {
-	case "fixed":
-		out = sim.Fixed(dm.duration("fixed", 0))
-	case "exponential":
-		out = sim.Exponential{Mean: dm.duration("exponential", 0)}
-	case "lognormal":
-		lm := params("lognormal", "{median: DURATION, p99: DURATION}")
-		if lm == nil {
-			break
-		}
-		ln := sim.LogNormal{Median: lm.duration("median", 0), P99: lm.duration("p99", 0)}
-		switch {
-		case m.d.problems > before:
-		case !lm.has("median"):
-			lm.errorf("median", "missing: the median draw")
-		case ln.Median == 0:
-			lm.errorf("median", "must be > 0")
-		case !lm.has("p99"):
-			lm.errorf("p99", "missing: the 99th percentile of the draws (at least the median)")
-		case ln.P99 < ln.Median:
-			lm.errorf("p99", "must be at least the median (%v), got %v", ln.Median, ln.P99)
-		}
-		lm.finish("median", "p99")
-		out = ln
-	case "normal":
-		nm := params("normal", "{mean: DURATION, stddev: DURATION}")
-		if nm == nil {
-			break
-		}
-		n := sim.FoldedNormal{Mean: nm.duration("mean", 0), StdDev: nm.duration("stddev", 0)}
-		switch {
-		case m.d.problems > before:
-		case !nm.has("mean"):
-			nm.errorf("mean", "missing: the mean of the normal draws (before negative ones are folded)")
-		case !nm.has("stddev"):
-			nm.errorf("stddev", "missing: the standard deviation of the normal draws")
-		}
-		nm.finish("mean", "stddev")
-		out = n
-	case "uniform":
-		items := dm.sequence("uniform")
-		if m.d.problems > before {
-			break
-		}
-		if len(items) != 2 {
-			dm.errorf("uniform", "want [min, max], two durations")
-			break
-		}
-		field := dm.field("uniform")
-		lo := m.d.durationItem(items[0], field+"[0]")
-		hi := m.d.durationItem(items[1], field+"[1]")
-		if m.d.problems == before && hi < lo {
-			m.d.errorf(items[1], field+"[1]", "must be at least the min (%v), got %v", lo, hi)
-		}
-		out = sim.Uniform{Min: lo, Max: hi}
+	if k := lookupDistribution(dm.order[0]); k != nil {
+		out = k.decode(dm)
 	}
-	dm.finish(distributionNames...)
+	dm.finish(distributionNames()...)
 	if m.d.problems > before || out == nil {
 		return def
 	}
 	return out
+}
+
+// distParams opens the mapping of the parameters of the distribution
+// name; nil (after an error) when it is null, which has no position of
+// its own.
+func distParams(dm *mapping, name, want string) *mapping {
+	if dm.get(name) == nil {
+		dm.errorf(name, "want %s", want)
+		return nil
+	}
+	return dm.d.mapping(dm.get(name), dm.field(name))
 }
 
 // durationItem reads a list item as a duration; 0 after an error.
@@ -135,37 +82,6 @@ func (d *decoder) durationItem(n *yaml.Node, field string) time.Duration {
 		return 0
 	}
 	return d.durationOf(n, field, 0)
-}
-
-// describeDistribution writes a distribution in words.
-func describeDistribution(d sim.Distribution) string {
-	switch d := d.(type) {
-	case sim.Fixed:
-		return time.Duration(d).String()
-	case sim.Exponential:
-		return fmt.Sprintf("exponential, mean %v", d.Mean)
-	case sim.LogNormal:
-		return fmt.Sprintf("lognormal, median %v, p99 %v", d.Median, d.P99)
-	case sim.Uniform:
-		return fmt.Sprintf("uniform in [%v, %v)", d.Min, d.Max)
-	case sim.FoldedNormal:
-		return fmt.Sprintf("|normal|, mean %v, stddev %v", d.Mean, d.StdDev)
-	case nil:
-		return "none"
-	}
-	return "a random time"
-}
-
-// minDistribution is the smallest draw a distribution can give; 0 when it
-// is not known.
-func minDistribution(d sim.Distribution) time.Duration {
-	switch d := d.(type) {
-	case sim.Fixed:
-		return max(time.Duration(d), 0)
-	case sim.Uniform:
-		return max(d.Min, 0)
-	}
-	return 0
 }
 
 // traceLine is the prefix of the errors of sim's trace readers.

@@ -26,6 +26,9 @@ func (f Fixed) Validate() error {
 // Mean returns the fixed duration.
 func (f Fixed) Mean() time.Duration { return time.Duration(f) }
 
+// MeanDraw returns the fixed duration.
+func (f Fixed) MeanDraw() time.Duration { return time.Duration(f) }
+
 // Exponential is a Distribution with the given mean: memoryless, like the
 // gaps between independent arrivals. Mean 0 always gives 0.
 type Exponential struct {
@@ -46,6 +49,9 @@ func (e Exponential) Validate() error {
 	}
 	return nil
 }
+
+// MeanDraw returns the mean.
+func (e Exponential) MeanDraw() time.Duration { return e.Mean }
 
 // LogNormal is a Distribution whose logarithm is normal, given by its
 // median and its 99th percentile: the long right tail of real response
@@ -102,6 +108,9 @@ func (l LogNormal) Mean() time.Duration {
 	sigma := l.sigma()
 	return clampSample(float64(float64(l.Median) * portableExp(float64(sigma*sigma)/2)))
 }
+
+// MeanDraw returns Mean.
+func (l LogNormal) MeanDraw() time.Duration { return l.Mean() }
 
 // sigma is the standard deviation of the logarithm: ln(P99/Median)/z99.
 func (l LogNormal) sigma() float64 {
@@ -186,6 +195,9 @@ func (u Uniform) Mean() time.Duration {
 	}
 	return u.Min + (u.Max-u.Min-1)/2
 }
+
+// MeanDraw returns Mean.
+func (u Uniform) MeanDraw() time.Duration { return u.Mean() }
 
 // clampSample truncates x (nanoseconds, >= 0) to a duration of at most
 // MaxSample.

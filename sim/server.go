@@ -166,3 +166,21 @@ func (w *admission) admit(now time.Duration) (Rejection, bool) {
 	}
 	return p.Reject, false
 }
+
+// Capacity returns one step per phase: Admit requests per Window.
+func (s *CapacityWindows) Capacity() []CapacityStep {
+	steps := make([]CapacityStep, 0, len(s.Phases))
+	at := time.Duration(0)
+	for i, p := range s.Phases {
+		st := CapacityStep{At: at, Per: p.Window}
+		if p.Admit > 0 {
+			st.Requests = float64(p.Admit)
+		}
+		steps = append(steps, st)
+		if i == len(s.Phases)-1 || p.Duration == 0 {
+			break
+		}
+		at += p.Duration
+	}
+	return steps
+}

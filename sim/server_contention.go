@@ -122,3 +122,7 @@ func (s *contentionState) Decide(now time.Duration, ticket int32) Response {
 
 // Stats returns the reads, writes and conflicts of the run.
 func (s *contentionState) Stats() ServerStats { return s.stats }
+
+// TimeScale is a contention server's timeline bucket: 100 ms, about ten
+// message delays of the AWS study (its runs take 2 to 60 s).
+func (c *Contention) TimeScale() time.Duration { return 100 * time.Millisecond }

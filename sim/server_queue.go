@@ -268,3 +268,27 @@ func (h durationHeap) siftDown(d time.Duration) {
 	}
 	h[i] = d
 }
+
+// Capacity returns, per phase of workers, the requests the workers can
+// serve per second at the mean service time; nil when the mean is not
+// known (a Distribution of another type) or is 0.
+func (q *Queue) Capacity() []CapacityStep {
+	mean, ok := MeanOf(q.Service)
+	if !ok || mean <= 0 {
+		return nil
+	}
+	perSecond := func(workers int) float64 { return float64(workers) * float64(time.Second) / float64(mean) }
+	if len(q.Phases) == 0 {
+		return []CapacityStep{{Requests: perSecond(q.Concurrency), Per: time.Second}}
+	}
+	var steps []CapacityStep
+	at := time.Duration(0)
+	for _, p := range q.Phases {
+		steps = append(steps, CapacityStep{At: at, Requests: perSecond(p.Concurrency), Per: time.Second})
+		if p.Duration == 0 {
+			break
+		}
+		at += p.Duration
+	}
+	return steps
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -178,4 +179,28 @@ func (s *rateLimitState) Stats() ServerStats {
 	st.RateLimited += s.stats.RateLimited
 	st.TooLarge += s.stats.TooLarge
 	return st
+}
+
+// Capacity returns the inner model's capacity capped by the requests per
+// minute, or only the latter (as requests per second) when the inner
+// model has none; nil when neither limits requests.
+func (m *RateLimit) Capacity() []CapacityStep {
+	var inner []CapacityStep
+	if p, ok := m.Inner.(CapacityProfile); ok {
+		inner = p.Capacity()
+	}
+	if m.RequestsPerMinute == 0 {
+		return inner
+	}
+	if len(inner) == 0 {
+		return []CapacityStep{{Requests: float64(m.RequestsPerMinute) / 60, Per: time.Second}}
+	}
+	out := make([]CapacityStep, len(inner))
+	for i, st := range inner {
+		if st.Per > 0 {
+			st.Requests = math.Min(st.Requests, float64(m.RequestsPerMinute)*float64(st.Per)/float64(time.Minute))
+		}
+		out[i] = st
+	}
+	return out
 }
