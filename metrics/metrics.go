@@ -304,7 +304,7 @@ var (
 	LastCompletion = register(&Metric{Name: "last_completion_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true, Over: OverCompleted,
 		value: func(r *sim.Result) (float64, bool) { return ms(r.LastCompletion), r.Completed > 0 }})
 
-	// What a server model counts (sim.ServerStats), reported only for
+	// What a server model counts (its sim.Counters), reported only for
 	// scenarios whose server counts it; in tables they share a column,
 	// server, as part=value.
 
@@ -313,53 +313,56 @@ var (
 	// mid-stream; ServerWastedMs is the worker (or streaming) time they
 	// took, summed.
 	ServerWasted = counted(&Metric{Name: "server.wasted", Quantity: "requests whose work was wasted", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
-		value: count(func(r *sim.Result) int { return r.Server.Wasted })})
+		value: counter("server.wasted")})
 	ServerWastedMs = counted(&Metric{Name: "server.wasted_ms", Unit: Milliseconds, Better: stats.LowerIsBetter,
-		value: func(r *sim.Result) (float64, bool) { return ms(r.Server.WastedTime), true }})
+		value: func(r *sim.Result) (float64, bool) {
+			v, _ := r.Counters.Get("server.wasted_time")
+			return ms(time.Duration(v)), true
+		}})
 	// ServerWastedOutputTokens counts output tokens streamed before a
 	// mid-stream failure.
 	ServerWastedOutputTokens = counted(&Metric{Name: "server.wasted_output_tokens", Unit: Count, Better: stats.LowerIsBetter,
-		value: count64(func(r *sim.Result) int64 { return r.Server.WastedOutputTokens })})
+		value: counter("server.wasted_output_tokens")})
 	// ServerDropped counts requests a queue skipped because their client
 	// had gone; ServerQueueFull those it rejected because its queue was
 	// full.
 	ServerDropped = counted(&Metric{Name: "server.dropped", Unit: Count, Better: stats.LowerIsBetter,
-		value: count(func(r *sim.Result) int { return r.Server.Dropped })})
+		value: counter("server.dropped")})
 	ServerQueueFull = counted(&Metric{Name: "server.queue_full", Unit: Count, Better: stats.LowerIsBetter,
-		value: count(func(r *sim.Result) int { return r.Server.QueueFull })})
+		value: counter("server.queue_full")})
 	// ServerRateLimited counts requests a key's rate limits rejected (429);
 	// ServerTooLarge those that can never fit them (413).
 	ServerRateLimited = counted(&Metric{Name: "server.rate_limited", Unit: Count, Better: stats.LowerIsBetter,
-		value: count(func(r *sim.Result) int { return r.Server.RateLimited })})
+		value: counter("server.rate_limited")})
 	ServerTooLarge = counted(&Metric{Name: "server.too_large", Unit: Count, Better: stats.LowerIsBetter,
-		value: count(func(r *sim.Result) int { return r.Server.TooLarge })})
+		value: counter("server.too_large")})
 	// ServerReads and ServerWrites count the reads and the writes that
 	// reached a contention server (an attempt is a read, then a write
 	// unless its client stopped waiting before the read's answer);
 	// ServerConflicts counts the writes that failed because another write
 	// committed after their read.
 	ServerReads = counted(&Metric{Name: "server.reads", Unit: Count, Better: stats.LowerIsBetter,
-		value: count(func(r *sim.Result) int { return r.Server.Reads })})
+		value: counter("server.reads")})
 	ServerWrites = counted(&Metric{Name: "server.writes", Quantity: "writes sent", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
-		value: count(func(r *sim.Result) int { return r.Server.Writes })})
+		value: counter("server.writes")})
 	ServerConflicts = counted(&Metric{Name: "server.conflicts", Unit: Count, Better: stats.LowerIsBetter,
-		value: count(func(r *sim.Result) int { return r.Server.Conflicts })})
+		value: counter("server.conflicts")})
 
-	// What a workload of sessions counts (sim.SessionStats), reported only
+	// What a workload of sessions counts (its sim.Counters), reported only
 	// for scenarios whose workload runs sessions; in tables they share a
 	// column, sessions.
 	SessionsCompleted = counted(&Metric{Name: "sessions.completed", Quantity: "sessions completed", Unit: Count, Better: stats.HigherIsBetter, Headline: true,
-		value: count(func(r *sim.Result) int { return r.Sessions.Completed })})
+		value: counter("sessions.completed")})
 	SessionsFailed = counted(&Metric{Name: "sessions.failed", Quantity: "sessions failed", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
-		value: count(func(r *sim.Result) int { return r.Sessions.Failed })})
+		value: counter("sessions.failed")})
 	SessionsResumed = counted(&Metric{Name: "sessions.resumed", Unit: Count, Better: stats.LowerIsBetter,
-		value: count(func(r *sim.Result) int { return r.Sessions.Resumed })})
+		value: counter("sessions.resumed")})
 	SessionsTurnsRepeated = counted(&Metric{Name: "sessions.turns_repeated", Unit: Count, Better: stats.LowerIsBetter,
-		value: count(func(r *sim.Result) int { return r.Sessions.TurnsRepeated })})
+		value: counter("sessions.turns_repeated")})
 	// SessionsTokensWasted counts the tokens of completed calls that
 	// sessions lost by restarting or failing.
 	SessionsTokensWasted = counted(&Metric{Name: "sessions.tokens_wasted", Unit: Count, Better: stats.LowerIsBetter,
-		value: count64(func(r *sim.Result) int64 { return r.Sessions.TokensWasted })})
+		value: counter("sessions.tokens_wasted")})
 
 	// What a run measured around the scenario's incident (sim.Recovery),
 	// reported only for scenarios that set one; each has its own column.
@@ -418,8 +421,13 @@ func counted(m *Metric) *Metric {
 	return register(m)
 }
 
-func count64(f func(r *sim.Result) int64) func(*sim.Result) (float64, bool) {
-	return func(r *sim.Result) (float64, bool) { return float64(f(r)), true }
+// counter is the value of the run's counter called name (sim.Counters),
+// 0 when the run reported none.
+func counter(name string) func(*sim.Result) (float64, bool) {
+	return func(r *sim.Result) (float64, bool) {
+		v, _ := r.Counters.Get(name)
+		return float64(v), true
+	}
 }
 
 // mayStop holds for a policy with a control that stops operations for

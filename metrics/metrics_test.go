@@ -53,8 +53,9 @@ func TestValues(t *testing.T) {
 	r := sim.Result{Policy: "p", Clients: 3, Completed: 3, Attempts: 10, Retries: 6, GaveUp: 1, Fallbacks: 2,
 		Latencies: []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}, LastCompletion: 3 * time.Second}
 	r.GaveUpBy[policies.StopDeadline] = 1
-	r.Server = sim.ServerStats{Wasted: 4, WastedTime: 1500 * time.Millisecond, WastedOutputTokens: 1 << 40, RateLimited: 7, Reads: 11, Writes: 9, Conflicts: 6}
-	r.Sessions = sim.SessionStats{Started: 3, Completed: 2, Failed: 1, TurnsRepeated: 5}
+	r.Counters = sim.Counters{{Name: "server.wasted", Value: 4}, {Name: "server.wasted_time", Value: int64(1500 * time.Millisecond)}, {Name: "server.wasted_output_tokens", Value: 1 << 40},
+		{Name: "server.rate_limited", Value: 7}, {Name: "server.reads", Value: 11}, {Name: "server.writes", Value: 9}, {Name: "server.conflicts", Value: 6},
+		{Name: "sessions.started", Value: 3}, {Name: "sessions.completed", Value: 2}, {Name: "sessions.failed", Value: 1}, {Name: "sessions.turns_repeated", Value: 5}}
 	want := map[string]float64{"completed": 3, "attempts": 10, "amplification": 10.0 / 3, "gave_up_by.deadline": 1,
 		"fallbacks": 2, "latency_ms.p50": 2000, "last_completion_ms": 3000,
 		"server.wasted": 4, "server.wasted_ms": 1500, "server.wasted_output_tokens": 1 << 40, "server.rate_limited": 7,

@@ -258,13 +258,13 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	slices.Sort(r.res.Latencies)
 	slices.Sort(r.res.GiveUps)
 	r.res.Retries = r.res.Attempts - r.firstAttempts()
-	if s, ok := r.server.(StatsReporter); ok {
-		r.res.Server = s.Stats()
+	if s, ok := r.server.(CounterReporter); ok {
+		s.ReportCounters(&r.res.Counters)
 	}
 	if r.chain != nil {
 		r.res.Clients = r.started
-		if s, ok := r.chain.(SessionReporter); ok {
-			r.res.Sessions = s.Sessions()
+		if s, ok := r.chain.(CounterReporter); ok {
+			s.ReportCounters(&r.res.Counters)
 		}
 	}
 	if r.rec != nil {

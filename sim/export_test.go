@@ -66,3 +66,17 @@ func setMaxSeq(t testing.TB, limit uint64) {
 	testMaxSeq = limit
 	t.Cleanup(func() { testMaxSeq = 0 })
 }
+
+// countersOf is what report adds to no counters: the counters a model's
+// typed stats report, for comparison with Result.Counters.
+func countersOf(report func(*Counters)) Counters {
+	var c Counters
+	report(&c)
+	return c
+}
+
+// counter is r's counter called name (0 when none).
+func counter(r Result, name string) int64 {
+	v, _ := r.Counters.Get(name)
+	return v
+}

@@ -110,47 +110,6 @@ type Workload interface {
 	Start(i int, rng *rand.Rand) time.Duration
 }
 
-// ServerStats is what a server model counted in a run, beyond what the
-// engine counts itself (admitted, rejected). Models report only what they
-// model; the rest stays 0.
-type ServerStats struct {
-	// Served counts requests given worker time (Queue); BusyTime is the
-	// worker time they took.
-	Served   int
-	BusyTime time.Duration
-	// Wasted counts requests whose work was thrown away: served by a Queue
-	// though the client had stopped waiting before the response (its
-	// attempt timeout or budget end), or failed mid-stream (ErrorMix with
-	// Stream). WastedTime is the worker time (Queue) or the streaming time
-	// (ErrorMix) they took.
-	Wasted     int
-	WastedTime time.Duration
-	// WastedOutputTokens counts output tokens streamed before a mid-stream
-	// failure (ErrorMix with Stream).
-	WastedOutputTokens int64
-	// Dropped counts requests a Queue with DropAbandoned skipped because
-	// their client had gone before their turn came.
-	Dropped int
-	// QueueFull counts requests a Queue rejected because its queue was full.
-	QueueFull int
-	// RateLimited counts requests a RateLimit rejected; TooLarge those it
-	// rejected because they can never fit its limits.
-	RateLimited, TooLarge int
-	// Reads and Writes count the reads and the writes that reached a
-	// Contention server (an attempt is a read, then a write unless its
-	// client stopped waiting before the read's answer); Conflicts counts
-	// the writes that failed because another write committed after their
-	// read. Writes − Conflicts writes committed.
-	Reads, Writes, Conflicts int
-}
-
-// StatsReporter is implemented by a Server that counts ServerStats; the
-// engine asks it once, at the end of a run, and puts the answer in
-// Result.Server.
-type StatsReporter interface {
-	Stats() ServerStats
-}
-
 // StartDrawer is an optional interface of a Workload whose operations are
 // drawn afresh for each run, such as an open loop's Poisson arrivals. The
 // engine checks for it once per run. When a workload implements it, the
@@ -185,33 +144,6 @@ type Chain interface {
 	// (operations start in index order); the engine fails the run
 	// otherwise. rng is the run's workload stream.
 	Next(ended int, at time.Duration, completed bool, rng *rand.Rand) (next int, start time.Duration, ok bool)
-}
-
-// SessionReporter is implemented by a Chain that runs sessions; the engine
-// asks it once, at the end of a run, and puts the answer in
-// Result.Sessions.
-type SessionReporter interface {
-	Sessions() SessionStats
-}
-
-// SessionStats counts the sessions of a run (AgentSessions).
-type SessionStats struct {
-	// Started, Completed and Failed count sessions: Failed ones ran out of
-	// repeats (or had none) when a call gave up.
-	Started, Completed, Failed int
-	// Resumed counts failed calls after which the session went on (by
-	// repeating the turn, or by restarting).
-	Resumed int
-	// TurnsRepeated counts model calls that ran a turn the session had
-	// already run or tried: the repeated turn itself, and with restarts
-	// every turn run again.
-	TurnsRepeated int
-	// TokensWasted counts the input and output tokens of completed calls
-	// whose work the session lost: the turns before the failed one, when
-	// the session restarts or fails. (A repeated turn loses no completed
-	// call; tokens of the failed calls themselves are the server's to
-	// count, as ServerStats.WastedOutputTokens.)
-	TokensWasted int64
 }
 
 // ProcessSplit is an optional interface of a Workload whose operations

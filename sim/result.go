@@ -34,13 +34,54 @@ type Result struct {
 	Admitted, Rejected int
 	// Events is the number of events the engine processed.
 	Events int
-	// Server is what the server model counted (ServerStats), if it counts.
-	Server ServerStats
-	// Sessions counts sessions, for workloads that run them.
-	Sessions SessionStats
+	// Counters are what the server model and the workload counted beyond
+	// the engine's counts, by name (CounterReporter).
+	Counters Counters
 	// Recovery is what the run measured around its incident, if
 	// Config.Incident set one.
 	Recovery Recovery
+}
+
+// Counter is a count a server model or a workload reports at the end of a
+// run, beyond what the engine counts: a name such as "server.wasted" and a
+// value (a duration counts nanoseconds). The model keeps its counts in its
+// own typed state while it runs and reports them once.
+type Counter struct {
+	Name  string
+	Value int64
+}
+
+// Counters are a run's counters, in the order they were reported.
+type Counters []Counter
+
+// Get returns the value of the counter called name, and false when
+// nothing reported it.
+func (c Counters) Get(name string) (int64, bool) {
+	for _, x := range c {
+		if x.Name == name {
+			return x.Value, true
+		}
+	}
+	return 0, false
+}
+
+// Add adds v to the counter called name, reporting it if it is new.
+func (c *Counters) Add(name string, v int64) {
+	for i := range *c {
+		if (*c)[i].Name == name {
+			(*c)[i].Value += v
+			return
+		}
+	}
+	*c = append(*c, Counter{name, v})
+}
+
+// CounterReporter is an optional interface of a Server, or of a
+// workload's Chain, that counts more than the engine does: the engine
+// asks it once, at the end of a run, to add its counts to c
+// (Result.Counters).
+type CounterReporter interface {
+	ReportCounters(c *Counters)
 }
 
 // Amplification is attempts per client.

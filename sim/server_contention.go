@@ -64,7 +64,7 @@ type contentionState struct {
 	// writes on their way at once, and no further.
 	pending []pendingWrite
 	free    []int32
-	stats   ServerStats
+	stats   contentionStats
 }
 
 // pendingWrite is a write on its way to the server.
@@ -120,8 +120,22 @@ func (s *contentionState) Decide(now time.Duration, ticket int32) Response {
 	return Response{At: now + p.back}
 }
 
-// Stats returns the reads, writes and conflicts of the run.
-func (s *contentionState) Stats() ServerStats { return s.stats }
+// contentionStats counts the reads and the writes that reached the server
+// (an attempt is a read, then a write unless its client stopped waiting
+// before the read's answer) and the writes that failed because another
+// write committed after their read. Writes − Conflicts writes committed.
+type contentionStats struct{ Reads, Writes, Conflicts int }
+
+// ReportCounters reports the reads, writes and conflicts of the run:
+// server.reads, server.writes and server.conflicts.
+func (s *contentionState) ReportCounters(c *Counters) { s.stats.report(c) }
+
+// report adds the counts to c.
+func (st contentionStats) report(c *Counters) {
+	c.Add("server.reads", int64(st.Reads))
+	c.Add("server.writes", int64(st.Writes))
+	c.Add("server.conflicts", int64(st.Conflicts))
+}
 
 // TimeScale is a contention server's timeline bucket: 100 ms, about ten
 // message delays of the AWS study (its runs take 2 to 60 s).

@@ -39,40 +39,40 @@ func TestContentionRules(t *testing.T) {
 		name     string
 		attempts []attempt
 		want     []string // per attempt
-		stats    ServerStats
+		stats    contentionStats
 	}{
 		// A commits at 3; B reads at 5, after it, and commits at 7.
 		{"a commit before the read is seen", []attempt{{0, 1, 1, 1, 1, 0}, {0, 5, 1, 1, 1, 0}},
-			[]string{commit, commit}, ServerStats{Reads: 2, Writes: 2}},
+			[]string{commit, commit}, contentionStats{Reads: 2, Writes: 2}},
 		// A commits at 3, inside B's (2, 8]: B conflicts.
 		{"a commit between read and write conflicts", []attempt{{0, 1, 1, 1, 1, 0}, {0, 2, 5, 1, 1, 0}},
-			[]string{commit, conflict}, ServerStats{Reads: 2, Writes: 2, Conflicts: 1}},
+			[]string{commit, conflict}, contentionStats{Reads: 2, Writes: 2, Conflicts: 1}},
 		// A commits at 3, exactly when B reads: B's read does not see it,
 		// so B's write conflicts.
 		{"a read does not see a commit at its instant", []attempt{{0, 1, 1, 1, 1, 0}, {0, 3, 1, 1, 1, 0}},
-			[]string{commit, conflict}, ServerStats{Reads: 2, Writes: 2, Conflicts: 1}},
+			[]string{commit, conflict}, contentionStats{Reads: 2, Writes: 2, Conflicts: 1}},
 		// A and B read and write at 3 (no delay between): A commits first,
 		// and B, whose read at 3 did not see it, conflicts.
 		{"a tie with no delay between read and write", []attempt{{0, 3, 0, 0, 1, 0}, {1, 2, 0, 0, 1, 0}},
-			[]string{commit, conflict}, ServerStats{Reads: 2, Writes: 2, Conflicts: 1}},
+			[]string{commit, conflict}, contentionStats{Reads: 2, Writes: 2, Conflicts: 1}},
 		// A and B both write at 3: the attempt that arrived first commits.
 		{"a tie goes to the first arrival", []attempt{{0, 1, 1, 1, 1, 0}, {0, 0, 1, 2, 1, 0}},
-			[]string{commit, conflict}, ServerStats{Reads: 2, Writes: 2, Conflicts: 1}},
+			[]string{commit, conflict}, contentionStats{Reads: 2, Writes: 2, Conflicts: 1}},
 		{"a tie goes to the first arrival, reversed", []attempt{{0, 0, 1, 2, 1, 0}, {0, 1, 1, 1, 1, 0}},
-			[]string{commit, conflict}, ServerStats{Reads: 2, Writes: 2, Conflicts: 1}},
+			[]string{commit, conflict}, contentionStats{Reads: 2, Writes: 2, Conflicts: 1}},
 		// A commits at 3; B (read 2, write 4) conflicts; C reads at 4
 		// and writes at 6: B's conflict is no commit, so C commits.
 		{"a conflict is no commit", []attempt{{0, 1, 1, 1, 1, 0}, {0, 2, 1, 1, 1, 0}, {1, 3, 1, 1, 1, 0}},
-			[]string{commit, conflict, commit}, ServerStats{Reads: 3, Writes: 3, Conflicts: 1}},
+			[]string{commit, conflict, commit}, contentionStats{Reads: 3, Writes: 3, Conflicts: 1}},
 		// The client stops waiting at 1, before the read's answer at 2: no
 		// write. At exactly 2 it still sends it.
 		{"no write after the client stopped waiting", []attempt{{0, 1, 1, 1, 1, 1}, {0, 1, 1, 1, 1, 2}},
-			[]string{noWrite, commit}, ServerStats{Reads: 2, Writes: 1}},
+			[]string{noWrite, commit}, contentionStats{Reads: 2, Writes: 1}},
 		// A's client stops waiting at 2.5, before its write reaches the
 		// server at 3: the write is decided anyway, commits, and makes B
 		// (read 2, write 5) conflict.
 		{"a write after its client left still commits", []attempt{{0, 1, 1, 1, 1, 2500 * time.Microsecond}, {0, 2, 2, 1, 1, 0}},
-			[]string{commit, conflict}, ServerStats{Reads: 2, Writes: 2, Conflicts: 1}},
+			[]string{commit, conflict}, contentionStats{Reads: 2, Writes: 2, Conflicts: 1}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var delays []time.Duration
@@ -125,7 +125,7 @@ func TestContentionRules(t *testing.T) {
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
-			if st := srv.(StatsReporter).Stats(); st != tt.stats {
+			if st := srv.(*contentionState).stats; st != tt.stats {
 				t.Errorf("stats %+v, want %+v", st, tt.stats)
 			}
 		})
@@ -145,7 +145,7 @@ func TestContentionReusesTickets(t *testing.T) {
 	if len(srv.pending) != 2 {
 		t.Fatalf("%d pending slots after 2000 writes two at a time, want 2", len(srv.pending))
 	}
-	if st := srv.Stats(); st.Writes != 2000 || st.Conflicts != 1000 {
+	if st := srv.stats; st.Writes != 2000 || st.Conflicts != 1000 {
 		t.Fatalf("stats %+v, want 2000 writes, 1000 conflicts (the second of each pair)", st)
 	}
 }
@@ -176,7 +176,7 @@ func TestReferenceContention(t *testing.T) {
 	r := mustRun(t, contentionRun(3, Policy{Name: "constant", Rules: policies.Policy{Backoff: policies.Constant{Wait: 15 * ms}, MaxAttempts: 10}}))
 	want := Result{Policy: "constant", Clients: 3, Completed: 3, Attempts: 6, Retries: 3,
 		Latencies: []time.Duration{40 * ms, 95 * ms, 150 * ms}, LastCompletion: 150 * ms,
-		Admitted: 3, Rejected: 3, Events: 18, Server: ServerStats{Reads: 6, Writes: 6, Conflicts: 3}}
+		Admitted: 3, Rejected: 3, Events: 18, Counters: countersOf(contentionStats{Reads: 6, Writes: 6, Conflicts: 3}.report)}
 	if !resultsEqual(r, want) {
 		t.Fatalf("got  %+v\nwant %+v", r, want)
 	}
@@ -218,7 +218,7 @@ func TestContentionWithAttemptTimeout(t *testing.T) {
 			t.Errorf("timeout %v: responses and decisions at %v, want %v", tt.timeout, events, tt.events)
 		}
 		if r.Completed != 0 || r.GaveUpBy[policies.StopAttempts] != 1 || r.Attempts != 2 || r.Admitted != tt.admitted || r.Rejected != tt.rejected ||
-			r.Server != (ServerStats{Reads: tt.reads, Writes: tt.writes}) {
+			!slices.Equal(r.Counters, countersOf(contentionStats{Reads: tt.reads, Writes: tt.writes}.report)) {
 			t.Errorf("timeout %v: %+v", tt.timeout, r)
 		}
 	}
@@ -232,8 +232,8 @@ func TestContentionWithAttemptTimeout(t *testing.T) {
 func TestContentionWithoutDelay(t *testing.T) {
 	r := mustRun(t, Config{Seed: 1, Server: &Contention{Network: Fixed(0)}, Workload: Burst{Clients: 2},
 		Policy: Policy{Name: "now", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 10}}})
-	if r.Completed != 2 || r.Attempts != 3 || r.Server.Conflicts != 1 {
-		t.Errorf("completed %d, attempts %d, server %+v", r.Completed, r.Attempts, r.Server)
+	if r.Completed != 2 || r.Attempts != 3 || counter(r, "server.conflicts") != 1 {
+		t.Errorf("completed %d, attempts %d, server %+v", r.Completed, r.Attempts, r.Counters)
 	}
 }
 
@@ -242,7 +242,7 @@ func resultsEqual(a, b Result) bool {
 	return a.Policy == b.Policy && a.Clients == b.Clients && a.Completed == b.Completed && a.Attempts == b.Attempts &&
 		a.Retries == b.Retries && a.GaveUp == b.GaveUp && a.GaveUpBy == b.GaveUpBy && a.Fallbacks == b.Fallbacks &&
 		slices.Equal(a.Latencies, b.Latencies) && a.LastCompletion == b.LastCompletion && a.Admitted == b.Admitted &&
-		a.Rejected == b.Rejected && a.Events == b.Events && a.Server == b.Server && a.Sessions == b.Sessions
+		a.Rejected == b.Rejected && a.Events == b.Events && slices.Equal(a.Counters, b.Counters)
 }
 
 type startsAt []time.Duration

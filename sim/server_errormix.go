@@ -22,7 +22,7 @@ import (
 // event, a Share of the way through the response time. Such a failure is
 // what policies.ClassifyEvent makes of that event: Class Capacity, Status
 // 200, no server wait. The output already streamed is wasted
-// (ServerStats.WastedOutputTokens).
+// (the counter server.wasted_output_tokens).
 type ErrorMix struct {
 	// Phases are stretches of the outcome mix, one after the other from
 	// t = 0; the last lasts forever.
@@ -123,7 +123,7 @@ type mixState struct {
 	rng                  *rand.Rand
 	phase                int
 	phaseEnd             time.Duration
-	stats                ServerStats
+	stats                mixStats
 }
 
 // Arrive draws the request's outcome, then its latency (see ErrorMix for
@@ -170,5 +170,22 @@ func (s *mixState) Arrive(now time.Duration, req Request) Response {
 // MidStreamFailures reports whether capacity failures come mid-stream.
 func (m *ErrorMix) MidStreamFailures() bool { return m.Stream }
 
-// Stats returns what the mix counted: mid-stream failures.
-func (s *mixState) Stats() ServerStats { return s.stats }
+// mixStats is what a mix counts in a run: its mid-stream failures
+// (Wasted), the streaming time they took and the output tokens streamed
+// before them.
+type mixStats struct {
+	Wasted             int
+	WastedTime         time.Duration
+	WastedOutputTokens int64
+}
+
+// ReportCounters reports the mid-stream failures: server.wasted,
+// server.wasted_time and server.wasted_output_tokens.
+func (s *mixState) ReportCounters(c *Counters) { s.stats.report(c) }
+
+// report adds the counts to c.
+func (st mixStats) report(c *Counters) {
+	c.Add("server.wasted", int64(st.Wasted))
+	c.Add("server.wasted_time", int64(st.WastedTime))
+	c.Add("server.wasted_output_tokens", st.WastedOutputTokens)
+}

@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,21 +25,21 @@ func TestErrorMixRules(t *testing.T) {
 		m     *ErrorMix
 		req   Request
 		want  Response
-		stats ServerStats
+		stats mixStats
 	}{
-		{"never fails", FailWithProbability(0, overloaded, Fixed(300*ms)), Request{}, Response{At: 300 * ms}, ServerStats{}},
-		{"always fails", FailWithProbability(1, overloaded, Fixed(300*ms)), Request{}, Response{Outcome: overloaded.Outcome(), At: 300 * ms}, ServerStats{}},
+		{"never fails", FailWithProbability(0, overloaded, Fixed(300*ms)), Request{}, Response{At: 300 * ms}, mixStats{}},
+		{"always fails", FailWithProbability(1, overloaded, Fixed(300*ms)), Request{}, Response{Outcome: overloaded.Outcome(), At: 300 * ms}, mixStats{}},
 		{"fail latency", &ErrorMix{Phases: []MixPhase{{Outcomes: []MixOutcome{{P: 1, Reject: limited2s}}}}, Latency: Fixed(300 * ms), FailLatency: Fixed(10 * ms)},
-			Request{}, Response{Outcome: limited2s.Outcome(), At: 10 * ms}, ServerStats{}},
+			Request{}, Response{Outcome: limited2s.Outcome(), At: 10 * ms}, mixStats{}},
 		// A quarter of the way through a 400 ms stream: 200, capacity, no
 		// wait; a quarter of 1000 output tokens wasted.
 		{"mid-stream", stream, Request{}, Response{Outcome: policies.Outcome{Class: policies.Capacity, Status: 200}, At: 100 * ms},
-			ServerStats{Wasted: 1, WastedTime: 100 * ms, WastedOutputTokens: 250}},
+			mixStats{Wasted: 1, WastedTime: 100 * ms, WastedOutputTokens: 250}},
 		{"mid-stream, request's size", stream, Request{OutputTokens: 10}, Response{Outcome: policies.Outcome{Class: policies.Capacity, Status: 200}, At: 100 * ms},
-			ServerStats{Wasted: 1, WastedTime: 100 * ms, WastedOutputTokens: 2}},
+			mixStats{Wasted: 1, WastedTime: 100 * ms, WastedOutputTokens: 2}},
 		// Only capacity failures are streamed.
 		{"stream, 500", &ErrorMix{Phases: []MixPhase{{Outcomes: []MixOutcome{{P: 1, Reject: internal}}}}, Latency: Fixed(400 * ms), Stream: true},
-			Request{}, Response{Outcome: internal.Outcome(), At: 400 * ms}, ServerStats{}},
+			Request{}, Response{Outcome: internal.Outcome(), At: 400 * ms}, mixStats{}},
 	} {
 		if err := tt.m.Validate(); err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
@@ -47,7 +48,7 @@ func TestErrorMixRules(t *testing.T) {
 		if got := srv.Arrive(0, tt.req); got != tt.want {
 			t.Errorf("%s: response %+v, want %+v", tt.name, got, tt.want)
 		}
-		if got := srv.(StatsReporter).Stats(); got != tt.stats {
+		if got := srv.(*mixState).stats; got != tt.stats {
 			t.Errorf("%s: stats %+v, want %+v", tt.name, got, tt.stats)
 		}
 	}
@@ -115,8 +116,8 @@ func TestErrorMixStreamRunByHand(t *testing.T) {
 		Hooks:  policies.Hooks{OnRetryScheduled: func(e policies.RetryEvent) { seen = append(seen, e.Outcome) }}}
 	r := mustRun(t, c)
 	if r.Completed != 1 || r.LastCompletion != 1600*ms || r.Attempts != 3 ||
-		r.Server != (ServerStats{Wasted: 2, WastedTime: 200 * ms, WastedOutputTokens: 500}) {
-		t.Errorf("completed %d at %v after %d attempts, server %+v", r.Completed, r.LastCompletion, r.Attempts, r.Server)
+		!slices.Equal(r.Counters, countersOf(mixStats{Wasted: 2, WastedTime: 200 * ms, WastedOutputTokens: 500}.report)) {
+		t.Errorf("completed %d at %v after %d attempts, server %+v", r.Completed, r.LastCompletion, r.Attempts, r.Counters)
 	}
 	for _, o := range seen {
 		if o != (policies.Outcome{Class: policies.Capacity, Status: 200}) {

@@ -19,7 +19,7 @@ import (
 //
 // The response is a success at completion; the engine cuts it at the
 // client's attempt timeout or budget end if that comes first (the work is
-// then wasted: ServerStats.Wasted). See docs/scenarios.md for the exact
+// then wasted: the counter server.wasted). See docs/scenarios.md for the exact
 // rules, including how concurrency phases apply.
 type Queue struct {
 	// Concurrency is the number of workers; used when Phases is empty, and
@@ -142,7 +142,7 @@ type queueState struct {
 	waiting  durationHeap  // starts of the requests waiting (only with a queue limit)
 	phase    int           // index of the current phase (with Phases)
 	phaseEnd time.Duration // when the current phase ends; unused in the last
-	stats    ServerStats
+	stats    queueStats
 }
 
 // setWorkers changes the number of workers to n at time at: new workers are
@@ -213,8 +213,38 @@ func (s *queueState) Arrive(now time.Duration, req Request) Response {
 	return Response{At: done}
 }
 
-// Stats returns what the queue counted.
-func (s *queueState) Stats() ServerStats { return s.stats }
+// queueStats is what a queue counts in a run.
+type queueStats struct {
+	// Served counts requests given worker time; BusyTime is the worker
+	// time they took.
+	Served   int
+	BusyTime time.Duration
+	// Wasted counts requests served though their client had stopped
+	// waiting before the response (its attempt timeout or budget end);
+	// WastedTime is the worker time they took.
+	Wasted     int
+	WastedTime time.Duration
+	// Dropped counts requests skipped (DropAbandoned) because their client
+	// had gone before their turn came.
+	Dropped int
+	// QueueFull counts requests rejected because the queue was full.
+	QueueFull int
+}
+
+// ReportCounters reports what the queue counted: server.served,
+// server.busy_time, server.wasted, server.wasted_time, server.dropped and
+// server.queue_full.
+func (s *queueState) ReportCounters(c *Counters) { s.stats.report(c) }
+
+// report adds the counts to c.
+func (st queueStats) report(c *Counters) {
+	c.Add("server.served", int64(st.Served))
+	c.Add("server.busy_time", int64(st.BusyTime))
+	c.Add("server.wasted", int64(st.Wasted))
+	c.Add("server.wasted_time", int64(st.WastedTime))
+	c.Add("server.dropped", int64(st.Dropped))
+	c.Add("server.queue_full", int64(st.QueueFull))
+}
 
 // durationHeap is a binary min-heap of durations.
 type durationHeap []time.Duration

@@ -50,9 +50,9 @@ func TestQueueMetastableWithRetries(t *testing.T) {
 		without := mustRun(t, metastable(seed, 1, &withoutLog))
 		g, g0 := goodput(withLog, window, 12), goodput(withoutLog, window, 12)
 		t.Logf("seed %d: goodput per 10 s, 3 retries: %v; attempts %d for %d operations, completed %d, wasted %d of %d served",
-			seed, g, with.Attempts, with.Clients, with.Completed, with.Server.Wasted, with.Server.Served)
+			seed, g, with.Attempts, with.Clients, with.Completed, counter(with, "server.wasted"), counter(with, "server.served"))
 		t.Logf("seed %d: goodput per 10 s, no retries: %v; completed %d of %d, wasted %d of %d served",
-			seed, g0, without.Completed, without.Clients, without.Server.Wasted, without.Server.Served)
+			seed, g0, without.Completed, without.Clients, counter(without, "server.wasted"), counter(without, "server.served"))
 		for b := 0; b < 2; b++ { // before the trigger: all served
 			if g[b] < 600 || g0[b] < 600 {
 				t.Errorf("seed %d, window %d: goodput %d and %d per 10 s before the trigger, want ~700 each", seed, b, g[b], g0[b])

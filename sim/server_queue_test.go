@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,25 +25,25 @@ func TestQueueRules(t *testing.T) {
 		name  string
 		q     Queue
 		steps []arrival
-		stats ServerStats
+		stats queueStats
 	}{
 		{"two workers, first come first served", Queue{Concurrency: 2, Service: Fixed(100 * ms)},
 			[]arrival{{0, 0, true, 100 * ms}, {0, 0, true, 100 * ms}, {0, 0, true, 200 * ms}, {50 * ms, 0, true, 200 * ms}, {250 * ms, 0, true, 350 * ms}},
-			ServerStats{Served: 5, BusyTime: 500 * ms}},
+			queueStats{Served: 5, BusyTime: 500 * ms}},
 		// One may wait: the third finds the queue full; by 150 ms the
 		// second has started, so the fourth may wait.
 		{"queue limit", Queue{Concurrency: 1, Service: Fixed(100 * ms), QueueLimit: 1, Reject: full, RejectAfter: 10 * ms},
 			[]arrival{{0, 0, true, 100 * ms}, {0, 0, true, 200 * ms}, {0, 0, false, 10 * ms}, {150 * ms, 0, true, 300 * ms}},
-			ServerStats{Served: 3, BusyTime: 300 * ms, QueueFull: 1}},
+			queueStats{Served: 3, BusyTime: 300 * ms, QueueFull: 1}},
 		// The first is served though its client has gone at 50 ms (wasted);
 		// the second's client has gone before its start at 100 ms: skipped,
 		// so the third starts at 100 ms.
 		{"drop abandoned", Queue{Concurrency: 1, Service: Fixed(100 * ms), DropAbandoned: true},
 			[]arrival{{0, 50 * ms, true, 100 * ms}, {10 * ms, 60 * ms, false, 100 * ms}, {20 * ms, 0, true, 200 * ms}},
-			ServerStats{Served: 2, BusyTime: 200 * ms, Wasted: 1, WastedTime: 100 * ms, Dropped: 1}},
+			queueStats{Served: 2, BusyTime: 200 * ms, Wasted: 1, WastedTime: 100 * ms, Dropped: 1}},
 		{"work for clients who left", Queue{Concurrency: 1, Service: Fixed(100 * ms)},
 			[]arrival{{0, 50 * ms, true, 100 * ms}, {10 * ms, 60 * ms, true, 200 * ms}, {20 * ms, 0, true, 300 * ms}},
-			ServerStats{Served: 3, BusyTime: 300 * ms, Wasted: 2, WastedTime: 200 * ms}},
+			queueStats{Served: 3, BusyTime: 300 * ms, Wasted: 2, WastedTime: 200 * ms}},
 		// 2 workers until 1 s, 1 until 2 s, then 3. At 1 s the worker free
 		// soonest (at 0.6 s) goes; the one busy until 1.5 s stays. The request
 		// of 1.1 s waits for a worker until 2 s, when two come, free at once:
@@ -51,16 +52,16 @@ func TestQueueRules(t *testing.T) {
 		{"phases", Queue{Service: Fixed(600 * ms), Phases: []WorkerPhase{{Duration: sec, Concurrency: 2}, {Duration: sec, Concurrency: 1}, {Concurrency: 3}}},
 			[]arrival{{0, 0, true, 600 * ms}, {0, 0, true, 600 * ms}, {900 * ms, 0, true, 1500 * ms}, {sec, 0, true, 2100 * ms},
 				{1100 * ms, 0, true, 2600 * ms}, {2 * sec, 0, true, 2600 * ms}, {2 * sec, 0, true, 2700 * ms}, {2 * sec, 0, true, 3200 * ms}},
-			ServerStats{Served: 8, BusyTime: 8 * 600 * ms}},
+			queueStats{Served: 8, BusyTime: 8 * 600 * ms}},
 		// One worker until 10 ms, then two: the second request, waiting
 		// since 1 ms, takes the new worker when it comes.
 		{"more workers for requests already waiting", Queue{Service: Fixed(100 * ms), Phases: []WorkerPhase{{Duration: 10 * ms, Concurrency: 1}, {Concurrency: 2}}},
 			[]arrival{{0, 0, true, 100 * ms}, {ms, 0, true, 110 * ms}, {2 * ms, 0, true, 200 * ms}},
-			ServerStats{Served: 3, BusyTime: 300 * ms}},
+			queueStats{Served: 3, BusyTime: 300 * ms}},
 		// No worker for 1 s: a request waits for the first.
 		{"no workers at first", Queue{Service: Fixed(100 * ms), Phases: []WorkerPhase{{Duration: sec}, {Duration: sec, Concurrency: 1}, {Concurrency: 1}}},
 			[]arrival{{200 * ms, 0, true, 1100 * ms}, {300 * ms, 0, true, 1200 * ms}},
-			ServerStats{Served: 2, BusyTime: 200 * ms}},
+			queueStats{Served: 2, BusyTime: 200 * ms}},
 	} {
 		if err := tt.q.Validate(); err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
@@ -78,7 +79,7 @@ func TestQueueRules(t *testing.T) {
 				}
 			}
 		}
-		if got := srv.(StatsReporter).Stats(); got != tt.stats {
+		if got := srv.(*queueState).stats; got != tt.stats {
 			t.Errorf("%s: stats %+v, want %+v", tt.name, got, tt.stats)
 		}
 	}
@@ -119,15 +120,15 @@ func TestQueueRunByHand(t *testing.T) {
 			Server: &Queue{Concurrency: 1, Service: Fixed(100 * ms), DropAbandoned: drop},
 			Policy: Policy{Name: "t", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 1, AttemptTimeout: 150 * ms}}}
 		r := mustRun(t, c)
-		want := ServerStats{Served: 3, BusyTime: 300 * ms, Wasted: 2, WastedTime: 200 * ms}
+		want := queueStats{Served: 3, BusyTime: 300 * ms, Wasted: 2, WastedTime: 200 * ms}
 		admitted := 3
 		if drop {
-			want = ServerStats{Served: 2, BusyTime: 200 * ms, Wasted: 1, WastedTime: 100 * ms, Dropped: 1}
+			want = queueStats{Served: 2, BusyTime: 200 * ms, Wasted: 1, WastedTime: 100 * ms, Dropped: 1}
 			admitted = 2
 		}
-		if r.Completed != 1 || r.Latencies[0] != 100*ms || r.GaveUp != 2 || r.Server != want || r.Admitted != admitted || r.Admitted+r.Rejected != 3 {
+		if r.Completed != 1 || r.Latencies[0] != 100*ms || r.GaveUp != 2 || !slices.Equal(r.Counters, countersOf(want.report)) || r.Admitted != admitted || r.Admitted+r.Rejected != 3 {
 			t.Errorf("drop %v: completed %d %v, gave up %d, admitted %d, server %+v; want 1 [100ms], 2, %d, %+v",
-				drop, r.Completed, r.Latencies, r.GaveUp, r.Admitted, r.Server, admitted, want)
+				drop, r.Completed, r.Latencies, r.GaveUp, r.Admitted, r.Counters, admitted, want)
 		}
 	}
 }

@@ -88,7 +88,7 @@ type rateLimitState struct {
 	model   *RateLimit
 	inner   Server
 	buckets [3]bucket // requests, input tokens, output tokens
-	stats   ServerStats
+	stats   rateLimitStats
 }
 
 // bucket is a token bucket in integer units: one token is a minute of
@@ -170,15 +170,23 @@ func (s *rateLimitState) Arrive(now time.Duration, req Request) Response {
 	return s.inner.Arrive(now, req)
 }
 
-// Stats returns the inner model's counts with the rate limit's added.
-func (s *rateLimitState) Stats() ServerStats {
-	var st ServerStats
-	if r, ok := s.inner.(StatsReporter); ok {
-		st = r.Stats()
+// rateLimitStats counts the requests the limits rejected (429) and those
+// that can never fit them (413).
+type rateLimitStats struct{ RateLimited, TooLarge int }
+
+// ReportCounters reports the inner model's counters, then the rate
+// limit's: server.rate_limited and server.too_large.
+func (s *rateLimitState) ReportCounters(c *Counters) {
+	if r, ok := s.inner.(CounterReporter); ok {
+		r.ReportCounters(c)
 	}
-	st.RateLimited += s.stats.RateLimited
-	st.TooLarge += s.stats.TooLarge
-	return st
+	s.stats.report(c)
+}
+
+// report adds the counts to c.
+func (st rateLimitStats) report(c *Counters) {
+	c.Add("server.rate_limited", int64(st.RateLimited))
+	c.Add("server.too_large", int64(st.TooLarge))
 }
 
 // Capacity returns the inner model's capacity capped by the requests per

@@ -27,27 +27,27 @@ func TestRateLimitRules(t *testing.T) {
 		name  string
 		m     RateLimit
 		steps []step
-		stats ServerStats
+		stats rateLimitStats
 	}{
 		// 2 per minute: the third waits for one request's refill, 30 s; at
 		// 10 s, 20 s remain; at 30 s it fits.
 		{"requests", RateLimit{RequestsPerMinute: 2},
 			[]step{{0, 0, 0, policies.Outcome{}}, {0, 0, 0, policies.Outcome{}}, {0, 0, 0, tooManyRequests(30 * sec)},
 				{10 * sec, 0, 0, tooManyRequests(20 * sec)}, {30 * sec, 0, 0, policies.Outcome{}}, {30 * sec, 0, 0, tooManyRequests(30 * sec)}},
-			ServerStats{RateLimited: 3}},
+			rateLimitStats{RateLimited: 3}},
 		// 1000 input tokens per minute, 300 a request (the default): three
 		// fit; the fourth needs 200 more tokens, 12 s of refill; after 6 s,
 		// 100 have come back, so 6 s remain.
 		{"input tokens", RateLimit{InputTokensPerMinute: 1000, InputTokens: 300},
 			[]step{{0, 0, 0, policies.Outcome{}}, {0, 0, 0, policies.Outcome{}}, {0, 0, 0, policies.Outcome{}},
 				{0, 0, 0, tooManyRequests(12 * sec)}, {6 * sec, 0, 0, tooManyRequests(6 * sec)}, {12 * sec, 0, 0, policies.Outcome{}}},
-			ServerStats{RateLimited: 2}},
+			rateLimitStats{RateLimited: 2}},
 		// Rounded up to whole seconds; the longest wait of all limits wins;
 		// a request bigger than a minute's worth never fits.
 		{"output tokens, rounded", RateLimit{RequestsPerMinute: 1000, OutputTokensPerMinute: 700, RetryAfterUnit: sec},
 			[]step{{0, 0, 600, policies.Outcome{}}, {0, 0, 200, tooManyRequests(9 * sec)}, {0, 0, 701, tooLarge}},
-			ServerStats{RateLimited: 1, TooLarge: 1}},
-		{"no limits", RateLimit{}, []step{{0, 1 << 30, 1 << 30, policies.Outcome{}}}, ServerStats{}},
+			rateLimitStats{RateLimited: 1, TooLarge: 1}},
+		{"no limits", RateLimit{}, []step{{0, 1 << 30, 1 << 30, policies.Outcome{}}}, rateLimitStats{}},
 	} {
 		tt.m.Inner = admitAll(0)
 		if err := tt.m.Validate(); err != nil {
@@ -59,7 +59,7 @@ func TestRateLimitRules(t *testing.T) {
 				t.Errorf("%s: step %d at %v: %+v, want %+v at once", tt.name, i, s.at, got, s.want)
 			}
 		}
-		if got := srv.(StatsReporter).Stats(); got != tt.stats {
+		if got := srv.(*rateLimitState).stats; got != tt.stats {
 			t.Errorf("%s: stats %+v, want %+v", tt.name, got, tt.stats)
 		}
 	}
@@ -77,8 +77,8 @@ func TestRateLimitRunByHand(t *testing.T) {
 		Server: recorder{&RateLimit{RequestsPerMinute: 60, Inner: admitAll(100 * ms)}, &log},
 		Policy: Policy{Name: "gated", Coordinators: []policies.Spec{policies.GateConfig{}}, Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 5}}}
 	r := mustRun(t, c)
-	if r.Completed != 62 || r.Attempts != 65 || r.LastCompletion != 2100*ms || r.Server.RateLimited != 3 {
-		t.Errorf("completed %d, attempts %d, last at %v, rate limited %d", r.Completed, r.Attempts, r.LastCompletion, r.Server.RateLimited)
+	if r.Completed != 62 || r.Attempts != 65 || r.LastCompletion != 2100*ms || counter(r, "server.rate_limited") != 3 {
+		t.Errorf("completed %d, attempts %d, last at %v, rate limited %d", r.Completed, r.Attempts, r.LastCompletion, counter(r, "server.rate_limited"))
 	}
 	var late []time.Duration
 	for _, e := range log[60:] {

@@ -36,7 +36,7 @@ func (m ResumeMode) String() string {
 // [0, Spread) from operation s's start stream when Spread > 0.
 // It implements Chained (operations 0 … Sessions-1 are the sessions' first
 // calls; later ones are numbered in the order they start) and reports
-// SessionStats.
+// its sessions as counters (sessions.completed and the rest).
 type AgentSessions struct {
 	Sessions int
 	Turns    int
@@ -118,7 +118,7 @@ type sessionChain struct {
 	repeats []int32      // session → failed calls recovered from
 	tried   []int32      // session → the highest turn it has tried
 	next    int          // the next operation to start
-	stats   SessionStats
+	stats   sessionStats
 }
 
 func (c *sessionChain) Leaders() int { return c.w.Sessions }
@@ -174,5 +174,37 @@ func (c *sessionChain) Tokens(i int) (input, output int) {
 	return c.w.InputTokens + int(c.turn[i])*c.w.InputGrowth, c.w.OutputTokens
 }
 
-// Sessions returns the run's session counts.
-func (c *sessionChain) Sessions() SessionStats { return c.stats }
+// sessionStats counts the sessions of a run.
+type sessionStats struct {
+	// Started, Completed and Failed count sessions: Failed ones ran out of
+	// repeats (or had none) when a call gave up.
+	Started, Completed, Failed int
+	// Resumed counts failed calls after which the session went on (by
+	// repeating the turn, or by restarting).
+	Resumed int
+	// TurnsRepeated counts model calls that ran a turn the session had
+	// already run or tried: the repeated turn itself, and with restarts
+	// every turn run again.
+	TurnsRepeated int
+	// TokensWasted counts the input and output tokens of completed calls
+	// whose work the session lost: the turns before the failed one, when
+	// the session restarts or fails. (A repeated turn loses no completed
+	// call; tokens of the failed calls themselves are the server's to
+	// count, as server.wasted_output_tokens.)
+	TokensWasted int64
+}
+
+// ReportCounters reports the run's session counts: sessions.started,
+// sessions.completed, sessions.failed, sessions.resumed,
+// sessions.turns_repeated and sessions.tokens_wasted.
+func (c *sessionChain) ReportCounters(cs *Counters) { c.stats.report(cs) }
+
+// report adds the counts to c.
+func (st sessionStats) report(c *Counters) {
+	c.Add("sessions.started", int64(st.Started))
+	c.Add("sessions.completed", int64(st.Completed))
+	c.Add("sessions.failed", int64(st.Failed))
+	c.Add("sessions.resumed", int64(st.Resumed))
+	c.Add("sessions.turns_repeated", int64(st.TurnsRepeated))
+	c.Add("sessions.tokens_wasted", st.TokensWasted)
+}

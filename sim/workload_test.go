@@ -40,11 +40,10 @@ func (s *recorderState) Arrive(now time.Duration, req Request) Response {
 	return res
 }
 
-func (s *recorderState) Stats() ServerStats {
-	if r, ok := s.inner.(StatsReporter); ok {
-		return r.Stats()
+func (s *recorderState) ReportCounters(c *Counters) {
+	if r, ok := s.inner.(CounterReporter); ok {
+		r.ReportCounters(c)
 	}
-	return ServerStats{}
 }
 
 // admitAll answers every request with a success after d.
@@ -190,8 +189,8 @@ func TestClosedLoopByHand(t *testing.T) {
 	if want := []time.Duration{100 * ms, 200 * ms, 300 * ms, 300 * ms, 300 * ms, 300 * ms}; !slices.Equal(r.Latencies, want) || r.Clients != 6 {
 		t.Errorf("latencies %v (%d operations), want %v", r.Latencies, r.Clients, want)
 	}
-	if r.LastCompletion != 600*ms || r.Server.Served != 6 || r.Server.BusyTime != 600*ms {
-		t.Errorf("last completion %v, server %+v", r.LastCompletion, r.Server)
+	if r.LastCompletion != 600*ms || counter(r, "server.served") != 6 || counter(r, "server.busy_time") != int64(600*ms) {
+		t.Errorf("last completion %v, server %+v", r.LastCompletion, r.Counters)
 	}
 }
 
@@ -239,15 +238,15 @@ func TestAgentSessionsByHand(t *testing.T) {
 		repeats    int
 		arrivals   []time.Duration
 		turnTokens []int // input tokens of each call
-		sessions   SessionStats
+		sessions   sessionStats
 		last       time.Duration
 	}{
 		{ResumeTurn, 2, []time.Duration{0, 100 * ms, 200 * ms, 1300 * ms}, []int{100, 150, 200, 200},
-			SessionStats{Started: 1, Completed: 1, Resumed: 1, TurnsRepeated: 1}, 1400 * ms},
+			sessionStats{Started: 1, Completed: 1, Resumed: 1, TurnsRepeated: 1}, 1400 * ms},
 		{ResumeRestart, 2, []time.Duration{0, 100 * ms, 200 * ms, 1300 * ms, 1400 * ms, 1500 * ms}, []int{100, 150, 200, 100, 150, 200},
-			SessionStats{Started: 1, Completed: 1, Resumed: 1, TurnsRepeated: 3, TokensWasted: (100 + 10) + (150 + 10)}, 1600 * ms},
+			sessionStats{Started: 1, Completed: 1, Resumed: 1, TurnsRepeated: 3, TokensWasted: (100 + 10) + (150 + 10)}, 1600 * ms},
 		{ResumeTurn, 0, []time.Duration{0, 100 * ms, 200 * ms}, []int{100, 150, 200},
-			SessionStats{Started: 1, Failed: 1, TokensWasted: (100 + 10) + (150 + 10)}, 200 * ms},
+			sessionStats{Started: 1, Failed: 1, TokensWasted: (100 + 10) + (150 + 10)}, 200 * ms},
 	} {
 		var log []exchange
 		w := &AgentSessions{Sessions: 1, Turns: 3, Resume: tt.resume, Pause: sec, MaxRepeats: tt.repeats, InputTokens: 100, InputGrowth: 50, OutputTokens: 10}
@@ -259,10 +258,10 @@ func TestAgentSessionsByHand(t *testing.T) {
 				t.Errorf("%v: output tokens %d, want 10", tt.resume, e.req.OutputTokens)
 			}
 		}
-		if !slices.Equal(arrivals(log), tt.arrivals) || !slices.Equal(tokens, tt.turnTokens) || r.Sessions != tt.sessions ||
+		if !slices.Equal(arrivals(log), tt.arrivals) || !slices.Equal(tokens, tt.turnTokens) || !slices.Equal(r.Counters, countersOf(tt.sessions.report)) ||
 			r.LastCompletion != tt.last || r.Clients != len(tt.arrivals) || r.GaveUp != 1 {
 			t.Errorf("%v, %d repeats: calls at %v with input tokens %v, sessions %+v, last completion %v, %d operations, %d gave up",
-				tt.resume, tt.repeats, arrivals(log), tokens, r.Sessions, r.LastCompletion, r.Clients, r.GaveUp)
+				tt.resume, tt.repeats, arrivals(log), tokens, r.Counters, r.LastCompletion, r.Clients, r.GaveUp)
 		}
 	}
 }
@@ -275,11 +274,11 @@ func TestAgentSessionsCountsAddUp(t *testing.T) {
 		c := Config{Seed: 4, Server: &CapacityWindows{ResponseTime: Fixed(100 * ms), Phases: []Phase{{Admit: 50, Window: sec, Reject: overloaded}}},
 			Workload: w, Policy: Policy{Name: "fj", Rules: policies.Policy{Backoff: policies.FullJitter{Base: 100 * ms, Factor: 2, Cap: sec}, MaxAttempts: 3}}}
 		r := mustRun(t, c)
-		s := r.Sessions
-		if s.Started != 200 || s.Completed+s.Failed != 200 || s.Failed == 0 || s.Resumed == 0 || r.GaveUp != s.Resumed+s.Failed || r.Completed+r.GaveUp != r.Clients {
-			t.Errorf("%v: sessions %+v, operations %d, completed %d, gave up %d", resume, s, r.Clients, r.Completed, r.GaveUp)
+		n := func(name string) int { return int(counter(r, "sessions."+name)) }
+		if n("started") != 200 || n("completed")+n("failed") != 200 || n("failed") == 0 || n("resumed") == 0 || r.GaveUp != n("resumed")+n("failed") || r.Completed+r.GaveUp != r.Clients {
+			t.Errorf("%v: sessions %+v, operations %d, completed %d, gave up %d", resume, r.Counters, r.Clients, r.Completed, r.GaveUp)
 		}
-		if again := mustRun(t, c); again.Sessions != s || !slices.Equal(again.Latencies, r.Latencies) {
+		if again := mustRun(t, c); !slices.Equal(again.Counters, r.Counters) || !slices.Equal(again.Latencies, r.Latencies) {
 			t.Errorf("%v: the same seed gave a different run", resume)
 		}
 	}
