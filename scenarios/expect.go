@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/retrysim/retrysim/schema"
 )
 
 // Expect is one expectation of a scenario file: a bound on a policy's metric
@@ -31,30 +33,30 @@ func (e *Expect) Source() string {
 
 // expectations reads a policy's expect list: strings such as
 // "completed >= 18".
-func (d *decoder) expectations(m *mapping) []Expect {
+func decodeExpectations(d *schema.Decoder, m *schema.Mapping) []Expect {
 	var out []Expect
-	for i, item := range m.sequence("expect") {
-		field := fmt.Sprintf("%s[%d]", m.field("expect"), i)
-		item = resolve(item)
+	for i, item := range m.Sequence("expect") {
+		field := fmt.Sprintf("%s[%d]", m.Field("expect"), i)
+		item = schema.Resolve(item)
 		if item == nil || item.Kind != yaml.ScalarNode || item.Tag != "!!str" {
 			got := "nothing"
 			if item != nil {
-				got = describe(item)
+				got = schema.Describe(item)
 			}
-			d.errorf(item, field, "want an expectation such as \"completed >= 18\" or \"mean(amplification) <= 5\", got %s", got)
+			d.Errorf(item, field, "want an expectation such as \"completed >= 18\" or \"mean(amplification) <= 5\", got %s", got)
 			continue
 		}
 		e, err := ParseExpectation(item.Value)
 		if err != nil {
 			var ee *ExpectationError
 			if errors.As(err, &ee) {
-				d.errorf(item, field, "%s", ee.Msg)
+				d.Errorf(item, field, "%s", ee.Msg)
 			} else {
-				d.errorf(item, field, "%v", err)
+				d.Errorf(item, field, "%v", err)
 			}
 			continue
 		}
-		out = append(out, Expect{Expectation: e, Text: item.Value, File: d.file, Line: item.Line, Column: item.Column, node: item, field: field})
+		out = append(out, Expect{Expectation: e, Text: item.Value, File: d.File, Line: item.Line, Column: item.Column, node: item, field: field})
 	}
 	return out
 }

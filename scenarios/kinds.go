@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -167,7 +168,7 @@ func forPolicies(set func(p *sim.Policy, v int64) bool) func(s *Scenario, v int6
 // decode and describe it, and how to tell that a policies.Backoff is one.
 type backoffKind struct {
 	*Kind
-	decode   func(m *mapping) policies.Backoff
+	decode   func(m *schema.Mapping) policies.Backoff
 	is       func(b policies.Backoff) bool
 	describe func(b policies.Backoff) string
 	// refuse says why a field of another backoff is not one of this one.
@@ -191,12 +192,12 @@ type backoffParam[B policies.Backoff] struct {
 
 // registerBackoff registers a backoff kind whose values are of type B.
 // check may be nil.
-func registerBackoff[B policies.Backoff](name, about string, fields []string, decode func(m *mapping) B,
+func registerBackoff[B policies.Backoff](name, about string, fields []string, decode func(m *schema.Mapping) B,
 	describe func(b B) string, refuse func(field string) string, check func(b B) (string, error),
 	minWait func(b B) time.Duration, ps ...backoffParam[B]) {
 	k := &backoffKind{
 		Kind:     registerKind(&Kind{Category: Backoffs, Name: name, About: about, Fields: fields}),
-		decode:   func(m *mapping) policies.Backoff { return decode(m) },
+		decode:   func(m *schema.Mapping) policies.Backoff { return decode(m) },
 		is:       func(b policies.Backoff) bool { _, ok := b.(B); return ok },
 		describe: func(b policies.Backoff) string { return describe(b.(B)) },
 		refuse:   refuse,
@@ -278,7 +279,7 @@ type preset struct {
 	coordinators []string
 	// apply, if set, gives the preset's own defaults (backoff parameters,
 	// attempts, control settings) to what the policy did not set itself.
-	apply func(m *mapping, p *sim.Policy)
+	apply func(m *schema.Mapping, p *sim.Policy)
 }
 
 var presets []*preset
@@ -328,7 +329,7 @@ func knownType(name string) bool { return lookupBackoff(name) != nil || lookupPr
 // what it does ("" when the policy does not have it).
 type coordinatorKind struct {
 	*Kind
-	decode   func(d *decoder, m *mapping, p *sim.Policy, on bool)
+	decode   func(d *schema.Decoder, m *schema.Mapping, p *sim.Policy, on bool)
 	describe func(p *sim.Policy) string
 	// is reports whether a spec of sim.Policy.Coordinators is this kind's
 	// (nil for a kind that is not a coordinator spec: the fallback).
@@ -435,7 +436,7 @@ func DescribeCoordination(p *sim.Policy) string {
 // registered, is the default.
 type serverKind struct {
 	*Kind
-	decode func(d *decoder, m *mapping, path string) sim.ServerModel
+	decode func(d *schema.Decoder, m *schema.Mapping, path string) sim.ServerModel
 	is     func(s sim.ServerModel) bool
 	// describe returns a table of the model's rules for the HTML report.
 	describe func(s sim.ServerModel) Table
@@ -460,7 +461,7 @@ var serverKinds []*serverKind
 
 // serverFuncs are the functions of a server kind whose models are of type M.
 type serverFuncs[M sim.ServerModel] struct {
-	decode      func(d *decoder, m *mapping, path string) M
+	decode      func(d *schema.Decoder, m *schema.Mapping, path string) M
 	describe    func(s M) Table
 	minResponse func(s M) time.Duration
 	instant     func(s M) bool
@@ -481,7 +482,7 @@ func registerServer[M sim.ServerModel](k *Kind, f serverFuncs[M], ps ...serverPa
 	k.Category = Servers
 	sk := &serverKind{
 		Kind:     registerKind(k),
-		decode:   func(d *decoder, m *mapping, path string) sim.ServerModel { return f.decode(d, m, path) },
+		decode:   func(d *schema.Decoder, m *schema.Mapping, path string) sim.ServerModel { return f.decode(d, m, path) },
 		is:       func(s sim.ServerModel) bool { _, ok := s.(M); return ok },
 		describe: func(s sim.ServerModel) Table { return f.describe(s.(M)) },
 		minResponse: func(s sim.ServerModel) time.Duration {
@@ -558,7 +559,7 @@ func serverParts(s sim.ServerModel) []sim.ServerModel {
 // scenario's clients mapping; burst, the first registered, is the default.
 type workloadKind struct {
 	*Kind
-	decode   func(d *decoder, m *mapping, path string) sim.Workload
+	decode   func(d *schema.Decoder, m *schema.Mapping, path string) sim.Workload
 	is       func(w sim.Workload) bool
 	describe func(w sim.Workload) string
 	metrics  func(w sim.Workload) []string
@@ -570,7 +571,7 @@ var workloadKinds []*workloadKind
 // workloadFuncs are the functions of a workload kind whose values are of
 // type W.
 type workloadFuncs[W sim.Workload] struct {
-	decode   func(d *decoder, m *mapping, path string) W
+	decode   func(d *schema.Decoder, m *schema.Mapping, path string) W
 	describe func(w W) string
 	metrics  func(w W) []string
 	clone    func(w W) W
@@ -589,7 +590,7 @@ func registerWorkload[W sim.Workload](k *Kind, f workloadFuncs[W], ps ...workloa
 	k.Category = Workloads
 	wk := &workloadKind{
 		Kind:     registerKind(k),
-		decode:   func(d *decoder, m *mapping, path string) sim.Workload { return f.decode(d, m, path) },
+		decode:   func(d *schema.Decoder, m *schema.Mapping, path string) sim.Workload { return f.decode(d, m, path) },
 		is:       func(w sim.Workload) bool { _, ok := w.(W); return ok },
 		describe: func(w sim.Workload) string { return f.describe(w.(W)) },
 		metrics: func(w sim.Workload) []string {

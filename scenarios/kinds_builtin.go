@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -28,14 +29,14 @@ func init() {
 var ceilingFields = []string{"base", "factor", "cap"}
 
 // decodeCeiling reads base, factor and cap; withFactor false refuses factor.
-func decodeCeiling(m *mapping) policies.Ceiling {
+func decodeCeiling(m *schema.Mapping) policies.Ceiling {
 	c := policies.Ceiling{
-		Base:   m.duration("base", DefaultBase),
-		Factor: m.number("factor", DefaultFactor, 1, 1000),
-		Cap:    m.duration("cap", DefaultCap),
+		Base:   m.Duration("base", DefaultBase),
+		Factor: m.Number("factor", DefaultFactor, 1, 1000),
+		Cap:    m.Duration("cap", DefaultCap),
 	}
 	if field, err := checkCeiling(c); err != nil {
-		m.errorf(field, "%v", err)
+		m.Errorf(field, "%v", err)
 	}
 	return c
 }
@@ -79,7 +80,7 @@ func firstCeiling(base, cap time.Duration) time.Duration {
 // minWait gives its smallest wait from the first retry's ceiling.
 func ceilingBackoff[B ceilingType](name, about, shape string, minWait func(first time.Duration) time.Duration) {
 	registerBackoff(name, about, ceilingFields,
-		func(m *mapping) B { return B(decodeCeiling(m)) },
+		func(m *schema.Mapping) B { return B(decodeCeiling(m)) },
 		func(b B) string {
 			c := policies.Ceiling(b)
 			return fmt.Sprintf(shape, c.Cap, c.Base, strconv.FormatFloat(c.Factor, 'g', -1, 64))
@@ -96,8 +97,8 @@ func ceilingBackoff[B ceilingType](name, about, shape string, minWait func(first
 
 func registerBackoffs() {
 	registerBackoff("immediate", "retry after a fixed short wait (delay, default 100ms)", []string{"delay"},
-		func(m *mapping) policies.Constant {
-			return policies.Constant{Wait: m.duration("delay", DefaultImmediate)}
+		func(m *schema.Mapping) policies.Constant {
+			return policies.Constant{Wait: m.Duration("delay", DefaultImmediate)}
 		},
 		func(b policies.Constant) string { return fmt.Sprintf("fixed %v", b.Wait) },
 		func(string) string { return "the immediate policy has only a delay" },
@@ -113,7 +114,7 @@ func registerBackoffs() {
 	ceilingBackoff[policies.EqualJitter]("equal-jitter", "half the ceiling plus uniform(0, half)", "equal jitter over min(%v, %v·%s^n)",
 		func(first time.Duration) time.Duration { return first / 2 })
 	registerBackoff("decorrelated-jitter", "min(cap, uniform(base, 3·previous wait))", []string{"base", "cap"},
-		func(m *mapping) policies.DecorrelatedJitter {
+		func(m *schema.Mapping) policies.DecorrelatedJitter {
 			c := decodeCeiling(m)
 			return policies.DecorrelatedJitter{Base: c.Base, Cap: c.Cap}
 		},
@@ -144,8 +145,8 @@ func registerCoordinators() {
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: "gate", Fields: []string{"gate"},
 			About: "gate: true holds every client while a server-given retry-after runs (on for gated)"}),
-		decode: func(_ *decoder, m *mapping, p *sim.Policy, on bool) {
-			if m.boolean("gate", on) {
+		decode: func(_ *schema.Decoder, m *schema.Mapping, p *sim.Policy, on bool) {
+			if m.Boolean("gate", on) {
 				setSpec(p, policies.GateConfig{})
 			}
 		},
@@ -160,9 +161,9 @@ func registerCoordinators() {
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: "throttle", Fields: []string{"throttle"}, Params: []*Param{paramThrottle},
 			About: "throttle: {rate, per, max_queue} spaces every start at rate per period"}),
-		decode: func(d *decoder, m *mapping, p *sim.Policy, _ bool) {
-			if n := m.get("throttle"); n != nil {
-				setSpec(p, d.throttle(n, m.field("throttle")))
+		decode: func(d *schema.Decoder, m *schema.Mapping, p *sim.Policy, _ bool) {
+			if n := m.Get("throttle"); n != nil {
+				setSpec(p, decodeThrottle(d, n, m.Field("throttle")))
 			}
 		},
 		describe: func(p *sim.Policy) string {
@@ -190,16 +191,16 @@ func registerCoordinators() {
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: "max_in_flight", Fields: []string{"max_in_flight", "max_queue"},
 			About: "max_in_flight: N bounds the attempts in flight; max_queue: M bounds those waiting"}),
-		decode: func(_ *decoder, m *mapping, p *sim.Policy, _ bool) {
-			if !m.has("max_in_flight") {
-				if m.has("max_queue") {
-					m.errorf("max_queue", "bounds the queue of max_in_flight, which is not set")
+		decode: func(_ *schema.Decoder, m *schema.Mapping, p *sim.Policy, _ bool) {
+			if !m.Has("max_in_flight") {
+				if m.Has("max_queue") {
+					m.Errorf("max_queue", "bounds the queue of max_in_flight, which is not set")
 				}
 				return
 			}
 			setSpec(p, policies.LimitConfig{
-				MaxInFlight: int(m.integer("max_in_flight", 1, 1, 1<<31-1)),
-				MaxQueue:    int(m.integer("max_queue", 0, 0, 1<<31-1)),
+				MaxInFlight: int(m.Integer("max_in_flight", 1, 1, 1<<31-1)),
+				MaxQueue:    int(m.Integer("max_queue", 0, 0, 1<<31-1)),
 			})
 		},
 		describe: func(p *sim.Policy) string {
@@ -218,17 +219,17 @@ func registerCoordinators() {
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: "fallback", Fields: []string{"fallback"},
 			About: "fallback: {after, sticky} moves an operation to the fallback model after capacity failures"}),
-		decode: func(d *decoder, m *mapping, p *sim.Policy, _ bool) {
-			n := m.get("fallback")
+		decode: func(d *schema.Decoder, m *schema.Mapping, p *sim.Policy, _ bool) {
+			n := m.Get("fallback")
 			if n == nil {
 				return
 			}
-			fm := d.mapping(n, m.field("fallback"))
+			fm := d.Mapping(n, m.Field("fallback"))
 			p.Fallback = &sim.Fallback{
-				After:  int(fm.integer("after", 0, 0, 1<<31-1)),
-				Sticky: fm.boolean("sticky", false),
+				After:  int(fm.Integer("after", 0, 0, 1<<31-1)),
+				Sticky: fm.Boolean("sticky", false),
 			}
-			fm.finish("after", "sticky")
+			fm.Finish()
 		},
 		describe: func(p *sim.Policy) string {
 			f := p.Fallback

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -14,27 +15,25 @@ import (
 func registerControls() {
 	registerControl("breaker", "a circuit breaker", "breaker: {consecutive_failures, failure_ratio, min_requests, window, open_for, max_open_for, probes} opens after failures and rejects locally (circuit_open)",
 		false,
-		func(m *mapping) policies.BreakerConfig {
+		func(m *schema.Mapping) policies.BreakerConfig {
 			return policies.BreakerConfig{
-				ConsecutiveFailures: int(m.integer("consecutive_failures", 0, 0, 1<<31-1)),
-				FailureRatio:        m.number("failure_ratio", 0, 0, 1),
-				MinRequests:         int(m.integer("min_requests", 0, 0, 1<<31-1)),
-				Window:              m.duration("window", 0),
-				OpenFor:             m.duration("open_for", 0),
-				MaxOpenFor:          m.duration("max_open_for", 0),
-				Probes:              int(m.integer("probes", 0, 0, 1<<31-1)),
+				ConsecutiveFailures: int(m.Integer("consecutive_failures", 0, 0, 1<<31-1)),
+				FailureRatio:        m.Number("failure_ratio", 0, 0, 1),
+				MinRequests:         int(m.Integer("min_requests", 0, 0, 1<<31-1)),
+				Window:              m.Duration("window", 0),
+				OpenFor:             m.Duration("open_for", 0),
+				MaxOpenFor:          m.Duration("max_open_for", 0),
+				Probes:              int(m.Integer("probes", 0, 0, 1<<31-1)),
 			}
 		},
-		[]string{"consecutive_failures", "failure_ratio", "min_requests", "window", "open_for", "max_open_for", "probes"},
 		func(c policies.BreakerConfig) string {
 			return fmt.Sprintf("circuit breaker (%d in a row, ratio %g)", c.ConsecutiveFailures, c.FailureRatio)
 		})
 	registerControl("adaptive_throttle", "adaptive throttling", "adaptive_throttle: {k, window} rejects locally with probability (requests − k·accepts)/(requests + 1) (throttled)",
 		false,
-		func(m *mapping) policies.AdaptiveThrottleConfig {
-			return policies.AdaptiveThrottleConfig{K: m.number("k", 0, 0, math.MaxFloat64), Window: m.duration("window", 0)}
+		func(m *schema.Mapping) policies.AdaptiveThrottleConfig {
+			return policies.AdaptiveThrottleConfig{K: m.Number("k", 0, 0, math.MaxFloat64), Window: m.Duration("window", 0)}
 		},
-		[]string{"k", "window"},
 		func(c policies.AdaptiveThrottleConfig) string {
 			if c.K == 0 {
 				c.K = 2
@@ -43,21 +42,19 @@ func registerControls() {
 		})
 	registerControl("retry_throttling", "gRPC retry throttling", "retry_throttling: {max_tokens, token_ratio} is gRPC's retry throttling (budget)",
 		false,
-		func(m *mapping) policies.RetryThrottlingConfig {
-			return policies.RetryThrottlingConfig{MaxTokens: int(m.integer("max_tokens", 0, 0, 1000)), TokenRatio: m.number("token_ratio", 0, 0, math.MaxFloat64)}
+		func(m *schema.Mapping) policies.RetryThrottlingConfig {
+			return policies.RetryThrottlingConfig{MaxTokens: int(m.Integer("max_tokens", 0, 0, 1000)), TokenRatio: m.Number("token_ratio", 0, 0, math.MaxFloat64)}
 		},
-		[]string{"max_tokens", "token_ratio"},
 		func(c policies.RetryThrottlingConfig) string { return "gRPC retry throttling" })
 	registerControl("ratio_budget", "a retry budget", "ratio_budget: {percent, min_per_second, window} allows retries up to a share of requests (budget)",
 		false,
-		func(m *mapping) policies.RatioBudgetConfig {
+		func(m *schema.Mapping) policies.RatioBudgetConfig {
 			return policies.RatioBudgetConfig{
-				Percent:      int(m.integer("percent", 0, -1, 1<<31-1)),
-				MinPerSecond: int(m.integer("min_per_second", 0, -1, 1<<31-1)),
-				Window:       m.duration("window", 0),
+				Percent:      int(m.Integer("percent", 0, -1, 1<<31-1)),
+				MinPerSecond: int(m.Integer("min_per_second", 0, -1, 1<<31-1)),
+				Window:       m.Duration("window", 0),
 			}
 		},
-		[]string{"percent", "min_per_second", "window"},
 		func(c policies.RatioBudgetConfig) string {
 			if c.Percent == 0 {
 				c.Percent = 20
@@ -66,12 +63,11 @@ func registerControls() {
 		})
 	registerControl("retry_quota", "a retry quota", "retry_quota: {capacity, retry_cost, timeout_retry_cost, throttle_retry_cost, success_refund} is the AWS SDKs' retry token bucket (budget)",
 		false,
-		func(m *mapping) policies.RetryQuotaConfig {
-			n := func(k string) int { return int(m.integer(k, 0, 0, 1<<31-1)) }
+		func(m *schema.Mapping) policies.RetryQuotaConfig {
+			n := func(k string) int { return int(m.Integer(k, 0, 0, 1<<31-1)) }
 			return policies.RetryQuotaConfig{Capacity: n("capacity"), RetryCost: n("retry_cost"), TimeoutRetryCost: n("timeout_retry_cost"),
 				ThrottleRetryCost: n("throttle_retry_cost"), SuccessRefund: n("success_refund")}
 		},
-		[]string{"capacity", "retry_cost", "timeout_retry_cost", "throttle_retry_cost", "success_refund"},
 		func(c policies.RetryQuotaConfig) string {
 			if c.Capacity == 0 {
 				c.Capacity = 500
@@ -80,26 +76,25 @@ func registerControls() {
 		})
 	registerControl("cubic_rate", "an adaptive send rate", "cubic_rate: {beta, scale, smoothing, min_fill_rate, throttle_on_capacity} is the AWS SDKs' adaptive send-rate limiter",
 		true,
-		func(m *mapping) policies.CubicRateConfig {
+		func(m *schema.Mapping) policies.CubicRateConfig {
 			return policies.CubicRateConfig{
-				Beta:               m.number("beta", 0, 0, 0.999999),
-				Scale:              m.number("scale", 0, 0, math.MaxFloat64),
-				Smoothing:          m.number("smoothing", 0, 0, 1),
-				MinFillRate:        m.number("min_fill_rate", 0, 0, math.MaxFloat64),
-				ThrottleOnCapacity: m.boolean("throttle_on_capacity", false),
+				Beta:               m.Number("beta", 0, 0, 0.999999),
+				Scale:              m.Number("scale", 0, 0, math.MaxFloat64),
+				Smoothing:          m.Number("smoothing", 0, 0, 1),
+				MinFillRate:        m.Number("min_fill_rate", 0, 0, math.MaxFloat64),
+				ThrottleOnCapacity: m.Boolean("throttle_on_capacity", false),
 			}
 		},
-		[]string{"beta", "scale", "smoothing", "min_fill_rate", "throttle_on_capacity"},
 		func(c policies.CubicRateConfig) string { return c.String() })
 }
 
 // registerControl registers one control whose config, a spec of type C,
 // a policy lists among its coordinators; noun names it in a sentence.
-func registerControl[C policies.Spec](name, noun, about string, paces bool, decode func(*mapping) C, fields []string, describe func(C) string) {
+func registerControl[C policies.Spec](name, noun, about string, paces bool, decode func(*schema.Mapping) C, describe func(C) string) {
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: name, Fields: []string{name}, About: about}),
-		decode: func(d *decoder, m *mapping, p *sim.Policy, on bool) {
-			n := m.get(name)
+		decode: func(d *schema.Decoder, m *schema.Mapping, p *sim.Policy, on bool) {
+			n := m.Get(name)
 			if n == nil {
 				if _, ok := specOf[C](p); on && !ok {
 					var zero C
@@ -107,9 +102,9 @@ func registerControl[C policies.Spec](name, noun, about string, paces bool, deco
 				}
 				return
 			}
-			cm := d.mapping(n, m.field(name))
+			cm := d.Mapping(n, m.Field(name))
 			c := decode(cm)
-			cm.finish(fields...)
+			cm.Finish()
 			setSpec(p, c)
 		},
 		describe: func(p *sim.Policy) string {
@@ -127,37 +122,37 @@ func registerControl[C policies.Spec](name, noun, about string, paces bool, deco
 // decodeRules reads the policy fields of policies.Policy beyond attempts and
 // deadline: attempt_timeout, retry_capacity, retry_mid_stream, retry_by
 // and server_wait.
-func decodeRules(d *decoder, m *mapping, r *policies.Policy) {
-	r.AttemptTimeout = m.duration("attempt_timeout", r.AttemptTimeout)
-	r.NoCapacityRetries = !m.boolean("retry_capacity", !r.NoCapacityRetries)
-	r.NoMidStreamRetries = !m.boolean("retry_mid_stream", !r.NoMidStreamRetries)
-	if m.has("retry_by") {
-		switch by := m.str("retry_by", ""); by {
+func decodeRules(d *schema.Decoder, m *schema.Mapping, r *policies.Policy) {
+	r.AttemptTimeout = m.Duration("attempt_timeout", r.AttemptTimeout)
+	r.NoCapacityRetries = !m.Boolean("retry_capacity", !r.NoCapacityRetries)
+	r.NoMidStreamRetries = !m.Boolean("retry_mid_stream", !r.NoMidStreamRetries)
+	if m.Has("retry_by") {
+		switch by := m.Str("retry_by", ""); by {
 		case "class":
 			r.RetryByStatus = false
 		case "status":
 			r.RetryByStatus = true
 		default:
-			m.errorf("retry_by", "unknown rule %q; choose class (terminal failures are not retried) or status (the SDKs' rule: 408, 409, 429, 5xx and connection errors, x-should-retry where given)", by)
+			m.Errorf("retry_by", "unknown rule %q; choose class (terminal failures are not retried) or status (the SDKs' rule: 408, 409, 429, 5xx and connection errors, x-should-retry where given)", by)
 		}
 	}
-	if n := m.get("server_wait"); n != nil {
-		sm := d.mapping(n, m.field("server_wait"))
-		r.ServerWaitJitter = sm.duration("jitter", r.ServerWaitJitter)
-		r.AtLeastBackoff = sm.boolean("at_least_backoff", r.AtLeastBackoff)
-		r.IgnoreServerWaitAbove = sm.duration("ignore_above", r.IgnoreServerWaitAbove)
-		r.ClampServerWait = sm.duration("clamp_to", r.ClampServerWait)
-		r.FailServerWaitAbove = sm.duration("fail_above", r.FailServerWaitAbove)
+	if n := m.Get("server_wait"); n != nil {
+		sm := d.Mapping(n, m.Field("server_wait"))
+		r.ServerWaitJitter = sm.Duration("jitter", r.ServerWaitJitter)
+		r.AtLeastBackoff = sm.Boolean("at_least_backoff", r.AtLeastBackoff)
+		r.IgnoreServerWaitAbove = sm.Duration("ignore_above", r.IgnoreServerWaitAbove)
+		r.ClampServerWait = sm.Duration("clamp_to", r.ClampServerWait)
+		r.FailServerWaitAbove = sm.Duration("fail_above", r.FailServerWaitAbove)
 		var set []string
 		for _, f := range []string{"ignore_above", "clamp_to", "fail_above"} {
-			if sm.has(f) {
+			if sm.Has(f) {
 				set = append(set, f)
 			}
 		}
 		if len(set) > 1 {
-			sm.errorf(set[1], "give at most one of ignore_above, clamp_to and fail_above (%s is given too)", set[0])
+			sm.Errorf(set[1], "give at most one of ignore_above, clamp_to and fail_above (%s is given too)", set[0])
 		}
-		sm.finish("jitter", "at_least_backoff", "ignore_above", "clamp_to", "fail_above")
+		sm.Finish()
 	}
 }
 

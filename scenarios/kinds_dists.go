@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -17,7 +18,7 @@ type distKind struct {
 	name string
 	// decode reads the distribution from dm, a mapping whose one key is
 	// the kind's name.
-	decode   func(dm *mapping) sim.Distribution
+	decode   func(dm *schema.Mapping) sim.Distribution
 	is       func(d sim.Distribution) bool
 	describe func(d sim.Distribution) string
 	// min is the smallest draw the distribution can give; 0 when it is
@@ -29,10 +30,10 @@ var distKinds []*distKind
 
 // registerDistribution registers a distribution kind whose values are of
 // type D; min may be nil (0).
-func registerDistribution[D sim.Distribution](name string, decode func(dm *mapping) (D, bool), describe func(D) string, min func(D) time.Duration) {
+func registerDistribution[D sim.Distribution](name string, decode func(dm *schema.Mapping) (D, bool), describe func(D) string, min func(D) time.Duration) {
 	distKinds = append(distKinds, &distKind{
 		name: name,
-		decode: func(dm *mapping) sim.Distribution {
+		decode: func(dm *schema.Mapping) sim.Distribution {
 			if d, ok := decode(dm); ok {
 				return d
 			}
@@ -98,75 +99,75 @@ func minDistribution(d sim.Distribution) time.Duration {
 
 func registerDistributions() {
 	registerDistribution("fixed",
-		func(dm *mapping) (sim.Fixed, bool) { return sim.Fixed(dm.duration("fixed", 0)), true },
+		func(dm *schema.Mapping) (sim.Fixed, bool) { return sim.Fixed(dm.Duration("fixed", 0)), true },
 		func(d sim.Fixed) string { return time.Duration(d).String() },
 		func(d sim.Fixed) time.Duration { return max(time.Duration(d), 0) })
 	registerDistribution("exponential",
-		func(dm *mapping) (sim.Exponential, bool) {
-			return sim.Exponential{Mean: dm.duration("exponential", 0)}, true
+		func(dm *schema.Mapping) (sim.Exponential, bool) {
+			return sim.Exponential{Mean: dm.Duration("exponential", 0)}, true
 		},
 		func(d sim.Exponential) string { return fmt.Sprintf("exponential, mean %v", d.Mean) },
 		nil)
 	registerDistribution("lognormal",
-		func(dm *mapping) (sim.LogNormal, bool) {
-			before := dm.d.problems
+		func(dm *schema.Mapping) (sim.LogNormal, bool) {
+			before := dm.Decoder().Problems()
 			lm := distParams(dm, "lognormal", "{median: DURATION, p99: DURATION}")
 			if lm == nil {
 				return sim.LogNormal{}, false
 			}
-			ln := sim.LogNormal{Median: lm.duration("median", 0), P99: lm.duration("p99", 0)}
+			ln := sim.LogNormal{Median: lm.Duration("median", 0), P99: lm.Duration("p99", 0)}
 			switch {
-			case dm.d.problems > before:
-			case !lm.has("median"):
-				lm.errorf("median", "missing: the median draw")
+			case dm.Decoder().Problems() > before:
+			case !lm.Has("median"):
+				lm.Errorf("median", "missing: the median draw")
 			case ln.Median == 0:
-				lm.errorf("median", "must be > 0")
-			case !lm.has("p99"):
-				lm.errorf("p99", "missing: the 99th percentile of the draws (at least the median)")
+				lm.Errorf("median", "must be > 0")
+			case !lm.Has("p99"):
+				lm.Errorf("p99", "missing: the 99th percentile of the draws (at least the median)")
 			case ln.P99 < ln.Median:
-				lm.errorf("p99", "must be at least the median (%v), got %v", ln.Median, ln.P99)
+				lm.Errorf("p99", "must be at least the median (%v), got %v", ln.Median, ln.P99)
 			}
-			lm.finish("median", "p99")
+			lm.Finish()
 			return ln, true
 		},
 		func(d sim.LogNormal) string { return fmt.Sprintf("lognormal, median %v, p99 %v", d.Median, d.P99) },
 		nil)
 	registerDistribution("normal",
-		func(dm *mapping) (sim.FoldedNormal, bool) {
-			before := dm.d.problems
+		func(dm *schema.Mapping) (sim.FoldedNormal, bool) {
+			before := dm.Decoder().Problems()
 			nm := distParams(dm, "normal", "{mean: DURATION, stddev: DURATION}")
 			if nm == nil {
 				return sim.FoldedNormal{}, false
 			}
-			n := sim.FoldedNormal{Mean: nm.duration("mean", 0), StdDev: nm.duration("stddev", 0)}
+			n := sim.FoldedNormal{Mean: nm.Duration("mean", 0), StdDev: nm.Duration("stddev", 0)}
 			switch {
-			case dm.d.problems > before:
-			case !nm.has("mean"):
-				nm.errorf("mean", "missing: the mean of the normal draws (before negative ones are folded)")
-			case !nm.has("stddev"):
-				nm.errorf("stddev", "missing: the standard deviation of the normal draws")
+			case dm.Decoder().Problems() > before:
+			case !nm.Has("mean"):
+				nm.Errorf("mean", "missing: the mean of the normal draws (before negative ones are folded)")
+			case !nm.Has("stddev"):
+				nm.Errorf("stddev", "missing: the standard deviation of the normal draws")
 			}
-			nm.finish("mean", "stddev")
+			nm.Finish()
 			return n, true
 		},
 		func(d sim.FoldedNormal) string { return fmt.Sprintf("|normal|, mean %v, stddev %v", d.Mean, d.StdDev) },
 		nil)
 	registerDistribution("uniform",
-		func(dm *mapping) (sim.Uniform, bool) {
-			before := dm.d.problems
-			items := dm.sequence("uniform")
-			if dm.d.problems > before {
+		func(dm *schema.Mapping) (sim.Uniform, bool) {
+			before := dm.Decoder().Problems()
+			items := dm.Sequence("uniform")
+			if dm.Decoder().Problems() > before {
 				return sim.Uniform{}, false
 			}
 			if len(items) != 2 {
-				dm.errorf("uniform", "want [min, max], two durations")
+				dm.Errorf("uniform", "want [min, max], two durations")
 				return sim.Uniform{}, false
 			}
-			field := dm.field("uniform")
-			lo := dm.d.durationItem(items[0], field+"[0]")
-			hi := dm.d.durationItem(items[1], field+"[1]")
-			if dm.d.problems == before && hi < lo {
-				dm.d.errorf(items[1], field+"[1]", "must be at least the min (%v), got %v", lo, hi)
+			field := dm.Field("uniform")
+			lo := dm.Decoder().DurationItem(items[0], field+"[0]")
+			hi := dm.Decoder().DurationItem(items[1], field+"[1]")
+			if dm.Decoder().Problems() == before && hi < lo {
+				dm.Decoder().Errorf(items[1], field+"[1]", "must be at least the min (%v), got %v", lo, hi)
 			}
 			return sim.Uniform{Min: lo, Max: hi}, true
 		},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -24,7 +25,9 @@ func registerServers() {
 	registerServer(&Kind{Name: "capacity-windows", Fields: []string{"response_time", "phases", "fallback_phases", "trace", "window", "reject", "retry_after"},
 		About: "phases of capacity: admit N per window, reject the rest; every response after response_time"},
 		serverFuncs[*sim.CapacityWindows]{
-			decode:      func(d *decoder, m *mapping, path string) *sim.CapacityWindows { return d.capacityWindows(m, path) },
+			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.CapacityWindows {
+				return decodeCapacityWindows(d, m, path)
+			},
 			describe:    describeCapacityWindows,
 			minResponse: func(s *sim.CapacityWindows) time.Duration { return minDistribution(s.ResponseTime) },
 			instant: func(s *sim.CapacityWindows) bool {
@@ -64,7 +67,7 @@ func registerServers() {
 	registerServer(&Kind{Name: "queue", Fields: []string{"concurrency", "phases", "trace", "service", "queue_limit", "reject", "retry_after", "reject_after", "drop_abandoned"},
 		About: "workers serving requests first come, first served: latency grows with load"},
 		serverFuncs[*sim.Queue]{
-			decode:   func(d *decoder, m *mapping, path string) *sim.Queue { return d.queue(m, path) },
+			decode:   func(d *schema.Decoder, m *schema.Mapping, path string) *sim.Queue { return decodeQueue(d, m, path) },
 			describe: describeQueue,
 			minResponse: func(q *sim.Queue) time.Duration {
 				switch {
@@ -107,7 +110,9 @@ func registerServers() {
 	registerServer(&Kind{Name: "error-mix", Fields: []string{"response_time", "fail_response_time", "failures", "phases", "stream", "stream_share", "output_tokens"},
 		About: "every request fails at random with the given probabilities, whatever the load"},
 		serverFuncs[*sim.ErrorMix]{
-			decode:   func(d *decoder, m *mapping, path string) *sim.ErrorMix { return d.errorMix(m, path) },
+			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.ErrorMix {
+				return decodeErrorMix(d, m, path)
+			},
 			describe: describeErrorMix,
 			minResponse: func(e *sim.ErrorMix) time.Duration {
 				least := minDistribution(e.Latency)
@@ -162,7 +167,9 @@ func registerServers() {
 		"input_tokens", "output_tokens", "reject_after", "retry_after_unit", "inner"},
 		About: "an API key's requests and tokens per minute (429 with retry-after) in front of an inner server"},
 		serverFuncs[*sim.RateLimit]{
-			decode:   func(d *decoder, m *mapping, path string) *sim.RateLimit { return d.rateLimit(m, path) },
+			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.RateLimit {
+				return decodeRateLimit(d, m, path)
+			},
 			describe: describeRateLimit,
 			minResponse: func(r *sim.RateLimit) time.Duration {
 				return min(r.RejectAfter, minResponse(r.Inner))
@@ -189,8 +196,8 @@ func registerServers() {
 	registerServer(&Kind{Name: "contention", Fields: []string{"network"},
 		About: "one row under optimistic concurrency: read, then write; a write fails (409) if another committed since the read"},
 		serverFuncs[*sim.Contention]{
-			decode: func(d *decoder, m *mapping, path string) *sim.Contention {
-				return &sim.Contention{Network: m.distribution("network", sim.FoldedNormal{Mean: DefaultNetwork, StdDev: DefaultNetworkStdDev})}
+			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.Contention {
+				return &sim.Contention{Network: distribution(m, "network", sim.FoldedNormal{Mean: DefaultNetwork, StdDev: DefaultNetworkStdDev})}
 			},
 			describe:    describeContention,
 			minResponse: func(c *sim.Contention) time.Duration { return 4 * minDistribution(c.Network) },
@@ -214,11 +221,11 @@ func registerWorkloads() {
 	registerWorkload(&Kind{Name: "burst", Fields: []string{"count", "spread"},
 		About: "count clients, one operation each, starting at once or uniformly over spread"},
 		workloadFuncs[sim.Burst]{
-			decode: func(d *decoder, m *mapping, path string) sim.Burst {
-				if m.node != nil && !m.has("count") {
-					m.errorf("count", "missing: how many clients start an operation")
+			decode: func(d *schema.Decoder, m *schema.Mapping, path string) sim.Burst {
+				if m.Node() != nil && !m.Has("count") {
+					m.Errorf("count", "missing: how many clients start an operation")
 				}
-				return sim.Burst{Clients: int(m.integer("count", 0, 1, MaxClients)), Spread: m.duration("spread", 0)}
+				return sim.Burst{Clients: int(m.Integer("count", 0, 1, MaxClients)), Spread: m.Duration("spread", 0)}
 			},
 			describe: func(w sim.Burst) string {
 				if w.Spread > 0 {
@@ -236,7 +243,9 @@ func registerWorkloads() {
 	registerWorkload(&Kind{Name: "open-loop", Fields: []string{"rate", "rates", "until", "regular", "processes", "input_tokens", "output_tokens"},
 		About: "requests arrive at a rate (Poisson) whatever the server does, until a time; each is one operation"},
 		workloadFuncs[*sim.OpenLoop]{
-			decode:   func(d *decoder, m *mapping, path string) *sim.OpenLoop { return d.openLoop(m, path) },
+			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.OpenLoop {
+				return decodeOpenLoop(d, m, path)
+			},
 			describe: describeOpenLoop,
 			clone: func(w *sim.OpenLoop) *sim.OpenLoop {
 				c := *w
@@ -255,7 +264,9 @@ func registerWorkloads() {
 	registerWorkload(&Kind{Name: "closed-loop", Fields: []string{"workers", "per_worker", "think", "spread", "until", "input_tokens", "output_tokens"},
 		About: "workers each run operations back to back, a think time apart: load follows the server's speed"},
 		workloadFuncs[*sim.ClosedLoop]{
-			decode: func(d *decoder, m *mapping, path string) *sim.ClosedLoop { return d.closedLoop(m, path) },
+			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.ClosedLoop {
+				return decodeClosedLoop(d, m, path)
+			},
 			describe: func(w *sim.ClosedLoop) string {
 				s := fmt.Sprintf("%d workers, up to %d operations each, back to back", w.Workers, w.PerWorker)
 				if w.Think != nil {
@@ -277,7 +288,9 @@ func registerWorkloads() {
 		"input_tokens", "input_growth", "output_tokens"},
 		About: "agent sessions, each a chain of model calls; a failed call repeats its turn or restarts the session"},
 		workloadFuncs[*sim.AgentSessions]{
-			decode:   func(d *decoder, m *mapping, path string) *sim.AgentSessions { return d.agentSessions(m, path) },
+			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.AgentSessions {
+				return decodeAgentSessions(d, m, path)
+			},
 			describe: describeSessions,
 			metrics: func(w *sim.AgentSessions) []string {
 				names := []string{metrics.SessionsCompleted.Name, metrics.SessionsFailed.Name, metrics.SessionsResumed.Name, metrics.SessionsTurnsRepeated.Name}

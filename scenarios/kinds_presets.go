@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -18,16 +19,16 @@ func registerClientPresets() {
 	// server-wait rule (wait: nil honours every wait).
 	sdk := func(name, about string, wait func(r *policies.Policy)) {
 		registerPreset(&preset{name: name, backoff: "sdk-jitter", about: about,
-			apply: func(m *mapping, p *sim.Policy) {
+			apply: func(m *schema.Mapping, p *sim.Policy) {
 				presetBackoff(m, p, policies.SDKJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second})
 				presetAttempts(m, p, 3)
-				if !m.has("retry_by") {
+				if !m.Has("retry_by") {
 					p.Rules.RetryByStatus = true
 				}
-				if !m.has("retry_mid_stream") {
+				if !m.Has("retry_mid_stream") {
 					p.Rules.NoMidStreamRetries = true
 				}
-				if wait != nil && !m.has("server_wait") {
+				if wait != nil && !m.Has("server_wait") {
 					wait(&p.Rules)
 				}
 			}})
@@ -44,51 +45,51 @@ func registerClientPresets() {
 	sdk("openai-node", "npm openai 6.49.0 (the newest for Node 20): as anthropic-sdk-go, every server wait honoured", nil)
 	registerPreset(&preset{name: "aws-standard", backoff: "full-jitter", coordinators: []string{"retry_quota"},
 		about: "AWS SDK standard mode: 3 attempts, full jitter up to min(1 s·2^n, 20 s), a 500-token retry quota",
-		apply: func(m *mapping, p *sim.Policy) {
+		apply: func(m *schema.Mapping, p *sim.Policy) {
 			presetBackoff(m, p, policies.FullJitter{Base: time.Second, Factor: 2, Cap: 20 * time.Second})
 			presetAttempts(m, p, 3)
 		}})
 	registerPreset(&preset{name: "aws-adaptive", backoff: "full-jitter", coordinators: []string{"retry_quota", "cubic_rate"},
 		about: "AWS SDK adaptive mode: standard mode plus the CUBIC client send-rate limiter",
-		apply: func(m *mapping, p *sim.Policy) {
+		apply: func(m *schema.Mapping, p *sim.Policy) {
 			presetBackoff(m, p, policies.FullJitter{Base: time.Second, Factor: 2, Cap: 20 * time.Second})
 			presetAttempts(m, p, 3)
 		}})
 	registerPreset(&preset{name: "grpc-throttled", backoff: "full-jitter", coordinators: []string{"retry_throttling"},
 		about: "gRPC retry policy (4 attempts, 0.1 s to 1 s, full jitter) with retry throttling (10 tokens, ratio 0.1)",
-		apply: func(m *mapping, p *sim.Policy) {
+		apply: func(m *schema.Mapping, p *sim.Policy) {
 			presetBackoff(m, p, policies.FullJitter{Base: 100 * time.Millisecond, Factor: 2, Cap: time.Second})
 			presetAttempts(m, p, 4)
 		}})
 	registerPreset(&preset{name: "sre", backoff: "full-jitter", coordinators: []string{"ratio_budget", "adaptive_throttle"},
 		about: "Google SRE book: 3 attempts, retries at most 10% of requests, adaptive throttling with k = 2",
-		apply: func(m *mapping, p *sim.Policy) {
+		apply: func(m *schema.Mapping, p *sim.Policy) {
 			presetAttempts(m, p, 3)
-			if !m.has("ratio_budget") {
+			if !m.Has("ratio_budget") {
 				setSpec(p, policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1})
 			}
 		}})
 	// Claude Code's retries, in the foreground and in the background.
-	claudeCode := func(m *mapping, p *sim.Policy) {
+	claudeCode := func(m *schema.Mapping, p *sim.Policy) {
 		presetBackoff(m, p, policies.AddedJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 32 * time.Second})
 		presetAttempts(m, p, 11)
-		if !m.has("server_wait") {
+		if !m.Has("server_wait") {
 			p.Rules.FailServerWaitAbove = time.Minute
 		}
 	}
 	registerPreset(&preset{name: "claude-code", backoff: "added-jitter",
 		about: "Claude Code in the foreground: 11 attempts, min(0.5 s·2^n, 32 s) plus up to 25%, a retry-after above 60 s ends the turn, the fallback model after 3 capacity failures",
-		apply: func(m *mapping, p *sim.Policy) {
+		apply: func(m *schema.Mapping, p *sim.Policy) {
 			claudeCode(m, p)
-			if !m.has("fallback") {
+			if !m.Has("fallback") {
 				p.Fallback = &sim.Fallback{After: 3}
 			}
 		}})
 	registerPreset(&preset{name: "claude-code-background", backoff: "added-jitter",
 		about: "Claude Code's background work: as claude-code, but a capacity failure (529) is not retried and there is no fallback",
-		apply: func(m *mapping, p *sim.Policy) {
+		apply: func(m *schema.Mapping, p *sim.Policy) {
 			claudeCode(m, p)
-			if !m.has("retry_capacity") {
+			if !m.Has("retry_capacity") {
 				p.Rules.NoCapacityRetries = true
 			}
 		}})
@@ -108,9 +109,9 @@ func alias(name, of string) {
 
 // presetBackoff gives p the preset's backoff unless the policy chose its
 // own (a backoff field, or base, factor or cap).
-func presetBackoff(m *mapping, p *sim.Policy, b policies.Backoff) {
+func presetBackoff(m *schema.Mapping, p *sim.Policy, b policies.Backoff) {
 	for _, f := range append([]string{"backoff"}, backoffFields()...) {
-		if m.has(f) {
+		if m.Has(f) {
 			return
 		}
 	}
@@ -119,8 +120,8 @@ func presetBackoff(m *mapping, p *sim.Policy, b policies.Backoff) {
 
 // presetAttempts gives p the preset's attempts unless the policy set
 // max_attempts itself.
-func presetAttempts(m *mapping, p *sim.Policy, n int) {
-	if !m.has("max_attempts") {
+func presetAttempts(m *schema.Mapping, p *sim.Policy, n int) {
+	if !m.Has("max_attempts") {
 		p.Rules.MaxAttempts = n
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/retrysim/retrysim/schema"
 )
 
 // aliasBomb is a small file whose aliases multiply: n scenarios share one
@@ -37,14 +39,14 @@ func TestAliasesAreRefusedBeforeDecoding(t *testing.T) {
 	if len(src) > 16<<10 {
 		t.Fatalf("bomb is %d bytes; keep it small", len(src))
 	}
-	d := &decoder{file: "bomb.yaml"}
-	f := d.parse([]byte(src))
-	err := d.err()
+	d := &schema.Decoder{File: "bomb.yaml"}
+	f := decode(d, []byte(src))
+	err := d.Err()
 	if f != nil || err == nil {
 		t.Fatal("alias bomb accepted")
 	}
-	if d.mappings != 0 {
-		t.Errorf("%d mappings decoded; want none once aliases are found", d.mappings)
+	if d.Mappings() != 0 {
+		t.Errorf("%d mappings decoded; want none once aliases are found", d.Mappings())
 	}
 	msg := err.Error()
 	for _, want := range []string{

@@ -16,6 +16,7 @@ import (
 	retrysim "github.com/retrysim/retrysim"
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -125,7 +126,7 @@ func Builtin() (*File, error) {
 // capacity traces it names (trace: file.csv) are read relative to the
 // file's folder.
 func Load(path string) (*File, error) {
-	data, err := readFile(path)
+	data, err := schema.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -166,29 +167,39 @@ func parse(name string, data []byte, dir string, read func(string) ([]byte, erro
 			f, err = nil, &FieldError{File: name, Msg: fmt.Sprintf("cannot parse: %v", r)}
 		}
 	}()
-	d := &decoder{file: name, dir: dir, read: read}
-	f = d.parse(data)
-	if err := d.err(); err != nil {
+	d := &schema.Decoder{File: name, Dir: dir, Read: read}
+	f = decode(d, data)
+	if err := d.Err(); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-func (d *decoder) topLevel(n *yaml.Node) *File {
-	f := &File{Path: d.file}
-	m := d.mapping(n, "")
-	f.Default = m.str("default", "")
-	items := m.sequence("scenarios")
-	if len(items) == 0 && m.get("scenarios") == nil {
-		m.errorf("scenarios", "missing: the file needs a list of scenarios")
+// decode decodes and validates data, recording every problem in d. It
+// returns nil when the YAML itself cannot be read.
+func decode(d *schema.Decoder, data []byte) *File {
+	doc := d.Document(data)
+	if doc == nil {
+		return nil
+	}
+	return decodeTopLevel(d, doc)
+}
+
+func decodeTopLevel(d *schema.Decoder, n *yaml.Node) *File {
+	f := &File{Path: d.File}
+	m := d.Mapping(n, "")
+	f.Default = m.Str("default", "")
+	items := m.Sequence("scenarios")
+	if len(items) == 0 && m.Get("scenarios") == nil {
+		m.Errorf("scenarios", "missing: the file needs a list of scenarios")
 	} else if len(items) == 0 {
-		m.errorf("scenarios", "the list is empty")
+		m.Errorf("scenarios", "the list is empty")
 	}
 	seen := map[string]bool{}
 	for i, item := range items {
-		s := d.scenario(item, fmt.Sprintf("scenarios[%d]", i))
+		s := decodeScenario(d, item, fmt.Sprintf("scenarios[%d]", i))
 		if s.Name != "" && seen[s.Name] {
-			d.errorf(item, fmt.Sprintf("scenarios[%d].name", i), "scenario %q is defined twice", s.Name)
+			d.Errorf(item, fmt.Sprintf("scenarios[%d].name", i), "scenario %q is defined twice", s.Name)
 		}
 		seen[s.Name] = true
 		f.Scenarios = append(f.Scenarios, s)
@@ -196,67 +207,67 @@ func (d *decoder) topLevel(n *yaml.Node) *File {
 	if f.Default == "" && len(f.Scenarios) > 0 {
 		f.Default = f.Scenarios[0].Name
 	} else if f.Default != "" && len(items) > 0 && !seen[f.Default] {
-		m.errorf("default", "no scenario is called %q", f.Default)
+		m.Errorf("default", "no scenario is called %q", f.Default)
 	}
-	m.finish("default", "scenarios")
+	m.Finish()
 	return f
 }
 
-func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
-	m := d.mapping(n, path)
+func decodeScenario(d *schema.Decoder, n *yaml.Node, path string) *Scenario {
+	m := d.Mapping(n, path)
 	s := &Scenario{}
-	s.Name = m.str("name", "")
+	s.Name = m.Str("name", "")
 	if s.Name == "" {
-		m.errorf("name", "missing: every scenario needs a name")
+		m.Errorf("name", "missing: every scenario needs a name")
 	} else if strings.ContainsAny(s.Name, " \t\n,") {
-		m.errorf("name", "must not contain spaces or commas, got %q", s.Name)
+		m.Errorf("name", "must not contain spaces or commas, got %q", s.Name)
 	}
-	s.Description = m.str("description", "")
-	s.Seed = m.unsigned("seed", DefaultSeed)
-	if !m.has("server") {
-		m.errorf("server", "missing: every scenario needs a server")
+	s.Description = m.Str("description", "")
+	s.Seed = m.Unsigned("seed", DefaultSeed)
+	if !m.Has("server") {
+		m.Errorf("server", "missing: every scenario needs a server")
 	}
-	s.Server = d.server(m.get("server"), m.field("server"))
-	if !m.has("clients") {
-		m.errorf("clients", "missing: every scenario needs clients")
+	s.Server = decodeServer(d, m.Get("server"), m.Field("server"))
+	if !m.Has("clients") {
+		m.Errorf("clients", "missing: every scenario needs clients")
 	}
-	if m.has("incident") {
-		s.Incident = d.incident(m.get("incident"), m.field("incident"))
+	if m.Has("incident") {
+		s.Incident = decodeIncident(d, m.Get("incident"), m.Field("incident"))
 	}
 	var limits limits
-	s.Workload, limits = d.clients(m.get("clients"), m.field("clients"))
-	items := m.sequence("policies")
+	s.Workload, limits = decodeClients(d, m.Get("clients"), m.Field("clients"))
+	items := m.Sequence("policies")
 	if len(items) == 0 {
-		m.errorf("policies", "missing: list at least one policy to compare")
+		m.Errorf("policies", "missing: list at least one policy to compare")
 	}
-	s.CheckSeeds = int(m.integer("check_seeds", 0, 1, MaxCheckSeeds))
+	s.CheckSeeds = int(m.Integer("check_seeds", 0, 1, MaxCheckSeeds))
 	seen := map[string]bool{}
 	for i, item := range items {
 		field := fmt.Sprintf("%s.policies[%d]", path, i)
-		p, expect := d.policy(item, field, limits)
+		p, expect := decodePolicy(d, item, field, limits)
 		if p.Name != "" && seen[p.Name] {
-			d.errorf(item, field+".name", "policy %q appears twice in this scenario", p.Name)
+			d.Errorf(item, field+".name", "policy %q appears twice in this scenario", p.Name)
 		}
 		seen[p.Name] = true
 		for _, e := range expect {
 			e.Policy = i
 			s.Expect = append(s.Expect, e)
-			if e.OverSeeds() && !m.has("check_seeds") {
-				d.errorf(e.node, e.field, "%s is a statistic over seeds: set check_seeds on the scenario (how many seeds, from seed %d on)", e.Text, s.Seed)
+			if e.OverSeeds() && !m.Has("check_seeds") {
+				d.Errorf(e.node, e.field, "%s is a statistic over seeds: set check_seeds on the scenario (how many seeds, from seed %d on)", e.Text, s.Seed)
 			}
 		}
 		s.Policies = append(s.Policies, p)
 	}
-	if m.has("check_seeds") && !slices.ContainsFunc(s.Expect, func(e Expect) bool { return e.OverSeeds() }) {
-		m.errorf("check_seeds", "has no effect: no expectation of this scenario takes a statistic over seeds, such as mean(completed)")
+	if m.Has("check_seeds") && !slices.ContainsFunc(s.Expect, func(e Expect) bool { return e.OverSeeds() }) {
+		m.Errorf("check_seeds", "has no effect: no expectation of this scenario takes a statistic over seeds, such as mean(completed)")
 	}
-	if d.problems == 0 {
+	if d.Problems() == 0 {
 		// An optional metric that no part of the scenario reports would
 		// have no value to check.
 		reported := s.Metrics()
 		for _, e := range s.Expect {
 			if m, ok := metrics.Lookup(e.Metric); ok && m.Optional() && !slices.Contains(reported, m) {
-				d.errorf(e.node, e.field, "%s is not reported for this scenario: its server, workload and policies do not count it", e.Metric)
+				d.Errorf(e.node, e.field, "%s is not reported for this scenario: its server, workload and policies do not count it", e.Metric)
 			}
 		}
 	}
@@ -265,28 +276,28 @@ func (d *decoder) scenario(n *yaml.Node, path string) *Scenario {
 	}
 	// Whatever the simulator would still refuse (combinations of fields),
 	// report here, at the policy, rather than when it runs.
-	if d.problems == 0 {
+	if d.Problems() == 0 {
 		for i := range s.Policies {
 			if field, err := s.policyProblem(i); err != nil {
-				d.errorf(items[i], fmt.Sprintf("%s.policies[%d]%s", path, i, field), "%v", err)
+				d.Errorf(items[i], fmt.Sprintf("%s.policies[%d]%s", path, i, field), "%v", err)
 			}
 		}
 	}
-	m.finish("name", "description", "seed", "check_seeds", "incident", "server", "clients", "policies")
+	m.Finish("name", "description", "seed", "check_seeds", "incident", "server", "clients", "policies")
 	return s
 }
 
 // incident decodes a scenario's incident: {start, end}.
-func (d *decoder) incident(n *yaml.Node, path string) sim.Incident {
-	m := d.mapping(n, path)
-	in := sim.Incident{Start: m.duration("start", 0), End: m.duration("end", 0)}
+func decodeIncident(d *schema.Decoder, n *yaml.Node, path string) sim.Incident {
+	m := d.Mapping(n, path)
+	in := sim.Incident{Start: m.Duration("start", 0), End: m.Duration("end", 0)}
 	switch {
-	case !m.has("end"):
-		m.errorf("end", "missing: when the trigger ends, such as 30s")
+	case !m.Has("end"):
+		m.Errorf("end", "missing: when the trigger ends, such as 30s")
 	case in.End <= in.Start:
-		m.errorf("end", "must be after start (%v), got %v", in.Start, in.End)
+		m.Errorf("end", "must be after start (%v), got %v", in.Start, in.End)
 	}
-	m.finish("start", "end")
+	m.Finish()
 	return in
 }
 
@@ -307,21 +318,21 @@ const rejectionNames = "overloaded (529), unavailable (503), rate-limited (429),
 
 // server decodes a server mapping: its type (default capacity-windows)
 // and that kind's fields. It returns nil when the type is unknown.
-func (d *decoder) server(n *yaml.Node, path string) sim.ServerModel {
-	m := d.mapping(n, path)
-	typ := m.str("type", serverKinds[0].Name)
+func decodeServer(d *schema.Decoder, n *yaml.Node, path string) sim.ServerModel {
+	m := d.Mapping(n, path)
+	typ := m.Str("type", serverKinds[0].Name)
 	k := lookupServer(typ)
 	if k == nil {
-		m.errorf("type", "unknown server type %q; choose one of %s", typ, kindNames(Servers))
+		m.Errorf("type", "unknown server type %q; choose one of %s", typ, kindNames(Servers))
 		return nil
 	}
-	before := d.problems
+	before := d.Problems()
 	s := k.decode(d, m, path)
-	m.finish(append([]string{"type"}, k.Fields...)...)
-	if d.problems == before && n != nil {
+	m.Finish(append([]string{"type"}, k.Fields...)...)
+	if d.Problems() == before && n != nil {
 		// Whatever the model would still refuse (combinations of fields).
 		if err := s.Validate(); err != nil {
-			d.errorf(n, path, "%v", err)
+			d.Errorf(n, path, "%v", err)
 		}
 	}
 	return s
@@ -329,29 +340,29 @@ func (d *decoder) server(n *yaml.Node, path string) sim.ServerModel {
 
 // rejection reads the reject and retry_after fields of m: the outcome of a
 // request that is not admitted, def by default.
-func rejection(m *mapping, def string) sim.Rejection {
-	name := m.str("reject", def)
+func rejection(m *schema.Mapping, def string) sim.Rejection {
+	name := m.Str("reject", def)
 	rej, ok := rejections[name]
 	if !ok {
-		m.errorf("reject", "unknown outcome %q; choose one of %s", name, rejectionNames)
+		m.Errorf("reject", "unknown outcome %q; choose one of %s", name, rejectionNames)
 	}
-	if m.has("retry_after") {
-		rej.RetryAfter = m.duration("retry_after", rej.RetryAfter)
+	if m.Has("retry_after") {
+		rej.RetryAfter = m.Duration("retry_after", rej.RetryAfter)
 	}
 	return rej
 }
 
 // capacityWindows reads the fields of a capacity-windows server: phases,
 // or a trace with the window and rejection of every phase.
-func (d *decoder) capacityWindows(m *mapping, path string) *sim.CapacityWindows {
-	s := &sim.CapacityWindows{ResponseTime: m.distribution("response_time", sim.Fixed(DefaultResponseTime))}
-	if m.has("trace") {
-		if m.has("phases") {
-			m.errorf("phases", "set phases or trace, not both")
+func decodeCapacityWindows(d *schema.Decoder, m *schema.Mapping, path string) *sim.CapacityWindows {
+	s := &sim.CapacityWindows{ResponseTime: distribution(m, "response_time", sim.Fixed(DefaultResponseTime))}
+	if m.Has("trace") {
+		if m.Has("phases") {
+			m.Errorf("phases", "set phases or trace, not both")
 		}
-		window := m.duration("window", time.Second)
+		window := m.Duration("window", time.Second)
 		if window == 0 {
-			m.errorf("window", "must be > 0")
+			m.Errorf("window", "must be > 0")
 			window = time.Second
 		}
 		rej := rejection(m, "overloaded")
@@ -359,49 +370,49 @@ func (d *decoder) capacityWindows(m *mapping, path string) *sim.CapacityWindows 
 		return s
 	}
 	for _, f := range []string{"window", "reject", "retry_after"} {
-		if m.has(f) {
-			m.errorf(f, "is a field of each phase (here only with trace)")
+		if m.Has(f) {
+			m.Errorf(f, "is a field of each phase (here only with trace)")
 		}
 	}
-	items := m.sequence("phases")
-	if len(items) == 0 && m.node != nil {
-		m.errorf("phases", "missing: the server needs at least one phase (or a trace)")
+	items := m.Sequence("phases")
+	if len(items) == 0 && m.Node() != nil {
+		m.Errorf("phases", "missing: the server needs at least one phase (or a trace)")
 	}
-	s.Phases = d.windowPhases(items, path+".phases")
-	if m.has("fallback_phases") {
-		fb := m.sequence("fallback_phases")
+	s.Phases = decodeWindowPhases(d, items, path+".phases")
+	if m.Has("fallback_phases") {
+		fb := m.Sequence("fallback_phases")
 		if len(fb) == 0 {
-			m.errorf("fallback_phases", "must list at least one phase")
+			m.Errorf("fallback_phases", "must list at least one phase")
 		}
-		s.FallbackPhases = d.windowPhases(fb, path+".fallback_phases")
+		s.FallbackPhases = decodeWindowPhases(d, fb, path+".fallback_phases")
 	}
 	return s
 }
 
 // windowPhases decodes a list of capacity phases.
-func (d *decoder) windowPhases(items []*yaml.Node, path string) []sim.Phase {
+func decodeWindowPhases(d *schema.Decoder, items []*yaml.Node, path string) []sim.Phase {
 	var phases []sim.Phase
 	for i, item := range items {
 		field := fmt.Sprintf("%s[%d]", path, i)
-		pm := d.mapping(item, field)
-		p := sim.Phase{Duration: pm.duration("duration", 0)}
+		pm := d.Mapping(item, field)
+		p := sim.Phase{Duration: pm.Duration("duration", 0)}
 		last := i == len(items)-1
 		if !last && p.Duration == 0 {
-			pm.errorf("duration", "must be > 0: only the last phase may run on forever")
+			pm.Errorf("duration", "must be > 0: only the last phase may run on forever")
 		}
-		errsBefore := d.problems
-		p.Admit = int(pm.integer("admit", 0, 0, 1<<31-1))
-		p.Window = pm.duration("window", 0)
+		errsBefore := d.Problems()
+		p.Admit = int(pm.Integer("admit", 0, 0, 1<<31-1))
+		p.Window = pm.Duration("window", 0)
 		switch {
-		case d.problems > errsBefore:
+		case d.Problems() > errsBefore:
 			// The admit or the window itself was bad; that error says enough.
 		case p.Admit > 0 && p.Window == 0:
-			pm.errorf("window", "must be > 0 when the phase admits requests (admit %d per window)", p.Admit)
-		case p.Admit == 0 && pm.has("window"):
-			pm.errorf("window", "has no effect: this phase admits nothing (set admit > 0)")
+			pm.Errorf("window", "must be > 0 when the phase admits requests (admit %d per window)", p.Admit)
+		case p.Admit == 0 && pm.Has("window"):
+			pm.Errorf("window", "has no effect: this phase admits nothing (set admit > 0)")
 		}
 		p.Reject = rejection(pm, "overloaded")
-		pm.finish("duration", "admit", "window", "reject", "retry_after")
+		pm.Finish()
 		phases = append(phases, p)
 	}
 	return phases
@@ -419,50 +430,50 @@ type limits struct {
 // clients decodes the clients mapping: the workload (its type, default
 // burst, and that kind's fields) and the per-operation limits. The
 // workload is nil when the type is unknown.
-func (d *decoder) clients(n *yaml.Node, path string) (sim.Workload, limits) {
-	m := d.mapping(n, path)
-	typ := m.str("type", workloadKinds[0].Name)
+func decodeClients(d *schema.Decoder, n *yaml.Node, path string) (sim.Workload, limits) {
+	m := d.Mapping(n, path)
+	typ := m.Str("type", workloadKinds[0].Name)
 	k := lookupWorkload(typ)
 	var w sim.Workload
-	before := d.problems
+	before := d.Problems()
 	if k == nil {
-		m.errorf("type", "unknown workload type %q; choose one of %s", typ, kindNames(Workloads))
+		m.Errorf("type", "unknown workload type %q; choose one of %s", typ, kindNames(Workloads))
 	} else {
 		w = k.decode(d, m, path)
 	}
 	l := limits{
-		maxAttempts: int(m.integer("max_attempts", 0, 0, 1<<31-1)),
-		deadline:    m.duration("deadline", 0),
+		maxAttempts: int(m.Integer("max_attempts", 0, 0, 1<<31-1)),
+		deadline:    m.Duration("deadline", 0),
 	}
 	if k == nil {
 		return nil, l
 	}
-	m.finish(append(append([]string{"type"}, k.Fields...), "max_attempts", "deadline")...)
-	if d.problems == before && n != nil {
+	m.Finish(append(append([]string{"type"}, k.Fields...), "max_attempts", "deadline")...)
+	if d.Problems() == before && n != nil {
 		if err := validateWorkload(w); err != nil {
-			d.errorf(n, path, "%v", err)
+			d.Errorf(n, path, "%v", err)
 		}
 	}
 	return w, l
 }
 
-func (d *decoder) policy(n *yaml.Node, path string, lim limits) (sim.Policy, []Expect) {
-	m := d.mapping(n, path)
-	p := sim.Policy{Name: m.str("name", "")}
+func decodePolicy(d *schema.Decoder, n *yaml.Node, path string, lim limits) (sim.Policy, []Expect) {
+	m := d.Mapping(n, path)
+	p := sim.Policy{Name: m.Str("name", "")}
 	if p.Name == "" {
-		m.errorf("name", "missing: every policy needs a name")
+		m.Errorf("name", "missing: every policy needs a name")
 	} else if strings.ContainsAny(p.Name, " \t\n,") {
-		m.errorf("name", "must not contain spaces or commas, got %q", p.Name)
+		m.Errorf("name", "must not contain spaces or commas, got %q", p.Name)
 	}
-	typ := m.str("type", "")
+	typ := m.Str("type", "")
 	if typ == "" && knownType(p.Name) {
 		typ = p.Name
 	}
 	switch {
 	case typ == "" && p.Name != "":
-		m.errorf("type", "missing: %q is not a policy type, so give one of %s", p.Name, typeNames())
+		m.Errorf("type", "missing: %q is not a policy type, so give one of %s", p.Name, typeNames())
 	case typ != "" && !knownType(typ):
-		m.errorf("type", "unknown policy type %q; choose one of %s", typ, typeNames())
+		m.Errorf("type", "unknown policy type %q; choose one of %s", typ, typeNames())
 	}
 
 	// The backoff: the type's own, or for a preset its default, which the
@@ -470,21 +481,21 @@ func (d *decoder) policy(n *yaml.Node, path string, lim limits) (sim.Policy, []E
 	backoff := lookupBackoff(typ)
 	var on []string
 	if pre := lookupPreset(typ); pre != nil {
-		name := m.str("backoff", pre.backoff)
+		name := m.Str("backoff", pre.backoff)
 		if backoff = lookupBackoff(name); backoff == nil {
-			m.errorf("backoff", "unknown backoff %q for a %s policy; choose one of %s", name, pre.name, backoffNames())
+			m.Errorf("backoff", "unknown backoff %q for a %s policy; choose one of %s", name, pre.name, backoffNames())
 		}
 		on = pre.coordinators
-	} else if m.has("backoff") {
-		m.errorf("backoff", "only a policy of a preset type (%s) chooses its backoff; the type names it here", presetNames())
+	} else if m.Has("backoff") {
+		m.Errorf("backoff", "only a policy of a preset type (%s) chooses its backoff; the type names it here", presetNames())
 	}
 	if backoff == nil {
 		backoff = lookupBackoff("full-jitter") // keep decoding, to report what else is wrong
 	}
 	p.Rules.Backoff = backoff.decode(m)
 	for _, f := range backoffFields() {
-		if !contains(backoff.Fields, f) && m.has(f) {
-			m.errorf(f, "%s", backoff.refuse(f))
+		if !contains(backoff.Fields, f) && m.Has(f) {
+			m.Errorf(f, "%s", backoff.refuse(f))
 		}
 	}
 	known := append([]string{"name", "type"}, backoffFields()...)
@@ -493,18 +504,18 @@ func (d *decoder) policy(n *yaml.Node, path string, lim limits) (sim.Policy, []E
 		k.decode(d, m, &p, contains(on, k.Name))
 		known = append(known, k.Fields...)
 	}
-	p.Rules.MaxAttempts = int(m.integer("max_attempts", int64(lim.maxAttempts), 0, 1<<31-1))
-	p.Rules.Deadline = m.duration("deadline", lim.deadline)
+	p.Rules.MaxAttempts = int(m.Integer("max_attempts", int64(lim.maxAttempts), 0, 1<<31-1))
+	p.Rules.Deadline = m.Duration("deadline", lim.deadline)
 	decodeRules(d, m, &p.Rules)
 	known = append(known, rulesFields...)
 	if pre := lookupPreset(typ); pre != nil && pre.apply != nil {
 		pre.apply(m, &p)
 	}
 	if p.Rules.MaxAttempts == 0 && p.Rules.Deadline == 0 && n != nil {
-		m.errorf("max_attempts", "set max_attempts or deadline (here or under clients): without either, an operation against a server that never admits it would retry forever")
+		m.Errorf("max_attempts", "set max_attempts or deadline (here or under clients): without either, an operation against a server that never admits it would retry forever")
 	}
-	expect := d.expectations(m)
-	m.finish(append(known, "max_attempts", "deadline", "expect")...)
+	expect := decodeExpectations(d, m)
+	m.Finish(append(known, "max_attempts", "deadline", "expect")...)
 	return p, expect
 }
 
@@ -524,19 +535,37 @@ func presetNames() string {
 	return strings.Join(names, ", ")
 }
 
-func (d *decoder) throttle(n *yaml.Node, path string) policies.ThrottleConfig {
-	m := d.mapping(n, path)
-	if !m.has("rate") {
-		m.errorf("rate", "missing: how many starts per period (per, default 1s)")
+func decodeThrottle(d *schema.Decoder, n *yaml.Node, path string) policies.ThrottleConfig {
+	m := d.Mapping(n, path)
+	if !m.Has("rate") {
+		m.Errorf("rate", "missing: how many starts per period (per, default 1s)")
 	}
 	t := policies.ThrottleConfig{
-		Count:    int(m.integer("rate", 1, 1, 1<<31-1)),
-		Per:      m.duration("per", DefaultThrottlePer),
-		MaxQueue: int(m.integer("max_queue", 0, 0, 1<<31-1)),
+		Count:    int(m.Integer("rate", 1, 1, 1<<31-1)),
+		Per:      m.Duration("per", DefaultThrottlePer),
+		MaxQueue: int(m.Integer("max_queue", 0, 0, 1<<31-1)),
 	}
 	if t.Per == 0 {
-		m.errorf("per", "must be > 0")
+		m.Errorf("per", "must be > 0")
 	}
-	m.finish("rate", "per", "max_queue")
+	m.Finish()
 	return t
 }
+
+// FieldError is a problem with one field of a scenario file (schema's).
+type FieldError = schema.FieldError
+
+// MaxFileSize bounds the size of a scenario file, in bytes
+// (schema.MaxFileSize).
+const MaxFileSize = schema.MaxFileSize
+
+// MaxErrors is how many problems with a file are listed
+// (schema.MaxErrors).
+const MaxErrors = schema.MaxErrors
+
+// MaxDuration bounds every duration in a scenario (schema.MaxDuration).
+const MaxDuration = schema.MaxDuration
+
+// ReadFile reads the file at path, as scenario files and capacity traces
+// are read: no more than MaxFileSize+1 bytes, refusing a larger file.
+func ReadFile(path string) ([]byte, error) { return schema.ReadFile(path) }

@@ -1,4 +1,14 @@
-package scenarios
+// Package schema is retrysim's strict YAML walker: a Decoder reads a YAML
+// document node by node, so that every error names the file, line, column
+// and field, unknown fields are errors, and values are typed strictly. It
+// keeps going after an error, lists the first MaxErrors problems and
+// counts the rest; anchors, aliases and merge keys are refused before
+// anything is decoded, so the work is bounded by the size of the file.
+//
+// A Mapping records the fields a decoder reads from it: Finish reports any
+// other field as unknown, listing those that were read, so the list of
+// known fields is what the decoder reads, not a list typed beside it.
+package schema
 
 import (
 	"bytes"
@@ -53,7 +63,7 @@ const MaxFileSize = 1 << 20
 // error says how many more there are.
 const MaxErrors = 20
 
-// decoder walks a YAML node tree by hand, so that every error names the file,
+// Decoder walks a YAML node tree by hand, so that every error names the file,
 // line and field, unknown fields are errors, and values are typed strictly.
 // It keeps going after an error, lists the first MaxErrors problems and
 // counts the rest.
@@ -61,42 +71,51 @@ const MaxErrors = 20
 // Anchors and aliases are refused before decoding (see refuseAliases), so
 // the nodes form a plain tree, each is decoded at most once, and the work is
 // bounded by the size of the file.
-type decoder struct {
-	file string
-	// dir is the folder capacity traces are read from; "" reads none.
-	dir string
-	// read reads a trace; nil is ReadFile.
-	read     func(path string) ([]byte, error)
+type Decoder struct {
+	// File names the file in errors.
+	File string
+	// Dir is the folder that files a document names (capacity traces) are
+	// read from; "" reads none.
+	Dir string
+	// Read reads such a file; nil is ReadFile.
+	Read     func(path string) ([]byte, error)
 	errs     []error // the first MaxErrors problems
 	problems int     // all problems found, listed or not
 	mappings int     // mappings decoded, for tests of the bound on work
 }
 
-func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
-	e := &FieldError{File: d.file, Field: field, Msg: fmt.Sprintf(format, args...)}
+func (d *Decoder) Errorf(n *yaml.Node, field, format string, args ...any) {
+	e := &FieldError{File: d.File, Field: field, Msg: fmt.Sprintf(format, args...)}
 	if n != nil {
 		e.Line, e.Column = n.Line, n.Column
 	}
-	d.add(e)
+	d.Add(e)
 }
 
-// add records a problem.
-func (d *decoder) add(e *FieldError) {
+// Add records a problem.
+func (d *Decoder) Add(e *FieldError) {
 	d.problems++
 	if len(d.errs) < MaxErrors {
 		d.errs = append(d.errs, e)
 	}
 }
 
-// err joins the problems listed, adding a count of those that are not.
-func (d *decoder) err() error {
+// Problems returns how many problems the decoder has found, listed or not.
+func (d *Decoder) Problems() int { return d.problems }
+
+// Mappings returns how many mappings the decoder has started, for tests of
+// the bound on work.
+func (d *Decoder) Mappings() int { return d.mappings }
+
+// Err joins the problems listed, adding a count of those that are not.
+func (d *Decoder) Err() error {
 	errs := d.errs
 	if more := d.problems - len(d.errs); more > 0 {
 		noun := "problems"
 		if more == 1 {
 			noun = "problem"
 		}
-		errs = append(errs[:len(errs):len(errs)], &FieldError{File: d.file, Msg: fmt.Sprintf("and %d more %s", more, noun)})
+		errs = append(errs[:len(errs):len(errs)], &FieldError{File: d.File, Msg: fmt.Sprintf("and %d more %s", more, noun)})
 	}
 	return errors.Join(errs...)
 }
@@ -108,10 +127,7 @@ func tooLarge(file string) *FieldError {
 
 // ReadFile reads the file at path, as scenario files and capacity traces
 // are read: no more than MaxFileSize+1 bytes, refusing a larger file.
-func ReadFile(path string) ([]byte, error) { return readFile(path) }
-
-// readFile reads the file at path, but no more than MaxFileSize+1 bytes.
-func readFile(path string) ([]byte, error) {
+func ReadFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -127,39 +143,29 @@ func readFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// parse decodes and validates data, recording every problem in d. It returns
-// nil when the YAML itself cannot be read.
-func (d *decoder) parse(data []byte) *File {
-	doc := d.document(data)
-	if doc == nil {
-		return nil
-	}
-	return d.topLevel(doc)
-}
-
-// document parses data as a single YAML document and returns its root node,
+// Document parses data as a single YAML document and returns its root node,
 // or nil after recording why it cannot.
-func (d *decoder) document(data []byte) *yaml.Node {
+func (d *Decoder) Document(data []byte) *yaml.Node {
 	if len(data) > MaxFileSize {
-		d.add(tooLarge(d.file))
+		d.Add(tooLarge(d.File))
 		return nil
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			d.add(&FieldError{File: d.file, Msg: "file is empty; it needs a list of scenarios"})
+			d.Add(&FieldError{File: d.File, Msg: "file is empty; it needs a list of scenarios"})
 		} else {
-			d.add(syntaxError(d.file, data, dec, err))
+			d.Add(syntaxError(d.File, data, dec, err))
 		}
 		return nil
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		d.errorf(&extra, "", "only one YAML document is allowed")
+		d.Errorf(&extra, "", "only one YAML document is allowed")
 		return nil
 	} else if !errors.Is(err, io.EOF) {
-		d.add(syntaxError(d.file, data, dec, err))
+		d.Add(syntaxError(d.File, data, dec, err))
 		return nil
 	}
 	doc := &root
@@ -178,61 +184,62 @@ func (d *decoder) document(data []byte) *yaml.Node {
 // into gigabytes of decoded values. Refusing them keeps the work linear in
 // the size of the file, and a scenario file loses little by writing values
 // out in full. The walk does not follow aliases, so it visits each node once.
-func (d *decoder) refuseAliases(n *yaml.Node) {
+func (d *Decoder) refuseAliases(n *yaml.Node) {
 	if n.Anchor != "" {
-		d.errorf(n, "", "anchors (&%s) are not supported; write the value out in full", n.Anchor)
+		d.Errorf(n, "", "anchors (&%s) are not supported; write the value out in full", n.Anchor)
 	}
 	if n.Kind == yaml.AliasNode {
-		d.errorf(n, "", "aliases (*%s) are not supported; write the value out in full", n.Value)
+		d.Errorf(n, "", "aliases (*%s) are not supported; write the value out in full", n.Value)
 	}
 	for i, c := range n.Content {
 		if n.Kind == yaml.MappingNode && i%2 == 0 && c.Kind == yaml.ScalarNode && c.Tag == "!!merge" {
-			d.errorf(c, "", "merge keys (<<) are not supported; write the fields out in full")
+			d.Errorf(c, "", "merge keys (<<) are not supported; write the fields out in full")
 		}
 		d.refuseAliases(c)
 	}
 }
 
-// resolve follows aliases. refuseAliases has refused them before decoding
+// Resolve follows aliases. refuseAliases has refused them before decoding
 // starts, so it has nothing to follow unless that check is taken away.
-func resolve(n *yaml.Node) *yaml.Node {
+func Resolve(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
 		n = n.Alias
 	}
 	return n
 }
 
-// mapping is a YAML mapping being decoded field by field.
-type mapping struct {
-	d      *decoder
+// Mapping is a YAML mapping being decoded field by field.
+type Mapping struct {
+	d      *Decoder
 	node   *yaml.Node
 	path   string
 	values map[string]*yaml.Node
 	keys   map[string]*yaml.Node
 	order  []string // keys in file order, so errors come out in a fixed order
 	used   map[string]bool
+	read   []string // keys asked for, in the order first asked
 }
 
-// mapping starts decoding n as a mapping at path; nil n gives an empty one.
-func (d *decoder) mapping(n *yaml.Node, path string) *mapping {
+// Mapping starts decoding n as a mapping at path; nil n gives an empty one.
+func (d *Decoder) Mapping(n *yaml.Node, path string) *Mapping {
 	d.mappings++
-	m := &mapping{d: d, node: n, path: path, values: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}, used: map[string]bool{}}
-	n = resolve(n)
+	m := &Mapping{d: d, node: n, path: path, values: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}, used: map[string]bool{}}
+	n = Resolve(n)
 	if n == nil || isNull(n) {
 		return m
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want a mapping of fields, got %s", describe(n))
+		d.Errorf(n, path, "want a mapping of fields, got %s", Describe(n))
 		return m
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			d.errorf(k, path, "field names must be plain strings")
+			d.Errorf(k, path, "field names must be plain strings")
 			continue
 		}
 		if _, dup := m.values[k.Value]; dup {
-			d.errorf(k, m.field(k.Value), "field given twice")
+			d.Errorf(k, m.Field(k.Value), "field given twice")
 			continue
 		}
 		m.keys[k.Value], m.values[k.Value] = k, v
@@ -241,98 +248,123 @@ func (d *decoder) mapping(n *yaml.Node, path string) *mapping {
 	return m
 }
 
-func (m *mapping) field(key string) string {
+// Decoder returns the decoder m belongs to.
+func (m *Mapping) Decoder() *Decoder { return m.d }
+
+// Node returns the mapping's node; nil for a mapping that is absent.
+func (m *Mapping) Node() *yaml.Node { return m.node }
+
+// Path returns the mapping's field path ("scenarios[0].server").
+func (m *Mapping) Path() string { return m.path }
+
+// Keys returns the mapping's keys in the order of the file.
+func (m *Mapping) Keys() []string { return m.order }
+
+// Read returns the keys asked for so far, present or not, in the order
+// first asked.
+func (m *Mapping) Read() []string { return m.read }
+
+// Field returns the path of the field key of m.
+func (m *Mapping) Field(key string) string {
 	if m.path == "" {
 		return key
 	}
 	return m.path + "." + key
 }
 
-// get returns the value node of key, or nil when it is absent or null.
-func (m *mapping) get(key string) *yaml.Node {
-	m.used[key] = true
-	v := resolve(m.values[key])
+// Get returns the value node of key, or nil when it is absent or null.
+func (m *Mapping) Get(key string) *yaml.Node {
+	if !m.used[key] {
+		m.used[key] = true
+		m.read = append(m.read, key)
+	}
+	v := Resolve(m.values[key])
 	if v == nil || isNull(v) {
 		return nil
 	}
 	return v
 }
 
-func (m *mapping) has(key string) bool { return m.get(key) != nil }
+func (m *Mapping) Has(key string) bool { return m.Get(key) != nil }
 
-// at returns the node to blame for a problem with key: its value if present,
+// At returns the node to blame for a problem with key: its value if present,
 // else the mapping itself.
-func (m *mapping) at(key string) *yaml.Node {
-	if v := m.get(key); v != nil {
+func (m *Mapping) At(key string) *yaml.Node {
+	if v := m.Get(key); v != nil {
 		return v
 	}
 	return m.node
 }
 
-func (m *mapping) errorf(key, format string, args ...any) {
-	m.d.errorf(m.at(key), m.field(key), format, args...)
+func (m *Mapping) Errorf(key, format string, args ...any) {
+	m.d.Errorf(m.At(key), m.Field(key), format, args...)
 }
 
-// finish reports fields that were never asked for.
-func (m *mapping) finish(known ...string) {
+// Finish reports fields that were never asked for, listing known as the
+// known fields; with no known, those asked for (Read), in the order first
+// asked.
+func (m *Mapping) Finish(known ...string) {
+	if len(known) == 0 {
+		known = m.read
+	}
 	for _, key := range m.order {
 		if !m.used[key] {
-			m.d.errorf(m.keys[key], m.field(key), "unknown field (known fields: %s)", strings.Join(known, ", "))
+			m.d.Errorf(m.keys[key], m.Field(key), "unknown field (known fields: %s)", strings.Join(known, ", "))
 		}
 	}
 }
 
-func (m *mapping) scalar(key, want string) *yaml.Node {
-	v := m.get(key)
+func (m *Mapping) Scalar(key, want string) *yaml.Node {
+	v := m.Get(key)
 	if v == nil {
 		return nil
 	}
 	if v.Kind != yaml.ScalarNode {
-		m.d.errorf(v, m.field(key), "want %s, got %s", want, describe(v))
+		m.d.Errorf(v, m.Field(key), "want %s, got %s", want, Describe(v))
 		return nil
 	}
 	return v
 }
 
-func (m *mapping) str(key, def string) string {
-	v := m.scalar(key, "a string")
+func (m *Mapping) Str(key, def string) string {
+	v := m.Scalar(key, "a string")
 	if v == nil {
 		return def
 	}
 	if v.Tag != "!!str" {
-		m.d.errorf(v, m.field(key), "want a string, got %s", describe(v))
+		m.d.Errorf(v, m.Field(key), "want a string, got %s", Describe(v))
 		return def
 	}
 	return v.Value
 }
 
-func (m *mapping) boolean(key string, def bool) bool {
-	v := m.scalar(key, "true or false")
+func (m *Mapping) Boolean(key string, def bool) bool {
+	v := m.Scalar(key, "true or false")
 	if v == nil {
 		return def
 	}
 	if v.Tag != "!!bool" {
-		m.d.errorf(v, m.field(key), "want true or false, got %s", describe(v))
+		m.d.Errorf(v, m.Field(key), "want true or false, got %s", Describe(v))
 		return def
 	}
 	b, err := strconv.ParseBool(strings.ToLower(v.Value))
 	if err != nil {
-		m.d.errorf(v, m.field(key), "want true or false, got %q", v.Value)
+		m.d.Errorf(v, m.Field(key), "want true or false, got %q", v.Value)
 		return def
 	}
 	return b
 }
 
-// integer reads a whole number in [lo, hi].
-func (m *mapping) integer(key string, def, lo, hi int64) int64 {
-	v := m.scalar(key, "a whole number")
+// Integer reads a whole number in [lo, hi].
+func (m *Mapping) Integer(key string, def, lo, hi int64) int64 {
+	v := m.Scalar(key, "a whole number")
 	if v == nil {
 		return def
 	}
 	// Plain decimal only, as in expectations: no hex, no underscores. YAML
 	// calls a decimal too long for 64 bits a float.
 	if v.Tag != "!!int" && !(v.Tag == "!!float" && decimal.MatchString(v.Value)) {
-		m.d.errorf(v, m.field(key), "want a whole number, got %s", describe(v))
+		m.d.Errorf(v, m.Field(key), "want a whole number, got %s", Describe(v))
 		return def
 	}
 	i, err := strconv.ParseInt(v.Value, 10, 64)
@@ -341,33 +373,33 @@ func (m *mapping) integer(key string, def, lo, hi int64) int64 {
 		if strings.HasPrefix(v.Value, "-") {
 			size = "small"
 		}
-		m.d.errorf(v, m.field(key), "too %s: must be between %d and %d, got %s", size, lo, hi, v.Value)
+		m.d.Errorf(v, m.Field(key), "too %s: must be between %d and %d, got %s", size, lo, hi, v.Value)
 		return def
 	}
 	if err != nil {
-		m.d.errorf(v, m.field(key), "want a whole number between %d and %d, got %s", lo, hi, v.Value)
+		m.d.Errorf(v, m.Field(key), "want a whole number between %d and %d, got %s", lo, hi, v.Value)
 		return def
 	}
 	if i < lo || i > hi {
-		m.d.errorf(v, m.field(key), "must be between %d and %d, got %d", lo, hi, i)
+		m.d.Errorf(v, m.Field(key), "must be between %d and %d, got %d", lo, hi, i)
 		return def
 	}
 	return i
 }
 
-// unsigned reads a whole number in [0, 2^64).
-func (m *mapping) unsigned(key string, def uint64) uint64 {
-	v := m.scalar(key, "a whole number")
+// Unsigned reads a whole number in [0, 2^64).
+func (m *Mapping) Unsigned(key string, def uint64) uint64 {
+	v := m.Scalar(key, "a whole number")
 	if v == nil {
 		return def
 	}
 	u, err := strconv.ParseUint(v.Value, 10, 64)
 	if errors.Is(err, strconv.ErrRange) && (v.Tag == "!!int" || v.Tag == "!!float") {
-		m.d.errorf(v, m.field(key), "too large: must be at most %d, got %s", uint64(math.MaxUint64), v.Value)
+		m.d.Errorf(v, m.Field(key), "too large: must be at most %d, got %s", uint64(math.MaxUint64), v.Value)
 		return def
 	}
 	if v.Tag != "!!int" || err != nil {
-		m.d.errorf(v, m.field(key), "want a whole number from 0 to %d, got %s", uint64(math.MaxUint64), describe(v))
+		m.d.Errorf(v, m.Field(key), "want a whole number from 0 to %d, got %s", uint64(math.MaxUint64), Describe(v))
 		return def
 	}
 	return u
@@ -376,23 +408,23 @@ func (m *mapping) unsigned(key string, def uint64) uint64 {
 // decimal matches a whole number written in plain decimal.
 var decimal = regexp.MustCompile(`^[-+]?[0-9]+$`)
 
-// number reads a finite number in [lo, hi].
-func (m *mapping) number(key string, def, lo, hi float64) float64 {
-	v := m.scalar(key, "a number")
+// Number reads a finite number in [lo, hi].
+func (m *Mapping) Number(key string, def, lo, hi float64) float64 {
+	v := m.Scalar(key, "a number")
 	if v == nil {
 		return def
 	}
 	if v.Tag != "!!int" && v.Tag != "!!float" {
-		m.d.errorf(v, m.field(key), "want a number, got %s", describe(v))
+		m.d.Errorf(v, m.Field(key), "want a number, got %s", Describe(v))
 		return def
 	}
 	f, err := strconv.ParseFloat(v.Value, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		m.d.errorf(v, m.field(key), "want a finite number, got %s", v.Value)
+		m.d.Errorf(v, m.Field(key), "want a finite number, got %s", v.Value)
 		return def
 	}
 	if f < lo || f > hi {
-		m.d.errorf(v, m.field(key), "must be between %g and %g, got %g", lo, hi, f)
+		m.d.Errorf(v, m.Field(key), "must be between %g and %g, got %g", lo, hi, f)
 		return def
 	}
 	return f
@@ -402,58 +434,73 @@ func (m *mapping) number(key string, def, lo, hi float64) float64 {
 // experiment, short enough that sums of durations cannot overflow.
 const MaxDuration = 1000 * time.Hour
 
-// duration reads a Go duration such as "1.5s" or "100ms", in [0, MaxDuration].
-func (m *mapping) duration(key string, def time.Duration) time.Duration {
-	v := m.scalar(key, "a duration")
+// Duration reads a Go duration such as "1.5s" or "100ms", in [0, MaxDuration].
+func (m *Mapping) Duration(key string, def time.Duration) time.Duration {
+	v := m.Scalar(key, "a duration")
 	if v == nil {
 		return def
 	}
-	return m.d.durationOf(v, m.field(key), def)
+	return m.d.DurationOf(v, m.Field(key), def)
 }
 
-// durationOf reads the scalar v (at field) as duration would.
-func (d *decoder) durationOf(v *yaml.Node, field string, def time.Duration) time.Duration {
+// DurationOf reads the scalar v (at field) as duration would.
+func (d *Decoder) DurationOf(v *yaml.Node, field string, def time.Duration) time.Duration {
 	if v.Tag == "!!int" && strings.TrimLeft(v.Value, "+-0_") == "" {
 		return 0 // a bare 0 needs no unit
 	}
 	if v.Tag != "!!str" {
-		d.errorf(v, field, "want a duration with a unit such as \"2s\" or \"100ms\", got %s", describe(v))
+		d.Errorf(v, field, "want a duration with a unit such as \"2s\" or \"100ms\", got %s", Describe(v))
 		return def
 	}
 	dur, err := time.ParseDuration(v.Value)
 	if err != nil {
-		d.errorf(v, field, "want a duration such as \"2s\" or \"100ms\", got %q", v.Value)
+		d.Errorf(v, field, "want a duration such as \"2s\" or \"100ms\", got %q", v.Value)
 		return def
 	}
 	if dur < 0 {
-		d.errorf(v, field, "must not be negative, got %v", dur)
+		d.Errorf(v, field, "must not be negative, got %v", dur)
 		return def
 	}
 	if dur > MaxDuration {
-		d.errorf(v, field, "must be at most %v, got %v", MaxDuration, dur)
+		d.Errorf(v, field, "must be at most %v, got %v", MaxDuration, dur)
 		return def
 	}
 	return dur
 }
 
-// sequence returns the items of the sequence at key; nil when absent.
-func (m *mapping) sequence(key string) []*yaml.Node {
-	v := m.get(key)
+// Sequence returns the items of the sequence at key; nil when absent.
+func (m *Mapping) Sequence(key string) []*yaml.Node {
+	v := m.Get(key)
 	if v == nil {
 		return nil
 	}
 	if v.Kind != yaml.SequenceNode {
-		m.d.errorf(v, m.field(key), "want a list, got %s", describe(v))
+		m.d.Errorf(v, m.Field(key), "want a list, got %s", Describe(v))
 		return nil
 	}
 	return v.Content
+}
+
+// DurationItem reads a list item as a duration; 0 after an error.
+func (d *Decoder) DurationItem(n *yaml.Node, field string) time.Duration {
+	n = Resolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode {
+		got := "nothing"
+		if n != nil {
+			got = Describe(n)
+		}
+		d.Errorf(n, field, "want a duration, got %s", got)
+		return 0
+	}
+	return d.DurationOf(n, field, 0)
 }
 
 func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
-func describe(n *yaml.Node) string {
+// Describe says what n is, for errors: "a mapping", "string \"x\"".
+func Describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a mapping"
