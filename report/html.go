@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -184,7 +185,7 @@ func inlineSVG(svg string) string {
 }
 
 func serverTable(s *scenarios.Scenario) htmlTable {
-	t := scenarios.DescribeServer(s.Server)
+	t := kinds.DescribeServer(s.Server)
 	caption := t.Caption
 	if in := s.Incident; in != (sim.Incident{}) {
 		caption += fmt.Sprintf("; incident from %v to %v (recovery is measured from its end)", in.Start, in.End)
@@ -194,7 +195,7 @@ func serverTable(s *scenarios.Scenario) htmlTable {
 
 func policyTable(s *scenarios.Scenario) htmlTable {
 	t := htmlTable{
-		Caption: "Policies (" + scenarios.DescribeWorkload(s.Workload) + ")",
+		Caption: "Policies (" + kinds.DescribeWorkload(s.Workload) + ")",
 		Header:  []string{"policy", "backoff", "max attempts", "deadline", "attempt timeout", "server waits", "coordination"},
 		Numeric: []bool{false, false, true, true, true, false, false},
 	}
@@ -211,7 +212,7 @@ func policyTable(s *scenarios.Scenario) htmlTable {
 		if p.Rules.AttemptTimeout > 0 {
 			timeout = p.Rules.AttemptTimeout.String()
 		}
-		t.Rows = append(t.Rows, []string{p.Name, scenarios.DescribeBackoff(p.Rules.Backoff), attempts, deadline, timeout, serverWaits(&p), scenarios.DescribeCoordination(&p)})
+		t.Rows = append(t.Rows, []string{p.Name, kinds.DescribeBackoff(p.Rules.Backoff), attempts, deadline, timeout, serverWaits(&p), kinds.DescribeCoordination(&p)})
 	}
 	return t
 }

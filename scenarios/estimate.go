@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -143,7 +144,7 @@ func attemptBound(server sim.ServerModel, p *sim.Policy) float64 {
 		bound = float64(n)
 	}
 	if d := p.Rules.Deadline; d > 0 {
-		gap := max(minResponse(server)+minWait(p.Rules.Backoff), time.Nanosecond)
+		gap := max(kinds.MinResponse(server)+kinds.MinWait(p.Rules.Backoff), time.Nanosecond)
 		bound = min(bound, 1+float64(d/gap))
 	}
 	if math.IsInf(bound, 1) {

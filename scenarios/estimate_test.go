@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -39,9 +40,9 @@ func TestAttemptBound(t *testing.T) {
 // refused; so is the memory of a huge sweep; a long run only warns.
 func TestEstimateLimits(t *testing.T) {
 	s := &Scenario{
-		Server:   &sim.CapacityWindows{ResponseTime: sim.Fixed(DefaultResponseTime)},
+		Server:   &sim.CapacityWindows{ResponseTime: sim.Fixed(kinds.DefaultResponseTime)},
 		Workload: sim.Burst{Clients: MaxClients},
-		Policies: []sim.Policy{{Rules: policies.Policy{Deadline: MaxDuration, Backoff: policies.FullJitter{Base: DefaultBase, Cap: DefaultCap}}}},
+		Policies: []sim.Policy{{Rules: policies.Policy{Deadline: MaxDuration, Backoff: policies.FullJitter{Base: kinds.DefaultBase, Cap: kinds.DefaultCap}}}},
 	}
 	if r := s.Estimate(1).Refusal(); !strings.Contains(r, "engine events") {
 		t.Errorf("50 M clients × 1000 h: refusal %q", r)
@@ -65,7 +66,7 @@ func TestEstimateLimits(t *testing.T) {
 func TestEstimateCountsClientProcesses(t *testing.T) {
 	memory := func(arrivals, processes int) float64 {
 		s := &Scenario{
-			Server:   &sim.CapacityWindows{ResponseTime: sim.Fixed(DefaultResponseTime)},
+			Server:   &sim.CapacityWindows{ResponseTime: sim.Fixed(kinds.DefaultResponseTime)},
 			Workload: &sim.OpenLoop{Rates: sim.ConstantRate(float64(arrivals)), Until: time.Second, Regular: true, Processes: processes},
 			Policies: []sim.Policy{
 				{Name: "plain", Rules: policies.Policy{MaxAttempts: 3, Backoff: policies.Constant{}}},

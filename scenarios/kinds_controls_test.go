@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -42,7 +43,7 @@ func TestControlKinds(t *testing.T) {
 	case p.Rules.AttemptTimeout != 2*time.Second || p.Rules.ServerWaitJitter != 250*time.Millisecond || !p.Rules.AtLeastBackoff || p.Rules.IgnoreServerWaitAbove != 90*time.Second:
 		t.Errorf("rules %+v", p.Rules)
 	}
-	if d := DescribeCoordination(&p); !strings.Contains(d, "circuit breaker") || !strings.Contains(d, "retry quota of 100 tokens") {
+	if d := kinds.DescribeCoordination(&p); !strings.Contains(d, "circuit breaker") || !strings.Contains(d, "retry quota of 100 tokens") {
 		t.Errorf("DescribeCoordination = %q", d)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -27,10 +28,10 @@ func TestCoordinatorKinds(t *testing.T) {
 		t.Fatalf("policy %+v", p)
 	}
 	want := "throttle 3 starts per 1s; at most 4 in flight, queue ≤ 10; fallback model after 2 capacity failures, sticky"
-	if got := DescribeCoordination(&p); got != want {
+	if got := kinds.DescribeCoordination(&p); got != want {
 		t.Errorf("DescribeCoordination = %q, want %q", got, want)
 	}
-	if got := DescribeCoordination(&f.Scenarios[0].Policies[1]); !strings.HasPrefix(got, "shared retry-after gate; throttle 6") {
+	if got := kinds.DescribeCoordination(&f.Scenarios[0].Policies[1]); !strings.HasPrefix(got, "shared retry-after gate; throttle 6") {
 		t.Errorf("gated: %q", got)
 	}
 }
@@ -43,7 +44,7 @@ func TestDescribeBackoff(t *testing.T) {
 		policies.DecorrelatedJitter{Base: time.Second, Cap: 8 * time.Second}:            "decorrelated jitter: min(8s, U(1s, 3·previous))",
 		policies.Exponential{Base: 500 * time.Millisecond, Factor: 2, Cap: time.Minute}: "min(1m0s, 500ms·2^n)",
 	} {
-		if got := DescribeBackoff(b); got != want {
+		if got := kinds.DescribeBackoff(b); got != want {
 			t.Errorf("DescribeBackoff(%v) = %q, want %q", b, got, want)
 		}
 	}
@@ -56,7 +57,7 @@ func TestDescribeBackoff(t *testing.T) {
 // order 'retrysim list' has always printed.
 func TestPolicyTypes(t *testing.T) {
 	var names []string
-	for _, pt := range PolicyTypes() {
+	for _, pt := range kinds.PolicyTypes() {
 		names = append(names, pt.Name)
 	}
 	want := []string{"immediate", "capped-exponential", "full-jitter", "equal-jitter", "decorrelated-jitter", "sdk-jitter", "added-jitter", "gated",
@@ -66,8 +67,8 @@ func TestPolicyTypes(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Fatalf("policy types %v", names)
 	}
-	for _, c := range []Category{Backoffs, Coordinators, Servers, Workloads} {
-		if len(Kinds(c)) == 0 {
+	for _, c := range []kinds.Category{kinds.Backoffs, kinds.Coordinators, kinds.Servers, kinds.Workloads} {
+		if len(kinds.Kinds(c)) == 0 {
 			t.Errorf("no %s kinds", c)
 		}
 	}
@@ -82,30 +83,41 @@ func TestParamsSetThroughKinds(t *testing.T) {
 	}
 	s := f.Scenarios[0]
 	c := s.Clone()
-	base, _ := LookupParam("base")
-	if err := base.Set(c, int64(2*time.Second)); err != nil {
+	base, _ := kinds.LookupParam("base")
+	if err := c.Set(base, int64(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if b := c.Policies[1].Rules.Backoff.(policies.FullJitter); b.Base != 2*time.Second || b.Cap != DefaultCap {
+	if b := c.Policies[1].Rules.Backoff.(policies.FullJitter); b.Base != 2*time.Second || b.Cap != kinds.DefaultCap {
 		t.Errorf("gated backoff after base=2s: %v", b)
 	}
-	throttle, _ := LookupParam("throttle")
-	err = throttle.Set(c, 9)
+	throttle, _ := kinds.LookupParam("throttle")
+	err = c.Set(throttle, 9)
 	ct, _ := specOf[policies.ThrottleConfig](&c.Policies[1])
 	st, _ := specOf[policies.ThrottleConfig](&s.Policies[1])
 	if err != nil || ct.Count != 9 || st.Count != 6 {
 		t.Errorf("throttle=9: %v; clone %d, original %d", err, ct.Count, st.Count)
 	}
-	delay, _ := LookupParam("delay")
+	delay, _ := kinds.LookupParam("delay")
 	c.Policies = c.Policies[1:]
-	if err := delay.Set(c, 0); err == nil || !strings.Contains(err.Error(), "no policy of this scenario is immediate") {
+	if err := c.Set(delay, 0); err == nil || !strings.Contains(err.Error(), "no policy of this scenario is immediate") {
 		t.Errorf("delay on a scenario without immediate: %v", err)
 	}
 	var names []string
-	for _, p := range Params() {
+	for _, p := range kinds.Params() {
 		names = append(names, p.Name)
 	}
 	if strings.Join(names, ",") != "clients,capacity,base,delay,outage,response_time,throttle,max_attempts,deadline,concurrency,service_time,requests_per_minute,network,rate" {
 		t.Errorf("params %v", names)
 	}
+}
+
+// specOf returns p's coordinator spec of type S, if it has one.
+func specOf[S policies.Spec](p *sim.Policy) (S, bool) {
+	for _, s := range p.Coordinators {
+		if c, ok := s.(S); ok {
+			return c, true
+		}
+	}
+	var zero S
+	return zero, false
 }

@@ -145,7 +145,7 @@ func TestMaxAttemptsBoundIsDocumented(t *testing.T) {
 		{"../docs/client.md", "| `WithMaxAttempts(n)` |"},
 		{"../docs/policies.md", "`max_attempts: 0`"},
 		{"../policies/policy.go", "// MaxAttempts bounds"},
-		{"scenarios.go", "// limits are"},
+		{"../kinds/decode.go", "// Limits are"},
 	} {
 		data, err := os.ReadFile(doc.path)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/sim"
@@ -131,7 +132,7 @@ func TestServerKindsDecode(t *testing.T) {
 			if !slices.Equal(got, tt.metrics) {
 				t.Errorf("optional metrics %v, want %v", got, tt.metrics)
 			}
-			if tb := DescribeServer(s.Server); len(tb.Rows) == 0 || len(tb.Numeric) != len(tb.Header) || tb.Caption == "" {
+			if tb := kinds.DescribeServer(s.Server); len(tb.Rows) == 0 || len(tb.Numeric) != len(tb.Header) || tb.Caption == "" {
 				t.Errorf("description %+v", tb)
 			}
 		})
@@ -182,7 +183,7 @@ func TestWorkloadKindsDecode(t *testing.T) {
 			if !reflect.DeepEqual(s.Workload, tt.want) || s.Operations() != tt.ops {
 				t.Errorf("workload %#v (%d operations),\nwant %#v (%d)", s.Workload, s.Operations(), tt.want, tt.ops)
 			}
-			if DescribeWorkload(s.Workload) == "" {
+			if kinds.DescribeWorkload(s.Workload) == "" {
 				t.Error("no description")
 			}
 			if _, ok := s.Workload.(*sim.AgentSessions); ok != slices.Contains(s.Metrics(), metrics.SessionsCompleted) {
@@ -309,7 +310,7 @@ func TestCapacityTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	windows := f.Scenarios[0].Server.(*sim.CapacityWindows)
-	want := []sim.Phase{{Duration: 2 * time.Second, Window: ms(500), Reject: rejections["rate-limited"]}, {Admit: 6, Window: ms(500), Reject: rejections["rate-limited"]}}
+	want := []sim.Phase{{Duration: 2 * time.Second, Window: ms(500), Reject: sim.Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: kinds.DefaultRetryAfter}}, {Admit: 6, Window: ms(500), Reject: sim.Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: kinds.DefaultRetryAfter}}}
 	if !reflect.DeepEqual(windows.Phases, want) {
 		t.Errorf("window phases %+v", windows.Phases)
 	}
@@ -353,8 +354,8 @@ func TestModelParams(t *testing.T) {
 `))
 	c := s.Clone()
 	set := func(name string, v int64) error {
-		p, _ := LookupParam(name)
-		return p.Set(c, v)
+		p, _ := kinds.LookupParam(name)
+		return c.Set(p, v)
 	}
 	for name, v := range map[string]int64{"concurrency": 7, "service_time": int64(time.Second), "requests_per_minute": 60, "clients": 9} {
 		if err := set(name, v); err != nil {
@@ -384,7 +385,7 @@ func TestModelParams(t *testing.T) {
 // network sets a contention server's mean delay; a normal delay keeps its
 // spread relative to the mean.
 func TestNetworkParam(t *testing.T) {
-	p, _ := LookupParam("network")
+	p, _ := kinds.LookupParam("network")
 	for _, tt := range []struct {
 		before, after sim.Distribution
 	}{
@@ -393,7 +394,7 @@ func TestNetworkParam(t *testing.T) {
 	} {
 		s := &Scenario{Server: &sim.Contention{Network: tt.before}, Workload: sim.Burst{Clients: 2}}
 		c := s.Clone()
-		if err := p.Set(c, int64(ms(20))); err != nil {
+		if err := c.Set(p, int64(ms(20))); err != nil {
 			t.Fatal(err)
 		}
 		if got := c.Server.(*sim.Contention).Network; got != tt.after || s.Server.(*sim.Contention).Network != tt.before {
@@ -417,7 +418,7 @@ func TestModelMinResponse(t *testing.T) {
 		{&sim.ErrorMix{Latency: sim.Exponential{Mean: ms(200)}}, 0},
 		{&sim.RateLimit{RejectAfter: ms(5), Inner: &sim.Queue{Service: sim.Fixed(ms(100))}}, ms(5)},
 	} {
-		if got := minResponse(tt.server); got != tt.want {
+		if got := kinds.MinResponse(tt.server); got != tt.want {
 			t.Errorf("minResponse(%#v) = %v, want %v", tt.server, got, tt.want)
 		}
 	}

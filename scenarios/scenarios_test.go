@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -44,18 +45,18 @@ func TestParseValidFileFillsDefaults(t *testing.T) {
 		t.Fatalf("default %q seed %d clients %d", f.Default, s.Seed, s.Operations())
 	}
 	server := s.Server.(*sim.CapacityWindows)
-	if server.ResponseTime.Sample(nil) != DefaultResponseTime {
+	if server.ResponseTime.Sample(nil) != kinds.DefaultResponseTime {
 		t.Fatalf("response time %v, want the default", server.ResponseTime.Sample(nil))
 	}
 	if got := server.Phases[1].Reject; got.Status != 529 || got.Class != policies.Capacity {
 		t.Fatalf("default rejection %+v, want 529 capacity", got)
 	}
 	imm := s.Policies[0]
-	if imm.Rules.Backoff != (policies.Constant{Wait: DefaultImmediate}) || imm.Rules.MaxAttempts != 8 || imm.Rules.Deadline != 20*time.Second {
+	if imm.Rules.Backoff != (policies.Constant{Wait: kinds.DefaultImmediate}) || imm.Rules.MaxAttempts != 8 || imm.Rules.Deadline != 20*time.Second {
 		t.Fatalf("immediate = %+v", imm.Rules)
 	}
 	g := s.Policies[1]
-	wantBackoff := policies.FullJitter{Base: DefaultBase, Factor: DefaultFactor, Cap: DefaultCap}
+	wantBackoff := policies.FullJitter{Base: kinds.DefaultBase, Factor: kinds.DefaultFactor, Cap: kinds.DefaultCap}
 	if !reflect.DeepEqual(g.Coordinators, []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: 6, Per: time.Second}}) || g.Rules.Backoff != wantBackoff {
 		t.Fatalf("gated = %+v", g)
 	}

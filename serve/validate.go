@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
-	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -274,7 +274,7 @@ func CanValidate(model sim.ServerModel, w sim.Workload) error {
 func control(p sim.Policy) string {
 	for _, s := range p.Coordinators {
 		if _, ok := s.(policies.Rescaler); !ok {
-			return scenarios.CoordinatorNoun(s)
+			return kinds.CoordinatorNoun(s)
 		}
 	}
 	return ""
@@ -289,7 +289,7 @@ func (e *UnsupportedError) Error() string {
 }
 
 // kindName names a model or workload as a scenario file does.
-func kindName(v any) string { return scenarios.KindName(v) }
+func kindName(v any) string { return kinds.KindName(v) }
 
 // TooManyClientsError refuses a validation with more clients than
 // MaxValidateClients.

@@ -1,7 +1,7 @@
 // Package sweep reads the parameters a sweep varies (--param
 // NAME=FROM:TO:STEP, a log scale or a list) and sets them on copies of a loaded
 // scenarios.Scenario; the scenario file and its schema stay as they are.
-// The parameters are those of the scenario kinds (scenarios.Params); the
+// The parameters are those of the scenario kinds (kinds.Params); the
 // runs package runs the points.
 package sweep
 
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/scenarios"
 )
 
@@ -26,7 +27,7 @@ const (
 // nameList names the parameters there are, for messages.
 func nameList() string {
 	var names []string
-	for _, p := range scenarios.Params() {
+	for _, p := range kinds.Params() {
 		names = append(names, p.Name)
 	}
 	return strings.Join(names, ", ")
@@ -35,7 +36,7 @@ func nameList() string {
 // Param is one parsed --param: a name and the values it takes.
 type Param struct {
 	Name   string
-	info   *scenarios.Param
+	info   *kinds.Param
 	Values []int64 // counts, or durations in nanoseconds; increasing
 	Note   string  // what rounding a log scale dropped, or ""
 }
@@ -45,7 +46,7 @@ func (p *Param) Title() string { return p.info.Title }
 
 // Unit is "" for counts and "ms" for durations (as JSON and CSV report them).
 func (p *Param) Unit() string {
-	if p.info.Unit == scenarios.Duration {
+	if p.info.Unit == kinds.Duration {
 		return "ms"
 	}
 	return ""
@@ -53,7 +54,7 @@ func (p *Param) Unit() string {
 
 // Label formats value i as the user would write it.
 func (p *Param) Label(i int) string {
-	if p.info.Unit == scenarios.Duration {
+	if p.info.Unit == kinds.Duration {
 		return time.Duration(p.Values[i]).String()
 	}
 	return strconv.FormatInt(p.Values[i], 10)
@@ -61,7 +62,7 @@ func (p *Param) Label(i int) string {
 
 // Number returns value i as a number: a count, or milliseconds.
 func (p *Param) Number(i int) float64 {
-	if p.info.Unit == scenarios.Duration {
+	if p.info.Unit == kinds.Duration {
 		return float64(p.Values[i]) / float64(time.Millisecond)
 	}
 	return float64(p.Values[i])
@@ -79,7 +80,7 @@ func Parse(spec string) (Param, error) {
 	if !ok || name == "" || rng == "" {
 		return Param{}, fmt.Errorf("%q: want NAME=FROM:TO:STEP, e.g. clients=10:50:10", spec)
 	}
-	info, ok := scenarios.LookupParam(name)
+	info, ok := kinds.LookupParam(name)
 	if !ok {
 		return Param{}, fmt.Errorf("%q: unknown parameter %q; choose one of %s", spec, name, nameList())
 	}
@@ -113,7 +114,7 @@ func Parse(spec string) (Param, error) {
 }
 
 // listValues reads V1,V2,...: at least one value, each above the one before.
-func listValues(info *scenarios.Param, list string) ([]int64, error) {
+func listValues(info *kinds.Param, list string) ([]int64, error) {
 	items := strings.Split(list, ",")
 	if len(items) > MaxValues {
 		return nil, fmt.Errorf("%d values; at most %d per parameter", len(items), MaxValues)
@@ -133,7 +134,7 @@ func listValues(info *scenarios.Param, list string) ([]int64, error) {
 }
 
 // parseRange reads FROM and TO, TO not below FROM.
-func parseRange(info *scenarios.Param, parts []string) (from, to int64, err error) {
+func parseRange(info *kinds.Param, parts []string) (from, to int64, err error) {
 	if from, err = parseValue(info.Unit, parts[0]); err != nil {
 		return 0, 0, err
 	}
@@ -147,7 +148,7 @@ func parseRange(info *scenarios.Param, parts []string) (from, to int64, err erro
 }
 
 // stepValues reads FROM:TO:STEP.
-func stepValues(info *scenarios.Param, parts []string) ([]int64, error) {
+func stepValues(info *kinds.Param, parts []string) ([]int64, error) {
 	from, to, err := parseRange(info, parts)
 	if err != nil {
 		return nil, err
@@ -175,7 +176,7 @@ func stepValues(info *scenarios.Param, parts []string) ([]int64, error) {
 
 // logValues reads FROM:TO:logN: N values from FROM to TO whose ratio to the
 // one before is the same, rounded; the note says how many rounding merged.
-func logValues(info *scenarios.Param, parts []string) (values []int64, note string, err error) {
+func logValues(info *kinds.Param, parts []string) (values []int64, note string, err error) {
 	from, to, err := parseRange(info, parts)
 	if err != nil {
 		return nil, "", err
@@ -208,16 +209,16 @@ func logValues(info *scenarios.Param, parts []string) (values []int64, note stri
 
 // roundValue rounds x to a whole number (a count) or to three significant
 // digits (a duration in nanoseconds, so 316.227766ms becomes 316ms).
-func roundValue(u scenarios.ParamUnit, x float64) int64 {
-	if u == scenarios.Duration && x >= 1000 {
+func roundValue(u kinds.ParamUnit, x float64) int64 {
+	if u == kinds.Duration && x >= 1000 {
 		scale := math.Pow(10, math.Floor(math.Log10(x))-2)
 		return int64(math.Round(math.Round(x/scale) * scale))
 	}
 	return int64(math.Round(x))
 }
 
-func parseValue(u scenarios.ParamUnit, s string) (int64, error) {
-	if u == scenarios.Duration {
+func parseValue(u kinds.ParamUnit, s string) (int64, error) {
+	if u == kinds.Duration {
 		d, err := time.ParseDuration(s)
 		if err != nil {
 			return 0, fmt.Errorf("%q is not a duration (write e.g. 500ms, 2s)", s)
@@ -239,7 +240,7 @@ func parseValue(u scenarios.ParamUnit, s string) (int64, error) {
 func Apply(s *scenarios.Scenario, ps []Param, values []int64) (*scenarios.Scenario, error) {
 	c := s.Clone()
 	for i, p := range ps {
-		if err := p.info.Set(c, values[i]); err != nil {
+		if err := c.Set(p.info, values[i]); err != nil {
 			return nil, fmt.Errorf("%s=%s: %w", p.Name, p.info.Format(values[i]), err)
 		}
 	}

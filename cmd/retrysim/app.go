@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/scenarios"
 )
@@ -235,20 +236,20 @@ func listCommand() *cli.Command {
 				hint = "; 'retrysim show NAME' prints its YAML"
 			}
 			fmt.Fprintf(w, "(* runs when no --scenario is given%s)\n\nPolicy types:\n", hint)
-			for _, t := range scenarios.PolicyTypes() {
+			for _, t := range kinds.PolicyTypes() {
 				fmt.Fprintf(w, "   %-19s  %s\n", t.Name, t.About)
 			}
 			// The other kinds come from the registry, in its order.
 			for _, c := range []struct {
-				category scenarios.Category
+				category kinds.Category
 				title    string
 			}{
-				{scenarios.Coordinators, "Coordinators (shared by a policy's operations)"},
-				{scenarios.Servers, "Server types (server: type:, the first by default)"},
-				{scenarios.Workloads, "Workload types (clients: type:, the first by default)"},
+				{kinds.Coordinators, "Coordinators (shared by a policy's operations)"},
+				{kinds.Servers, "Server types (server: type:, the first by default)"},
+				{kinds.Workloads, "Workload types (clients: type:, the first by default)"},
 			} {
 				fmt.Fprintf(w, "\n%s:\n", c.title)
-				for _, k := range scenarios.Kinds(c.category) {
+				for _, k := range kinds.Kinds(c.category) {
 					fmt.Fprintf(w, "   %-19s  %s\n", k.Name, k.About)
 				}
 			}

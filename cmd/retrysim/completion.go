@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/kinds"
 )
 
 // configureCompletion adjusts urfave/cli's 'completion' command: an unknown
@@ -174,7 +174,7 @@ func bashCompletion(root *cli.Command) string {
 	}
 	commands.WriteString(strings.Join(names, " "))
 	var params []string
-	for _, p := range scenarios.Params() {
+	for _, p := range kinds.Params() {
 		params = append(params, p.Name+"=")
 	}
 	r := strings.NewReplacer("@NAME@", root.Name, "@COMMANDS@", commands.String(), "@PARAMS@", strings.Join(params, " "),

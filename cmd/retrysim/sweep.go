@@ -7,16 +7,16 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/report/plot"
 	"github.com/retrysim/retrysim/runs"
-	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sweep"
 )
 
 func sweepCommand() *cli.Command {
 	var about strings.Builder
-	for _, p := range scenarios.Params() {
+	for _, p := range kinds.Params() {
 		name := p.Name
 		for i, line := range wrapWords(p.About, helpWidth-helpIndent-3-14) {
 			if i > 0 {

@@ -1,15 +1,16 @@
-package scenarios
+package kinds
 
 import (
 	"slices"
 	"time"
 
+	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
 
 // The parameters a sweep can vary, in the order 'retrysim sweep --help'
 // lists them. The kinds that have one attach its setter when they register
-// (kinds_builtin.go); max_attempts and deadline belong to every policy.
+// (builtin.go); max_attempts and deadline belong to every policy.
 var (
 	paramClients = registerParam(&Param{Name: "clients", Title: "clients", Unit: Count, Min: 1, Max: MaxClients,
 		About: "clients of a burst, workers of a closed loop or agent sessions", missing: "the workload has no clients (an open loop has a rate)"})
@@ -29,13 +30,13 @@ var (
 		About: "start rate (per period) of every throttled policy", missing: "no policy of this scenario has a throttle"})
 	_ = registerParam(&Param{Name: "max_attempts", Title: "max attempts", Unit: Count, Min: 1, Max: 1<<31 - 1,
 		About: "attempts per operation of every policy", missing: "the scenario has no policies",
-		setters: []func(*Scenario, int64) (bool, error){forPolicies(func(p *sim.Policy, v int64) bool {
+		setters: []func(*Parts, int64) (bool, error){forPolicies(func(p *sim.Policy, v int64) bool {
 			p.Rules.MaxAttempts = int(v)
 			return true
 		})}})
 	_ = registerParam(&Param{Name: "deadline", Title: "deadline", Unit: Duration, Min: 1, Max: int64(MaxDuration),
 		About: "deadline per operation of every policy", missing: "the scenario has no policies",
-		setters: []func(*Scenario, int64) (bool, error){forPolicies(func(p *sim.Policy, v int64) bool {
+		setters: []func(*Parts, int64) (bool, error){forPolicies(func(p *sim.Policy, v int64) bool {
 			p.Rules.Deadline = time.Duration(v)
 			return true
 		})}})
@@ -52,11 +53,22 @@ var (
 		About: "arrivals per second of an open loop with a constant rate", missing: "the workload has no arrival rate (it is not an open loop)"})
 )
 
+// Parts are the parts of a scenario that kinds make up: the server, the
+// workload and the policies. A sweep sets its parameters on them.
+type Parts struct {
+	Server   sim.ServerModel
+	Workload sim.Workload
+	Policies []sim.Policy
+}
+
+// MaxDuration bounds every duration of a kind (schema.MaxDuration).
+const MaxDuration = schema.MaxDuration
+
 // Clone returns a copy of s that a parameter can be set on without changing
 // s: the server, the workload, the policies, their lists of coordinator
 // specs and what their coordinators keep behind pointers are copied.
-func (s *Scenario) Clone() *Scenario {
-	c := *s
+func (s Parts) Clone() Parts {
+	c := s
 	c.Server = cloneServer(s.Server)
 	c.Workload = cloneWorkload(s.Workload)
 	c.Policies = append([]sim.Policy(nil), s.Policies...)
@@ -68,5 +80,5 @@ func (s *Scenario) Clone() *Scenario {
 			}
 		}
 	}
-	return &c
+	return c
 }

@@ -1,4 +1,4 @@
-package scenarios
+package kinds
 
 import (
 	"errors"
@@ -172,7 +172,7 @@ func registerServers() {
 			},
 			describe: describeRateLimit,
 			minResponse: func(r *sim.RateLimit) time.Duration {
-				return min(r.RejectAfter, minResponse(r.Inner))
+				return min(r.RejectAfter, MinResponse(r.Inner))
 			},
 			metrics: func(r *sim.RateLimit) []string {
 				names := []string{metrics.ServerRateLimited.Name}
@@ -334,9 +334,9 @@ func cloneWorkload(w sim.Workload) sim.Workload {
 	return w
 }
 
-// minResponse is the shortest time a server model takes to answer, as its
+// MinResponse is the shortest time a server model takes to answer, as its
 // kind knows it; 0 when it does not.
-func minResponse(s sim.ServerModel) time.Duration {
+func MinResponse(s sim.ServerModel) time.Duration {
 	if k := serverKindOf(s); k != nil {
 		return k.minResponse(s)
 	}

@@ -1,4 +1,4 @@
-package scenarios
+package kinds
 
 import (
 	"bytes"
@@ -17,11 +17,11 @@ import (
 
 // The decoders of the server models and workloads other than the default
 // ones, and what they share: distributions and capacity traces.
-// kinds_models.go registers them.
+// models.go registers them.
 
 // distribution reads a distribution at key: a duration (always that
 // duration) or a mapping with one key, the name of a distribution kind
-// (kinds_dists.go): {fixed: 100ms}, {exponential: 100ms} (the mean),
+// (distributions.go): {fixed: 100ms}, {exponential: 100ms} (the mean),
 // {lognormal: {median: 1s, p99: 10s}}, {normal: {mean: 10ms, stddev: 2ms}}
 // (folded: |N(mean, stddev)|) or {uniform: [50ms, 150ms]}. It returns def
 // when key is absent or wrong.
@@ -273,7 +273,7 @@ func decodeRateLimit(d *schema.Decoder, m *schema.Mapping, path string) *sim.Rat
 		}
 		return r
 	}
-	r.Inner = decodeServer(d, m.Get("inner"), m.Field("inner"))
+	r.Inner = DecodeServer(d, m.Get("inner"), m.Field("inner"))
 	return r
 }
 

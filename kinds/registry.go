@@ -1,4 +1,14 @@
-package scenarios
+// Package kinds is retrysim's registry of kinds: every backoff,
+// coordinator, distribution, server model and workload a scenario file can
+// name is registered here once, with its name, a one-line description, a
+// decoder (which reads its own fields from a schema.Mapping), a describer
+// (for the HTML report and 'retrysim list'), a clone, what the work
+// estimate needs (shortest response, minimum wait), the optional metrics it
+// counts and the parameters a sweep can vary. Nothing outside this package
+// (and the models' own files in sim/ and policies/) knows which kinds
+// exist: the scenario loader, 'retrysim list', the sweep and the HTML
+// report all go through it.
+package kinds
 
 import (
 	"fmt"
@@ -10,15 +20,6 @@ import (
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
-
-// The kind registry. Every kind of backoff, coordinator, server and
-// workload that a scenario file can name is registered once, in
-// kinds_*.go, with its name, a one-line description, a decoder (which
-// reads its own fields and lets the loader report the others), a
-// describer (for the HTML report and 'retrysim list') and the parameters a
-// sweep can vary. Nothing outside the registration knows which kinds
-// exist: the loader, 'retrysim list', the sweep and the HTML report all
-// go through it.
 
 // Category is a family of kinds.
 type Category string
@@ -49,7 +50,7 @@ var kinds []*Kind
 func registerKind(k *Kind) *Kind {
 	for _, o := range kinds {
 		if o.Category == k.Category && o.Name == k.Name {
-			panic("scenarios: kind " + string(k.Category) + " " + k.Name + " registered twice")
+			panic("kinds: kind " + string(k.Category) + " " + k.Name + " registered twice")
 		}
 	}
 	kinds = append(kinds, k)
@@ -95,7 +96,7 @@ type Param struct {
 	missing string
 	// setters set the parameter on every part of a scenario that has it
 	// and report whether one did.
-	setters []func(s *Scenario, v int64) (bool, error)
+	setters []func(s *Parts, v int64) (bool, error)
 }
 
 // params holds every parameter in registration order, the order in which
@@ -122,7 +123,7 @@ func LookupParam(name string) (*Param, bool) {
 
 // Set sets the parameter to v on every part of s that has it (s is
 // changed: set it on a Clone), or says why it cannot.
-func (p *Param) Set(s *Scenario, v int64) error {
+func (p *Param) Set(s *Parts, v int64) error {
 	if v < p.Min || v > p.Max {
 		return fmt.Errorf("must be between %s and %s", p.Format(p.Min), p.Format(p.Max))
 	}
@@ -150,8 +151,8 @@ func (p *Param) Format(v int64) string {
 
 // forPolicies is a setter over the policies of a scenario: set changes one
 // policy, and reports whether it has the parameter.
-func forPolicies(set func(p *sim.Policy, v int64) bool) func(s *Scenario, v int64) (bool, error) {
-	return func(s *Scenario, v int64) (bool, error) {
+func forPolicies(set func(p *sim.Policy, v int64) bool) func(s *Parts, v int64) (bool, error) {
+	return func(s *Parts, v int64) (bool, error) {
 		found := false
 		for i := range s.Policies {
 			if set(&s.Policies[i], v) {
@@ -241,9 +242,9 @@ func backoffFields() []string {
 	return out
 }
 
-// minWait is the smallest wait b can draw before any retry; 0 when it is
+// MinWait is the smallest wait b can draw before any retry; 0 when it is
 // not known (a backoff no kind has).
-func minWait(b policies.Backoff) time.Duration {
+func MinWait(b policies.Backoff) time.Duration {
 	for _, k := range backoffKinds {
 		if k.is(b) {
 			return k.minWait(b)
@@ -508,7 +509,7 @@ func registerServer[M sim.ServerModel](k *Kind, f serverFuncs[M], ps ...serverPa
 	}
 	for _, p := range ps {
 		k.Params = append(k.Params, p.param)
-		p.param.setters = append(p.param.setters, func(s *Scenario, v int64) (bool, error) {
+		p.param.setters = append(p.param.setters, func(s *Parts, v int64) (bool, error) {
 			found := false
 			for _, part := range serverParts(s.Server) {
 				if m, ok := part.(M); ok {
@@ -603,7 +604,7 @@ func registerWorkload[W sim.Workload](k *Kind, f workloadFuncs[W], ps ...workloa
 	}
 	for _, p := range ps {
 		k.Params = append(k.Params, p.param)
-		p.param.setters = append(p.param.setters, func(s *Scenario, v int64) (bool, error) {
+		p.param.setters = append(p.param.setters, func(s *Parts, v int64) (bool, error) {
 			w, ok := s.Workload.(W)
 			if !ok {
 				return false, nil
