@@ -23,7 +23,7 @@ func TestEstimateBoundsEvents(t *testing.T) {
 		if err := Seeds(t.Context(), s, s.Seed, 2, 0, func(_, _ int, r *sim.Result) { events.Add(int64(r.Events)) }); err != nil {
 			t.Fatal(err)
 		}
-		e := s.Estimate(2)
+		e := EstimateOf(s, 2)
 		if e.Events < float64(events.Load()) {
 			t.Errorf("%s: estimate %g events < %d processed", s.Name, e.Events, events.Load())
 		}
@@ -37,12 +37,12 @@ func TestEstimateBoundsEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := s.Estimate(1)
+	e := EstimateOf(s, 1)
 	if e.Events != 31e6 || e.Memory < 100e6 || e.Refusal() != "" || e.Long() {
 		t.Errorf("huge-burst: %+v, refusal %q", e, e.Refusal())
 	}
 	// --seeds 100000 on it is refused.
-	if r := s.Estimate(100_000).Refusal(); !strings.Contains(r, "engine events, over the limit") {
+	if r := EstimateOf(s, 100_000).Refusal(); !strings.Contains(r, "engine events, over the limit") {
 		t.Errorf("huge-burst × 100000 seeds: refusal %q", r)
 	}
 }

@@ -165,12 +165,12 @@ func (m *Merged) results(plan Plan) (*Results, error) {
 // Work estimates running the whole plan: each group's seeds, whose
 // metrics are kept, and for a Plot group the latency histograms and the
 // timeline run of every policy.
-func (p Plan) Work() scenarios.Estimate {
-	var est scenarios.Estimate
+func (p Plan) Work() Estimate {
+	var est Estimate
 	for _, gr := range p.Groups {
 		e := seedsWork(gr.Scenario, gr.Seeds)
 		if gr.Plot {
-			e = e.Add(gr.Scenario.Estimate(1))
+			e = e.Add(EstimateOf(gr.Scenario, 1))
 			e.Kept += histogramsKept(gr.Scenario)
 		}
 		est = est.Add(e)
@@ -180,7 +180,7 @@ func (p Plan) Work() scenarios.Estimate {
 
 // ShardWork estimates shard sh's part of the plan, and counts its seeds
 // and the plan's.
-func (p Plan) ShardWork(sh Shard) (est scenarios.Estimate, seeds, all int) {
+func (p Plan) ShardWork(sh Shard) (est Estimate, seeds, all int) {
 	owned := OwnedSeeds(p.Groups, sh)
 	for g, gr := range p.Groups {
 		s, n := gr.Scenario, len(owned[g])
@@ -192,7 +192,7 @@ func (p Plan) ShardWork(sh Shard) (est scenarios.Estimate, seeds, all int) {
 		e := seedsWork(s, n)
 		if gr.Plot {
 			if owned[g][0] == 0 {
-				e = e.Add(s.Estimate(1))
+				e = e.Add(EstimateOf(s, 1))
 			}
 			e.Kept += histogramsKept(s)
 		}
@@ -216,8 +216,8 @@ func (p Plan) Runs() int {
 
 // seedsWork estimates k seeds of s whose metrics are kept: one float64
 // per metric reported (MultiSeed).
-func seedsWork(s *scenarios.Scenario, k int) scenarios.Estimate {
-	e := s.Estimate(k)
+func seedsWork(s *scenarios.Scenario, k int) Estimate {
+	e := EstimateOf(s, k)
 	e.Kept = float64(e.Runs) * float64(8*len(s.Metrics()))
 	return e
 }

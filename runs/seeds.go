@@ -49,7 +49,7 @@ func chunkSize(remaining, workers int) int {
 
 // Seeds simulates every policy of s on seeds first, first+1, …,
 // first+k−1, spread over workers goroutines (0 means GOMAXPROCS, fewer when
-// the runs together would need more memory than scenarios.ParallelWorkers
+// the runs together would need more memory than ParallelWorkers
 // allows). For each
 // run it calls each(seedIndex, policyIndex, result) from a worker goroutine;
 // each must only store what it needs at that index (the pairs are distinct),
@@ -66,7 +66,7 @@ func Seeds(ctx context.Context, s *scenarios.Scenario, first uint64, k, workers 
 // position in that list, not the seed's offset.
 func seedList(ctx context.Context, s *scenarios.Scenario, first uint64, k int, at []int, workers int, each func(seed, policy int, r *sim.Result)) error {
 	if workers <= 0 {
-		workers = scenarios.ParallelWorkers(runtime.GOMAXPROCS(0), s.Operations())
+		workers = ParallelWorkers(runtime.GOMAXPROCS(0), s.Operations())
 	}
 	np := len(s.Policies)
 	total := k * np

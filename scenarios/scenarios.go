@@ -45,8 +45,8 @@ type Scenario struct {
 	Description string
 	Seed        uint64
 	// Server is the server model (the type field of the server mapping;
-	// *sim.CapacityWindows by default) and Workload the operations'
-	// workload (the type field of clients; sim.Burst by default).
+	// the first server kind by default) and Workload the operations'
+	// workload (the type field of clients; the first workload kind by default).
 	Server   sim.ServerModel
 	Workload sim.Workload
 	Policies []sim.Policy

@@ -66,5 +66,5 @@ func (w *watch) done() { w.bar.Done() }
 func policyEvents(s *scenarios.Scenario, p int) float64 {
 	one := *s
 	one.Policies = s.Policies[p : p+1]
-	return one.Estimate(1).Events
+	return runs.EstimateOf(&one, 1).Events
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/runs"
 )
 
 // forceFlag is --force: run even what the work estimate refuses.
@@ -16,7 +16,7 @@ func forceFlag() cli.Flag {
 // checkWork refuses, unless --force is given, work whose estimate is over
 // the limits (exit 2), and warns on stderr before a long run. (A shard
 // checks its own part, runShard; a merge runs nothing.)
-func checkWork(c *call, est scenarios.Estimate) error {
+func checkWork(c *call, est runs.Estimate) error {
 	refusal := est.Refusal()
 	if refusal != "" && !c.Bool("force") {
 		return usagef("refusing to start: %s (%s); make the scenario, --seeds or --param smaller, or pass --force to run it anyway", refusal, est)

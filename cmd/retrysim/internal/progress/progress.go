@@ -16,7 +16,7 @@ import (
 // runs is not worth drawing: short runs finish before it would be any use.
 const MinRuns = 200
 
-// MinEvents is the bound on engine events (scenarios.Estimate) below which
+// MinEvents is the bound on engine events (runs.Estimate) below which
 // a bar counting events is not worth drawing: at the engine's cost per
 // event, such work takes a few seconds at most.
 const MinEvents = 10_000_000

@@ -1,4 +1,4 @@
-package scenarios
+package runs
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -39,12 +40,12 @@ func TestAttemptBound(t *testing.T) {
 // The examples: 50 M clients for 1000 h with no attempt limit is
 // refused; so is the memory of a huge sweep; a long run only warns.
 func TestEstimateLimits(t *testing.T) {
-	s := &Scenario{
+	s := &scenarios.Scenario{
 		Server:   &sim.CapacityWindows{ResponseTime: sim.Fixed(kinds.DefaultResponseTime)},
-		Workload: sim.Burst{Clients: MaxClients},
-		Policies: []sim.Policy{{Rules: policies.Policy{Deadline: MaxDuration, Backoff: policies.FullJitter{Base: kinds.DefaultBase, Cap: kinds.DefaultCap}}}},
+		Workload: sim.Burst{Clients: scenarios.MaxClients},
+		Policies: []sim.Policy{{Rules: policies.Policy{Deadline: scenarios.MaxDuration, Backoff: policies.FullJitter{Base: kinds.DefaultBase, Cap: kinds.DefaultCap}}}},
 	}
-	if r := s.Estimate(1).Refusal(); !strings.Contains(r, "engine events") {
+	if r := EstimateOf(s, 1).Refusal(); !strings.Contains(r, "engine events") {
 		t.Errorf("50 M clients × 1000 h: refusal %q", r)
 	}
 	big := Estimate{Events: 1, Kept: 100 << 30}
@@ -65,7 +66,7 @@ func TestEstimateLimits(t *testing.T) {
 // 700 B per coordinator. Processes without an operation count nothing.
 func TestEstimateCountsClientProcesses(t *testing.T) {
 	memory := func(arrivals, processes int) float64 {
-		s := &Scenario{
+		s := &scenarios.Scenario{
 			Server:   &sim.CapacityWindows{ResponseTime: sim.Fixed(kinds.DefaultResponseTime)},
 			Workload: &sim.OpenLoop{Rates: sim.ConstantRate(float64(arrivals)), Until: time.Second, Regular: true, Processes: processes},
 			Policies: []sim.Policy{
@@ -74,7 +75,7 @@ func TestEstimateCountsClientProcesses(t *testing.T) {
 					Rules: policies.Policy{MaxAttempts: 3, Backoff: policies.Constant{}}},
 			},
 		}
-		e := s.Estimate(1)
+		e := EstimateOf(s, 1)
 		return e.Memory / float64(e.Workers)
 	}
 	one := memory(100, 1)

@@ -1,4 +1,4 @@
-package scenarios
+package runs
 
 // parallelMemory is the memory that concurrent runs may take together when
 // the number of parallel runs is chosen automatically: each run holds about

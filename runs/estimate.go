@@ -1,4 +1,4 @@
-package scenarios
+package runs
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -97,8 +98,8 @@ func (e Estimate) String() string {
 		count(e.Events), e.Runs, roughTime(e.Time()), max(e.Workers, 1), bytesText(e.TotalMemory()))
 }
 
-// Estimate bounds the work of running every policy of s on seeds seeds.
-func (s *Scenario) Estimate(seeds int) Estimate {
+// EstimateOf bounds the work of running every policy of s on seeds seeds.
+func EstimateOf(s *scenarios.Scenario, seeds int) Estimate {
 	clients := float64(s.Operations())
 	perSeed := 0.0
 	for i := range s.Policies {
@@ -150,7 +151,7 @@ func attemptBound(server sim.ServerModel, p *sim.Policy) float64 {
 	if math.IsInf(bound, 1) {
 		// Neither bound: the loader refuses such policies; count one
 		// attempt per nanosecond of the longest allowed duration.
-		bound = float64(MaxDuration)
+		bound = float64(scenarios.MaxDuration)
 	}
 	return bound
 }
