@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/sim"
 	"github.com/retrysim/retrysim/stats"
@@ -155,7 +156,7 @@ func Exec(ctx context.Context, v ExecValidation) (*ExecResult, error) {
 	var simGiveUps []float64
 	for k := range v.Seeds {
 		seed := v.Seed + uint64(k)
-		cfg := sim.Config{Seed: seed, Server: v.Model, Workload: sim.Burst{Clients: v.Clients}, Policy: pol,
+		cfg := sim.Config{Seed: seed, Server: v.Model, Workload: kinds.AllAtOnce(v.Clients), Policy: pol,
 			Hooks: policies.Hooks{OnGiveUp: func(e *policies.Error) { simGiveUps = append(simGiveUps, millis(e.Elapsed)) }}}
 		r, err := sim.Run(cfg)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
@@ -115,8 +116,8 @@ func validateExec(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, 
 	if pol == nil {
 		return usagef("--preset %q: scenario %s has no such policy (it has %s)", name, s.Name, strings.Join(names, ", "))
 	}
-	burst, ok := s.Workload.(sim.Burst)
-	if !ok || burst.Spread != 0 {
+	clients, ok := kinds.ClientsAllAtOnce(s.Workload)
+	if !ok {
 		return usagef("--exec: scenario %s must have a burst of clients that all start at once (clients: {count: N}, no spread); the program starts its callers together", s.Name)
 	}
 	if f := cmd.String("format"); f != "table" && f != "json" {
@@ -126,7 +127,7 @@ func validateExec(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, 
 	if cmd.IsSet("speed") {
 		speed = cmd.Float("speed")
 	}
-	res, err := serve.Exec(ctx, serve.ExecValidation{Model: s.Server, Clients: burst.Clients, Policy: *pol, Seed: seed,
+	res, err := serve.Exec(ctx, serve.ExecValidation{Model: s.Server, Clients: clients, Policy: *pol, Seed: seed,
 		Seeds: int(cmd.Int("seeds")), Speed: speed, CountsOnly: cmd.Bool("counts-only"), Command: command, Output: cmd.Root().ErrWriter})
 	var unsupported *serve.UnsupportedError
 	if errors.As(err, &unsupported) {

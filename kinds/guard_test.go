@@ -1,0 +1,176 @@
+package kinds
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// kindMethods marks a concrete kind: a type of package sim with one of
+// these methods is a server model, a workload or a distribution; one of
+// package policies a backoff, a coordinator or a coordinator's spec.
+var kindMethods = map[string][]string{
+	"sim":      {"NewServer", "Operations", "Sample"},
+	"policies": {"Delay", "NewCoordinator", "Admit"},
+}
+
+// concreteKinds returns, per package, the names of its concrete kinds.
+func concreteKinds(t *testing.T, root string) map[string]map[string]bool {
+	t.Helper()
+	out := map[string]map[string]bool{}
+	for pkg, methods := range kindMethods {
+		out[pkg] = map[string]bool{}
+		files, err := filepath.Glob(filepath.Join(root, pkg, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 {
+					continue
+				}
+				for _, m := range methods {
+					if fd.Name.Name == m {
+						out[pkg][receiverName(fd.Recv.List[0].Type)] = true
+					}
+				}
+			}
+		}
+		if len(out[pkg]) == 0 {
+			t.Fatalf("no kinds found in %s: the guard would prove nothing", pkg)
+		}
+	}
+	return out
+}
+
+func receiverName(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.StarExpr:
+		return receiverName(e.X)
+	case *ast.Ident:
+		return e.Name
+	case *ast.IndexExpr:
+		return receiverName(e.X)
+	}
+	return ""
+}
+
+// The guard of docs/architecture.md ("Where a new capability goes"): no
+// file outside sim/, policies/ and kinds/ names a concrete kind (a server
+// model, workload, distribution, backoff or coordinator type), and no
+// file outside kinds/ switches on the type of a kind: every fact about a
+// kind is in its model's file and its registration.
+func TestNoKindNamedOutsideItsFiles(t *testing.T) {
+	root := ".."
+	known := concreteKinds(t, root)
+	var problems []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		top, _, _ := strings.Cut(rel, "/")
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		// The local names of sim and policies in this file ("" inside
+		// the package itself).
+		local := map[string]string{}
+		switch top {
+		case "sim", "policies":
+			if !strings.Contains(rel[len(top)+1:], "/") {
+				local[""] = top
+			}
+		}
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			for pkg := range known {
+				if p == "github.com/retrysim/retrysim/"+pkg {
+					name := pkg
+					if imp.Name != nil {
+						name = imp.Name.Name
+					}
+					local[name] = pkg
+				}
+			}
+		}
+		kindOf := func(e ast.Expr) string {
+			switch e := e.(type) {
+			case *ast.StarExpr:
+				e2 := e.X
+				if sel, ok := e2.(*ast.SelectorExpr); ok {
+					if id, ok := sel.X.(*ast.Ident); ok && known[local[id.Name]][sel.Sel.Name] {
+						return local[id.Name] + "." + sel.Sel.Name
+					}
+				}
+				if id, ok := e2.(*ast.Ident); ok && local[""] != "" && known[local[""]][id.Name] {
+					return local[""] + "." + id.Name
+				}
+			case *ast.SelectorExpr:
+				if id, ok := e.X.(*ast.Ident); ok && known[local[id.Name]][e.Sel.Name] {
+					return local[id.Name] + "." + e.Sel.Name
+				}
+			case *ast.Ident:
+				if local[""] != "" && known[local[""]][e.Name] {
+					return local[""] + "." + e.Name
+				}
+			}
+			return ""
+		}
+		inKindFiles := top == "sim" || top == "policies" || top == "kinds"
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if !inKindFiles {
+					if k := kindOf(n); k != "" {
+						problems = append(problems, rel+": names "+k)
+					}
+				}
+			case *ast.TypeSwitchStmt:
+				if top == "kinds" {
+					return true
+				}
+				for _, c := range n.Body.List {
+					for _, e := range c.(*ast.CaseClause).List {
+						if k := kindOf(e); k != "" {
+							problems = append(problems, rel+": switches on the type of a kind ("+k+")")
+						}
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(problems)
+	for _, p := range slices.Compact(problems) {
+		t.Error(p)
+	}
+}
