@@ -68,18 +68,3 @@ func Counted(server sim.ServerModel, w sim.Workload) []string {
 	}
 	return counted
 }
-
-// AllAtOnce returns the workload of clients clients that each start one
-// operation at t = 0: a burst without spread.
-func AllAtOnce(clients int) sim.Workload { return sim.Burst{Clients: clients} }
-
-// ClientsAllAtOnce returns the clients of a workload whose operations are
-// one per client, all starting at t = 0 (a burst without spread); false
-// for any other workload.
-func ClientsAllAtOnce(w sim.Workload) (clients int, ok bool) {
-	b, ok := w.(sim.Burst)
-	if !ok || b.Spread != 0 {
-		return 0, false
-	}
-	return b.Clients, true
-}

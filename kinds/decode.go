@@ -1,8 +1,6 @@
 package kinds
 
 import (
-	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -80,72 +78,6 @@ func rejection(m *schema.Mapping, def string) sim.Rejection {
 		rej.RetryAfter = m.Duration("retry_after", rej.RetryAfter)
 	}
 	return rej
-}
-
-// capacityWindows reads the fields of a capacity-windows server: phases,
-// or a trace with the window and rejection of every phase.
-func decodeCapacityWindows(d *schema.Decoder, m *schema.Mapping, path string) *sim.CapacityWindows {
-	s := &sim.CapacityWindows{ResponseTime: distribution(m, "response_time", sim.Fixed(DefaultResponseTime))}
-	if m.Has("trace") {
-		if m.Has("phases") {
-			m.Errorf("phases", "set phases or trace, not both")
-		}
-		window := m.Duration("window", time.Second)
-		if window == 0 {
-			m.Errorf("window", "must be > 0")
-			window = time.Second
-		}
-		rej := rejection(m, "overloaded")
-		s.Phases = traceRows(d, m, func(r io.Reader) ([]sim.Phase, error) { return sim.WindowPhasesFromCSV(r, window, rej) })
-		return s
-	}
-	for _, f := range []string{"window", "reject", "retry_after"} {
-		if m.Has(f) {
-			m.Errorf(f, "is a field of each phase (here only with trace)")
-		}
-	}
-	items := m.Sequence("phases")
-	if len(items) == 0 && m.Node() != nil {
-		m.Errorf("phases", "missing: the server needs at least one phase (or a trace)")
-	}
-	s.Phases = decodeWindowPhases(d, items, path+".phases")
-	if m.Has("fallback_phases") {
-		fb := m.Sequence("fallback_phases")
-		if len(fb) == 0 {
-			m.Errorf("fallback_phases", "must list at least one phase")
-		}
-		s.FallbackPhases = decodeWindowPhases(d, fb, path+".fallback_phases")
-	}
-	return s
-}
-
-// windowPhases decodes a list of capacity phases.
-func decodeWindowPhases(d *schema.Decoder, items []*yaml.Node, path string) []sim.Phase {
-	var phases []sim.Phase
-	for i, item := range items {
-		field := fmt.Sprintf("%s[%d]", path, i)
-		pm := d.Mapping(item, field)
-		p := sim.Phase{Duration: pm.Duration("duration", 0)}
-		last := i == len(items)-1
-		if !last && p.Duration == 0 {
-			pm.Errorf("duration", "must be > 0: only the last phase may run on forever")
-		}
-		errsBefore := d.Problems()
-		p.Admit = int(pm.Integer("admit", 0, 0, 1<<31-1))
-		p.Window = pm.Duration("window", 0)
-		switch {
-		case d.Problems() > errsBefore:
-			// The admit or the window itself was bad; that error says enough.
-		case p.Admit > 0 && p.Window == 0:
-			pm.Errorf("window", "must be > 0 when the phase admits requests (admit %d per window)", p.Admit)
-		case p.Admit == 0 && pm.Has("window"):
-			pm.Errorf("window", "has no effect: this phase admits nothing (set admit > 0)")
-		}
-		p.Reject = rejection(pm, "overloaded")
-		pm.Finish()
-		phases = append(phases, p)
-	}
-	return phases
 }
 
 // Limits are the per-operation bounds that the clients section sets for every

@@ -1,0 +1,159 @@
+package kinds
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/schema"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// The error-mix server (sim.ErrorMix): requests fail at random, whatever the load.
+func registerErrorMix() {
+	registerServer(&Kind{Name: "error-mix", Fields: []string{"response_time", "fail_response_time", "failures", "phases", "stream", "stream_share", "output_tokens"},
+		About: "every request fails at random with the given probabilities, whatever the load"},
+		serverFuncs[*sim.ErrorMix]{
+			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.ErrorMix {
+				return decodeErrorMix(d, m, path)
+			},
+			describe: describeErrorMix,
+			minResponse: func(e *sim.ErrorMix) time.Duration {
+				least := minDistribution(e.Latency)
+				if e.FailLatency != nil {
+					least = min(least, minDistribution(e.FailLatency))
+				}
+				if e.Stream {
+					least = time.Duration(float64(least) * e.StreamShare) // share 0: drawn, from 0
+				}
+				return least
+			},
+			instant: func(e *sim.ErrorMix) bool {
+				if e.Latency != sim.Fixed(0) || (e.FailLatency != nil && e.FailLatency != sim.Fixed(0)) {
+					return false
+				}
+				// Only a phase that fails every request, never asking for a
+				// wait, holds retries at one instant for ever: where some
+				// requests succeed, every operation ends with probability 1.
+				for _, ph := range e.Phases {
+					fail, waits := 0.0, false
+					for _, o := range ph.Outcomes {
+						fail += o.P
+						waits = waits || o.Reject.RetryAfter > 0
+					}
+					if fail >= 1 && !waits {
+						return true
+					}
+				}
+				return false
+			},
+			metrics: func(e *sim.ErrorMix) []string {
+				if !e.Stream {
+					return nil
+				}
+				return []string{metrics.ServerWasted.Name, metrics.ServerWastedMs.Name, metrics.ServerWastedOutputTokens.Name}
+			},
+			clone: func(e *sim.ErrorMix) *sim.ErrorMix {
+				c := *e
+				c.Phases = slices.Clone(e.Phases)
+				for i := range c.Phases {
+					c.Phases[i].Outcomes = slices.Clone(c.Phases[i].Outcomes)
+				}
+				return &c
+			},
+		},
+		serverParam[*sim.ErrorMix]{paramResponseTime, func(e *sim.ErrorMix, v int64) error {
+			e.Latency = sim.Fixed(time.Duration(v))
+			return nil
+		}})
+}
+
+// errorMix reads an error-mix server: failures and their probabilities
+// (one set, or per phase) and response times.
+func decodeErrorMix(d *schema.Decoder, m *schema.Mapping, path string) *sim.ErrorMix {
+	e := &sim.ErrorMix{Latency: distribution(m, "response_time", sim.Fixed(DefaultResponseTime))}
+	if m.Has("fail_response_time") {
+		e.FailLatency = distribution(m, "fail_response_time", nil)
+	}
+	switch oneOf(m, "failures", "phases") {
+	case "failures":
+		e.Phases = []sim.MixPhase{{Outcomes: decodeFailures(d, m, m.Field("failures"))}}
+	case "phases":
+		items := m.Sequence("phases")
+		if len(items) == 0 {
+			m.Errorf("phases", "the list is empty")
+		}
+		for i, item := range items {
+			field := fmt.Sprintf("%s.phases[%d]", path, i)
+			pm := d.Mapping(item, field)
+			p := sim.MixPhase{Duration: phaseDuration(pm, i == len(items)-1)}
+			p.Outcomes = decodeFailures(d, pm, pm.Field("failures"))
+			pm.Finish()
+			e.Phases = append(e.Phases, p)
+		}
+	default:
+		if m.Node() != nil {
+			m.Errorf("failures", "missing: the failures and their probabilities, such as [{probability: 0.1, reject: server-error}] (or phases of them)")
+		}
+	}
+	e.Stream = m.Boolean("stream", false)
+	if m.Has("stream_share") && !e.Stream {
+		m.Errorf("stream_share", "has no effect without stream: true")
+	}
+	e.StreamShare = m.Number("stream_share", 0, 0, 1)
+	e.OutputTokens = int(m.Integer("output_tokens", 0, 0, 1<<31-1))
+	return e
+}
+
+// failures reads the failures list of m (at field): probability, reject
+// and retry_after each. A missing list is no failures.
+func decodeFailures(d *schema.Decoder, m *schema.Mapping, field string) []sim.MixOutcome {
+	var out []sim.MixOutcome
+	sum := 0.0
+	before := d.Problems()
+	for i, item := range m.Sequence("failures") {
+		fm := d.Mapping(item, fmt.Sprintf("%s[%d]", field, i))
+		if !fm.Has("probability") && item != nil {
+			fm.Errorf("probability", "missing: the chance, from 0 to 1, that a request fails so")
+		}
+		o := sim.MixOutcome{P: fm.Number("probability", 0, 0, 1), Reject: rejection(fm, "overloaded")}
+		fm.Finish()
+		sum += o.P
+		out = append(out, o)
+	}
+	if sum > 1+1e-9 && d.Problems() == before {
+		m.Errorf("failures", "the probabilities add up to %g, more than 1", sum)
+	}
+	return out
+}
+
+func describeErrorMix(e *sim.ErrorMix) Table {
+	notes := []string{"responses after " + describeDistribution(e.Latency)}
+	if e.FailLatency != nil {
+		notes = append(notes, "failures after "+describeDistribution(e.FailLatency))
+	}
+	if e.Stream {
+		notes = append(notes, "capacity failures come mid-stream (HTTP 200, then an overloaded_error event)")
+	}
+	t := Table{
+		Caption: "Server: random failures whatever the load (" + strings.Join(notes, "; ") + ")",
+		Header:  []string{"phase", "from", "until", "fails with"},
+		Numeric: []bool{true, true, true, false},
+	}
+	start := time.Duration(0)
+	for i, p := range e.Phases {
+		var fails []string
+		for _, o := range p.Outcomes {
+			fails = append(fails, fmt.Sprintf("%s%%: %s", strconv.FormatFloat(100*o.P, 'g', 4, 64), describeRejection(o.Reject)))
+		}
+		if len(fails) == 0 {
+			fails = []string{"nothing"}
+		}
+		t.Rows = append(t.Rows, append(phaseRow(i, len(e.Phases), start, p.Duration), strings.Join(fails, "; ")))
+		start += p.Duration
+	}
+	return t
+}

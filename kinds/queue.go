@@ -1,0 +1,143 @@
+package kinds
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/schema"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// The queue server (sim.Queue): workers serving requests first come, first served.
+func registerQueue() {
+	registerServer(&Kind{Name: "queue", Fields: []string{"concurrency", "phases", "trace", "service", "queue_limit", "reject", "retry_after", "reject_after", "drop_abandoned"},
+		About: "workers serving requests first come, first served: latency grows with load"},
+		serverFuncs[*sim.Queue]{
+			decode:   func(d *schema.Decoder, m *schema.Mapping, path string) *sim.Queue { return decodeQueue(d, m, path) },
+			describe: describeQueue,
+			minResponse: func(q *sim.Queue) time.Duration {
+				switch {
+				case q.DropAbandoned:
+					return 0
+				case q.QueueLimit > 0:
+					return min(q.RejectAfter, minDistribution(q.Service))
+				}
+				return minDistribution(q.Service)
+			},
+			metrics: func(q *sim.Queue) []string {
+				names := []string{metrics.ServerWasted.Name, metrics.ServerWastedMs.Name}
+				if q.DropAbandoned {
+					names = append(names, metrics.ServerDropped.Name)
+				}
+				if q.QueueLimit > 0 {
+					names = append(names, metrics.ServerQueueFull.Name)
+				}
+				return names
+			},
+			clone: func(q *sim.Queue) *sim.Queue {
+				c := *q
+				c.Phases = slices.Clone(q.Phases)
+				return &c
+			},
+		},
+		serverParam[*sim.Queue]{paramConcurrency, func(q *sim.Queue, v int64) error {
+			if len(q.Phases) == 0 {
+				q.Concurrency = int(v)
+			} else {
+				q.Phases[len(q.Phases)-1].Concurrency = int(v)
+			}
+			return nil
+		}},
+		serverParam[*sim.Queue]{paramServiceTime, func(q *sim.Queue, v int64) error {
+			q.Service = sim.Fixed(time.Duration(v))
+			return nil
+		}})
+}
+
+// queue reads a queue server: workers (concurrency, phases or trace), the
+// service time, and the bounded queue's rejection.
+func decodeQueue(d *schema.Decoder, m *schema.Mapping, path string) *sim.Queue {
+	q := &sim.Queue{}
+	switch oneOf(m, "concurrency", "phases", "trace") {
+	case "trace":
+		q.Phases = traceRows(d, m, sim.WorkerPhasesFromCSV)
+	case "phases":
+		items := m.Sequence("phases")
+		if len(items) == 0 {
+			m.Errorf("phases", "the list is empty")
+		}
+		for i, item := range items {
+			pm := d.Mapping(item, fmt.Sprintf("%s.phases[%d]", path, i))
+			last := i == len(items)-1
+			p := sim.WorkerPhase{Duration: phaseDuration(pm, last)}
+			if !pm.Has("concurrency") && item != nil {
+				pm.Errorf("concurrency", "missing: the workers during the phase")
+			}
+			lo := int64(0)
+			if last {
+				lo = 1 // requests would wait for ever
+			}
+			p.Concurrency = int(pm.Integer("concurrency", lo, lo, sim.MaxConcurrency))
+			pm.Finish()
+			q.Phases = append(q.Phases, p)
+		}
+	case "concurrency":
+		q.Concurrency = int(m.Integer("concurrency", 1, 1, sim.MaxConcurrency))
+	default:
+		if m.Node() != nil {
+			m.Errorf("concurrency", "missing: how many workers serve requests (or phases of workers, or a trace)")
+		}
+	}
+	if !m.Has("service") && m.Node() != nil {
+		m.Errorf("service", "missing: a worker's time per request, such as {exponential: 100ms}")
+	}
+	q.Service = distribution(m, "service", sim.Fixed(DefaultResponseTime))
+	q.QueueLimit = int(m.Integer("queue_limit", 0, 0, 1<<31-1))
+	q.DropAbandoned = m.Boolean("drop_abandoned", false)
+	q.Reject = rejection(m, "overloaded")
+	q.RejectAfter = m.Duration("reject_after", 0)
+	if q.QueueLimit == 0 {
+		for _, f := range []string{"reject_after", "reject", "retry_after"} {
+			if m.Has(f) && (f == "reject_after" || !q.DropAbandoned) {
+				m.Errorf(f, "has no effect: the queue rejects only when it is full (set queue_limit)")
+			}
+		}
+	}
+	return q
+}
+
+func describeQueue(q *sim.Queue) Table {
+	var notes []string
+	notes = append(notes, "service time "+describeDistribution(q.Service))
+	reject := q.Reject
+	if reject == (sim.Rejection{}) {
+		reject = rejections["overloaded"]
+	}
+	if q.QueueLimit > 0 {
+		notes = append(notes, fmt.Sprintf("at most %d waiting, more rejected with %s", q.QueueLimit, describeRejection(reject)))
+	} else {
+		notes = append(notes, "the queue has no bound")
+	}
+	if q.DropAbandoned {
+		notes = append(notes, "requests whose client has gone are skipped")
+	}
+	t := Table{
+		Caption: "Server: a queue of workers, first come, first served (" + strings.Join(notes, "; ") + ")",
+		Header:  []string{"phase", "from", "until", "workers"},
+		Numeric: []bool{true, true, true, true},
+	}
+	if len(q.Phases) == 0 {
+		t.Rows = [][]string{{"1", "0s", "forever", strconv.Itoa(q.Concurrency)}}
+		return t
+	}
+	start := time.Duration(0)
+	for i, p := range q.Phases {
+		t.Rows = append(t.Rows, append(phaseRow(i, len(q.Phases), start, p.Duration), strconv.Itoa(p.Concurrency)))
+		start += p.Duration
+	}
+	return t
+}

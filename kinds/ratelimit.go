@@ -1,0 +1,88 @@
+package kinds
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/schema"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// The rate-limit server (sim.RateLimit): an API key's limits in front of an inner server.
+func registerRateLimit() {
+	registerServer(&Kind{Name: "rate-limit", Fields: []string{"requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute",
+		"input_tokens", "output_tokens", "reject_after", "retry_after_unit", "inner"},
+		About: "an API key's requests and tokens per minute (429 with retry-after) in front of an inner server"},
+		serverFuncs[*sim.RateLimit]{
+			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.RateLimit {
+				return decodeRateLimit(d, m, path)
+			},
+			describe: describeRateLimit,
+			minResponse: func(r *sim.RateLimit) time.Duration {
+				return min(r.RejectAfter, MinResponse(r.Inner))
+			},
+			metrics: func(r *sim.RateLimit) []string {
+				names := []string{metrics.ServerRateLimited.Name}
+				if r.InputTokensPerMinute > 0 || r.OutputTokensPerMinute > 0 {
+					names = append(names, metrics.ServerTooLarge.Name)
+				}
+				return names
+			},
+			inner: func(r *sim.RateLimit) []sim.ServerModel { return []sim.ServerModel{r.Inner} },
+			clone: func(r *sim.RateLimit) *sim.RateLimit {
+				c := *r
+				c.Inner = cloneServer(r.Inner)
+				return &c
+			},
+		},
+		serverParam[*sim.RateLimit]{paramRequestsPerMinute, func(r *sim.RateLimit, v int64) error {
+			r.RequestsPerMinute = v
+			return nil
+		}})
+}
+
+// rateLimit reads a rate-limit server and the inner server it guards.
+func decodeRateLimit(d *schema.Decoder, m *schema.Mapping, path string) *sim.RateLimit {
+	r := &sim.RateLimit{
+		RequestsPerMinute:     m.Integer("requests_per_minute", 0, 0, sim.MaxPerMinute),
+		InputTokensPerMinute:  m.Integer("input_tokens_per_minute", 0, 0, sim.MaxPerMinute),
+		OutputTokensPerMinute: m.Integer("output_tokens_per_minute", 0, 0, sim.MaxPerMinute),
+		InputTokens:           int(m.Integer("input_tokens", 0, 0, 1<<31-1)),
+		OutputTokens:          int(m.Integer("output_tokens", 0, 0, 1<<31-1)),
+		RejectAfter:           m.Duration("reject_after", 0),
+		RetryAfterUnit:        m.Duration("retry_after_unit", 0),
+	}
+	if m.Node() != nil && !m.Has("requests_per_minute") && !m.Has("input_tokens_per_minute") && !m.Has("output_tokens_per_minute") {
+		m.Errorf("requests_per_minute", "missing: set at least one limit (requests_per_minute, input_tokens_per_minute, output_tokens_per_minute)")
+	}
+	if !m.Has("inner") {
+		if m.Node() != nil {
+			m.Errorf("inner", "missing: the server behind the key's limits, such as {type: error-mix, failures: [...]}")
+		}
+		return r
+	}
+	r.Inner = DecodeServer(d, m.Get("inner"), m.Field("inner"))
+	return r
+}
+
+func describeRateLimit(r *sim.RateLimit) Table {
+	var limits []string
+	for _, l := range []struct {
+		n    int64
+		what string
+	}{{r.RequestsPerMinute, "requests"}, {r.InputTokensPerMinute, "input tokens"}, {r.OutputTokensPerMinute, "output tokens"}} {
+		if l.n > 0 {
+			limits = append(limits, fmt.Sprintf("%d %s", l.n, l.what))
+		}
+	}
+	inner := DescribeServer(r.Inner)
+	about := strings.TrimPrefix(inner.Caption, "Server")
+	if k := serverKindOf(r.Inner); k != nil {
+		about = k.Name + about
+	}
+	inner.Caption = fmt.Sprintf("Server: one API key limited to %s per minute (429 with retry-after), in front of %s",
+		strings.Join(limits, ", "), about)
+	return inner
+}
