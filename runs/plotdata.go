@@ -23,7 +23,7 @@ type Timeline struct {
 	Bucket time.Duration `json:"bucket_ns"`
 	// Admitted and Rejected count the attempts the server admitted and
 	// rejected, by the time it decided them (their arrival, but for a
-	// server that decides later, such as Contention).
+	// server that decides later, such as a contention server).
 	Admitted []int `json:"admitted"`
 	Rejected []int `json:"rejected"`
 	// RejectedBy splits Rejected by the outcome's class.

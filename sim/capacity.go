@@ -14,7 +14,7 @@ type CapacityStep struct {
 
 // CapacityProfile is an optional interface of a ServerModel that can say
 // how many requests it can admit over time, for plots (the timeline's
-// capacity line). A model without a fixed capacity (ErrorMix) does not
+// capacity line). A model without a fixed capacity (an error mix) does not
 // implement it.
 type CapacityProfile interface {
 	// Capacity returns the model's capacity in steps from t = 0, At

@@ -38,7 +38,7 @@ type Request struct {
 	// whose client has gone. 0 means the client waits as long as it takes.
 	GiveUpAt time.Duration
 	// InputTokens and OutputTokens size the request, for models that limit
-	// or count tokens (RateLimit, ErrorMix); 0 means the model's default.
+	// or count tokens (a rate limit, a streaming error mix); 0 means the model's default.
 	// The engine sets them from a TokenSizer workload, else leaves them 0.
 	InputTokens, OutputTokens int
 }
@@ -54,7 +54,7 @@ type Response struct {
 	// (never before the arrival): the engine then calls the server's Decide
 	// (Decider) with Ticket, and Outcome is not used. A model needs it when
 	// its decision depends on requests that arrive later but are decided
-	// earlier (Contention).
+	// earlier (a contention server).
 	Pending bool
 	// Ticket identifies a pending request to its server's Decide; the
 	// server chooses it, and may reuse it once the request is decided.

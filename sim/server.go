@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"time"
 
@@ -183,4 +184,22 @@ func (s *CapacityWindows) Capacity() []CapacityStep {
 		at += p.Duration
 	}
 	return steps
+}
+
+// WindowPhasesFromCSV reads "start,admit" rows into the phases of capacity windows (see server_trace.go):
+// each phase admits value requests per window (0 rejects everything) and
+// rejects the rest with reject.
+func WindowPhasesFromCSV(r io.Reader, window time.Duration, reject Rejection) ([]Phase, error) {
+	if window <= 0 {
+		return nil, fmt.Errorf("capacity trace: window must be > 0 (got %v)", window)
+	}
+	rows, err := readTrace(r, "admit")
+	if err != nil {
+		return nil, err
+	}
+	phases := make([]Phase, len(rows))
+	for i, row := range rows {
+		phases[i] = Phase{Duration: row.duration, Admit: row.value, Window: window, Reject: reject}
+	}
+	return phases, nil
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"time"
 
@@ -321,4 +322,24 @@ func (q *Queue) Capacity() []CapacityStep {
 		at += p.Duration
 	}
 	return steps
+}
+
+// WorkerPhasesFromCSV reads "start,concurrency" rows into a queue's worker phases (see server_trace.go). The
+// last row's concurrency must be > 0.
+func WorkerPhasesFromCSV(r io.Reader) ([]WorkerPhase, error) {
+	rows, err := readTrace(r, "concurrency")
+	if err != nil {
+		return nil, err
+	}
+	phases := make([]WorkerPhase, len(rows))
+	for i, row := range rows {
+		if row.value > MaxConcurrency {
+			return nil, fmt.Errorf("capacity trace: line %d: concurrency %d is more than %d", row.line, row.value, MaxConcurrency)
+		}
+		phases[i] = WorkerPhase{Duration: row.duration, Concurrency: row.value}
+	}
+	if last := rows[len(rows)-1]; last.value == 0 {
+		return nil, fmt.Errorf("capacity trace: line %d: the last concurrency must be > 0 (it holds for ever)", last.line)
+	}
+	return phases, nil
 }

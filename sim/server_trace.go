@@ -20,45 +20,8 @@ import (
 // optional header row has "start" as its first field; lines starting with
 // # are comments; spaces after a comma are ignored. A UTF-8 byte order mark
 // at the start (Excel's "CSV UTF-8") is skipped. Every error names the
-// line.
-
-// WindowPhasesFromCSV reads "start,admit" rows into CapacityWindows phases:
-// each phase admits value requests per window (0 rejects everything) and
-// rejects the rest with reject.
-func WindowPhasesFromCSV(r io.Reader, window time.Duration, reject Rejection) ([]Phase, error) {
-	if window <= 0 {
-		return nil, fmt.Errorf("capacity trace: window must be > 0 (got %v)", window)
-	}
-	rows, err := readTrace(r, "admit")
-	if err != nil {
-		return nil, err
-	}
-	phases := make([]Phase, len(rows))
-	for i, row := range rows {
-		phases[i] = Phase{Duration: row.duration, Admit: row.value, Window: window, Reject: reject}
-	}
-	return phases, nil
-}
-
-// WorkerPhasesFromCSV reads "start,concurrency" rows into Queue phases. The
-// last row's concurrency must be > 0.
-func WorkerPhasesFromCSV(r io.Reader) ([]WorkerPhase, error) {
-	rows, err := readTrace(r, "concurrency")
-	if err != nil {
-		return nil, err
-	}
-	phases := make([]WorkerPhase, len(rows))
-	for i, row := range rows {
-		if row.value > MaxConcurrency {
-			return nil, fmt.Errorf("capacity trace: line %d: concurrency %d is more than %d", row.line, row.value, MaxConcurrency)
-		}
-		phases[i] = WorkerPhase{Duration: row.duration, Concurrency: row.value}
-	}
-	if last := rows[len(rows)-1]; last.value == 0 {
-		return nil, fmt.Errorf("capacity trace: line %d: the last concurrency must be > 0 (it holds for ever)", last.line)
-	}
-	return phases, nil
-}
+// line. The models that read traces (capacity windows, queue workers)
+// turn the rows into their phases with readTrace.
 
 type traceRow struct {
 	line     int

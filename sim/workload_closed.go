@@ -10,7 +10,7 @@ import (
 // to back: when one ends (completed or given up), the worker thinks for a
 // Think draw and starts its next, so the load follows the server's speed.
 // Worker w's first operation starts at t = 0, or uniformly in [0, Spread)
-// from operation w's start stream when Spread > 0 (as Burst). A worker runs
+// from operation w's start stream when Spread > 0 (as a burst). A worker runs
 // at most PerWorker operations and starts none after Until (if > 0).
 // It implements Chained: operations 0 … Workers-1 are the workers' first;
 // later ones are numbered in the order they start.
