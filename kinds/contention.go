@@ -6,10 +6,21 @@ import (
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // The contention server (sim.Contention): one row under optimistic concurrency.
 func registerContention() {
+	// The reads and the writes that reached the server (an attempt is a
+	// read, then a write unless its client stopped waiting before the
+	// read's answer), and the writes that failed because another write
+	// committed after their read.
+	reads := metrics.RegisterCounted(&metrics.Metric{Name: "server.reads", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		metrics.CounterValue("server.reads", 1))
+	writes := metrics.RegisterCounted(&metrics.Metric{Name: "server.writes", Quantity: "writes sent", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true},
+		metrics.CounterValue("server.writes", 1))
+	conflicts := metrics.RegisterCounted(&metrics.Metric{Name: "server.conflicts", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		metrics.CounterValue("server.conflicts", 1))
 	registerServer(&Kind{Name: "contention", Fields: []string{"network"},
 		About: "one row under optimistic concurrency: read, then write; a write fails (409) if another committed since the read"},
 		serverFuncs[*sim.Contention]{
@@ -19,7 +30,7 @@ func registerContention() {
 			describe:    describeContention,
 			minResponse: func(c *sim.Contention) time.Duration { return 4 * minDistribution(c.Network) },
 			metrics: func(*sim.Contention) []string {
-				return []string{metrics.ServerReads.Name, metrics.ServerWrites.Name, metrics.ServerConflicts.Name}
+				return []string{reads.Name, writes.Name, conflicts.Name}
 			},
 			clone: func(c *sim.Contention) *sim.Contention { x := *c; return &x },
 		},

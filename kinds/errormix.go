@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -54,7 +53,7 @@ func registerErrorMix() {
 				if !e.Stream {
 					return nil
 				}
-				return []string{metrics.ServerWasted.Name, metrics.ServerWastedMs.Name, metrics.ServerWastedOutputTokens.Name}
+				return []string{serverWasted.Name, serverWastedMs.Name, serverWastedOutputTokens.Name}
 			},
 			clone: func(e *sim.ErrorMix) *sim.ErrorMix {
 				c := *e

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // The server and workload kinds. The first of each is the default, for a
@@ -17,7 +19,22 @@ func registerModels() {
 	registerWorkloads()
 }
 
+// What several server models count (as named counters, sim.Counters):
+// requests whose work was thrown away, served by a queue after their
+// client had stopped waiting or failed mid-stream by an error mix; the
+// worker (or streaming) time they took, summed; the output tokens streamed
+// before a mid-stream failure. Reported only for scenarios whose server
+// counts them; in tables the server's metrics share a column, server, as
+// part=value.
+var serverWasted, serverWastedMs, serverWastedOutputTokens *metrics.Metric
+
 func registerServers() {
+	serverWasted = metrics.RegisterCounted(&metrics.Metric{Name: "server.wasted", Quantity: "requests whose work was wasted", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true},
+		metrics.CounterValue("server.wasted", 1))
+	serverWastedMs = metrics.RegisterCounted(&metrics.Metric{Name: "server.wasted_ms", Unit: metrics.Milliseconds, Better: stats.LowerIsBetter},
+		metrics.CounterValue("server.wasted_time", time.Millisecond))
+	serverWastedOutputTokens = metrics.RegisterCounted(&metrics.Metric{Name: "server.wasted_output_tokens", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		metrics.CounterValue("server.wasted_output_tokens", 1))
 	registerCapacityWindows()
 	registerQueue()
 	registerErrorMix()

@@ -10,10 +10,17 @@ import (
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // The queue server (sim.Queue): workers serving requests first come, first served.
 func registerQueue() {
+	// Requests the queue skipped because their client had gone, and those
+	// it rejected because it was full.
+	dropped := metrics.RegisterCounted(&metrics.Metric{Name: "server.dropped", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		metrics.CounterValue("server.dropped", 1))
+	full := metrics.RegisterCounted(&metrics.Metric{Name: "server.queue_full", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		metrics.CounterValue("server.queue_full", 1))
 	registerServer(&Kind{Name: "queue", Fields: []string{"concurrency", "phases", "trace", "service", "queue_limit", "reject", "retry_after", "reject_after", "drop_abandoned"},
 		About: "workers serving requests first come, first served: latency grows with load"},
 		serverFuncs[*sim.Queue]{
@@ -29,12 +36,12 @@ func registerQueue() {
 				return minDistribution(q.Service)
 			},
 			metrics: func(q *sim.Queue) []string {
-				names := []string{metrics.ServerWasted.Name, metrics.ServerWastedMs.Name}
+				names := []string{serverWasted.Name, serverWastedMs.Name}
 				if q.DropAbandoned {
-					names = append(names, metrics.ServerDropped.Name)
+					names = append(names, dropped.Name)
 				}
 				if q.QueueLimit > 0 {
-					names = append(names, metrics.ServerQueueFull.Name)
+					names = append(names, full.Name)
 				}
 				return names
 			},

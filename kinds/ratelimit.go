@@ -8,10 +8,17 @@ import (
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // The rate-limit server (sim.RateLimit): an API key's limits in front of an inner server.
 func registerRateLimit() {
+	// Requests a key's rate limits rejected (429), and those that can
+	// never fit them (413).
+	limited := metrics.RegisterCounted(&metrics.Metric{Name: "server.rate_limited", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		metrics.CounterValue("server.rate_limited", 1))
+	tooLarge := metrics.RegisterCounted(&metrics.Metric{Name: "server.too_large", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		metrics.CounterValue("server.too_large", 1))
 	registerServer(&Kind{Name: "rate-limit", Fields: []string{"requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute",
 		"input_tokens", "output_tokens", "reject_after", "retry_after_unit", "inner"},
 		About: "an API key's requests and tokens per minute (429 with retry-after) in front of an inner server"},
@@ -24,9 +31,9 @@ func registerRateLimit() {
 				return min(r.RejectAfter, MinResponse(r.Inner))
 			},
 			metrics: func(r *sim.RateLimit) []string {
-				names := []string{metrics.ServerRateLimited.Name}
+				names := []string{limited.Name}
 				if r.InputTokensPerMinute > 0 || r.OutputTokensPerMinute > 0 {
-					names = append(names, metrics.ServerTooLarge.Name)
+					names = append(names, tooLarge.Name)
 				}
 				return names
 			},

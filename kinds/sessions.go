@@ -6,10 +6,25 @@ import (
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/stats"
 )
 
 // The agent-sessions workload (sim.AgentSessions): chains of model calls.
 func registerAgentSessions() {
+	// What the sessions count, reported only for scenarios whose workload
+	// runs sessions; in tables they share a column, sessions. Tokens
+	// wasted are those of completed calls that sessions lost by restarting
+	// or failing.
+	completed := metrics.RegisterCounted(&metrics.Metric{Name: "sessions.completed", Quantity: "sessions completed", Unit: metrics.Count, Better: stats.HigherIsBetter, Headline: true},
+		metrics.CounterValue("sessions.completed", 1))
+	failed := metrics.RegisterCounted(&metrics.Metric{Name: "sessions.failed", Quantity: "sessions failed", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true},
+		metrics.CounterValue("sessions.failed", 1))
+	resumed := metrics.RegisterCounted(&metrics.Metric{Name: "sessions.resumed", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		metrics.CounterValue("sessions.resumed", 1))
+	repeated := metrics.RegisterCounted(&metrics.Metric{Name: "sessions.turns_repeated", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		metrics.CounterValue("sessions.turns_repeated", 1))
+	tokensWasted := metrics.RegisterCounted(&metrics.Metric{Name: "sessions.tokens_wasted", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		metrics.CounterValue("sessions.tokens_wasted", 1))
 	registerWorkload(&Kind{Name: "agent-sessions", Fields: []string{"sessions", "turns", "think", "spread", "resume", "pause", "max_repeats",
 		"input_tokens", "input_growth", "output_tokens"},
 		About: "agent sessions, each a chain of model calls; a failed call repeats its turn or restarts the session"},
@@ -19,9 +34,9 @@ func registerAgentSessions() {
 			},
 			describe: describeSessions,
 			metrics: func(w *sim.AgentSessions) []string {
-				names := []string{metrics.SessionsCompleted.Name, metrics.SessionsFailed.Name, metrics.SessionsResumed.Name, metrics.SessionsTurnsRepeated.Name}
+				names := []string{completed.Name, failed.Name, resumed.Name, repeated.Name}
 				if w.InputTokens > 0 || w.InputGrowth > 0 || w.OutputTokens > 0 {
-					names = append(names, metrics.SessionsTokensWasted.Name)
+					names = append(names, tokensWasted.Name)
 				}
 				return names
 			},

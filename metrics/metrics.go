@@ -7,8 +7,10 @@
 // statistics and plots all take their metrics from here; rounding is for
 // presentation only.
 //
-// Adding a metric is one registration in this file: the JSON reports, the
-// CSV, the statistics over seeds, expectations and baselines pick it up.
+// Adding a metric is one registration: in this file for a metric of every
+// run, with the kind that counts it (package kinds, RegisterCounted) for
+// one only some servers or workloads count. The JSON reports, the CSV, the
+// statistics over seeds, expectations and baselines pick it up.
 package metrics
 
 import (
@@ -303,113 +305,7 @@ var (
 		value: percentile(99)})
 	LastCompletion = register(&Metric{Name: "last_completion_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true, Over: OverCompleted,
 		value: func(r *sim.Result) (float64, bool) { return ms(r.LastCompletion), r.Completed > 0 }})
-
-	// What a server model counts (its sim.Counters), reported only for
-	// scenarios whose server counts it; in tables they share a column,
-	// server, as part=value.
-
-	// ServerWasted counts requests whose work was thrown away: served by
-	// a queue after their client had stopped waiting, or failed
-	// mid-stream; ServerWastedMs is the worker (or streaming) time they
-	// took, summed.
-	ServerWasted = counted(&Metric{Name: "server.wasted", Quantity: "requests whose work was wasted", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
-		value: counter("server.wasted")})
-	ServerWastedMs = counted(&Metric{Name: "server.wasted_ms", Unit: Milliseconds, Better: stats.LowerIsBetter,
-		value: func(r *sim.Result) (float64, bool) {
-			v, _ := r.Counters.Get("server.wasted_time")
-			return ms(time.Duration(v)), true
-		}})
-	// ServerWastedOutputTokens counts output tokens streamed before a
-	// mid-stream failure.
-	ServerWastedOutputTokens = counted(&Metric{Name: "server.wasted_output_tokens", Unit: Count, Better: stats.LowerIsBetter,
-		value: counter("server.wasted_output_tokens")})
-	// ServerDropped counts requests a queue skipped because their client
-	// had gone; ServerQueueFull those it rejected because its queue was
-	// full.
-	ServerDropped = counted(&Metric{Name: "server.dropped", Unit: Count, Better: stats.LowerIsBetter,
-		value: counter("server.dropped")})
-	ServerQueueFull = counted(&Metric{Name: "server.queue_full", Unit: Count, Better: stats.LowerIsBetter,
-		value: counter("server.queue_full")})
-	// ServerRateLimited counts requests a key's rate limits rejected (429);
-	// ServerTooLarge those that can never fit them (413).
-	ServerRateLimited = counted(&Metric{Name: "server.rate_limited", Unit: Count, Better: stats.LowerIsBetter,
-		value: counter("server.rate_limited")})
-	ServerTooLarge = counted(&Metric{Name: "server.too_large", Unit: Count, Better: stats.LowerIsBetter,
-		value: counter("server.too_large")})
-	// ServerReads and ServerWrites count the reads and the writes that
-	// reached a contention server (an attempt is a read, then a write
-	// unless its client stopped waiting before the read's answer);
-	// ServerConflicts counts the writes that failed because another write
-	// committed after their read.
-	ServerReads = counted(&Metric{Name: "server.reads", Unit: Count, Better: stats.LowerIsBetter,
-		value: counter("server.reads")})
-	ServerWrites = counted(&Metric{Name: "server.writes", Quantity: "writes sent", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
-		value: counter("server.writes")})
-	ServerConflicts = counted(&Metric{Name: "server.conflicts", Unit: Count, Better: stats.LowerIsBetter,
-		value: counter("server.conflicts")})
-
-	// What a workload of sessions counts (its sim.Counters), reported only
-	// for scenarios whose workload runs sessions; in tables they share a
-	// column, sessions.
-	SessionsCompleted = counted(&Metric{Name: "sessions.completed", Quantity: "sessions completed", Unit: Count, Better: stats.HigherIsBetter, Headline: true,
-		value: counter("sessions.completed")})
-	SessionsFailed = counted(&Metric{Name: "sessions.failed", Quantity: "sessions failed", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
-		value: counter("sessions.failed")})
-	SessionsResumed = counted(&Metric{Name: "sessions.resumed", Unit: Count, Better: stats.LowerIsBetter,
-		value: counter("sessions.resumed")})
-	SessionsTurnsRepeated = counted(&Metric{Name: "sessions.turns_repeated", Unit: Count, Better: stats.LowerIsBetter,
-		value: counter("sessions.turns_repeated")})
-	// SessionsTokensWasted counts the tokens of completed calls that
-	// sessions lost by restarting or failing.
-	SessionsTokensWasted = counted(&Metric{Name: "sessions.tokens_wasted", Unit: Count, Better: stats.LowerIsBetter,
-		value: counter("sessions.tokens_wasted")})
-
-	// What a run measured around the scenario's incident (sim.Recovery),
-	// reported only for scenarios that set one; each has its own column.
-	recovery = []*Metric{
-		// RecoveryGoodputDuring and RecoveryGoodputAfter are operations
-		// completed per second during the incident and over as long right
-		// after it.
-		counted(&Metric{Name: "recovery.goodput_during", Column: "goodput_during", Unit: Ratio, Better: stats.HigherIsBetter, JSONDecimals: 4,
-			value: ofRecovery(func(r *sim.Recovery) (float64, bool) { return r.DuringPerSecond, true })}),
-		counted(&Metric{Name: "recovery.goodput_after", Column: "goodput_after", Quantity: "operations completed per second after the incident", Unit: Ratio, Better: stats.HigherIsBetter, Headline: true, JSONDecimals: 4,
-			value: ofRecovery(func(r *sim.Recovery) (float64, bool) { return r.AfterPerSecond, true })}),
-		// recovery.recovered is 1 if goodput came back before the run
-		// ended, else 0 (its mean over seeds is the share that did).
-		counted(&Metric{Name: "recovery.recovered", Column: "recovered", Quantity: "runs that recovered (1: all)", Unit: Count, Better: stats.HigherIsBetter, Headline: true, Proportion: true,
-			value: ofRecovery(func(r *sim.Recovery) (float64, bool) {
-				if r.Recovered {
-					return 1, true
-				}
-				return 0, true
-			})}),
-		// recovery.time_to_recover_ms does not exist for a run that never
-		// recovered (as a latency does not when nothing completed).
-		counted(&Metric{Name: "recovery.time_to_recover_ms", Column: "recover_ms", Quantity: "time from the incident's end", Missing: "it never recovered", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true,
-			value: ofRecovery(func(r *sim.Recovery) (float64, bool) { return ms(r.TimeToRecover), r.Recovered })}),
-	}
 )
-
-// ofRecovery returns a metric of a run's Recovery; it does not exist for a
-// run that measured none.
-func ofRecovery(f func(r *sim.Recovery) (float64, bool)) func(*sim.Result) (float64, bool) {
-	return func(r *sim.Result) (float64, bool) {
-		if !r.Recovery.Measured {
-			return 0, false
-		}
-		return f(&r.Recovery)
-	}
-}
-
-// RecoveryNames returns the names of the recovery metrics, reported for
-// scenarios with an incident.
-func RecoveryNames() []string {
-	names := make([]string, len(recovery))
-	for i, m := range recovery {
-		names[i] = m.Name
-	}
-	return names
-}
 
 // counted registers a metric that only some scenarios report; unless it
 // names its own, its column is the first part of its name.
@@ -421,12 +317,29 @@ func counted(m *Metric) *Metric {
 	return register(m)
 }
 
-// counter is the value of the run's counter called name (sim.Counters),
-// 0 when the run reported none.
-func counter(name string) func(*sim.Result) (float64, bool) {
+// RegisterCounted registers m, a metric that only some scenarios report:
+// those whose kinds (or incident) name it among what they count (For's
+// counted names); value computes it. Unless m names its own, its column
+// is the first part of its name. The packages that declare such metrics
+// (kinds, for what servers and workloads count; scenarios, for an
+// incident's recovery) register them as they initialise, after this
+// package's own metrics, in the order they are written.
+func RegisterCounted(m *Metric, value func(r *sim.Result) (float64, bool)) *Metric {
+	m.value = value
+	return counted(m)
+}
+
+// CounterValue is the value of a metric that is the run's counter called
+// name (sim.Counters), in units of unit: 1 for a count, time.Millisecond
+// for a duration counter reported in milliseconds. It is 0 when the run
+// reported no such counter.
+func CounterValue(name string, unit time.Duration) func(*sim.Result) (float64, bool) {
 	return func(r *sim.Result) (float64, bool) {
 		v, _ := r.Counters.Get(name)
-		return float64(v), true
+		if unit == 1 {
+			return float64(v), true
+		}
+		return float64(v) / float64(unit), true
 	}
 }
 

@@ -3,7 +3,6 @@ package metrics
 import (
 	"math"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,12 +16,11 @@ func TestRegistryOrder(t *testing.T) {
 		"gave_up_by.attempts", "gave_up_by.deadline", "gave_up_by.terminal", "gave_up_by.queue_full", "gave_up_by.budget", "gave_up_by.throttled", "gave_up_by.circuit_open",
 		"fallbacks", "amplification", "attempts_per_completion", "goodput_share", "gave_up_share", "give_up_ms.p50", "give_up_ms.p99",
 		"latency_ms.mean", "latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "last_completion_ms"}
-	counted := []string{"server.wasted", "server.wasted_ms", "server.wasted_output_tokens", "server.dropped", "server.queue_full",
-		"server.rate_limited", "server.too_large", "server.reads", "server.writes", "server.conflicts",
-		"sessions.completed", "sessions.failed", "sessions.resumed", "sessions.turns_repeated", "sessions.tokens_wasted",
-		"recovery.goodput_during", "recovery.goodput_after", "recovery.recovered", "recovery.time_to_recover_ms"}
-	if got := Names(); !slices.Equal(got, slices.Concat(want, counted)) {
-		t.Fatalf("Names() = %v,\nwant %v then %v", got, want, counted)
+	// The metrics only some servers, workloads and incidents count are
+	// their kinds' to register (package kinds, scenarios' recovery.go): a
+	// test that imports this package alone has none but a test one.
+	if got := Names(); !slices.Equal(got, want) {
+		t.Fatalf("Names() = %v,\nwant %v", got, want)
 	}
 	// The optional metrics: fallbacks and the give-ups only controls cause,
 	// and those only some servers and workloads count.
@@ -33,15 +31,15 @@ func TestRegistryOrder(t *testing.T) {
 	if !slices.Contains(withFallback, Fallbacks) || len(withFallback) != len(want)-3 {
 		t.Errorf("a policy with a fallback does not show fallbacks")
 	}
-	withCounted := names(For(nil, "sessions.failed", "server.wasted"))
-	if !slices.Equal(withCounted[len(withCounted)-2:], []string{"server.wasted", "sessions.failed"}) || len(withCounted) != len(want)-2 {
+	a := RegisterCounted(&Metric{Name: "test.a"}, CounterValue("test.a", 1))
+	b := RegisterCounted(&Metric{Name: "test.b", Column: "b"}, CounterValue("test.b", 1))
+	t.Cleanup(func() { registry = registry[:len(registry)-2] })
+	withCounted := names(For(nil, "test.b", "test.a"))
+	if !slices.Equal(withCounted[len(withCounted)-2:], []string{"test.a", "test.b"}) || len(withCounted) != len(want)-2 {
 		t.Errorf("For with counted metrics gives %v", withCounted)
 	}
-	for _, m := range All() {
-		recovery := strings.HasPrefix(m.Name, "recovery.")
-		if m.counted && (!m.Optional() || recovery == (m.Column == m.Name[:strings.IndexByte(m.Name, '.')])) {
-			t.Errorf("%s: optional %v, column %q", m.Name, m.Optional(), m.Column)
-		}
+	if !a.Optional() || a.Column != "test" || b.Column != "b" || len(Default()) != len(want)-4 {
+		t.Errorf("counted metrics: optional %v, columns %q and %q, in Default %v", a.Optional(), a.Column, b.Column, len(Default()) != len(want)-4)
 	}
 	withBreaker := names(For([]sim.Policy{{Name: "a", Coordinators: []policies.Spec{policies.BreakerConfig{}}}}))
 	if !slices.Contains(withBreaker, "gave_up_by.circuit_open") || slices.Contains(withBreaker, "gave_up_by.budget") {
@@ -53,14 +51,9 @@ func TestValues(t *testing.T) {
 	r := sim.Result{Policy: "p", Clients: 3, Completed: 3, Attempts: 10, Retries: 6, GaveUp: 1, Fallbacks: 2,
 		Latencies: []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}, LastCompletion: 3 * time.Second}
 	r.GaveUpBy[policies.StopDeadline] = 1
-	r.Counters = sim.Counters{{Name: "server.wasted", Value: 4}, {Name: "server.wasted_time", Value: int64(1500 * time.Millisecond)}, {Name: "server.wasted_output_tokens", Value: 1 << 40},
-		{Name: "server.rate_limited", Value: 7}, {Name: "server.reads", Value: 11}, {Name: "server.writes", Value: 9}, {Name: "server.conflicts", Value: 6},
-		{Name: "sessions.started", Value: 3}, {Name: "sessions.completed", Value: 2}, {Name: "sessions.failed", Value: 1}, {Name: "sessions.turns_repeated", Value: 5}}
+	r.Counters = sim.Counters{{Name: "x.count", Value: 1 << 40}, {Name: "x.time", Value: int64(1500 * time.Millisecond)}}
 	want := map[string]float64{"completed": 3, "attempts": 10, "amplification": 10.0 / 3, "gave_up_by.deadline": 1,
-		"fallbacks": 2, "latency_ms.p50": 2000, "last_completion_ms": 3000,
-		"server.wasted": 4, "server.wasted_ms": 1500, "server.wasted_output_tokens": 1 << 40, "server.rate_limited": 7,
-		"server.reads": 11, "server.writes": 9, "server.conflicts": 6,
-		"sessions.completed": 2, "sessions.failed": 1, "sessions.turns_repeated": 5}
+		"fallbacks": 2, "latency_ms.p50": 2000, "last_completion_ms": 3000}
 	for name, v := range want {
 		m, ok := Lookup(name)
 		if !ok {
@@ -68,6 +61,15 @@ func TestValues(t *testing.T) {
 		}
 		if got, ok := m.Value(&r); !ok || got != v {
 			t.Errorf("%s = %v (ok %v), want %v (unrounded)", name, got, ok, v)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		unit time.Duration
+		want float64
+	}{{"x.count", 1, 1 << 40}, {"x.time", time.Millisecond, 1500}, {"x.none", 1, 0}} {
+		if got, ok := CounterValue(tt.name, tt.unit)(&r); !ok || got != tt.want {
+			t.Errorf("counter %s = %v (ok %v), want %v", tt.name, got, ok, tt.want)
 		}
 	}
 	if got := Amplification.RoundForJSON(10.0 / 3); got != 3.3333 {
@@ -94,39 +96,6 @@ func names(ms []*Metric) []string {
 		out = append(out, m.Name)
 	}
 	return out
-}
-
-func TestRecoveryMetrics(t *testing.T) {
-	get := func(name string, r *sim.Result) (float64, bool) {
-		m, ok := Lookup(name)
-		if !ok {
-			t.Fatalf("no metric %s", name)
-		}
-		return m.Value(r)
-	}
-	none := &sim.Result{}
-	for _, name := range RecoveryNames() {
-		if _, ok := get(name, none); ok {
-			t.Errorf("%s exists for a run without an incident", name)
-		}
-	}
-	never := &sim.Result{Recovery: sim.Recovery{Measured: true, DuringPerSecond: 2.5, AfterPerSecond: 0.5}}
-	if v, ok := get("recovery.goodput_during", never); !ok || v != 2.5 {
-		t.Errorf("goodput_during = %v, %v", v, ok)
-	}
-	if v, ok := get("recovery.recovered", never); !ok || v != 0 {
-		t.Errorf("recovered = %v, %v for a run that never recovered", v, ok)
-	}
-	if _, ok := get("recovery.time_to_recover_ms", never); ok {
-		t.Error("a run that never recovered has a time to recover")
-	}
-	back := &sim.Result{Recovery: sim.Recovery{Measured: true, Recovered: true, TimeToRecover: 1500 * time.Millisecond}}
-	if v, ok := get("recovery.time_to_recover_ms", back); !ok || v != 1500 {
-		t.Errorf("time_to_recover_ms = %v, %v", v, ok)
-	}
-	if v, _ := get("recovery.recovered", back); v != 1 {
-		t.Errorf("recovered = %v", v)
-	}
 }
 
 // Plots label an optional headline metric's axis with its Quantity.

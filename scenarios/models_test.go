@@ -186,7 +186,8 @@ func TestWorkloadKindsDecode(t *testing.T) {
 			if kinds.DescribeWorkload(s.Workload) == "" {
 				t.Error("no description")
 			}
-			if _, ok := s.Workload.(*sim.AgentSessions); ok != slices.Contains(s.Metrics(), metrics.SessionsCompleted) {
+			sessionsCompleted, _ := metrics.Lookup("sessions.completed")
+			if _, ok := s.Workload.(*sim.AgentSessions); ok != slices.Contains(s.Metrics(), sessionsCompleted) {
 				t.Errorf("sessions metrics %v for %T", ok, s.Workload)
 			}
 		})

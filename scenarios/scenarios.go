@@ -78,7 +78,7 @@ func (s *Scenario) Operations() int { return s.Workload.Operations() }
 func (s *Scenario) Metrics() []*metrics.Metric {
 	counted := kinds.Counted(s.Server, s.Workload)
 	if s.Incident != (sim.Incident{}) {
-		counted = append(counted, metrics.RecoveryNames()...)
+		counted = append(counted, RecoveryNames()...)
 	}
 	return metrics.For(s.Policies, counted...)
 }
