@@ -5,7 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -173,4 +175,66 @@ func TestNoKindNamedOutsideItsFiles(t *testing.T) {
 	for _, p := range slices.Compact(problems) {
 		t.Error(p)
 	}
+}
+
+// docs/architecture.md's table of packages lists, for each, the packages
+// of ours its non-test files import; the code must agree.
+func TestArchitectureImports(t *testing.T) {
+	root := ".."
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([a-z/]+)` \\|.*\\| ([a-z/, ]+) \\|$")
+	rows := row.FindAllStringSubmatch(string(doc), -1)
+	if len(rows) < 10 {
+		t.Fatalf("found %d rows of packages in docs/architecture.md", len(rows))
+	}
+	for _, r := range rows {
+		pkg, listed := r[1], r[2]
+		if listed == "all of the above" {
+			continue
+		}
+		var want []string
+		if listed != "none" {
+			want = strings.Split(listed, ", ")
+		}
+		got := ourImports(t, filepath.Join(root, pkg))
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("docs/architecture.md: %s imports %v, the table says %v", pkg, got, want)
+		}
+	}
+}
+
+// ourImports returns the packages of this module that the non-test files
+// in dir import, sorted, by their path in the module.
+func ourImports(t *testing.T, dir string) []string {
+	t.Helper()
+	const module = "github.com/retrysim/retrysim/"
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%s: no Go files (%v)", dir, err)
+	}
+	seen := map[string]bool{}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if p := strings.Trim(imp.Path.Value, `"`); strings.HasPrefix(p, module) {
+				seen[strings.TrimPrefix(p, module)] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
 }
