@@ -204,20 +204,3 @@ func presetNames() string {
 	}
 	return strings.Join(names, ", ")
 }
-
-func decodeThrottle(d *schema.Decoder, n *yaml.Node, path string) policies.ThrottleConfig {
-	m := d.Mapping(n, path)
-	if !m.Has("rate") {
-		m.Errorf("rate", "missing: how many starts per period (per, default 1s)")
-	}
-	t := policies.ThrottleConfig{
-		Count:    int(m.Integer("rate", 1, 1, 1<<31-1)),
-		Per:      m.Duration("per", DefaultThrottlePer),
-		MaxQueue: int(m.Integer("max_queue", 0, 0, 1<<31-1)),
-	}
-	if t.Per == 0 {
-		m.Errorf("per", "must be > 0")
-	}
-	m.Finish()
-	return t
-}
