@@ -50,16 +50,7 @@ func allReportJob(c *call, out string) (job, error) {
 	return job{
 		plan:  plan,
 		title: fmt.Sprintf("%d scenarios", len(plan.Groups)),
-		start: func() (func(), error) {
-			if out == "-" {
-				return nil, nil
-			}
-			file, err = createOutput("--out", out)
-			if err != nil {
-				return nil, err
-			}
-			return file.abort, nil
-		},
+		start: startOutput(out, &file),
 		present: func(res *runs.Results) error {
 			var list []report.HTMLScenario
 			for i, g := range res.Groups {

@@ -71,16 +71,7 @@ func reportJob(c *call) (job, error) {
 	return job{
 		plan:  runs.Plan{Groups: []runs.Group{{Scenario: s, First: first, Seeds: k, Plot: true, Bucket: bucket}}},
 		title: fmt.Sprintf("%s: %d seeds", s.Name, k),
-		start: func() (func(), error) {
-			if out == "-" {
-				return nil, nil
-			}
-			file, err = createOutput("--out", out)
-			if err != nil {
-				return nil, err
-			}
-			return file.abort, nil
-		},
+		start: startOutput(out, &file),
 		present: func(res *runs.Results) error {
 			var buf bytes.Buffer
 			if err := writeHTMLReport(c, &buf, s, res.Groups[0].Plot, ref); err != nil {
@@ -133,4 +124,21 @@ func remakeCommand(c *call, s *scenarios.Scenario, first uint64, k int) string {
 		parts = append(parts, "--out", "FILE.html")
 	}
 	return strings.Join(parts, " ")
+}
+
+// startOutput is a job's start for the file --out names: it creates *file
+// (nothing for '-', stdout) before anything runs, and its abort removes it
+// if the job fails.
+func startOutput(out string, file **pendingFile) func() (func(), error) {
+	return func() (func(), error) {
+		if out == "-" {
+			return nil, nil
+		}
+		f, err := createOutput("--out", out)
+		if err != nil {
+			return nil, err
+		}
+		*file = f
+		return f.abort, nil
+	}
 }
