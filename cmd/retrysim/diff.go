@@ -45,55 +45,58 @@ func diffCommand() *cli.Command {
 				return nil
 			}},
 		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() != 2 {
-				return usagef("diff takes two reports, OLD.json and NEW.json, got %d argument(s)", cmd.Args().Len())
-			}
-			oldPath, newPath := cmd.Args().Get(0), cmd.Args().Get(1)
-			if oldPath == "-" && newPath == "-" {
-				return usagef("'-' (standard input) can be given only once")
-			}
-			tol, err := check.ParseTolerances(cmd.StringSlice("tolerance"))
-			if err != nil {
-				return usagef("--tolerance: %v", err)
-			}
-			read := func(path string) (*check.SeedSet, string, error) {
-				doc, multi, err := readReport(newCall(cmd), path)
-				if err != nil {
-					return nil, "", usageError{err}
-				}
-				if path == "-" {
-					path = stdinName
-				}
-				if doc != nil {
-					return check.FromDocument(doc), path, nil
-				}
-				return multi, path, nil
-			}
-			old, oldName, err := read(oldPath)
-			if err != nil {
-				return err
-			}
-			now, newName, err := read(newPath)
-			if err != nil {
-				return err
-			}
-			if !tol.DefaultSet {
-				tol.Default = check.DefaultTolerance(old)
-			}
-			d, err := check.NewDiff(oldName, old, newName, now, tol)
-			if err != nil {
-				return usageError{err}
-			}
-			if err := check.WriteDiff(cmd.Root().Writer, format(newCall(cmd)), d); err != nil {
-				return err
-			}
-			if n := d.Worse(); n > 0 && cmd.String("fail-on") == "worse" {
-				return diffWorse{n}
-			}
-			return nil
-		},
+		Action: diffAction,
 	}
+}
+
+// diffAction reads the two reports and writes their comparison.
+func diffAction(ctx context.Context, cmd *cli.Command) error {
+	if cmd.Args().Len() != 2 {
+		return usagef("diff takes two reports, OLD.json and NEW.json, got %d argument(s)", cmd.Args().Len())
+	}
+	oldPath, newPath := cmd.Args().Get(0), cmd.Args().Get(1)
+	if oldPath == "-" && newPath == "-" {
+		return usagef("'-' (standard input) can be given only once")
+	}
+	tol, err := check.ParseTolerances(cmd.StringSlice("tolerance"))
+	if err != nil {
+		return usagef("--tolerance: %v", err)
+	}
+	read := func(path string) (*check.SeedSet, string, error) {
+		doc, multi, err := readReport(newCall(cmd), path)
+		if err != nil {
+			return nil, "", usageError{err}
+		}
+		if path == "-" {
+			path = stdinName
+		}
+		if doc != nil {
+			return check.FromDocument(doc), path, nil
+		}
+		return multi, path, nil
+	}
+	old, oldName, err := read(oldPath)
+	if err != nil {
+		return err
+	}
+	now, newName, err := read(newPath)
+	if err != nil {
+		return err
+	}
+	if !tol.DefaultSet {
+		tol.Default = check.DefaultTolerance(old)
+	}
+	d, err := check.NewDiff(oldName, old, newName, now, tol)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := check.WriteDiff(cmd.Root().Writer, format(newCall(cmd)), d); err != nil {
+		return err
+	}
+	if n := d.Worse(); n > 0 && cmd.String("fail-on") == "worse" {
+		return diffWorse{n}
+	}
+	return nil
 }
 
 // readReport reads a JSON report named by path ('-': stdin): single-seed

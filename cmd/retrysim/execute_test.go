@@ -50,7 +50,7 @@ func TestCommandsDoNotBranchOnShards(t *testing.T) {
 				return true
 			})
 			lines := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
-			if (isJob || slices.Contains([]string{"compareCommand", "plotCommand", "reportCommand", "sweepCommand", "checkCommand"}, fn)) && lines > maxLines {
+			if lines > maxLines {
 				t.Errorf("%s: %s is %d lines, over %d", fset.Position(fd.Pos()), fn, lines, maxLines)
 			}
 		}

@@ -53,81 +53,92 @@ func serveCommand() *cli.Command {
 				Usage: "require 'authorization: Bearer `TOKEN`' on POST /control/*"},
 			&cli.DurationFlag{Name: "grace", Value: serveGrace, Usage: "on stopping, let the responses in flight finish for at most `D`"},
 		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Present() {
-				return usagef("serve takes no arguments, got %q", cmd.Args().Slice())
-			}
-			if cmd.Duration("grace") < 0 {
-				return usagef("--grace must be >= 0, got %v", cmd.Duration("grace"))
-			}
-			s, seed, err := scenarioAndSeed(cmd)
-			if err != nil {
-				return err
-			}
-			speed := cmd.Float("speed")
-			stderr := cmd.Root().ErrWriter
-			// Ctrl-C (which also ends ctx) and SIGTERM stop serving; a second
-			// signal cuts the responses still in flight.
-			signals := make(chan os.Signal, 2)
-			signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-			defer signal.Stop(signals)
-			srv, err := serve.Listen(cmd.String("addr"), s.Server, serve.WithSpeed(speed), serve.WithSeed(seed),
-				serve.WithAllowedHosts(cmd.StringSlice("allow-host")...), serve.WithControlToken(cmd.String("control-token")),
-				serve.WithLog(stderr, serveLogEvery))
-			var unsupported *serve.UnsupportedError
-			var badAddr *serve.AddrError
-			if errors.As(err, &unsupported) || errors.As(err, &badAddr) {
-				return usageError{err}
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.Root().Writer, srv.URL)
-			fmt.Fprintf(stderr, "retrysim serve: scenario %s (seed %d, speed %g) on %s: POST /v1/messages, POST /v1/chat/completions, POST /v1/responses, POST /control/reset, GET /healthz, GET /metrics; Ctrl-C stops\n",
-				s.Name, seed, speed, srv.URL)
-			for _, w := range serve.Warnings(s.Server) {
-				fmt.Fprintf(stderr, "retrysim serve: warning: %s\n", w)
-			}
-			if cmd.String("control-token") == "" && !loopbackAddr(srv.URL) {
-				fmt.Fprintf(stderr, "retrysim serve: warning: anyone who reaches %s can reset the model; set %s to require a token\n", srv.URL, controlTokenEnv)
-			}
-			got := 0 // signals received
-			select {
-			case <-ctx.Done():
-			case <-signals:
-				got++
-			}
-			grace := cmd.Duration("grace")
-			fmt.Fprintf(stderr, "retrysim serve: stopping; the responses in flight finish first (for at most %v; a second Ctrl-C or SIGTERM cuts them now)\n", grace)
-			gctx, cancel := context.WithTimeout(context.Background(), grace)
-			defer cancel()
-			go func() {
-				for got < 2 {
-					select {
-					case <-signals:
-						got++ // the Ctrl-C that ended ctx arrives here too: it counts once
-					case <-gctx.Done():
-						return
-					}
-				}
-				cancel()
-			}()
-			err = srv.Shutdown(gctx)
-			st := srv.Handler.Stats()
-			fmt.Fprintf(stderr, "retrysim serve: stopped after %d requests: %d admitted, %d rejected, %d refused; %d other requests turned away (unknown path or method, Host, token)\n",
-				st.Requests, st.Admitted, st.Rejected, st.Refused, st.TurnedAway)
-			// A stop that was asked for is serve's normal end, responses
-			// cut included: they are reported, and serve exits 0.
-			if cut := (*serve.CutError)(nil); errors.As(err, &cut) {
-				fmt.Fprintf(stderr, "retrysim serve: cut %d responses still in flight\n", cut.InFlight)
-				return nil
-			}
-			return err
-		},
+		Action: serveAction,
 	}
 }
 
 // loopbackAddr reports whether a base URL's host is a loopback address.
+// serveAction listens, says where, and serves until a stop is asked for.
+func serveAction(ctx context.Context, cmd *cli.Command) error {
+	if cmd.Args().Present() {
+		return usagef("serve takes no arguments, got %q", cmd.Args().Slice())
+	}
+	if cmd.Duration("grace") < 0 {
+		return usagef("--grace must be >= 0, got %v", cmd.Duration("grace"))
+	}
+	s, seed, err := scenarioAndSeed(cmd)
+	if err != nil {
+		return err
+	}
+	speed := cmd.Float("speed")
+	stderr := cmd.Root().ErrWriter
+	// Ctrl-C (which also ends ctx) and SIGTERM stop serving; a second
+	// signal cuts the responses still in flight.
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	srv, err := serve.Listen(cmd.String("addr"), s.Server, serve.WithSpeed(speed), serve.WithSeed(seed),
+		serve.WithAllowedHosts(cmd.StringSlice("allow-host")...), serve.WithControlToken(cmd.String("control-token")),
+		serve.WithLog(stderr, serveLogEvery))
+	var unsupported *serve.UnsupportedError
+	var badAddr *serve.AddrError
+	if errors.As(err, &unsupported) || errors.As(err, &badAddr) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(cmd.Root().Writer, srv.URL)
+	fmt.Fprintf(stderr, "retrysim serve: scenario %s (seed %d, speed %g) on %s: POST /v1/messages, POST /v1/chat/completions, POST /v1/responses, POST /control/reset, GET /healthz, GET /metrics; Ctrl-C stops\n",
+		s.Name, seed, speed, srv.URL)
+	for _, w := range serve.Warnings(s.Server) {
+		fmt.Fprintf(stderr, "retrysim serve: warning: %s\n", w)
+	}
+	if cmd.String("control-token") == "" && !loopbackAddr(srv.URL) {
+		fmt.Fprintf(stderr, "retrysim serve: warning: anyone who reaches %s can reset the model; set %s to require a token\n", srv.URL, controlTokenEnv)
+	}
+	return stopServing(ctx, cmd, srv, signals)
+}
+
+// stopServing waits for Ctrl-C or SIGTERM, then lets the responses in
+// flight finish for at most --grace (a second signal cuts them at once)
+// and reports what was served.
+func stopServing(ctx context.Context, cmd *cli.Command, srv *serve.Server, signals chan os.Signal) error {
+	stderr := cmd.Root().ErrWriter
+	got := 0 // signals received
+	select {
+	case <-ctx.Done():
+	case <-signals:
+		got++
+	}
+	grace := cmd.Duration("grace")
+	fmt.Fprintf(stderr, "retrysim serve: stopping; the responses in flight finish first (for at most %v; a second Ctrl-C or SIGTERM cuts them now)\n", grace)
+	gctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	go func() {
+		for got < 2 {
+			select {
+			case <-signals:
+				got++ // the Ctrl-C that ended ctx arrives here too: it counts once
+			case <-gctx.Done():
+				return
+			}
+		}
+		cancel()
+	}()
+	err := srv.Shutdown(gctx)
+	st := srv.Handler.Stats()
+	fmt.Fprintf(stderr, "retrysim serve: stopped after %d requests: %d admitted, %d rejected, %d refused; %d other requests turned away (unknown path or method, Host, token)\n",
+		st.Requests, st.Admitted, st.Rejected, st.Refused, st.TurnedAway)
+	// A stop that was asked for is serve's normal end, responses
+	// cut included: they are reported, and serve exits 0.
+	if cut := (*serve.CutError)(nil); errors.As(err, &cut) {
+		fmt.Fprintf(stderr, "retrysim serve: cut %d responses still in flight\n", cut.InFlight)
+		return nil
+	}
+	return err
+}
+
 func loopbackAddr(url string) bool {
 	u, err := netip.ParseAddrPort(strings.TrimPrefix(url, "http://"))
 	return err == nil && u.Addr().IsLoopback()

@@ -46,56 +46,60 @@ func validateCommand() *cli.Command {
 			&cli.BoolFlag{Name: "counts-only", Usage: "with --exec: leave the give-up times out of the verdict (callers acting in step run late together)"},
 			&choiceFlag{&cli.StringFlag{Name: "format", Value: "table", Usage: "with --exec: output format: table or json"}, []string{"table", "json"}},
 		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Present() {
-				return usagef("validate takes no arguments, got %q", cmd.Args().Slice())
-			}
-			s, seed, err := scenarioAndSeed(cmd)
-			if err != nil {
-				return err
-			}
-			if cmd.IsSet("exec") || cmd.IsSet("preset") {
-				return validateExec(ctx, cmd, s, seed)
-			}
-			speed := 0.0 // serve.AutoSpeed's
-			if cmd.IsSet("speed") {
-				speed = cmd.Float("speed")
-			}
-			stderr := cmd.Root().ErrWriter
-			cs, err := serve.Validate(ctx, serve.Validation{Model: s.Server, Workload: s.Workload, Policies: s.Policies,
-				Seed: seed, Speed: speed,
-				OnPolicy: func(i int, p sim.Policy) {
-					fmt.Fprintf(stderr, "retrysim validate: policy %d/%d, %s, for real\n", i+1, len(s.Policies), p.Name)
-				}})
-			// What validate cannot run is refused before any run: bad input.
-			var unsupported *serve.UnsupportedError
-			var tooMany *serve.TooManyClientsError
-			if errors.As(err, &unsupported) || errors.As(err, &tooMany) {
-				return usageError{err}
-			}
-			if err != nil {
-				return err
-			}
-			w := cmd.Root().Writer
-			if len(cs) > 0 {
-				speed = cs[0].Speed
-			}
-			fmt.Fprintf(w, "scenario %s, seed %d, speed %g\n", s.Name, seed, speed)
-			if err := serve.WriteComparisons(w, cs); err != nil {
-				return err
-			}
-			bad := 0
-			for i := range cs {
-				if !cs[i].Agree() {
-					bad++
-				}
-			}
-			if bad > 0 {
-				return fmt.Errorf("validate: %d of %d policies disagree with the simulation beyond the tolerance (at a lower --speed real scheduling delays matter less)", bad, len(cs))
-			}
-			return nil
-		},
+		Action: validateAction,
 	}
+}
+
+// validateAction runs the scenario's clients for real (or --exec's program)
+// and compares them with the simulation.
+func validateAction(ctx context.Context, cmd *cli.Command) error {
+	if cmd.Args().Present() {
+		return usagef("validate takes no arguments, got %q", cmd.Args().Slice())
+	}
+	s, seed, err := scenarioAndSeed(cmd)
+	if err != nil {
+		return err
+	}
+	if cmd.IsSet("exec") || cmd.IsSet("preset") {
+		return validateExec(ctx, cmd, s, seed)
+	}
+	speed := 0.0 // serve.AutoSpeed's
+	if cmd.IsSet("speed") {
+		speed = cmd.Float("speed")
+	}
+	stderr := cmd.Root().ErrWriter
+	cs, err := serve.Validate(ctx, serve.Validation{Model: s.Server, Workload: s.Workload, Policies: s.Policies,
+		Seed: seed, Speed: speed,
+		OnPolicy: func(i int, p sim.Policy) {
+			fmt.Fprintf(stderr, "retrysim validate: policy %d/%d, %s, for real\n", i+1, len(s.Policies), p.Name)
+		}})
+	// What validate cannot run is refused before any run: bad input.
+	var unsupported *serve.UnsupportedError
+	var tooMany *serve.TooManyClientsError
+	if errors.As(err, &unsupported) || errors.As(err, &tooMany) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	w := cmd.Root().Writer
+	if len(cs) > 0 {
+		speed = cs[0].Speed
+	}
+	fmt.Fprintf(w, "scenario %s, seed %d, speed %g\n", s.Name, seed, speed)
+	if err := serve.WriteComparisons(w, cs); err != nil {
+		return err
+	}
+	bad := 0
+	for i := range cs {
+		if !cs[i].Agree() {
+			bad++
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("validate: %d of %d policies disagree with the simulation beyond the tolerance (at a lower --speed real scheduling delays matter less)", bad, len(cs))
+	}
+	return nil
 }
 
 // validateExec is validate --exec: a program's callers against the
