@@ -447,7 +447,7 @@ func TestMergeRefusesUntrustedFiles(t *testing.T) {
 	}{
 		{damaged, damaged + ": checksum"},
 		{truncated, truncated + ": not a retrysim shard file"},
-		{older, older + `: schema "retrysim/shard/v2" is the shard format of an older retrysim`},
+		{older, older + `: schema "retrysim/shard/v3" is the shard format of an older retrysim`},
 		{forged, forged + ": group 1 (overload-burst): seed index 1, policy immediate, completed: -3 is not a finite number ≥ 0"},
 		{fifo, fifo + ": not a regular file"},
 		{"/dev/zero", "/dev/zero: not a regular file"},
