@@ -3,6 +3,8 @@ package kinds
 import (
 	"fmt"
 	"math"
+	"strings"
+	"time"
 
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/schema"
@@ -26,9 +28,7 @@ func registerControls() {
 				Probes:              int(m.Integer("probes", 0, 0, 1<<31-1)),
 			}
 		},
-		func(c policies.BreakerConfig) string {
-			return fmt.Sprintf("circuit breaker (%d in a row, ratio %g)", c.ConsecutiveFailures, c.FailureRatio)
-		})
+		describeBreaker)
 	registerControl("adaptive_throttle", "adaptive throttling", "adaptive_throttle: {k, window} rejects locally with probability (requests − k·accepts)/(requests + 1) (throttled)",
 		false,
 		func(m *schema.Mapping) policies.AdaptiveThrottleConfig {
@@ -38,14 +38,25 @@ func registerControls() {
 			if c.K == 0 {
 				c.K = 2
 			}
-			return fmt.Sprintf("adaptive throttling (k %g)", c.K)
+			if c.Window == 0 {
+				c.Window = 2 * time.Minute
+			}
+			return fmt.Sprintf("adaptive throttling (k %g over %v)", c.K, c.Window)
 		})
 	registerControl("retry_throttling", "gRPC retry throttling", "retry_throttling: {max_tokens, token_ratio} is gRPC's retry throttling (budget)",
 		false,
 		func(m *schema.Mapping) policies.RetryThrottlingConfig {
 			return policies.RetryThrottlingConfig{MaxTokens: int(m.Integer("max_tokens", 0, 0, 1000)), TokenRatio: m.Number("token_ratio", 0, 0, math.MaxFloat64)}
 		},
-		func(c policies.RetryThrottlingConfig) string { return "gRPC retry throttling" })
+		func(c policies.RetryThrottlingConfig) string {
+			if c.MaxTokens == 0 {
+				c.MaxTokens = 10
+			}
+			if c.TokenRatio == 0 {
+				c.TokenRatio = 0.1
+			}
+			return fmt.Sprintf("gRPC retry throttling (%d tokens, a failure −1, a success +%g; retries while above %g)", c.MaxTokens, c.TokenRatio, float64(c.MaxTokens)/2)
+		})
 	registerControl("ratio_budget", "a retry budget", "ratio_budget: {percent, min_per_second, window} allows retries up to a share of requests (budget)",
 		false,
 		func(m *schema.Mapping) policies.RatioBudgetConfig {
@@ -59,7 +70,13 @@ func registerControls() {
 			if c.Percent == 0 {
 				c.Percent = 20
 			}
-			return fmt.Sprintf("retry budget %d%% of requests", max(c.Percent, 0))
+			if c.MinPerSecond == 0 {
+				c.MinPerSecond = 10
+			}
+			if c.Window == 0 {
+				c.Window = 10 * time.Second
+			}
+			return fmt.Sprintf("retry budget %d%% of requests over %v, plus %d a second", max(c.Percent, 0), c.Window, max(c.MinPerSecond, 0))
 		})
 	registerControl("retry_quota", "a retry quota", "retry_quota: {capacity, retry_cost, timeout_retry_cost, throttle_retry_cost, success_refund} is the AWS SDKs' retry token bucket (budget)",
 		false,
@@ -69,10 +86,17 @@ func registerControls() {
 				ThrottleRetryCost: n("throttle_retry_cost"), SuccessRefund: n("success_refund")}
 		},
 		func(c policies.RetryQuotaConfig) string {
-			if c.Capacity == 0 {
-				c.Capacity = 500
+			d := policies.DefaultRetryQuota()
+			or := func(v, def int) int {
+				if v == 0 {
+					return def
+				}
+				return v
 			}
-			return fmt.Sprintf("retry quota of %d tokens", c.Capacity)
+			c.Capacity, c.RetryCost, c.TimeoutRetryCost = or(c.Capacity, d.Capacity), or(c.RetryCost, d.RetryCost), or(c.TimeoutRetryCost, d.TimeoutRetryCost)
+			c.ThrottleRetryCost, c.SuccessRefund = or(c.ThrottleRetryCost, c.RetryCost), or(c.SuccessRefund, d.SuccessRefund)
+			return fmt.Sprintf("retry quota of %d tokens (a retry costs %d, after a timeout %d, after a rejection %d; a first attempt's success refunds %d)",
+				c.Capacity, c.RetryCost, c.TimeoutRetryCost, c.ThrottleRetryCost, c.SuccessRefund)
 		})
 	registerControl("cubic_rate", "an adaptive send rate", "cubic_rate: {beta, scale, smoothing, min_fill_rate, throttle_on_capacity} is the AWS SDKs' adaptive send-rate limiter",
 		true,
@@ -158,3 +182,35 @@ func decodeRules(d *schema.Decoder, m *schema.Mapping, r *policies.Policy) {
 
 // rulesFields are the fields decodeRules reads.
 var rulesFields = []string{"attempt_timeout", "retry_capacity", "retry_mid_stream", "retry_by", "server_wait"}
+
+// describeBreaker writes a breaker's rules with the defaults filled in
+// (policies.BreakerConfig's).
+func describeBreaker(c policies.BreakerConfig) string {
+	if c.ConsecutiveFailures == 0 && c.FailureRatio == 0 {
+		c.ConsecutiveFailures = 5
+	}
+	if c.MinRequests == 0 {
+		c.MinRequests = 20
+	}
+	if c.Window == 0 {
+		c.Window = 10 * time.Second
+	}
+	if c.OpenFor == 0 {
+		c.OpenFor = time.Minute
+	}
+	if c.Probes == 0 {
+		c.Probes = 1
+	}
+	var trips []string
+	if c.ConsecutiveFailures > 0 {
+		trips = append(trips, fmt.Sprintf("%d failures in a row", c.ConsecutiveFailures))
+	}
+	if c.FailureRatio > 0 {
+		trips = append(trips, fmt.Sprintf("a failure ratio of %g over %v (≥ %d outcomes)", c.FailureRatio, c.Window, c.MinRequests))
+	}
+	open := fmt.Sprintf("open for %v", c.OpenFor)
+	if c.MaxOpenFor > c.OpenFor {
+		open += fmt.Sprintf(", doubling up to %v", c.MaxOpenFor)
+	}
+	return fmt.Sprintf("circuit breaker (opens after %s; %s; %d probe(s) half-open)", strings.Join(trips, " or "), open, c.Probes)
+}

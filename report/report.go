@@ -54,6 +54,38 @@ type Comparison struct {
 	// Metrics are the metrics reported, metrics.For the scenario's
 	// policies; nil means metrics.Default().
 	Metrics []*metrics.Metric
+	// Ref is the index of the policy the markdown trade summary names as
+	// the reference, or DefaultReference: the first policy that completes
+	// an operation (the first policy if none does).
+	Ref int
+}
+
+// tradeDoc returns c as a one-seed statistics document, for its trade
+// summary: every metric of every policy with its one value.
+func (c *Comparison) tradeDoc() *MultiSeedDocument {
+	set := c.metrics()
+	doc := &MultiSeedDocument{Scenario: c.Scenario, FirstSeed: c.Seed, Seeds: 1, metrics: set}
+	ref := c.Ref
+	if ref == DefaultReference {
+		ref = max(0, slices.IndexFunc(c.Results, func(r sim.Result) bool { return r.Completed > 0 }))
+	}
+	for p := range c.Results {
+		r := &c.Results[p]
+		ps := PolicyStats{Policy: r.Policy}
+		for _, m := range set {
+			ms := MetricStats{Metric: m.Name, Better: m.Better.Word()}
+			if v := m.ValueOrNaN(r); !math.IsNaN(v) {
+				s := roundSummary(Summarize(m, []float64{v}))
+				ms.N, ms.Summary = 1, &s
+			}
+			ps.Metrics = append(ps.Metrics, ms)
+		}
+		doc.Policies = append(doc.Policies, ps)
+	}
+	if ref < len(doc.Policies) {
+		doc.Baseline = doc.Policies[ref].Policy
+	}
+	return doc
 }
 
 func (c *Comparison) metrics() []*metrics.Metric {
@@ -328,7 +360,7 @@ func writeCSV(w io.Writer, c *Comparison) error {
 
 func writeTable(w io.Writer, markdown bool, c *Comparison) error {
 	if markdown {
-		fmt.Fprintf(w, "**%s**, seed %d\n\n", c.Scenario, c.Seed)
+		fmt.Fprintf(w, "**%s**, seed %d\n", c.Scenario, c.Seed)
 	} else {
 		fmt.Fprintf(w, "scenario %s, seed %d\n", c.Scenario, c.Seed)
 	}
@@ -336,6 +368,17 @@ func writeTable(w io.Writer, markdown bool, c *Comparison) error {
 	rows := make([][]string, len(c.Results))
 	for i := range c.Results {
 		rows[i] = Cells(Row(&c.Results[i], set), "-")
+	}
+	if markdown && len(c.Results) > 0 {
+		// The trade first, as in the multi-seed markdown; the table keeps
+		// its one table (the README shows it).
+		if err := writeTradeSummary(w, true, c.tradeDoc()); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\n#### Results, seed %d\n", c.Seed)
+	}
+	if markdown {
+		fmt.Fprintln(w)
 	}
 	// Text columns (policy, gave_up_by) left, numbers right.
 	return WriteTable(w, markdown, Columns(set), rows, textColumns(set))

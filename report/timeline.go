@@ -85,7 +85,7 @@ var (
 
 // TimelineCSVHeader is the header of WriteTimelineCSV's rows.
 var TimelineCSVHeader = []string{"scenario", "seed", "policy", "bucket", "start_ms", "end_ms",
-	"first_attempts", "retries", "admitted", "rejected",
+	"first_attempts", "retries", "admitted", "wasted", "rejected",
 	"rejected_retry_after", "rejected_capacity", "rejected_transient", "rejected_terminal",
 	"completed", "gave_up", "local_budget", "local_throttled", "local_circuit_open",
 	"in_flight", "capacity"}
@@ -107,7 +107,7 @@ func WriteTimelineCSV(w io.Writer, d *runs.PlotData) error {
 		t := &doc.Timelines[p]
 		for i := range t.Buckets() {
 			row := []string{doc.Scenario, seed, t.Policy, strconv.Itoa(i), ms(time.Duration(i) * t.Bucket), ms(time.Duration(i+1) * t.Bucket)}
-			for _, v := range []int{t.FirstAttempts[i], t.Retries[i], t.Admitted[i], t.Rejected[i],
+			for _, v := range []int{t.FirstAttempts[i], t.Retries[i], t.Admitted[i], t.Wasted[i], t.Rejected[i],
 				t.RejectedBy.RetryAfter[i], t.RejectedBy.Capacity[i], t.RejectedBy.Transient[i], t.RejectedBy.Terminal[i],
 				t.Completed[i], t.GaveUp[i], t.LocalRejected.Budget[i], t.LocalRejected.Throttled[i], t.LocalRejected.CircuitOpen[i],
 				t.InFlight[i]} {

@@ -24,10 +24,13 @@ func FuzzShardFile(f *testing.F) {
 	}
 	// The seeds are real shard files: a plot's and a compare's runs, as
 	// 'retrysim plot --shard 0/1' and 'compare --shard 0/1' write them.
+	// The metastable storm's timelines count wasted work.
 	s := scenariotest.Builtin(f, "overload-burst")
+	storm := scenariotest.Builtin(f, "metastable-retry-storm")
 	for _, groups := range [][]runs.Group{
 		{{Scenario: s, First: s.Seed, Seeds: 2, Plot: true, Bucket: runs.DefaultBucket(s.Server)}},
 		{{Scenario: s, First: 7, Seeds: 3}, {Scenario: s, First: 7, Seeds: 1, Plot: true, Bucket: 250e6}},
+		{{Scenario: storm, First: storm.Seed, Seeds: 1, Plot: true, Bucket: runs.DefaultBucket(storm.Server)}},
 	} {
 		parts, err := runs.RunShard(context.Background(), groups, runs.Shard{Index: 0, Count: 1}, nil)
 		if err != nil {

@@ -25,6 +25,11 @@ type Timeline struct {
 	// rejected, by the time it decided them (their arrival, but for a
 	// server that decides later, such as a contention server).
 	Admitted []int `json:"admitted"`
+	// Wasted counts the attempts of Admitted answered after their client
+	// had stopped waiting (attempt timeout or deadline): work the server
+	// did for no one (sim.Observer.OnWasted). Admitted less Wasted is the
+	// work served in time.
+	Wasted   []int `json:"wasted"`
 	Rejected []int `json:"rejected"`
 	// RejectedBy splits Rejected by the outcome's class.
 	RejectedBy ClassCounts `json:"rejected_by"`
@@ -70,7 +75,7 @@ type LocalCounts struct {
 // counts returns every series of t that counts events per bucket (all but
 // InFlight), in a fixed order.
 func (t *Timeline) counts() []*[]int {
-	return []*[]int{&t.Admitted, &t.Rejected,
+	return []*[]int{&t.Admitted, &t.Wasted, &t.Rejected,
 		&t.RejectedBy.RetryAfter, &t.RejectedBy.Capacity, &t.RejectedBy.Transient, &t.RejectedBy.Terminal,
 		&t.FirstAttempts, &t.Retries, &t.Completed, &t.GaveUp,
 		&t.LocalRejected.Budget, &t.LocalRejected.Throttled, &t.LocalRejected.CircuitOpen,
@@ -134,6 +139,7 @@ func recordTimeline(ctx context.Context, cfg sim.Config, p int, bucket time.Dura
 				t.RejectedBy.Terminal[i]++
 			}
 		},
+		OnWasted:   func(at time.Duration, _ int) { t.Wasted[t.at(at)]++ },
 		OnResponse: func(at time.Duration, _ int, _ policies.Class) { t.answered[t.at(at)]++ },
 		OnComplete: func(at time.Duration, _ int) { t.Completed[t.at(at)]++ },
 		OnGiveUp: func(at time.Duration, _ int, reason policies.StopReason) {
@@ -240,6 +246,11 @@ func (t *Timeline) check(asked time.Duration) error {
 			if v < 0 || v > maxExactCount {
 				return fmt.Errorf("timeline of %q: bucket %d counts %d, want a whole number from 0 to 2^53", t.Policy, i, v)
 			}
+		}
+	}
+	for i, w := range t.Wasted {
+		if w > t.Admitted[i] {
+			return fmt.Errorf("timeline of %q: bucket %d wastes %d attempts of %d admitted", t.Policy, i, w, t.Admitted[i])
 		}
 	}
 	return nil

@@ -296,10 +296,10 @@ func TestReadShardFileRefuses(t *testing.T) {
 		want string
 	}{
 		{"not json", `not json`, "x.json: not a retrysim shard file"},
-		{"other schema", `{"schema":"retrysim/multi-seed/v1"}`, `x.json: schema "retrysim/multi-seed/v1", want "retrysim/shard/v3"`},
+		{"other schema", `{"schema":"retrysim/multi-seed/v1"}`, `x.json: schema "retrysim/multi-seed/v1", want "retrysim/shard/v4"`},
 		{"older schema", `{"schema":"retrysim/shard/v1","shard":0,"shards":1}`, `x.json: schema "retrysim/shard/v1" is the shard format of an older retrysim`},
 		{"v2", `{"schema":"retrysim/shard/v2","shard":0,"shards":1}`, `x.json: schema "retrysim/shard/v2" is the shard format of an older retrysim`},
-		{"unknown field", `{"schema":"retrysim/shard/v3","shard":0,"shards":1,"bogus":1}`, "x.json: json: unknown field"},
+		{"unknown field", `{"schema":"retrysim/shard/v4","shard":0,"shards":1,"bogus":1}`, "x.json: json: unknown field"},
 		{"truncated", good[:len(good)/2], "x.json: not a retrysim shard file"},
 		{"changed value", strings.Replace(good, `"first_seed":1,`, `"first_seed":2,`, 1), "x.json: checksum"},
 		{"no checksum", strings.Replace(good, `"checksum":"sha256:`, `"checksum":"`, 1), "x.json: checksum"},
@@ -320,6 +320,11 @@ func TestReadShardFileRefuses(t *testing.T) {
 		{"missing seed", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[0].Runs = f.Groups[0].Runs[:1] }), "1 seed run(s), but shard 0/2 runs 2 of the group's 3 seeds"},
 		{"histogram max", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[1].Completions[1].Max = 1e18 }), "completions of policy capped-exponential: histogram largest value 1000000000000000000 is not in its last bucket"},
 		{"negative timeline count", shardText(t, groups, Shard{1, 2}, func(f *ShardFile) { f.Groups[1].Timelines[0].Admitted[0] = -5 }), `timeline of "immediate": bucket 0 counts -5`},
+		{"more wasted than admitted", shardText(t, groups, Shard{1, 2}, func(f *ShardFile) {
+			tl := &f.Groups[1].Timelines[0]
+			tl.Wasted[0] = tl.Admitted[0] + 1
+		}), `timeline of "immediate": bucket 0 wastes`},
+		{"no wasted series", shardText(t, groups, Shard{1, 2}, func(f *ShardFile) { f.Groups[1].Timelines[0].Wasted = nil }), `timeline of "immediate": series of`},
 		{"timelines elsewhere", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[1].Timelines = make([]Timeline, len(f.Groups[1].Policies)) }), "timelines, but the shard does not run the group's first seed"},
 		{"plot data without plots", shardText(t, groups, Shard{0, 2}, func(f *ShardFile) { f.Groups[0].Bucket = time.Second }), "plot data in a group without plots"},
 		// Buckets of 1 ns and 9e18 ns: doubling the first one to reach the

@@ -21,10 +21,10 @@ import (
 
 // ShardSchema names the JSON schema of a shard's partial result.
 // docs/scale.md describes it; a change to it gets a new version.
-const ShardSchema = "retrysim/shard/v3"
+const ShardSchema = "retrysim/shard/v4"
 
 // oldShardSchemas are the schemas of earlier builds, refused by name.
-var oldShardSchemas = []string{"retrysim/shard/v1", "retrysim/shard/v2"}
+var oldShardSchemas = []string{"retrysim/shard/v1", "retrysim/shard/v2", "retrysim/shard/v3"}
 
 // MaxShardFileSize bounds the size of a shard file that is read (and
 // written): a shard over it should be split into more shards.

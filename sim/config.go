@@ -128,6 +128,11 @@ type Observer struct {
 	// OnDecision: the server admitted the attempt of op (class
 	// policies.Success) or rejected it with class.
 	OnDecision func(at time.Duration, op int, class policies.Class)
+	// OnWasted: the attempt of op just admitted (OnDecision, same time)
+	// is answered after its client stopped waiting (its attempt timeout or
+	// the deadline): the server's work on it is wasted. For a queue these
+	// are the requests the counter server.wasted counts.
+	OnWasted func(at time.Duration, op int)
 	// OnResponse: the attempt's answer reached op's client, with the class
 	// the client saw: a timeout, or the end of the operation's deadline
 	// while it waited, is policies.Transient.

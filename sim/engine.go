@@ -415,7 +415,7 @@ func (r *runner) decide(i int32, now time.Duration) {
 // deliver schedules the server's response resp, decided at now, to
 // operation i's attempt, whose client stops waiting at giveUp (0: never).
 func (r *runner) deliver(i int32, now time.Duration, resp Response, giveUp time.Duration) {
-	r.decided(now, i, resp.Outcome.Class)
+	r.decided(now, i, resp.Outcome.Class, giveUp > 0 && resp.At > giveUp)
 	r.await(i, resp.Outcome, resp.At, giveUp)
 }
 
@@ -427,7 +427,7 @@ func (r *runner) decideDetached(at time.Duration, i, ticket int32) {
 		r.err = r.cannotDecide()
 		return
 	}
-	r.decided(at, i, r.decider.Decide(at, ticket).Outcome.Class)
+	r.decided(at, i, r.decider.Decide(at, ticket).Outcome.Class, true)
 }
 
 // cannotDecide is the error of a run whose server left a request pending
@@ -454,8 +454,8 @@ func (r *runner) await(i int32, out policies.Outcome, at, giveUp time.Duration) 
 }
 
 // decided counts the server's decision on operation i's attempt and tells
-// the hooks.
-func (r *runner) decided(now time.Duration, i int32, class policies.Class) {
+// the hooks; late says the client stops waiting before the answer.
+func (r *runner) decided(now time.Duration, i int32, class policies.Class, late bool) {
 	if class == policies.Success {
 		r.res.Admitted++
 	} else {
@@ -463,6 +463,9 @@ func (r *runner) decided(now time.Duration, i int32, class policies.Class) {
 	}
 	if f := r.cfg.Observer.OnDecision; f != nil {
 		f(now, int(i), class)
+	}
+	if f := r.cfg.Observer.OnWasted; f != nil && late && class == policies.Success {
+		f(now, int(i))
 	}
 }
 

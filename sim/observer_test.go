@@ -127,8 +127,14 @@ func TestObserverWithLateDecisions(t *testing.T) {
 		}
 		last = at
 	}
-	var sent, decided, admitted, answered, late int
+	var sent, decided, admitted, answered, late, wasted int
 	undecided := make([]int, 30)
+	type decision struct {
+		at    time.Duration
+		op    int
+		class policies.Class
+	}
+	var prev decision
 	c.Observer = Observer{
 		OnSend: func(at time.Duration, op int, _ bool) { order(at); sent++; undecided[op]++ },
 		OnDecision: func(at time.Duration, op int, class policies.Class) {
@@ -138,6 +144,14 @@ func TestObserverWithLateDecisions(t *testing.T) {
 			if class == policies.Success {
 				admitted++
 			}
+			prev = decision{at, op, class}
+		},
+		// A detached admission is wasted: its client has gone.
+		OnWasted: func(at time.Duration, op int) {
+			if prev != (decision{at, op, policies.Success}) {
+				t.Fatalf("op %d wasted at %v, not right after its admission (last decision %+v)", op, at, prev)
+			}
+			wasted++
 		},
 		OnResponse: func(at time.Duration, op int, _ policies.Class) {
 			order(at)
@@ -154,5 +168,8 @@ func TestObserverWithLateDecisions(t *testing.T) {
 	}
 	if late == 0 {
 		t.Error("no attempt timed out before its decision: the test does not reach detached decisions")
+	}
+	if wasted == 0 || wasted > admitted {
+		t.Errorf("%d admissions wasted of %d: want some, detached", wasted, admitted)
 	}
 }

@@ -150,7 +150,7 @@ func compareJob(c *call) (job, error) {
 			if c.Bool("verbose") {
 				writeEngineStats(c.stderr, results, time.Since(start))
 			}
-			cmp := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: s.Metrics()}
+			cmp := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: s.Metrics(), Ref: ref}
 			if err := report.Write(c.stdout, format(c), &cmp); err != nil {
 				return err
 			}

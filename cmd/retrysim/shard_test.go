@@ -224,7 +224,7 @@ func TestMergeRefusesBadShards(t *testing.T) {
 		{"other count", []string{three[0], three[1], three[2], two[1]}, []string{two[1] + ": is shard 1 of 2"}},
 		{"other flags", []string{three[0], other[1], three[2]}, []string{other[1] + ": ran", "but " + three[0] + " ran \"retrysim compare --seeds 4\""}},
 		{"other scenario file", []string{before[0], after[1]}, []string{after[1] + ": read another " + custom}},
-		{"not a shard", []string{three[0], notShard}, []string{notShard + ": schema \"retrysim/multi-seed/v1\", want \"retrysim/shard/v3\""}},
+		{"not a shard", []string{three[0], notShard}, []string{notShard + ": schema \"retrysim/multi-seed/v1\", want \"retrysim/shard/v4\""}},
 		{"no such file", []string{filepath.Join(dir, "nope.json")}, []string{"nope.json"}},
 		{"empty directory", []string{empty}, []string{empty + ": no *.json shard files"}},
 		{"nothing", nil, []string{"merge needs the shard files"}},
@@ -434,7 +434,7 @@ func TestMergeRefusesUntrustedFiles(t *testing.T) {
 	}
 	damaged := write("damaged.json", bytes.Replace(good, []byte(`"seed":1,"values":[[`), []byte(`"seed":1,"values":[[9`), 1))
 	truncated := write("truncated.json", good[:len(good)-100])
-	older := write("older.json", bytes.Replace(good, []byte(`"retrysim/shard/v3"`), []byte(`"retrysim/shard/v2"`), 1))
+	older := write("older.json", bytes.Replace(good, []byte(`"retrysim/shard/v4"`), []byte(`"retrysim/shard/v3"`), 1))
 	forged := filepath.Join(dir, "forged.json")
 	write("forged.json", good)
 	forgeShard(t, forged, func(f *runs.ShardFile) { f.Groups[0].Runs[0].Values[0][0] = -3 })
@@ -447,7 +447,7 @@ func TestMergeRefusesUntrustedFiles(t *testing.T) {
 	}{
 		{damaged, damaged + ": checksum"},
 		{truncated, truncated + ": not a retrysim shard file"},
-		{older, older + `: schema "retrysim/shard/v2" is the shard format of an older retrysim`},
+		{older, older + `: schema "retrysim/shard/v3" is the shard format of an older retrysim`},
 		{forged, forged + ": group 1 (overload-burst): seed index 1, policy immediate, completed: -3 is not a finite number ≥ 0"},
 		{fifo, fifo + ": not a regular file"},
 		{"/dev/zero", "/dev/zero: not a regular file"},

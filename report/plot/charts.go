@@ -151,7 +151,11 @@ func capacityLine(s sim.ServerModel, bucket time.Duration, end time.Duration, un
 // TimelineFigure shows, per policy, the requests arriving in each time
 // bucket, admitted at the bottom of each bar and rejected stacked on top,
 // with the server's capacity as a dashed line when the server can say it
-// (sim.CapacityProfile).
+// (sim.CapacityProfile). When some admitted work was answered after its
+// client had stopped waiting (Timeline.Wasted, a queue working on timed-out
+// requests), the admitted part is split: served in time at the bottom,
+// wasted above it, so that a storm of work no one waits for does not look
+// like a server serving several times its capacity.
 //
 // Panels share the y axis, so that they compare at a glance, unless a
 // panel's own peak (its tallest bar or the capacity, whichever is higher)
@@ -163,8 +167,13 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
+	wasted := slices.ContainsFunc(d.Timelines, func(t runs.Timeline) bool { return slices.ContainsFunc(t.Wasted, func(n int) bool { return n > 0 }) })
 	bucket, end, unit := l.bucket, l.end, l.unit
-	fig := l.figure(fmt.Sprintf("%s: requests per %s, admitted and rejected (seed %d)", d.Scenario, plotDuration(bucket), d.Runs.FirstSeed))
+	what := "admitted and rejected"
+	if wasted {
+		what = "served in time, wasted (client gone) and rejected"
+	}
+	fig := l.figure(fmt.Sprintf("%s: requests per %s, %s (seed %d)", d.Scenario, plotDuration(bucket), what, d.Runs.FirstSeed))
 	for pi, t := range d.Timelines {
 		p := newPanel(t.Policy, "time since start ("+unit.name+")", "requests per "+plotDuration(bucket))
 		p.Add(gridLines())
@@ -173,29 +182,44 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 		}
 		total := make([]plotter.HistogramBin, len(t.Admitted))
 		adm := make([]plotter.HistogramBin, len(t.Admitted))
+		inTime := make([]plotter.HistogramBin, len(t.Admitted))
 		for i := range t.Admitted {
 			lo, hi := unit.of(time.Duration(i)*bucket), unit.of(time.Duration(i+1)*bucket)
 			total[i] = plotter.HistogramBin{Min: lo, Max: hi, Weight: float64(t.Admitted[i] + t.Rejected[i])}
 			adm[i] = plotter.HistogramBin{Min: lo, Max: hi, Weight: float64(t.Admitted[i])}
+			inTime[i] = plotter.HistogramBin{Min: lo, Max: hi, Weight: float64(t.Admitted[i] - t.Wasted[i])}
 		}
 		outline := draw.LineStyle{Color: color.White, Width: vg.Points(0.5)}
 		rej := &plotter.Histogram{Bins: total, Width: unit.of(bucket), FillColor: colorRejected, LineStyle: outline}
-		ok := &plotter.Histogram{Bins: adm, Width: unit.of(bucket), FillColor: colorAdmitted, LineStyle: outline}
 		capLine, err := capacityLine(d.Server, bucket, end, unit)
 		if err != nil {
 			return nil, err
 		}
-		p.Add(rej, ok)
 		// Listed top to bottom as the bars stack.
+		p.Add(rej)
 		p.Legend.Add("rejected (top)", rej)
-		p.Legend.Add("admitted (bottom)", ok)
+		if wasted {
+			waste := &plotter.Histogram{Bins: adm, Width: unit.of(bucket), FillColor: colorWasted, LineStyle: outline}
+			ok := &plotter.Histogram{Bins: inTime, Width: unit.of(bucket), FillColor: colorAdmitted, LineStyle: outline}
+			p.Add(waste, ok)
+			p.Legend.Add("wasted: client gone", waste)
+			p.Legend.Add("served in time (bottom)", ok)
+		} else {
+			ok := &plotter.Histogram{Bins: adm, Width: unit.of(bucket), FillColor: colorAdmitted, LineStyle: outline}
+			p.Add(ok)
+			p.Legend.Add("admitted (bottom)", ok)
+		}
 		if capLine != nil {
 			p.Add(capLine)
 			p.Legend.Add("capacity", capLine)
 		}
 		p.Legend.Top = true
-		// Room above the peak for the legend's three lines.
-		l.place(fig, p, pi, 1.35)
+		// Room above the peak for the legend's lines.
+		headroom := 1.35
+		if wasted {
+			headroom = 1.45
+		}
+		l.place(fig, p, pi, headroom)
 	}
 	return fig, nil
 }

@@ -339,3 +339,44 @@ func TestLoadColourBlindSafe(t *testing.T) {
 		t.Error("no bar has both first attempts and retries")
 	}
 }
+
+// On a queue working on requests whose clients have gone
+// (metastable-retry-storm), the timeline splits admitted work: served in
+// time at the bottom, wasted (sky blue, lighter than admitted) above it,
+// both named in the legend; a run that wastes nothing keeps the
+// two-part bars.
+func TestTimelineWastedStacked(t *testing.T) {
+	if !slices.Contains(okabeIto, colorWasted) {
+		t.Errorf("wasted colour %v is not an Okabe–Ito colour", colorWasted)
+	}
+	if ratio := contrast(colorAdmitted, colorWasted); ratio < 2 {
+		t.Errorf("served in time and wasted differ in lightness by a contrast ratio of %.2f, want >= 2", ratio)
+	}
+	fig, err := TimelineFigure(plotData(t, "metastable-retry-storm", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stackedInOrder(t, fig, colorAdmitted, colorWasted, "served in time", "wasted") == 0 {
+		t.Error("no bar has both work served in time and wasted work")
+	}
+	if !strings.Contains(fig.Title, "wasted") || !legendHas(t, fig, "wasted: client gone") || !legendHas(t, fig, "served in time (bottom)") {
+		t.Errorf("title %q or the legends do not name the wasted work", fig.Title)
+	}
+	plain, err := TimelineFigure(plotData(t, "overload-burst", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if legendHas(t, plain, "wasted: client gone") || !legendHas(t, plain, "admitted (bottom)") {
+		t.Error("overload-burst wastes nothing, yet its legend names wasted work")
+	}
+}
+
+// legendHas reports whether fig's SVG draws text (a legend entry).
+func legendHas(t *testing.T, fig *Figure, text string) bool {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := fig.Write(&buf, SVG); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(buf.String(), ">"+text+"<")
+}

@@ -264,6 +264,9 @@ var (
 	// in lightness too (greyscale prints), besides their position in a bar.
 	colorAdmitted = color.NRGBA{0x00, 0x72, 0xb2, 0xff}
 	colorRejected = color.NRGBA{0xe6, 0x9f, 0x00, 0xff}
+	// Admitted work answered after its client had gone (wasted): sky
+	// blue, a lighter kin of admitted, between it and rejected.
+	colorWasted   = color.NRGBA{0x56, 0xb4, 0xe9, 0xff}
 	colorCapacity = color.NRGBA{0x20, 0x20, 0x20, 0xff}
 	// The load figure's bars: first attempts light yellow at the bottom,
 	// retries dark vermillion on top (Okabe–Ito; a contrast ratio of 2.9,

@@ -1,0 +1,82 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/internal/scenariotest"
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// The HTML set-up table shows each retry control's effective settings,
+// defaults filled in: the breaker's thresholds and open time, the budgets'
+// and throttles' sizes and rates.
+func TestPolicyTableShowsControlSettings(t *testing.T) {
+	for _, tt := range []struct{ scenario, policy, want string }{
+		{"controls-outage", "breaker", "circuit breaker (opens after 5 failures in a row; open for 10s; 1 probe(s) half-open)"},
+		{"metastable-retry-storm", "breaker", "open for 5s"}, // open_for given, the threshold defaulted
+		{"controls-outage", "aws-standard", "retry quota of 500 tokens (a retry costs 5, after a timeout 10, after a rejection 5; a first attempt's success refunds 1)"},
+		{"controls-outage", "grpc-throttled", "gRPC retry throttling (10 tokens, a failure −1, a success +0.1; retries while above 5)"},
+		{"controls-outage", "sre", "adaptive throttling (k 2 over 2m0s); retry budget 10% of requests over 10s, plus 0 a second"},
+	} {
+		found := false
+		for _, row := range policyTable(scenariotest.Builtin(t, tt.scenario)).Rows {
+			if row[0] != tt.policy {
+				continue
+			}
+			found = true
+			if got := row[len(row)-1]; !strings.Contains(got, tt.want) {
+				t.Errorf("%s/%s: coordination %q, want it to contain %q", tt.scenario, tt.policy, got, tt.want)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no policy %s", tt.scenario, tt.policy)
+		}
+	}
+}
+
+// Single-seed markdown opens with the trade summary, as the multi-seed
+// markdown and the HTML report do: per policy, completions of operations,
+// attempts per completion, give-ups by reason, p50/p99 of the completed,
+// against the reference (the first policy that completes, or Ref). The
+// table format stays one table.
+func TestSingleSeedMarkdownTrade(t *testing.T) {
+	results := []sim.Result{
+		{Policy: "none", Clients: 10, Attempts: 30, GaveUp: 10, GaveUpBy: giveUps(policies.StopAttempts, 10)},
+		{Policy: "some", Clients: 10, Attempts: 20, Completed: 8, GaveUp: 2, GaveUpBy: giveUps(policies.StopDeadline, 2),
+			Latencies: []time.Duration{time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second, 3 * time.Second}},
+	}
+	for _, tt := range []struct {
+		ref  int
+		want []string
+	}{
+		{DefaultReference, []string{"#### The trade, per policy (means per run over seed 4; p50 and p99 over completed operations only; vs some)",
+			"| none   |  0 of 10 (0%) |", "attempts=10", "| some   | 8 of 10 (80%) |                2.50 | deadline=2", "| reference", "#### Results, seed 4"}},
+		{0, []string{"vs none)", "| none   |  0 of 10 (0%) |                   - | attempts=10        |      - |      - | reference"}},
+	} {
+		c := Comparison{Scenario: "s", Seed: 4, Results: results, Ref: tt.ref}
+		var md, table bytes.Buffer
+		if err := Write(&md, Markdown, &c); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(md.String(), w) {
+				t.Errorf("ref %d: markdown lacks %q:\n%s", tt.ref, w, md.String())
+			}
+		}
+		if err := Write(&table, Table, &c); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(table.String(), "trade") {
+			t.Errorf("the table format has a trade summary:\n%s", table.String())
+		}
+	}
+}
+
+func giveUps(reason policies.StopReason, n int) (by [policies.NumStopReasons]int) {
+	by[reason] = n
+	return by
+}
