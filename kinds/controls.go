@@ -167,6 +167,11 @@ func decodeRules(d *schema.Decoder, m *schema.Mapping, r *policies.Policy) {
 		r.IgnoreServerWaitAbove = sm.Duration("ignore_above", r.IgnoreServerWaitAbove)
 		r.ClampServerWait = sm.Duration("clamp_to", r.ClampServerWait)
 		r.FailServerWaitAbove = sm.Duration("fail_above", r.FailServerWaitAbove)
+		if c := sm.Duration("total_cap", r.TotalServerWaitCap); c > policies.MaxTotalServerWaitCap {
+			sm.Errorf("total_cap", "must be at most %v (an operation sums its server waits in %v units), got %v", policies.MaxTotalServerWaitCap, policies.ServerWaitUnit, c)
+		} else {
+			r.TotalServerWaitCap = c
+		}
 		var set []string
 		for _, f := range []string{"ignore_above", "clamp_to", "fail_above"} {
 			if sm.Has(f) {

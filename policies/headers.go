@@ -23,10 +23,16 @@ const MaxParsedWait = 100_000 * time.Hour
 // MaxServerWait.
 type ServerWaitError struct {
 	Wait  time.Duration // what the server asked (saturated at MaxParsedWait)
-	Limit time.Duration // MaxServerWait, or the policy's FailServerWaitAbove
+	Limit time.Duration // MaxServerWait, or the policy's FailServerWaitAbove or TotalServerWaitCap
+	// Total: Limit is TotalServerWaitCap, which this wait would have
+	// passed together with the operation's earlier ones.
+	Total bool
 }
 
 func (e *ServerWaitError) Error() string {
+	if e.Total {
+		return fmt.Sprintf("server asked to wait %v, which would take the operation's server waits past their %v total", e.Wait, e.Limit)
+	}
 	return fmt.Sprintf("server asked to wait %v, more than the %v limit", e.Wait, e.Limit)
 }
 

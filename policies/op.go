@@ -87,9 +87,19 @@ type Op struct {
 	lastStatus uint16        // the last observed attempt's status (saturates), for Ask.Last
 	passed     uint16        // coordinators that let the pending attempt pass without holding anything
 	held       uint16        // coordinators holding something for the pending attempt (or queuing it)
+	waited     uint16        // server waits honoured, in ServerWaitUnits (saturates), for TotalServerWaitCap
 	stage      uint8         // index of the next coordinator to ask
-	flags      uint8
-	lastClass  Class // the last observed attempt's class, for Ask.Last
+	flags      uint8         // the flag bits below; above them, the last observed attempt's class (for Ask.Last)
+}
+
+// classShift places the last class in flags; classes up to 15 fit.
+const classShift = 4
+
+func (o *Op) lastClass() Class { return Class(o.flags >> classShift) }
+
+func (o *Op) setLast(out Outcome) {
+	o.flags = o.flags&(1<<classShift-1) | uint8(min(out.Class, 15))<<classShift
+	o.lastStatus = uint16(min(max(out.Status, 0), 1<<16-1))
 }
 
 const (
@@ -289,7 +299,7 @@ func (o *Op) dropUntracked(p *Plan) {
 }
 
 // last is the outcome of the last observed attempt, as Ask.Last tells it.
-func (o *Op) last() Outcome { return Outcome{Class: o.lastClass, Status: int(o.lastStatus)} }
+func (o *Op) last() Outcome { return Outcome{Class: o.lastClass(), Status: int(o.lastStatus)} }
 
 // releaseAll gives back every coordinator's hold on the pending attempt
 // (Settle for a Settler, Release otherwise); out is the attempt's outcome
@@ -307,7 +317,7 @@ func (o *Op) releaseAll(p *Plan, now time.Time, w Waiter, sent bool, out Outcome
 			if s, ok := p.Coordinators[i].(Settler); ok {
 				// The last outcome is still the one before the attempt:
 				// After records the attempt's own only after this.
-				s.Settle(now, Settlement{Waiter: w, Retry: o.lastClass != Success, Last: o.last(), Sent: sent, Outcome: out})
+				s.Settle(now, Settlement{Waiter: w, Retry: o.lastClass() != Success, Last: o.last(), Sent: sent, Outcome: out})
 				continue
 			}
 			p.Coordinators[i].Release(now, w, sent)
@@ -329,7 +339,7 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 		c.Observe(m.Now, int(o.attempts), out)
 	}
 	o.releaseAll(p, m.Now, nil, true, out)
-	o.lastClass, o.lastStatus = out.Class, uint16(min(max(out.Status, 0), 1<<16-1))
+	o.setLast(out)
 	if !failed {
 		return Step{Kind: StepDone}
 	}
@@ -339,7 +349,7 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 	case out.Class != Capacity && p.Fallback != nil && p.Fallback.Consecutive:
 		o.capacity = 0
 	}
-	d := p.Policy.Next(int(o.attempts), o.prev, m.Since, out, rng)
+	d, honoured := p.Policy.next(int(o.attempts), o.prev, m.Since, int64(o.waited), out, rng)
 	if dl := p.Policy.Deadline; d.Stop == NotStopped && dl > 0 && m.Since >= dl {
 		// The budget is spent: even a retry with no wait would have no
 		// time to run (and with no time passing, it would loop).
@@ -352,6 +362,9 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 		return stopStep(d.Stop, d.Cause)
 	}
 	o.prev = d.Delay
+	if honoured > 0 {
+		o.waited = uint16(min(int64(o.waited)+waitUnits(honoured), 1<<16-1))
+	}
 	if f := p.Fallback; out.Class == Capacity && f != nil && !o.OnFallback() && f.ShouldSwitch(f.Primary, int(o.capacity)) {
 		o.flags |= flagFallback
 		if h := p.Hooks.OnFallback; h != nil {
@@ -379,7 +392,7 @@ func (o *Op) Expire(p *Plan, m Moment) Step {
 		c.Observe(m.Now, int(o.attempts), out)
 	}
 	o.releaseAll(p, m.Now, nil, true, out)
-	o.lastClass, o.lastStatus = out.Class, 0
+	o.setLast(out)
 	return stopStep(StopDeadline, ErrBudgetEnded)
 }
 

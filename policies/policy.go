@@ -142,6 +142,15 @@ type Policy struct {
 	IgnoreServerWaitAbove time.Duration
 	ClampServerWait       time.Duration
 	FailServerWaitAbove   time.Duration
+	// TotalServerWaitCap, if > 0, bounds the server waits one operation
+	// honours in total (Portkey's gateway: 60 s), after the rules above
+	// (an ignored wait counts nothing, a clamped one its clamp): a wait
+	// that would take the total past it stops the operation (StopDeadline,
+	// with a *ServerWaitError), as FailServerWaitAbove does. The waits the
+	// server asked count, not the jitter or backoff added to them; an Op
+	// sums them in whole ServerWaitUnits, rounded up. At most
+	// MaxTotalServerWaitCap.
+	TotalServerWaitCap time.Duration
 	// NoCapacityRetries makes a capacity failure (529, 503, a mid-stream
 	// overload) end the operation, as a terminal one does (StopTerminal):
 	// work that can wait, such as an agent CLI's background tasks, adds no
@@ -178,12 +187,36 @@ type Decision struct {
 // failed response arrived. rng is drawn from only if a retry is possible.
 // The wait is the server's (out.ServerWait, plus jitter) if it gave one,
 // else the backoff's draw; see AtLeastBackoff.
+//
+// Next knows no earlier server waits: it applies TotalServerWaitCap to this
+// one alone. Op sums them across the operation.
 func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng *rand.Rand) Decision {
+	d, _ := p.next(attempts, prev, elapsed, 0, out, rng)
+	return d
+}
+
+// ServerWaitUnit is the unit in which an Op sums the server waits it
+// honoured, for TotalServerWaitCap; each wait is rounded up to it.
+const ServerWaitUnit = 10 * time.Millisecond
+
+// MaxTotalServerWaitCap is the largest TotalServerWaitCap: an Op keeps its
+// sum in 16 bits of ServerWaitUnits (about 11 minutes).
+const MaxTotalServerWaitCap = (1<<16 - 1) * ServerWaitUnit
+
+// waitUnits is w in ServerWaitUnits, rounded up and saturated at 16 bits.
+func waitUnits(w time.Duration) int64 {
+	return int64(min((max(w, 0)+ServerWaitUnit-1)/ServerWaitUnit, 1<<16-1))
+}
+
+// next is Next given the server waits the operation honoured so far
+// (waited, in ServerWaitUnits); it also returns the server wait this
+// decision honours (0 if none), which counts towards TotalServerWaitCap.
+func (p Policy) next(attempts int, prev, elapsed time.Duration, waited int64, out Outcome, rng *rand.Rand) (Decision, time.Duration) {
 	if p.stops(out) {
-		return Decision{Stop: StopTerminal}
+		return Decision{Stop: StopTerminal}, 0
 	}
 	if p.MaxAttempts > 0 && attempts >= p.MaxAttempts {
-		return Decision{Stop: StopAttempts}
+		return Decision{Stop: StopAttempts}, 0
 	}
 	switch w := out.ServerWait; {
 	case p.IgnoreServerWaitAbove > 0 && w > p.IgnoreServerWaitAbove:
@@ -191,10 +224,13 @@ func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng
 	case p.ClampServerWait > 0 && w > p.ClampServerWait:
 		out.ServerWait = p.ClampServerWait
 	case p.FailServerWaitAbove > 0 && w > p.FailServerWaitAbove:
-		return Decision{Stop: StopDeadline, Cause: &ServerWaitError{Wait: w, Limit: p.FailServerWaitAbove}}
+		return Decision{Stop: StopDeadline, Cause: &ServerWaitError{Wait: w, Limit: p.FailServerWaitAbove}}, 0
 	}
 	if out.ServerWait > MaxServerWait {
-		return Decision{Stop: StopDeadline, Cause: &ServerWaitError{Wait: out.ServerWait, Limit: MaxServerWait}}
+		return Decision{Stop: StopDeadline, Cause: &ServerWaitError{Wait: out.ServerWait, Limit: MaxServerWait}}, 0
+	}
+	if c := p.TotalServerWaitCap; c > 0 && out.ServerWait > 0 && waited+waitUnits(out.ServerWait) > waitUnits(c) {
+		return Decision{Stop: StopDeadline, Cause: &ServerWaitError{Wait: out.ServerWait, Limit: c, Total: true}}, 0
 	}
 	var delay time.Duration
 	if out.ServerWait > 0 && !p.AtLeastBackoff {
@@ -203,9 +239,9 @@ func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng
 		delay = max(p.Backoff.Delay(attempts-1, prev, rng), out.ServerWait, 0)
 	}
 	if !p.StartsInTime(elapsed + delay) {
-		return Decision{Stop: StopDeadline}
+		return Decision{Stop: StopDeadline}, 0
 	}
-	return Decision{Delay: delay}
+	return Decision{Delay: delay}, out.ServerWait
 }
 
 // stops reports whether the outcome ends the operation whatever the

@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -152,6 +153,9 @@ func TestServerWaitRules(t *testing.T) {
 		{"clamp to 8s", Policy{Backoff: back, ClampServerWait: 8 * time.Second}, Decision{Delay: 8 * time.Second}, 8 * time.Second},
 		{"fail above 60s", Policy{Backoff: back, FailServerWaitAbove: time.Minute},
 			Decision{Stop: StopDeadline, Cause: &ServerWaitError{Wait: 90 * time.Second, Limit: time.Minute}}, 20 * time.Second},
+		// Next alone sees no earlier waits: the cap bounds this one.
+		{"total cap 60s", Policy{Backoff: back, TotalServerWaitCap: time.Minute},
+			Decision{Stop: StopDeadline, Cause: &ServerWaitError{Wait: 90 * time.Second, Limit: time.Minute, Total: true}}, 20 * time.Second},
 	}
 	for _, c := range cases {
 		got := c.p.Next(1, 0, 0, long, rng)
@@ -205,6 +209,61 @@ func TestSDKRules(t *testing.T) {
 		got := c.p.Next(1, 0, 0, c.out, rand.New(rand.NewPCG(1, 1)))
 		if retried := got.Stop == NotStopped; retried != c.retry || !retried && got.Stop != StopTerminal {
 			t.Errorf("%s: %+v gives %+v, want retry %v (else StopTerminal)", c.name, c.out, got, c.retry)
+		}
+	}
+}
+
+// TotalServerWaitCap sums an operation's server waits (Portkey's example:
+// 20 s, then 50 s passes a 60 s total), after clamp_to and ignore_above,
+// each rounded up to a ServerWaitUnit; a new operation starts from zero.
+func TestTotalServerWaitCap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	wait := func(d time.Duration) Outcome { return Outcome{Class: RetryAfter, Status: 429, ServerWait: d} }
+	cases := []struct {
+		name  string
+		p     Policy
+		waits []time.Duration
+		stop  int // index of the wait that stops the operation; -1: none
+	}{
+		{"portkey", Policy{}, []time.Duration{20 * time.Second, 50 * time.Second}, 1},
+		{"exactly the cap", Policy{}, []time.Duration{20 * time.Second, 20 * time.Second, 20 * time.Second, time.Millisecond}, 3},
+		{"one wait above", Policy{}, []time.Duration{61 * time.Second}, 0},
+		{"rounded up", Policy{}, []time.Duration{30 * time.Second, 30*time.Second - 5*time.Millisecond, 5 * time.Millisecond}, 2},
+		{"clamped waits count their clamp", Policy{ClampServerWait: 10 * time.Second}, []time.Duration{time.Hour, time.Hour, time.Hour, time.Hour, time.Hour, time.Hour, time.Hour}, 6},
+		{"ignored waits count nothing", Policy{IgnoreServerWaitAbove: 30 * time.Second}, []time.Duration{40 * time.Second, 30 * time.Second, 40 * time.Second, 30 * time.Second, time.Second}, 4},
+	}
+	for _, c := range cases {
+		c.p.Backoff = Constant{Wait: time.Second}
+		c.p.TotalServerWaitCap = time.Minute
+		plan := &Plan{Policy: c.p}
+		var op Op
+		op.Start(plan)
+		var now time.Time
+		got := -1
+		for i, w := range c.waits {
+			if st := op.Before(plan, Moment{Now: now}, nil, rng); st.Kind != StepSend {
+				t.Fatalf("%s: Before: %+v", c.name, st)
+			}
+			st := op.After(plan, Moment{Now: now}, wait(w), true, nil, rng)
+			if st.Kind == StepStop {
+				var we *ServerWaitError
+				if st.Reason != StopDeadline || !errors.As(st.Cause, &we) || !we.Total || we.Limit != time.Minute {
+					t.Errorf("%s: stop %+v, want deadline with the total cap's *ServerWaitError", c.name, st)
+				}
+				got = i
+				break
+			}
+			now = now.Add(st.Delay)
+		}
+		if got != c.stop {
+			t.Errorf("%s: stopped at wait %d, want %d", c.name, got, c.stop)
+		}
+		op.Start(plan)
+		if st := op.Before(plan, Moment{Now: now}, nil, rng); st.Kind != StepSend {
+			t.Fatalf("%s: Before: %+v", c.name, st)
+		}
+		if st := op.After(plan, Moment{Now: now}, wait(time.Minute), true, nil, rng); st.Kind != StepWait {
+			t.Errorf("%s: a new operation's first 60 s wait: %+v, want honoured", c.name, st)
 		}
 	}
 }

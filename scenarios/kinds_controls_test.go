@@ -173,6 +173,7 @@ func TestServerWaitBounds(t *testing.T) {
 		"ignore_above": func(r policies.Policy) bool { return r.IgnoreServerWaitAbove == time.Minute },
 		"clamp_to":     func(r policies.Policy) bool { return r.ClampServerWait == time.Minute },
 		"fail_above":   func(r policies.Policy) bool { return r.FailServerWaitAbove == time.Minute },
+		"total_cap":    func(r policies.Policy) bool { return r.TotalServerWaitCap == time.Minute },
 	} {
 		src := strings.Replace(valid, "      - name: immediate\n", "      - name: immediate\n        server_wait: {"+field+": 60s}\n", 1)
 		f, err := Parse("x.yaml", []byte(src))
@@ -186,6 +187,15 @@ func TestServerWaitBounds(t *testing.T) {
 	src := strings.Replace(valid, "      - name: immediate\n", "      - name: immediate\n        server_wait: {clamp_to: 8s, fail_above: 60s}\n", 1)
 	if _, err := Parse("x.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "server_wait.fail_above") || !strings.Contains(err.Error(), "at most one of") {
 		t.Fatalf("clamp_to and fail_above: err = %v", err)
+	}
+	// total_cap goes with any of the three; it is bounded by what an Op can sum.
+	src = strings.Replace(valid, "      - name: immediate\n", "      - name: immediate\n        server_wait: {clamp_to: 8s, total_cap: 60s}\n", 1)
+	if f, err := Parse("x.yaml", []byte(src)); err != nil || f.Scenarios[0].Policies[0].Rules.TotalServerWaitCap != time.Minute {
+		t.Fatalf("clamp_to and total_cap: err = %v", err)
+	}
+	src = strings.Replace(valid, "      - name: immediate\n", "      - name: immediate\n        server_wait: {total_cap: 1h}\n", 1)
+	if _, err := Parse("x.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "server_wait.total_cap") || !strings.Contains(err.Error(), "at most 10m55.35s") {
+		t.Fatalf("total_cap: 1h: err = %v", err)
 	}
 }
 

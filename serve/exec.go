@@ -325,6 +325,7 @@ func inModelTime(r policies.Policy, x float64) policies.Policy {
 	r.IgnoreServerWaitAbove = toModel(r.IgnoreServerWaitAbove, x)
 	r.ClampServerWait = toModel(r.ClampServerWait, x)
 	r.FailServerWaitAbove = toModel(r.FailServerWaitAbove, x)
+	r.TotalServerWaitCap = toModel(r.TotalServerWaitCap, x)
 	r.ServerWaitJitter = toModel(r.ServerWaitJitter, x)
 	return r
 }

@@ -218,6 +218,7 @@ type Handler struct {
 	timing bool
 
 	requests, admitted, rejected, refused, inFlight, turnedAway atomic.Int64
+	wastedTokens                                                atomic.Int64 // text deltas sent before a mid-stream failure
 	bodies                                                      bodyBudget
 
 	mu     sync.Mutex // guards the model's state, its seed and its clock
@@ -356,12 +357,17 @@ type Stats struct {
 	// BodyBytes is the bytes that request bodies hold now (see
 	// WithMaxBodies).
 	BodyBytes int64
+	// WastedOutputTokens counts the output tokens (text deltas, one token
+	// each) streamed before a stream broke with an error event: the
+	// simulator's server.wasted_output_tokens.
+	WastedOutputTokens int64
 }
 
 // Stats returns the counts so far.
 func (h *Handler) Stats() Stats {
 	return Stats{Requests: h.requests.Load(), Admitted: h.admitted.Load(), Rejected: h.rejected.Load(),
-		Refused: h.refused.Load(), InFlight: h.inFlight.Load(), TurnedAway: h.turnedAway.Load(), BodyBytes: h.bodies.bytes()}
+		Refused: h.refused.Load(), InFlight: h.inFlight.Load(), TurnedAway: h.turnedAway.Load(), BodyBytes: h.bodies.bytes(),
+		WastedOutputTokens: h.wastedTokens.Load()}
 }
 
 // ServeHTTP routes a request.

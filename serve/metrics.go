@@ -57,7 +57,11 @@ func newMetrics(h *Handler) *metrics {
 		Name: "retrysim_serve_body_bytes",
 		Help: "Bytes that request bodies hold now (bounded by the server's limit).",
 	}, func() float64 { return float64(h.bodies.bytes()) })
-	m.registry.MustRegister(requests, m.admitted, m.rejected, m.refused, m.turnedAway, inFlight, bodyBytes, modelTime)
+	wasted := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "retrysim_serve_wasted_output_tokens_total",
+		Help: "Output tokens (text deltas) streamed before a mid-stream failure, as the simulator's server.wasted_output_tokens.",
+	}, func() float64 { return float64(h.wastedTokens.Load()) })
+	m.registry.MustRegister(requests, m.admitted, m.rejected, m.refused, m.turnedAway, inFlight, bodyBytes, modelTime, wasted)
 	m.handler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 	return m
 }

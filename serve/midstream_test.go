@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -69,8 +70,22 @@ func TestModelMidStreamOnTheWire(t *testing.T) {
 		if took != 500*time.Millisecond {
 			t.Errorf("broke after %v, want the model's 500ms", took)
 		}
-		if st := h.Stats(); st.Rejected != 1 || st.Admitted != 0 {
-			t.Errorf("stats %+v", st)
+		if st := h.Stats(); st.Rejected != 1 || st.Admitted != 0 || st.WastedOutputTokens != int64(deltas) {
+			t.Errorf("stats %+v, want the %d tokens streamed before the failure wasted", st, deltas)
+		}
+		metrics, err := client.Get("http://serve.test/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer metrics.Body.Close()
+		sc = bufio.NewScanner(metrics.Body)
+		want := fmt.Sprintf("retrysim_serve_wasted_output_tokens_total %d", deltas)
+		found := false
+		for sc.Scan() {
+			found = found || sc.Text() == want
+		}
+		if !found {
+			t.Errorf("/metrics has no line %q", want)
 		}
 	})
 }

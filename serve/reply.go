@@ -158,6 +158,7 @@ func (h *Handler) stream(w http.ResponseWriter, ctx context.Context, rc *http.Re
 		// answer came first: half of it, over the time to the break.
 		n = max(1, n/2)
 	}
+	sent := 0
 	for k := range n {
 		at := d.arrival.Add(span / time.Duration(n+1) * time.Duration(k+1))
 		if !d.partial && !d.breakAt.IsZero() && !at.Before(d.breakAt) {
@@ -166,12 +167,14 @@ func (h *Handler) stream(w http.ResponseWriter, ctx context.Context, rc *http.Re
 		if !sleepUntil(ctx, at) || !send(r.deltaEvent(k)) {
 			return
 		}
+		sent++
 	}
 	if !d.breakAt.IsZero() {
 		if !sleepUntil(ctx, d.breakAt) {
 			return
 		}
 		if ev, ok := r.errorEvent(d.breakOn, n); ok {
+			h.wastedTokens.Add(int64(sent)) // streamed, then lost to the error
 			send(ev)
 			return
 		}

@@ -404,6 +404,7 @@ func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, error) {
 	rules.IgnoreServerWaitAbove = toReal(rules.IgnoreServerWaitAbove, speed)
 	rules.ClampServerWait = toReal(rules.ClampServerWait, speed)
 	rules.FailServerWaitAbove = toReal(rules.FailServerWaitAbove, speed)
+	rules.TotalServerWaitCap = toReal(rules.TotalServerWaitCap, speed)
 	rules.ServerWaitJitter = toReal(rules.ServerWaitJitter, speed)
 	opts := []policies.Option{policies.WithPolicy(rules)}
 	for _, s := range p.Coordinators {

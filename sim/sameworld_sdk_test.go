@@ -18,6 +18,7 @@ func TestSameSDKRulesInSimulatorAndProduction(t *testing.T) {
 	const seed = 11
 	spend := sim.Rejection{Status: http.StatusTooManyRequests, Class: policies.Terminal}
 	midStream := sim.Rejection{Status: http.StatusOK, Class: policies.Capacity}
+	limited := sim.Rejection{Status: http.StatusTooManyRequests, Class: policies.RetryAfter, RetryAfter: 500 * time.Millisecond}
 	cases := []struct {
 		name     string
 		reject   sim.Rejection
@@ -31,6 +32,9 @@ func TestSameSDKRulesInSimulatorAndProduction(t *testing.T) {
 		{"mid-stream, status rule", midStream, func(p *policies.Policy) { p.RetryByStatus = true }, 0, policies.NotStopped},
 		{"mid-stream, mid-stream rule", midStream, func(p *policies.Policy) { p.NoMidStreamRetries = true }, 1, policies.StopTerminal},
 		{"mid-stream, both SDK rules", midStream, func(p *policies.Policy) { p.RetryByStatus, p.NoMidStreamRetries = true, true }, 1, policies.StopTerminal},
+		// 0.5 s + 0.5 s of server waits fit a 1.2 s total; the third does not.
+		{"retry-after, total cap", limited, func(p *policies.Policy) { p.TotalServerWaitCap = 1200 * time.Millisecond }, 3, policies.StopDeadline},
+		{"retry-after, no cap", limited, func(*policies.Policy) {}, 0, policies.NotStopped},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -56,6 +60,10 @@ func TestSameSDKRulesInSimulatorAndProduction(t *testing.T) {
 			var pe *policies.Error
 			if !errors.As(err, &pe) || pe.Reason != c.reason || pe.Attempts != c.attempts || res.GaveUpBy[c.reason] != 1 || res.Attempts != c.attempts {
 				t.Fatalf("production %v, simulator gave up by %v after %d attempts; want %v after %d", err, res.GaveUpBy, res.Attempts, c.reason, c.attempts)
+			}
+			var we *policies.ServerWaitError
+			if c.reason == policies.StopDeadline && (!errors.As(err, &we) || !we.Total) {
+				t.Errorf("production %v, want a *ServerWaitError of the total cap", err)
 			}
 		})
 	}

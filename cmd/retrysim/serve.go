@@ -128,8 +128,8 @@ func stopServing(ctx context.Context, cmd *cli.Command, srv *serve.Server, signa
 	}()
 	err := srv.Shutdown(gctx)
 	st := srv.Handler.Stats()
-	fmt.Fprintf(stderr, "retrysim serve: stopped after %d requests: %d admitted, %d rejected, %d refused; %d other requests turned away (unknown path or method, Host, token)\n",
-		st.Requests, st.Admitted, st.Rejected, st.Refused, st.TurnedAway)
+	fmt.Fprintf(stderr, "retrysim serve: stopped after %d requests: %d admitted, %d rejected, %d refused; %d other requests turned away (unknown path or method, Host, token); %d output tokens wasted (streamed before a mid-stream failure)\n",
+		st.Requests, st.Admitted, st.Rejected, st.Refused, st.TurnedAway, st.WastedOutputTokens)
 	// A stop that was asked for is serve's normal end, responses
 	// cut included: they are reported, and serve exits 0.
 	if cut := (*serve.CutError)(nil); errors.As(err, &cut) {

@@ -140,7 +140,8 @@ func TestServeCommand(t *testing.T) {
 		t.Fatalf("serve returned %v; stderr:\n%s", err, errOut.String())
 	}
 	if s := errOut.String(); !strings.Contains(s, "scenario overload-burst (seed 1, speed 10)") ||
-		!strings.Contains(s, "stopped after 1 requests: 0 admitted, 1 rejected, 0 refused; 1 other requests turned away") {
+		!strings.Contains(s, "stopped after 1 requests: 0 admitted, 1 rejected, 0 refused; 1 other requests turned away") ||
+		!strings.Contains(s, "; 0 output tokens wasted (streamed before a mid-stream failure)") {
 		t.Errorf("stderr:\n%s", s)
 	}
 }
