@@ -231,6 +231,9 @@ func serverWaits(p *sim.Policy) string {
 	case r.FailServerWaitAbove > 0:
 		words = "honoured up to " + r.FailServerWaitAbove.String() + ", gives up above"
 	}
+	if r.TotalServerWaitCap > 0 {
+		words += "; gives up past " + r.TotalServerWaitCap.String() + " of server waits in all"
+	}
 	if r.ServerWaitJitter > 0 {
 		words += fmt.Sprintf(", plus up to %v of jitter", r.ServerWaitJitter)
 	}

@@ -80,3 +80,22 @@ func giveUps(reason policies.StopReason, n int) (by [policies.NumStopReasons]int
 	by[reason] = n
 	return by
 }
+
+// The set-up table words every server-wait rule, the total cap included.
+func TestServerWaitsWorded(t *testing.T) {
+	for _, tt := range []struct {
+		rules policies.Policy
+		want  string
+	}{
+		{policies.Policy{}, "honoured, uncapped"},
+		{policies.Policy{IgnoreServerWaitAbove: time.Minute}, "honoured up to 1m0s, its own backoff above"},
+		{policies.Policy{ClampServerWait: 8 * time.Second}, "honoured, clamped to 8s"},
+		{policies.Policy{FailServerWaitAbove: 2 * time.Minute}, "honoured up to 2m0s, gives up above"},
+		{policies.Policy{TotalServerWaitCap: time.Minute}, "honoured, uncapped; gives up past 1m0s of server waits in all"},
+	} {
+		p := sim.Policy{Rules: tt.rules}
+		if got := serverWaits(&p); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.rules, got, tt.want)
+		}
+	}
+}
