@@ -29,12 +29,10 @@ func registerModels() {
 var serverWasted, serverWastedMs, serverWastedOutputTokens *metrics.Metric
 
 func registerServers() {
-	serverWasted = metrics.RegisterCounted(&metrics.Metric{Name: "server.wasted", Quantity: "requests whose work was wasted", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true},
-		metrics.CounterValue("server.wasted", 1))
+	serverWasted = metrics.RegisterCount(&metrics.Metric{Name: "server.wasted", Quantity: "requests whose work was wasted", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true})
 	serverWastedMs = metrics.RegisterCounted(&metrics.Metric{Name: "server.wasted_ms", Unit: metrics.Milliseconds, Better: stats.LowerIsBetter},
 		metrics.CounterValue("server.wasted_time", time.Millisecond))
-	serverWastedOutputTokens = metrics.RegisterCounted(&metrics.Metric{Name: "server.wasted_output_tokens", Unit: metrics.Count, Better: stats.LowerIsBetter},
-		metrics.CounterValue("server.wasted_output_tokens", 1))
+	serverWastedOutputTokens = metrics.RegisterCount(&metrics.Metric{Name: "server.wasted_output_tokens", Unit: metrics.Count, Better: stats.LowerIsBetter})
 	registerCapacityWindows()
 	registerQueue()
 	registerErrorMix()

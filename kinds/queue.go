@@ -17,10 +17,8 @@ import (
 func registerQueue() {
 	// Requests the queue skipped because their client had gone, and those
 	// it rejected because it was full.
-	dropped := metrics.RegisterCounted(&metrics.Metric{Name: "server.dropped", Unit: metrics.Count, Better: stats.LowerIsBetter},
-		metrics.CounterValue("server.dropped", 1))
-	full := metrics.RegisterCounted(&metrics.Metric{Name: "server.queue_full", Unit: metrics.Count, Better: stats.LowerIsBetter},
-		metrics.CounterValue("server.queue_full", 1))
+	dropped := metrics.RegisterCount(&metrics.Metric{Name: "server.dropped", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	full := metrics.RegisterCount(&metrics.Metric{Name: "server.queue_full", Unit: metrics.Count, Better: stats.LowerIsBetter})
 	registerServer(&Kind{Name: "queue", Fields: []string{"concurrency", "phases", "trace", "service", "queue_limit", "reject", "retry_after", "reject_after", "drop_abandoned"},
 		About: "workers serving requests first come, first served: latency grows with load"},
 		serverFuncs[*sim.Queue]{

@@ -15,10 +15,8 @@ import (
 func registerRateLimit() {
 	// Requests a key's rate limits rejected (429), and those that can
 	// never fit them (413).
-	limited := metrics.RegisterCounted(&metrics.Metric{Name: "server.rate_limited", Unit: metrics.Count, Better: stats.LowerIsBetter},
-		metrics.CounterValue("server.rate_limited", 1))
-	tooLarge := metrics.RegisterCounted(&metrics.Metric{Name: "server.too_large", Unit: metrics.Count, Better: stats.LowerIsBetter},
-		metrics.CounterValue("server.too_large", 1))
+	limited := metrics.RegisterCount(&metrics.Metric{Name: "server.rate_limited", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	tooLarge := metrics.RegisterCount(&metrics.Metric{Name: "server.too_large", Unit: metrics.Count, Better: stats.LowerIsBetter})
 	registerServer(&Kind{Name: "rate-limit", Fields: []string{"requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute",
 		"input_tokens", "output_tokens", "reject_after", "retry_after_unit", "inner"},
 		About: "an API key's requests and tokens per minute (429 with retry-after) in front of an inner server"},

@@ -329,6 +329,10 @@ func RegisterCounted(m *Metric, value func(r *sim.Result) (float64, bool)) *Metr
 	return counted(m)
 }
 
+// RegisterCount is RegisterCounted for the most common case: a count that
+// is the run's counter of the metric's own name.
+func RegisterCount(m *Metric) *Metric { return RegisterCounted(m, CounterValue(m.Name, 1)) }
+
 // CounterValue is the value of a metric that is the run's counter called
 // name (sim.Counters), in units of unit: 1 for a count, time.Millisecond
 // for a duration counter reported in milliseconds. It is 0 when the run
