@@ -621,17 +621,9 @@ func meanLabels(p *gonum.Plot, d *runs.PlotData, m *metrics.Metric) error {
 		p.Add(eb)
 	}
 	if len(labelPts) > 0 {
-		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: labelPts, Labels: labels})
-		if err != nil {
+		if err := addLabelsAbove(p, labelPts, labels, 11); err != nil {
 			return err
 		}
-		for i := range lb.TextStyle {
-			lb.TextStyle[i].Font.Size = vg.Points(11)
-			lb.TextStyle[i].Font.Variant = "Sans"
-			lb.TextStyle[i].XAlign = draw.XCenter
-		}
-		lb.Offset = vg.Point{Y: vg.Points(4)}
-		p.Add(lb)
 	}
 	policyAxis(p, d.Runs.Policies)
 	p.Y.Min, p.Y.Max = 0, ymax*1.12

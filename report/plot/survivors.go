@@ -85,12 +85,18 @@ func shareLabels(p *gonum.Plot, s survivors, top []float64, n []int, seeds int) 
 	if len(pts) == 0 {
 		return nil
 	}
+	return addLabelsAbove(p, pts, labels, 10)
+}
+
+// addLabelsAbove writes labels centred just above the points pts, in a
+// sans font of size points.
+func addLabelsAbove(p *gonum.Plot, pts plotter.XYs, labels []string, size float64) error {
 	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: labels})
 	if err != nil {
 		return err
 	}
 	for i := range lb.TextStyle {
-		lb.TextStyle[i].Font.Size = vg.Points(10)
+		lb.TextStyle[i].Font.Size = vg.Points(size)
 		lb.TextStyle[i].Font.Variant = "Sans"
 		lb.TextStyle[i].XAlign = draw.XCenter
 	}
