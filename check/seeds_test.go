@@ -6,29 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 )
 
-// gateScenario is 50 clients against a server that fails 60 % of calls at
-// random, with a full-jitter policy of the given base: latencies are the
-// waits between attempts, so they grow with the base.
+// gateScenario is scenariotest.GateYAML's scenario.
 func gateScenario(t *testing.T, base string) *scenarios.Scenario {
 	t.Helper()
-	yaml := `scenarios:
-  - name: gate
-    server:
-      type: error-mix
-      response_time: 100ms
-      failures:
-        - {probability: 0.6, reject: overloaded}
-    clients: {count: 50, max_attempts: 8, deadline: 30s}
-    policies:
-      - {name: full-jitter, base: ` + base + `, cap: 8s}
-`
-	f, err := scenarios.Parse("gate.yaml", []byte(yaml))
+	f, err := scenarios.Parse("gate.yaml", []byte(scenariotest.GateYAML(base)))
 	if err != nil {
 		t.Fatal(err)
 	}

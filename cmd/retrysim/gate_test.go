@@ -4,31 +4,17 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-)
 
-// gateYAML is a scenario whose latencies are the waits between attempts
-// (a server that fails 60 % of calls at random), with base as given.
-func gateYAML(base string) string {
-	return `scenarios:
-  - name: gate
-    server:
-      type: error-mix
-      response_time: 100ms
-      failures:
-        - {probability: 0.6, reject: overloaded}
-    clients: {count: 50, max_attempts: 8, deadline: 30s}
-    policies:
-      - {name: full-jitter, base: ` + base + `, cap: 8s}
-`
-}
+	"github.com/retrysim/retrysim/internal/scenariotest"
+)
 
 // A multi-seed baseline gates 'check': the same policy passes, a slower one
 // fails (exit 1) naming the metric, p and the tolerance; markdown and JUnit
 // carry the same verdicts.
 func TestCheckWithMultiSeedBaseline(t *testing.T) {
 	t.Parallel()
-	same := writeFile(t, "same.yaml", gateYAML("500ms"))
-	slower := writeFile(t, "slower.yaml", gateYAML("1s"))
+	same := writeFile(t, "same.yaml", scenariotest.GateYAML("500ms"))
+	slower := writeFile(t, "slower.yaml", scenariotest.GateYAML("1s"))
 	base, _, code, _ := runCLI(t, "compare", "--file", same, "--seeds", "30", "--format", "json")
 	if code != 0 {
 		t.Fatalf("compare: exit %d", code)
@@ -63,8 +49,8 @@ func TestCheckWithMultiSeedBaseline(t *testing.T) {
 // unless --fail-on worse; reports on other seeds are refused (exit 2).
 func TestDiff(t *testing.T) {
 	t.Parallel()
-	same := writeFile(t, "same.yaml", gateYAML("500ms"))
-	slower := writeFile(t, "slower.yaml", gateYAML("1s"))
+	same := writeFile(t, "same.yaml", scenariotest.GateYAML("500ms"))
+	slower := writeFile(t, "slower.yaml", scenariotest.GateYAML("1s"))
 	record := func(file string, extra ...string) string {
 		out, errOut, code, _ := runCLI(t, append([]string{"compare", "--file", file, "--format", "json"}, extra...)...)
 		if code != 0 {

@@ -24,3 +24,21 @@ func Builtin(t testing.TB, name string) *scenarios.Scenario {
 	}
 	return s
 }
+
+// GateYAML is the scenario file of the multi-seed gate's tests: 50 clients
+// against a server that fails 60 % of calls at random, with one full-jitter
+// policy of the given base, so that latencies are the waits between
+// attempts and grow with the base.
+func GateYAML(base string) string {
+	return `scenarios:
+  - name: gate
+    server:
+      type: error-mix
+      response_time: 100ms
+      failures:
+        - {probability: 0.6, reject: overloaded}
+    clients: {count: 50, max_attempts: 8, deadline: 30s}
+    policies:
+      - {name: full-jitter, base: ` + base + `, cap: 8s}
+`
+}
