@@ -310,31 +310,20 @@ func (t Tolerances) For(m *metrics.Metric) Tolerance {
 	return Tolerance{Relative: rel, Absolute: AbsoluteTolerance(m)}
 }
 
-// SeedVerdict is what a comparison over seeds concludes for one metric.
-type SeedVerdict int
+// SeedVerdict is what a comparison over seeds concludes for one metric:
+// stats.Verdict's values under the names this package's reports use.
+type SeedVerdict = stats.Verdict
 
 const (
 	// Unchanged: no significant difference (benchstat's "~").
-	Unchanged SeedVerdict = iota
-	Improved
-	Worsened
-	// NotComparable: a metric over completed operations only, of a policy
-	// whose completions changed significantly: its latencies describe other
-	// operations than before.
-	NotComparable
+	Unchanged = stats.Same
+	Improved  = stats.Better
+	Worsened  = stats.Worse
+	// NotComparable: a metric over completed operations only (or give-ups
+	// only) that metrics.Comparable refuses to rank, because the policy
+	// now completes (or gives up on) significantly different operations.
+	NotComparable = stats.NotComparable
 )
-
-func (v SeedVerdict) String() string {
-	switch v {
-	case Improved:
-		return "better"
-	case Worsened:
-		return "worse"
-	case NotComparable:
-		return "not comparable"
-	}
-	return "~"
-}
 
 // SeedChange is one metric of one policy compared over seeds, paired by
 // seed, with its baseline.
@@ -367,8 +356,9 @@ type SeedChange struct {
 // signed-rank test at stats.Alpha. A metric fails only when it is both
 // significantly worse and worse beyond its tolerance (on the mean of the
 // paired differences); an improvement never fails. A metric over completed
-// operations only is not comparable (and does not fail) for a policy whose
-// completions changed significantly: the completions say what changed. A
+// operations (or give-ups) only that metrics.Comparable refuses to rank,
+// because what it is over changed significantly, is not comparable and
+// does not fail: the completions say what changed. A
 // policy of base missing from now fails; policies new in now are not
 // compared, nor metrics now does not have. It panics if the seeds differ.
 func CompareSeeds(file string, base, now *SeedSet, tol Tolerances) []SeedChange {

@@ -18,9 +18,7 @@ func registerCapacityWindows() {
 	registerServer(&Kind{Name: "capacity-windows", Fields: []string{"response_time", "phases", "fallback_phases", "trace", "window", "reject", "retry_after"},
 		About: "phases of capacity: admit N per window, reject the rest; every response after response_time"},
 		serverFuncs[*sim.CapacityWindows]{
-			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.CapacityWindows {
-				return decodeCapacityWindows(d, m, path)
-			},
+			decode:      decodeCapacityWindows,
 			describe:    describeCapacityWindows,
 			minResponse: func(s *sim.CapacityWindows) time.Duration { return minDistribution(s.ResponseTime) },
 			instant: func(s *sim.CapacityWindows) bool {
@@ -58,7 +56,7 @@ func registerCapacityWindows() {
 		}})
 }
 
-// capacityWindows reads the fields of a capacity-windows server: phases,
+// decodeCapacityWindows reads the fields of a capacity-windows server: phases,
 // or a trace with the window and rejection of every phase.
 func decodeCapacityWindows(d *schema.Decoder, m *schema.Mapping, path string) *sim.CapacityWindows {
 	s := &sim.CapacityWindows{ResponseTime: distribution(m, "response_time", sim.Fixed(DefaultResponseTime))}
@@ -95,7 +93,7 @@ func decodeCapacityWindows(d *schema.Decoder, m *schema.Mapping, path string) *s
 	return s
 }
 
-// windowPhases decodes a list of capacity phases.
+// decodeWindowPhases decodes a list of capacity phases.
 func decodeWindowPhases(d *schema.Decoder, items []*yaml.Node, path string) []sim.Phase {
 	var phases []sim.Phase
 	for i, item := range items {

@@ -12,9 +12,7 @@ func registerClosedLoop() {
 	registerWorkload(&Kind{Name: "closed-loop", Fields: []string{"workers", "per_worker", "think", "spread", "until", "input_tokens", "output_tokens"},
 		About: "workers each run operations back to back, a think time apart: load follows the server's speed"},
 		workloadFuncs[*sim.ClosedLoop]{
-			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.ClosedLoop {
-				return decodeClosedLoop(d, m, path)
-			},
+			decode: decodeClosedLoop,
 			describe: func(w *sim.ClosedLoop) string {
 				s := fmt.Sprintf("%d workers, up to %d operations each, back to back", w.Workers, w.PerWorker)
 				if w.Think != nil {
@@ -33,7 +31,7 @@ func registerClosedLoop() {
 		}})
 }
 
-// closedLoop reads a closed-loop workload: workers running operations
+// decodeClosedLoop reads a closed-loop workload: workers running operations
 // back to back.
 func decodeClosedLoop(d *schema.Decoder, m *schema.Mapping, path string) *sim.ClosedLoop {
 	for _, f := range []string{"workers", "per_worker"} {

@@ -16,9 +16,7 @@ func registerErrorMix() {
 	registerServer(&Kind{Name: "error-mix", Fields: []string{"response_time", "fail_response_time", "failures", "phases", "stream", "stream_share", "output_tokens"},
 		About: "every request fails at random with the given probabilities, whatever the load"},
 		serverFuncs[*sim.ErrorMix]{
-			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.ErrorMix {
-				return decodeErrorMix(d, m, path)
-			},
+			decode:   decodeErrorMix,
 			describe: describeErrorMix,
 			minResponse: func(e *sim.ErrorMix) time.Duration {
 				least := minDistribution(e.Latency)
@@ -70,7 +68,7 @@ func registerErrorMix() {
 		}})
 }
 
-// errorMix reads an error-mix server: failures and their probabilities
+// decodeErrorMix reads an error-mix server: failures and their probabilities
 // (one set, or per phase) and response times.
 func decodeErrorMix(d *schema.Decoder, m *schema.Mapping, path string) *sim.ErrorMix {
 	e := &sim.ErrorMix{Latency: distribution(m, "response_time", sim.Fixed(DefaultResponseTime))}
@@ -107,7 +105,7 @@ func decodeErrorMix(d *schema.Decoder, m *schema.Mapping, path string) *sim.Erro
 	return e
 }
 
-// failures reads the failures list of m (at field): probability, reject
+// decodeFailures reads the failures list of m (at field): probability, reject
 // and retry_after each. A missing list is no failures.
 func decodeFailures(d *schema.Decoder, m *schema.Mapping, field string) []sim.MixOutcome {
 	var out []sim.MixOutcome

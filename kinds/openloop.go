@@ -16,9 +16,7 @@ func registerOpenLoop() {
 	registerWorkload(&Kind{Name: "open-loop", Fields: []string{"rate", "rates", "until", "regular", "processes", "input_tokens", "output_tokens"},
 		About: "requests arrive at a rate (Poisson) whatever the server does, until a time; each is one operation"},
 		workloadFuncs[*sim.OpenLoop]{
-			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.OpenLoop {
-				return decodeOpenLoop(d, m, path)
-			},
+			decode:   decodeOpenLoop,
 			describe: describeOpenLoop,
 			clone: func(w *sim.OpenLoop) *sim.OpenLoop {
 				c := *w
@@ -35,7 +33,7 @@ func registerOpenLoop() {
 		}})
 }
 
-// openLoop reads an open-loop workload: a constant rate or steps of
+// decodeOpenLoop reads an open-loop workload: a constant rate or steps of
 // rates, and when arrivals stop.
 func decodeOpenLoop(d *schema.Decoder, m *schema.Mapping, path string) *sim.OpenLoop {
 	w := &sim.OpenLoop{}

@@ -22,7 +22,7 @@ func registerQueue() {
 	registerServer(&Kind{Name: "queue", Fields: []string{"concurrency", "phases", "trace", "service", "queue_limit", "reject", "retry_after", "reject_after", "drop_abandoned"},
 		About: "workers serving requests first come, first served: latency grows with load"},
 		serverFuncs[*sim.Queue]{
-			decode:   func(d *schema.Decoder, m *schema.Mapping, path string) *sim.Queue { return decodeQueue(d, m, path) },
+			decode:   decodeQueue,
 			describe: describeQueue,
 			minResponse: func(q *sim.Queue) time.Duration {
 				switch {
@@ -63,7 +63,7 @@ func registerQueue() {
 		}})
 }
 
-// queue reads a queue server: workers (concurrency, phases or trace), the
+// decodeQueue reads a queue server: workers (concurrency, phases or trace), the
 // service time, and the bounded queue's rejection.
 func decodeQueue(d *schema.Decoder, m *schema.Mapping, path string) *sim.Queue {
 	q := &sim.Queue{}

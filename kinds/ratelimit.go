@@ -21,9 +21,7 @@ func registerRateLimit() {
 		"input_tokens", "output_tokens", "reject_after", "retry_after_unit", "inner"},
 		About: "an API key's requests and tokens per minute (429 with retry-after) in front of an inner server"},
 		serverFuncs[*sim.RateLimit]{
-			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.RateLimit {
-				return decodeRateLimit(d, m, path)
-			},
+			decode:   decodeRateLimit,
 			describe: describeRateLimit,
 			minResponse: func(r *sim.RateLimit) time.Duration {
 				return min(r.RejectAfter, MinResponse(r.Inner))
@@ -48,7 +46,7 @@ func registerRateLimit() {
 		}})
 }
 
-// rateLimit reads a rate-limit server and the inner server it guards.
+// decodeRateLimit reads a rate-limit server and the inner server it guards.
 func decodeRateLimit(d *schema.Decoder, m *schema.Mapping, path string) *sim.RateLimit {
 	r := &sim.RateLimit{
 		RequestsPerMinute:     m.Integer("requests_per_minute", 0, 0, sim.MaxPerMinute),

@@ -24,9 +24,7 @@ func registerAgentSessions() {
 		"input_tokens", "input_growth", "output_tokens"},
 		About: "agent sessions, each a chain of model calls; a failed call repeats its turn or restarts the session"},
 		workloadFuncs[*sim.AgentSessions]{
-			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.AgentSessions {
-				return decodeAgentSessions(d, m, path)
-			},
+			decode:   decodeAgentSessions,
 			describe: describeSessions,
 			metrics: func(w *sim.AgentSessions) []string {
 				names := []string{completed.Name, failed.Name, resumed.Name, repeated.Name}
@@ -49,7 +47,7 @@ const (
 	MaxRepeats = 1_000
 )
 
-// agentSessions reads an agent-sessions workload.
+// decodeAgentSessions reads an agent-sessions workload.
 func decodeAgentSessions(d *schema.Decoder, m *schema.Mapping, path string) *sim.AgentSessions {
 	for _, f := range []string{"sessions", "turns"} {
 		if !m.Has(f) && m.Node() != nil {

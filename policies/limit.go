@@ -82,7 +82,8 @@ func (l *Limiter) Admit(now time.Time, a Ask) Admission {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.unslotted) > 0 {
-		// Asking again means the operation saw its wake without a slot.
+		// A driver that asks again without giving the waiter back (Op always
+		// gives it back first) has seen its wake without a slot.
 		delete(l.unslotted, a.Waiter)
 	}
 	if l.inFlight < l.max && l.waiting() == 0 {

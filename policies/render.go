@@ -1,7 +1,6 @@
 package policies
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -218,11 +217,7 @@ func errorBody(errType, message, code string) []byte {
 	if code != "" {
 		v.Error.Details = &details{ErrorCode: code}
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // strings and structs always marshal
-	}
-	return b
+	return mustMarshal(v)
 }
 
 // setServerWait writes a positive wait as retry-after (whole seconds,

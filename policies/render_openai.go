@@ -75,11 +75,7 @@ func OpenAIErrorBody(errType, spendCode, message string) []byte {
 	if e.code != "" {
 		v.Error.Code = &e.code
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // strings and structs always marshal
-	}
-	return b
+	return mustMarshal(v)
 }
 
 // RenderOpenAIEvent returns the data of the error that ends a streamed

@@ -47,7 +47,7 @@ type Estimate struct {
 	// Kept is what the caller keeps of the runs (metrics, latencies), in
 	// bytes; Estimate leaves it 0 for the caller to fill in.
 	Kept float64
-	// Workers is how many runs go in parallel (see RunSeeds).
+	// Workers is how many runs go in parallel (see ParallelWorkers).
 	Workers int
 }
 
@@ -116,7 +116,7 @@ func EstimateOf(s *scenarios.Scenario, seeds int) Estimate {
 		perRun += processes * most
 	}
 	runs := int64(seeds) * int64(len(s.Policies))
-	workers := int(min(int64(autoWorkers(runtime.GOMAXPROCS(0), s.Operations())), max(runs, 1)))
+	workers := int(min(int64(ParallelWorkers(runtime.GOMAXPROCS(0), s.Operations())), max(runs, 1)))
 	return Estimate{
 		Runs:    runs,
 		Events:  perSeed * float64(seeds),

@@ -20,11 +20,9 @@ const (
 
 // ParallelWorkers is how many runs of a scenario with the given number of
 // clients go in parallel on the given number of cores: one per core, but no
-// more than fit in 16 GiB together. The runs package runs that many; the
-// work estimate (Estimate) assumes it.
-func ParallelWorkers(cores, clients int) int { return autoWorkers(cores, clients) }
-
-// autoWorkers is ParallelWorkers.
-func autoWorkers(cores, clients int) int {
+// more than fit in 16 GiB together at bytesPerClient a client (the retry
+// layers of client processes are not counted here; the estimate counts
+// them). The runs package runs that many; the work estimate assumes it.
+func ParallelWorkers(cores, clients int) int {
 	return int(min(int64(cores), max(1, parallelMemory/(max(int64(clients), 1)*bytesPerClient))))
 }

@@ -53,12 +53,7 @@ func (p *Param) Unit() string {
 }
 
 // Label formats value i as the user would write it.
-func (p *Param) Label(i int) string {
-	if p.info.Unit == kinds.Duration {
-		return time.Duration(p.Values[i]).String()
-	}
-	return strconv.FormatInt(p.Values[i], 10)
-}
+func (p *Param) Label(i int) string { return p.info.Format(p.Values[i]) }
 
 // Number returns value i as a number: a count, or milliseconds.
 func (p *Param) Number(i int) float64 {

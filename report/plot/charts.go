@@ -539,13 +539,10 @@ func CDFFigure(d *runs.PlotData) (*Figure, error) {
 // starts ends one way or the other). It is the workload's size times the
 // seeds for a burst, but an open loop draws its arrivals afresh for each
 // seed and a chained workload starts more operations when calls fail.
-func operationsRun(d *runs.PlotData, p int) float64 { return operationsOf(d.Runs, p) }
-
-// operationsOf is operationsRun of a MultiSeed.
-func operationsOf(r *runs.MultiSeed, p int) float64 {
+func operationsRun(d *runs.PlotData, p int) float64 {
 	total := 0.0
 	for _, m := range []*metrics.Metric{metrics.Completed, metrics.GaveUp} {
-		vals, _ := r.Values(p, m)
+		vals, _ := d.Runs.Values(p, m)
 		for _, v := range vals {
 			total += v
 		}
