@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+
 	"github.com/retrysim/retrysim/internal/racetest"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -17,7 +21,8 @@ import (
 // Every figure of every built-in scenario (but the giant ones) renders, at
 // the size docs/plots.md documents (900×600 pt; the timeline and load
 // figures 200 pt per row of two panels when that is taller), and gives
-// each policy the same colour in every figure that colours policies.
+// each policy the same colour in every figure that colours policies; every
+// figure's legend is outside its panels' data (legendOutsideData).
 func TestBuiltinFigures(t *testing.T) {
 	f, err := scenarios.Builtin()
 	if err != nil {
@@ -32,6 +37,15 @@ func TestBuiltinFigures(t *testing.T) {
 		d, err := runs.CollectPlotData(context.Background(), s, s.Seed, 2, runs.DefaultBucket(s.Server), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", s.Name, err)
+		}
+		figs, err := Figures(d)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		for _, f := range figs {
+			if err := legendOutsideData(f.Figure); err != nil {
+				t.Errorf("%s %s: %v", s.Name, f.Name, err)
+			}
 		}
 		svgs := renderAll(t, d, SVG)
 		if len(svgs) != 5 {
@@ -103,23 +117,51 @@ func TestTimelineXRangePerPanel(t *testing.T) {
 	}
 }
 
-// The timeline's legend (three lines at the top of each panel) sits above
-// the bars: every panel leaves a third of its peak free above it.
-func TestTimelineLegendAboveData(t *testing.T) {
-	d := plotData(t, "overload-burst", 1)
-	f, err := TimelineFigure(d)
-	if err != nil {
-		t.Fatal(err)
+// legendOutsideData says what is wrong with f's legend, if anything: an
+// entry outside the figure or the legend's box, two entries on top of each
+// other, the box over a panel's data area, a panel drawing its own legend
+// (gonum's, inside the data area). It uses the layout Figure.Write draws.
+func legendOutsideData(f *Figure) error {
+	w, h := f.size()
+	dc := draw.New(vgsvg.New(w, h))
+	lay := f.layout(dc)
+	if len(lay.legend) != len(f.legend) {
+		return fmt.Errorf("%d legend entries placed of %d", len(lay.legend), len(f.legend))
 	}
-	for i, tl := range d.Timelines {
-		peak := 0
-		for b := range tl.Buckets() {
-			peak = max(peak, tl.Admitted[b]+tl.Rejected[b])
+	for i, it := range lay.legend {
+		for _, r := range []vg.Rectangle{it.icon, it.text} {
+			if !within(r, lay.legendBox) || !within(r, dc.Rectangle) {
+				return fmt.Errorf("entry %q at %v is outside the legend %v or the figure %v", it.label, r, lay.legendBox, dc.Rectangle)
+			}
 		}
-		if f.Panels[i].Y.Max < 1.3*float64(peak) {
-			t.Errorf("%s: y axis to %v for a peak of %d: the legend covers the bars", tl.Policy, f.Panels[i].Y.Max, peak)
+		for _, o := range lay.legend[:i] {
+			if overlap(it.icon, o.text) || overlap(it.text, o.text) || overlap(it.icon, o.icon) {
+				return fmt.Errorf("entries %q and %q overlap", it.label, o.label)
+			}
 		}
 	}
+	for r, row := range lay.grid {
+		for c, p := range row {
+			if p == nil {
+				continue
+			}
+			if sz := p.Legend.Rectangle(lay.cells[r][c]).Size(); sz.X > 0 || sz.Y > 0 {
+				return fmt.Errorf("panel %q draws a legend inside itself", p.Title.Text)
+			}
+			if da := p.DataCanvas(lay.cells[r][c]); len(lay.legend) > 0 && overlap(da.Rectangle, lay.legendBox) {
+				return fmt.Errorf("the legend %v covers panel %q's data %v", lay.legendBox, p.Title.Text, da.Rectangle)
+			}
+		}
+	}
+	return nil
+}
+
+func within(r, box vg.Rectangle) bool {
+	return r.Min.X >= box.Min.X && r.Min.Y >= box.Min.Y && r.Max.X <= box.Max.X && r.Max.Y <= box.Max.Y
+}
+
+func overlap(a, b vg.Rectangle) bool {
+	return a.Min.X < b.Max.X && b.Min.X < a.Max.X && a.Min.Y < b.Max.Y && b.Min.Y < a.Max.Y
 }
 
 // The incident's span is shaded in the timeline and load figures of a

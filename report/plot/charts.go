@@ -177,7 +177,7 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 	for pi, t := range d.Timelines {
 		p := newPanel(t.Policy, "time since start ("+unit.name+")", "requests per "+plotDuration(bucket))
 		p.Add(gridLines())
-		if err := incidentSpan(p, d.Incident, unit); err != nil {
+		if err := incidentSpan(fig, p, d.Incident, unit); err != nil {
 			return nil, err
 		}
 		total := make([]plotter.HistogramBin, len(t.Admitted))
@@ -197,29 +197,23 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 		}
 		// Listed top to bottom as the bars stack.
 		p.Add(rej)
-		p.Legend.Add("rejected (top)", rej)
+		fig.addLegend("rejected (top)", rej)
 		if wasted {
 			waste := &plotter.Histogram{Bins: adm, Width: unit.of(bucket), FillColor: colorWasted, LineStyle: outline}
 			ok := &plotter.Histogram{Bins: inTime, Width: unit.of(bucket), FillColor: colorAdmitted, LineStyle: outline}
 			p.Add(waste, ok)
-			p.Legend.Add("wasted: client gone", waste)
-			p.Legend.Add("served in time (bottom)", ok)
+			fig.addLegend("wasted: client gone", waste)
+			fig.addLegend("served in time (bottom)", ok)
 		} else {
 			ok := &plotter.Histogram{Bins: adm, Width: unit.of(bucket), FillColor: colorAdmitted, LineStyle: outline}
 			p.Add(ok)
-			p.Legend.Add("admitted (bottom)", ok)
+			fig.addLegend("admitted (bottom)", ok)
 		}
 		if capLine != nil {
 			p.Add(capLine)
-			p.Legend.Add("capacity", capLine)
+			fig.addLegend("capacity", capLine)
 		}
-		p.Legend.Top = true
-		// Room above the peak for the legend's lines.
-		headroom := 1.35
-		if wasted {
-			headroom = 1.45
-		}
-		l.place(fig, p, pi, headroom)
+		l.place(fig, p, pi)
 	}
 	return fig, nil
 }
@@ -230,7 +224,7 @@ var colorIncident = color.NRGBA{0x00, 0x00, 0x00, 0x14}
 
 // incidentSpan shades in (if set) across the panel's height, under what
 // is added after it, with a legend entry.
-func incidentSpan(p *gonum.Plot, in sim.Incident, unit durationUnit) error {
+func incidentSpan(fig *Figure, p *gonum.Plot, in sim.Incident, unit durationUnit) error {
 	if in.End <= in.Start {
 		return nil
 	}
@@ -243,7 +237,7 @@ func incidentSpan(p *gonum.Plot, in sim.Incident, unit durationUnit) error {
 	poly.Color = colorIncident
 	poly.LineStyle.Width = 0
 	p.Add(poly)
-	p.Legend.Add("incident", poly)
+	fig.addLegend("incident", poly)
 	return nil
 }
 
@@ -310,9 +304,9 @@ func (l *timelineLayout) figure(title string) *Figure {
 	return &Figure{Title: title, Cols: l.cols, Height: max(FigureHeight, vg.Length(l.rows)*vg.Points(200))}
 }
 
-// place sets panel pi's axes, with headroom times its peak above, and adds
+// place sets panel pi's axes, with a little room above its peak, and adds
 // it to fig.
-func (l *timelineLayout) place(fig *Figure, p *gonum.Plot, pi int, headroom float64) {
+func (l *timelineLayout) place(fig *Figure, p *gonum.Plot, pi int) {
 	p.X.Min, p.X.Max = 0, l.unit.of(l.end)
 	if l.perPanelX {
 		p.X.Max = l.unit.of(l.ends[pi])
@@ -321,7 +315,7 @@ func (l *timelineLayout) place(fig *Figure, p *gonum.Plot, pi int, headroom floa
 	if l.perPanel {
 		ymax = l.peaks[pi]
 	}
-	p.Y.Min, p.Y.Max = 0, math.Ceil(ymax*headroom)
+	p.Y.Min, p.Y.Max = 0, math.Ceil(ymax*1.08)
 	fig.Panels = append(fig.Panels, p)
 }
 
@@ -353,7 +347,7 @@ func LoadFigure(d *runs.PlotData) (*Figure, error) {
 		t := &d.Timelines[pi]
 		p := newPanel(t.Policy, "time since start ("+unit.name+")", "attempts or operations per "+per)
 		p.Add(gridLines())
-		if err := incidentSpan(p, d.Incident, unit); err != nil {
+		if err := incidentSpan(fig, p, d.Incident, unit); err != nil {
 			return nil, err
 		}
 		ls, err := newLoadSeries(d.Server, t, end, unit)
@@ -362,22 +356,20 @@ func LoadFigure(d *runs.PlotData) (*Figure, error) {
 		}
 		p.Add(ls.retries, ls.firsts)
 		// Listed top to bottom as the bars stack, then the lines.
-		p.Legend.Add("retries (top)", ls.retries)
-		p.Legend.Add("first attempts (bottom)", ls.firsts)
+		fig.addLegend("retries (top)", ls.retries)
+		fig.addLegend("first attempts (bottom)", ls.firsts)
 		if ls.capacity != nil {
 			p.Add(ls.capacity)
-			p.Legend.Add("capacity", ls.capacity)
+			fig.addLegend("capacity", ls.capacity)
 		}
 		p.Add(ls.goodput, ls.inFlight)
-		p.Legend.Add("goodput: operations completed", ls.goodput)
-		p.Legend.Add("in flight at the bucket's end", ls.inFlight)
+		fig.addLegend("goodput: operations completed", ls.goodput)
+		fig.addLegend("in flight at the bucket's end", ls.inFlight)
 		if ls.local != nil {
 			p.Add(ls.local)
-			p.Legend.Add("rejected locally (retry controls)", ls.local)
+			fig.addLegend("rejected locally (retry controls)", ls.local)
 		}
-		p.Legend.Top = true
-		// Room above the peak for the legend's six lines.
-		l.place(fig, p, pi, 1.45)
+		l.place(fig, p, pi)
 	}
 	return fig, nil
 }
@@ -486,6 +478,7 @@ func CDFFigure(d *runs.PlotData) (*Figure, error) {
 	xmax := unit.of(longest) * 1.05
 	p := newPanel("", "time from an operation's start to its completion ("+unit.name+")", "fraction of operations completed")
 	p.Add(gridLines())
+	fig := &Figure{Cols: 1, Panels: []*gonum.Plot{p}}
 	allOps := make([]float64, len(d.Completions))
 	for i, h := range d.Completions {
 		allOps[i] = operationsRun(d, i)
@@ -515,12 +508,8 @@ func CDFFigure(d *runs.PlotData) (*Figure, error) {
 		line.Width = vg.Points(2.5)
 		p.Add(line)
 		name := d.Runs.Policies[i]
-		p.Legend.Add(fmt.Sprintf("%s (%.0f%% completed)", name, 100*completed), line)
+		fig.addLegend(fmt.Sprintf("%s (%.0f%% completed)", name, 100*completed), line)
 	}
-	p.Legend.Top = false
-	p.Legend.Left = false
-	p.Legend.YOffs = vg.Points(10)
-	p.Legend.XOffs = -vg.Points(10)
 	p.X.Min, p.X.Max = 0, xmax
 	p.Y.Min, p.Y.Max = 0, 1.02
 	pooled := fmt.Sprintf("seed %d", d.Runs.FirstSeed)
@@ -531,7 +520,8 @@ func CDFFigure(d *runs.PlotData) (*Figure, error) {
 	if len(allOps) > 0 && slices.Min(allOps) == slices.Max(allOps) {
 		title = strings.TrimSuffix(title, ")") + fmt.Sprintf(", %s operations each)", plotCount(int(allOps[0])))
 	}
-	return &Figure{Title: title, Cols: 1, Panels: []*gonum.Plot{p}}, nil
+	fig.Title = title
+	return fig, nil
 }
 
 // operationsRun is the number of operations policy p ran over every seed:
@@ -633,7 +623,7 @@ func meanLabels(p *gonum.Plot, d *runs.PlotData, m *metrics.Metric) error {
 // gaveUpPanel stacks each policy's give-ups by reason (means over the
 // seeds, one colour per reason, in a legend), with the total's mean and
 // confidence interval on top as barPanel draws them.
-func gaveUpPanel(d *runs.PlotData, title, yLabel string) (*gonum.Plot, error) {
+func gaveUpPanel(fig *Figure, d *runs.PlotData, title, yLabel string) (*gonum.Plot, error) {
 	p := newPanel(title, "", yLabel)
 	p.Add(gridLines())
 	n := len(d.Runs.Policies)
@@ -671,14 +661,11 @@ func gaveUpPanel(d *runs.PlotData, title, yLabel string) (*gonum.Plot, error) {
 			bottom[i] += means[i]
 		}
 		p.Add(bar, h)
-		p.Legend.Add("gave up: "+m.Part(), bar, h)
+		fig.addLegend("gave up: "+m.Part(), bar, h)
 	}
-	p.Legend.Top = true
 	if err := meanLabels(p, d, metrics.GaveUp); err != nil {
 		return nil, err
 	}
-	// Room for the legend above the tallest bar.
-	p.Y.Max *= 1.25
 	return p, nil
 }
 
@@ -720,7 +707,7 @@ func OutcomesFigure(d *runs.PlotData) (*Figure, error) {
 		panel := barPanel
 		if s.metric == metrics.GaveUp {
 			panel = func(d *runs.PlotData, _ *metrics.Metric, title, yLabel string) (*gonum.Plot, error) {
-				return gaveUpPanel(d, title, yLabel)
+				return gaveUpPanel(fig, d, title, yLabel)
 			}
 		}
 		p, err := panel(d, s.metric, s.title, s.quantity)

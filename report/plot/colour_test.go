@@ -44,10 +44,10 @@ func renderPNG(t *testing.T, f *Figure) image.Image {
 func pixelAt(f *Figure, panel int, x, y float64) image.Point {
 	w, h := f.size()
 	dc := draw.New(vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(plotDPI)))
-	grid, canvases := f.layout(dc)
+	lay := f.layout(dc)
 	r, c := panel/f.Cols, panel%f.Cols
-	p := grid[r][c]
-	da := p.DataCanvas(canvases[r][c])
+	p := lay.grid[r][c]
+	da := p.DataCanvas(lay.cells[r][c])
 	tx, ty := p.Transforms(&da)
 	toPx := func(l float64) int { return int(l * plotDPI / 72) }
 	return image.Pt(toPx(float64(tx(x))), toPx(float64(h))-toPx(float64(ty(y))))

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 
 	xfont "golang.org/x/image/font"
 	gonum "gonum.org/v1/plot"
@@ -50,6 +51,24 @@ type Figure struct {
 	Width, Height vg.Length
 	// Note, if set, is one line under the panels: how to read a marking.
 	Note string
+	// legend is drawn once for the figure, in rows between the title and
+	// the panels, so that it never covers data.
+	legend []legendItem
+}
+
+// legendItem is one entry of a figure's legend: its label and the marks
+// drawn as its sample.
+type legendItem struct {
+	label  string
+	thumbs []gonum.Thumbnailer
+}
+
+// addLegend adds an entry to the figure's legend once: panels that draw
+// the same series each add it.
+func (f *Figure) addLegend(label string, thumbs ...gonum.Thumbnailer) {
+	if !slices.ContainsFunc(f.legend, func(it legendItem) bool { return it.label == label }) {
+		f.legend = append(f.legend, legendItem{label, thumbs})
+	}
 }
 
 func (f *Figure) size() (vg.Length, vg.Length) {
@@ -114,22 +133,61 @@ func (f *Figure) draw(dc draw.Canvas) (err error) {
 		sty := noteStyle()
 		dc.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Min.Y + vg.Points(6)}, f.Note)
 	}
-	grid, canvases := f.layout(dc)
-	for r := range grid {
-		for c, p := range grid[r] {
+	lay := f.layout(dc)
+	sty := legendStyle()
+	for _, it := range lay.legend {
+		icon := &draw.Canvas{Canvas: dc.Canvas, Rectangle: it.icon}
+		for _, t := range it.thumbs {
+			t.Thumbnail(icon)
+		}
+		dc.FillText(sty, it.text.Min, it.label)
+	}
+	for r := range lay.grid {
+		for c, p := range lay.grid[r] {
 			if p != nil {
-				p.Draw(canvases[r][c])
+				p.Draw(lay.cells[r][c])
 			}
 		}
 	}
 	return nil
 }
 
-// layout places the panels in a grid under the title on dc, the whole
-// figure, and returns them with the canvas each is drawn on.
-func (f *Figure) layout(dc draw.Canvas) ([][]*gonum.Plot, [][]draw.Canvas) {
+// figureLayout is where a figure's parts go.
+type figureLayout struct {
+	grid  [][]*gonum.Plot
+	cells [][]draw.Canvas // the canvas each panel of grid is drawn on
+	// legend are the legend's entries placed; legendBox holds them all
+	// (empty without a legend).
+	legend    []placedLegendItem
+	legendBox vg.Rectangle
+}
+
+type placedLegendItem struct {
+	legendItem
+	icon, text vg.Rectangle
+}
+
+// Legend entries: a sample legendThumb wide, the label legendGap after
+// it, legendSep between entries, rows legendRowGap apart.
+var legendThumb, legendGap, legendSep, legendRowGap = vg.Points(20), vg.Points(5), vg.Points(18), vg.Points(4)
+
+func legendStyle() text.Style {
+	sty := noteStyle()
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+	return sty
+}
+
+// layout places the title, the legend's rows (centred, wrapped to the
+// figure's width) under it, and the panels in a grid under those, on dc,
+// the whole figure.
+func (f *Figure) layout(dc draw.Canvas) figureLayout {
+	var lay figureLayout
 	if f.Title != "" {
 		dc.Max.Y -= titleStyle().Height(f.Title) + vg.Points(14)
+	}
+	if len(f.legend) > 0 {
+		lay.legend, lay.legendBox = placeLegend(f.legend, dc.Rectangle)
+		dc.Max.Y = lay.legendBox.Min.Y - vg.Points(6)
 	}
 	if f.Note != "" {
 		dc.Min.Y += noteStyle().Height(f.Note) + vg.Points(10)
@@ -147,7 +205,49 @@ func (f *Figure) layout(dc draw.Canvas) ([][]*gonum.Plot, [][]draw.Canvas) {
 	tiles := draw.Tiles{Rows: rows, Cols: f.Cols,
 		PadTop: vg.Points(4), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10),
 		PadX: vg.Points(18), PadY: vg.Points(14)}
-	return grid, gonum.Align(grid, tiles, dc)
+	lay.grid, lay.cells = grid, gonum.Align(grid, tiles, dc)
+	return lay
+}
+
+// placeLegend lays items out left to right in rows from the top of area,
+// each row centred, a new row when the next entry would not fit; it
+// returns them placed and the box they fill.
+func placeLegend(items []legendItem, area vg.Rectangle) ([]placedLegendItem, vg.Rectangle) {
+	sty := legendStyle()
+	rowH := sty.FontExtents().Height
+	width := func(it legendItem) vg.Length { return legendThumb + legendGap + sty.Width(it.label) }
+	left, right := area.Min.X+vg.Points(10), area.Max.X-vg.Points(10)
+	var rows [][]legendItem
+	x := right
+	for _, it := range items {
+		if w := width(it); x+w > right && x > left || len(rows) == 0 {
+			rows = append(rows, nil)
+			x = left
+		}
+		rows[len(rows)-1] = append(rows[len(rows)-1], it)
+		x += width(it) + legendSep
+	}
+	var placed []placedLegendItem
+	top := area.Max.Y
+	box := vg.Rectangle{Min: vg.Point{X: right, Y: top}, Max: vg.Point{X: left, Y: top}}
+	for r, row := range rows {
+		used := -legendSep
+		for _, it := range row {
+			used += width(it) + legendSep
+		}
+		x := left + max(0, (right-left-used)/2)
+		y := top - vg.Length(r+1)*rowH - vg.Length(r)*legendRowGap // the row's bottom
+		for _, it := range row {
+			icon := vg.Rectangle{Min: vg.Point{X: x, Y: y + rowH*0.15}, Max: vg.Point{X: x + legendThumb, Y: y + rowH*0.85}}
+			tx := x + legendThumb + legendGap
+			txt := vg.Rectangle{Min: vg.Point{X: tx, Y: y}, Max: vg.Point{X: tx + sty.Width(it.label), Y: y + rowH}}
+			placed = append(placed, placedLegendItem{it, icon, txt})
+			box.Min.X, box.Max.X = min(box.Min.X, x), max(box.Max.X, txt.Max.X)
+			box.Min.Y = y
+			x = txt.Max.X + legendSep
+		}
+	}
+	return placed, box
 }
 
 func titleStyle() text.Style {

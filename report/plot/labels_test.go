@@ -300,12 +300,14 @@ func TestSweepPlotsOptionalHeadlineMetrics(t *testing.T) {
 // a budget there.
 func TestGaveUpPanelShowsReasons(t *testing.T) {
 	d := plotData(t, "overload-burst", 2)
-	p, err := gaveUpPanel(d, "Gave up, by reason", "operations")
+	fig := &Figure{Title: "t", Cols: 1}
+	p, err := gaveUpPanel(fig, d, "Gave up, by reason", "operations")
 	if err != nil {
 		t.Fatal(err)
 	}
+	fig.Panels = []*gonum.Plot{p}
 	var buf bytes.Buffer
-	if err := (&Figure{Title: "t", Cols: 1, Panels: []*gonum.Plot{p}}).Write(&buf, SVG); err != nil {
+	if err := fig.Write(&buf, SVG); err != nil {
 		t.Fatal(err)
 	}
 	svg := buf.String()

@@ -77,7 +77,8 @@ func TestShareWords(t *testing.T) {
 }
 
 // A sweep keeps a policy without a value visible (a cross on the axis) and
-// rings the points of a policy that completes too little there.
+// rings the points of a policy that completes too little there; its
+// legend is outside the panels' data.
 func TestSweepMarksSurvivorsAndMissing(t *testing.T) {
 	s := scenariotest.Builtin(t, "metastable-retry-storm")
 	m, err := runs.Collect(context.Background(), s, s.Seed, 1, nil)
@@ -97,6 +98,9 @@ func TestSweepMarksSurvivorsAndMissing(t *testing.T) {
 	notes := map[string]string{}
 	for _, f := range figs {
 		notes[f.Name] = f.Figure.Note
+		if err := legendOutsideData(f.Figure); err != nil {
+			t.Errorf("%s: %v", f.Name, err)
+		}
 	}
 	// immediate never recovers: no time to recover, a cross.
 	if got := notes["sweep-recovery-time_to_recover_ms"]; !strings.Contains(got, "×: no value (it never recovered)") {

@@ -140,7 +140,7 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 				if len(pts) == 0 {
 					if panel == 0 {
 						none := &plotter.Line{LineStyle: draw.LineStyle{Color: PolicyColor(pol), Width: vg.Points(2)}}
-						p.Legend.Add(name+" (no data)", none)
+						fig.addLegend(name+" (no data)", none)
 					}
 					continue
 				}
@@ -167,10 +167,9 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 					p.Add(eb)
 				}
 				if panel == 0 {
-					p.Legend.Add(name, line, points)
+					fig.addLegend(name, line, points)
 				}
 			}
-			p.Legend.Top = true
 			lo, hi := xs[0], xs[len(xs)-1]
 			pad := (hi - lo) * 0.03
 			if pad == 0 {
