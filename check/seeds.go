@@ -390,7 +390,7 @@ func CompareSeeds(file string, base, now *SeedSet, tol Tolerances) []SeedChange 
 			}
 			c := c0
 			c.Metric, c.Tolerance = m, tol.For(m)
-			c.Base, c.Now = summarize(bp.Values[i]), summarize(nowSeries)
+			c.Base, c.Now = summarize(m, bp.Values[i]), summarize(m, nowSeries)
 			c.Diff = paired(bp.Values[i], nowSeries, m.Better)
 			switch {
 			case c.Base.N == 0 && c.Now.N == 0:
@@ -454,15 +454,16 @@ func baseMeanOverPairs(base, now []float64) float64 {
 	return sum / float64(n)
 }
 
-// summarize summarises the values that exist.
-func summarize(series []float64) stats.Summary {
+// summarize summarises the values of m that exist (report.Summarize: a
+// proportion's interval stays inside [0, 1]).
+func summarize(m *metrics.Metric, series []float64) stats.Summary {
 	var vals []float64
 	for _, v := range series {
 		if !math.IsNaN(v) {
 			vals = append(vals, v)
 		}
 	}
-	return stats.Summarize(vals)
+	return report.Summarize(m, vals)
 }
 
 func signed(v float64) string {
@@ -505,7 +506,7 @@ const (
 // stats.MinDifferingPairs; ok is false when values have no spread or a
 // mean of 0 (then nothing can be said).
 func SeedsToDetect(values []float64, change float64) (n int, ok bool) {
-	s := summarize(values)
+	s := summarize(metrics.Completed, values)
 	if s.N < 2 || s.StdDev == 0 || s.Mean == 0 || change <= 0 {
 		return 0, false
 	}
@@ -522,7 +523,7 @@ func PowerWarnings(file string, base *SeedSet) []string {
 	for _, p := range base.Policies {
 		series := p.Series(metrics.Completed)
 		if n, ok := SeedsToDetect(series, DetectChange); ok && n > base.Seeds {
-			mean := summarize(series).Mean
+			mean := summarize(metrics.Completed, series).Mean
 			out = append(out, fmt.Sprintf("%s: %s/%s: %d seeds detect a %s change in completed (mean %s) only by luck; about %d are needed for 80%% power (docs/ci.md)",
 				file, base.Scenario, p.Name, base.Seeds, percent(DetectChange), formatNumber(metrics.Round(mean, 2)), n))
 		}
@@ -553,13 +554,18 @@ func (c *SeedChange) row() []string {
 	return []string{result, c.Scenario, c.Policy, c.Metric.Name, c.MeanText(c.Base), c.MeanText(c.Now), c.ChangeText(), c.PText(), c.Note}
 }
 
-// MeanText is a summary as "mean ± half its 95 % interval", or "none".
+// MeanText is a summary as "mean ± half its 95 % interval", a
+// proportion's as "mean [low, high]" (Wilson's interval is not symmetric),
+// or "none".
 func (c *SeedChange) MeanText(s stats.Summary) string {
 	if s.N == 0 {
 		return "none"
 	}
 	d := c.Metric.Decimals()
 	text := formatNumber(metrics.Round(s.Mean, d))
+	if c.Metric.Proportion && s.N > 1 {
+		return fmt.Sprintf("%s [%s, %s]", text, formatNumber(metrics.Round(s.CILow, d)), formatNumber(metrics.Round(s.CIHigh, d)))
+	}
 	if s.N > 1 {
 		text += " ± " + formatNumber(metrics.Round((s.CIHigh-s.CILow)/2, d))
 	}

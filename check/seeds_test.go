@@ -213,3 +213,20 @@ func TestSeedGateSlowerAndFewerFails(t *testing.T) {
 		t.Fatalf("p99 slower while completing fewer: %s, want worse and a failure", cs[1].Explain())
 	}
 }
+
+// A share's interval in the gate's table stays inside [0, 1] (Wilson's,
+// as the multi-seed report gives it), written as [low, high]: a t interval
+// of 1, 1, 1, 0.7 would reach past 1.
+func TestSeedGateShareIntervalInsideUnit(t *testing.T) {
+	vals := []float64{1, 1, 1, 0.7}
+	set := &SeedSet{Scenario: "s", FirstSeed: 1, Seeds: 4, Policies: []SeedPolicy{{
+		Name: "p", Metrics: []*metrics.Metric{metrics.GoodputShare}, Values: [][]float64{vals},
+	}}}
+	c := CompareSeeds("b.json", set, set, Tolerances{Default: DefaultSeedTolerance})[0]
+	if c.Base.CILow < 0 || c.Base.CIHigh > 1 || c.Base.CIHigh <= c.Base.Mean {
+		t.Errorf("interval [%v, %v] around %v", c.Base.CILow, c.Base.CIHigh, c.Base.Mean)
+	}
+	if got := c.MeanText(c.Base); !strings.HasPrefix(got, "0.925 [") || strings.Contains(got, "±") {
+		t.Errorf("MeanText = %q, want the mean and [low, high]", got)
+	}
+}
