@@ -196,7 +196,7 @@ func TradeCells(doc *MultiSeedDocument, missing string) (header []string, rows [
 	for _, r := range TradeSummary(doc) {
 		done := missing
 		if r.Operations > 0 {
-			done = fmt.Sprintf("%s of %s (%s)", trimNumber(r.Completed), trimNumber(r.Operations), sharePercent(r.Completed/r.Operations))
+			done = fmt.Sprintf("%s of %s (%s)", trimNumber(r.Completed), trimNumber(r.Operations), SharePercent(r.Completed/r.Operations))
 		}
 		gave := r.GaveUpBy
 		if gave == "" {
@@ -215,9 +215,9 @@ func TradeCells(doc *MultiSeedDocument, missing string) (header []string, rows [
 	return header, rows
 }
 
-// sharePercent writes a share as a percentage that never rounds a part to
+// SharePercent writes a share as a percentage that never rounds a part to
 // all or nothing: "90%", "1.5%", ">99.9%".
-func sharePercent(share float64) string {
+func SharePercent(share float64) string {
 	pct := 100 * share
 	switch {
 	case pct == 0 || pct == 100:

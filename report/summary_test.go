@@ -45,8 +45,8 @@ func TestTradeSummary(t *testing.T) {
 
 func TestSharePercent(t *testing.T) {
 	for share, want := range map[float64]string{0: "0%", 1: "100%", 0.9996: ">99.9%", 0.0004: "<0.1%", 0.015: "1.5%", 0.42: "42%", 0.995: "99.5%"} {
-		if got := sharePercent(share); got != want {
-			t.Errorf("sharePercent(%v) = %q, want %q", share, got, want)
+		if got := SharePercent(share); got != want {
+			t.Errorf("SharePercent(%v) = %q, want %q", share, got, want)
 		}
 	}
 }

@@ -508,7 +508,7 @@ func CDFFigure(d *runs.PlotData) (*Figure, error) {
 		line.Width = vg.Points(2.5)
 		p.Add(line)
 		name := d.Runs.Policies[i]
-		fig.addLegend(fmt.Sprintf("%s (%.0f%% completed)", name, 100*completed), line)
+		fig.addLegend(fmt.Sprintf("%s (%s completed)", name, report.SharePercent(completed)), line)
 	}
 	p.X.Min, p.X.Max = 0, xmax
 	p.Y.Min, p.Y.Max = 0, 1.02

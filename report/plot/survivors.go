@@ -106,18 +106,7 @@ func addLabelsAbove(p *gonum.Plot, pts plotter.XYs, labels []string, size float6
 }
 
 // shareWords is a completed share as a label: "100% done", "1.5% done".
-func shareWords(share float64) string {
-	pct := 100 * share
-	switch {
-	case pct == 0 || pct == 100:
-		return fmt.Sprintf("%.0f%% done", pct)
-	case pct > 99.9:
-		return ">99.9% done" // not "100%" for a share that is not all
-	case pct < 10 || pct > 99:
-		return fmt.Sprintf("%.1f%% done", pct)
-	}
-	return fmt.Sprintf("%.0f%% done", pct)
-}
+func shareWords(share float64) string { return report.SharePercent(share) + " done" }
 
 // seedsWith returns, per policy of d, the seeds on which m has a value.
 func seedsWith(d *runs.PlotData, m *metrics.Metric) []int {

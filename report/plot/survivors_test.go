@@ -69,7 +69,7 @@ func TestCompletedOnlyPanelsShowShare(t *testing.T) {
 }
 
 func TestShareWords(t *testing.T) {
-	for share, want := range map[float64]string{0: "0% done", 1: "100% done", 0.015: "1.5% done", 0.42: "42% done", 0.9995: ">99.9% done", 0.995: "99.5% done"} {
+	for share, want := range map[float64]string{0: "0% done", 1: "100% done", 0.015: "1.5% done", 0.42: "42% done", 0.9995: ">99.9% done", 0.995: "99.5% done", 0.0004: "<0.1% done"} {
 		if got := shareWords(share); got != want {
 			t.Errorf("shareWords(%v) = %q, want %q", share, got, want)
 		}
