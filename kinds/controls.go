@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/schema"
@@ -35,12 +34,7 @@ func registerControls() {
 			return policies.AdaptiveThrottleConfig{K: m.Number("k", 0, 0, math.MaxFloat64), Window: m.Duration("window", 0)}
 		},
 		func(c policies.AdaptiveThrottleConfig) string {
-			if c.K == 0 {
-				c.K = 2
-			}
-			if c.Window == 0 {
-				c.Window = 2 * time.Minute
-			}
+			c = c.WithDefaults()
 			return fmt.Sprintf("adaptive throttling (k %g over %v)", c.K, c.Window)
 		})
 	registerControl("retry_throttling", "gRPC retry throttling", "retry_throttling: {max_tokens, token_ratio} is gRPC's retry throttling (budget)",
@@ -49,12 +43,7 @@ func registerControls() {
 			return policies.RetryThrottlingConfig{MaxTokens: int(m.Integer("max_tokens", 0, 0, 1000)), TokenRatio: m.Number("token_ratio", 0, 0, math.MaxFloat64)}
 		},
 		func(c policies.RetryThrottlingConfig) string {
-			if c.MaxTokens == 0 {
-				c.MaxTokens = 10
-			}
-			if c.TokenRatio == 0 {
-				c.TokenRatio = 0.1
-			}
+			c = c.WithDefaults()
 			return fmt.Sprintf("gRPC retry throttling (%d tokens, a failure −1, a success +%g; retries while above %g)", c.MaxTokens, c.TokenRatio, float64(c.MaxTokens)/2)
 		})
 	registerControl("ratio_budget", "a retry budget", "ratio_budget: {percent, min_per_second, window} allows retries up to a share of requests (budget)",
@@ -67,16 +56,8 @@ func registerControls() {
 			}
 		},
 		func(c policies.RatioBudgetConfig) string {
-			if c.Percent == 0 {
-				c.Percent = 20
-			}
-			if c.MinPerSecond == 0 {
-				c.MinPerSecond = 10
-			}
-			if c.Window == 0 {
-				c.Window = 10 * time.Second
-			}
-			return fmt.Sprintf("retry budget %d%% of requests over %v, plus %d a second", max(c.Percent, 0), c.Window, max(c.MinPerSecond, 0))
+			c = c.WithDefaults()
+			return fmt.Sprintf("retry budget %d%% of requests over %v, plus %d a second", c.Percent, c.Window, c.MinPerSecond)
 		})
 	registerControl("retry_quota", "a retry quota", "retry_quota: {capacity, retry_cost, timeout_retry_cost, throttle_retry_cost, success_refund} is the AWS SDKs' retry token bucket (budget)",
 		false,
@@ -86,15 +67,7 @@ func registerControls() {
 				ThrottleRetryCost: n("throttle_retry_cost"), SuccessRefund: n("success_refund")}
 		},
 		func(c policies.RetryQuotaConfig) string {
-			d := policies.DefaultRetryQuota()
-			or := func(v, def int) int {
-				if v == 0 {
-					return def
-				}
-				return v
-			}
-			c.Capacity, c.RetryCost, c.TimeoutRetryCost = or(c.Capacity, d.Capacity), or(c.RetryCost, d.RetryCost), or(c.TimeoutRetryCost, d.TimeoutRetryCost)
-			c.ThrottleRetryCost, c.SuccessRefund = or(c.ThrottleRetryCost, c.RetryCost), or(c.SuccessRefund, d.SuccessRefund)
+			c = c.WithDefaults()
 			return fmt.Sprintf("retry quota of %d tokens (a retry costs %d, after a timeout %d, after a rejection %d; a first attempt's success refunds %d)",
 				c.Capacity, c.RetryCost, c.TimeoutRetryCost, c.ThrottleRetryCost, c.SuccessRefund)
 		})
@@ -188,24 +161,9 @@ func decodeRules(d *schema.Decoder, m *schema.Mapping, r *policies.Policy) {
 // rulesFields are the fields decodeRules reads.
 var rulesFields = []string{"attempt_timeout", "retry_capacity", "retry_mid_stream", "retry_by", "server_wait"}
 
-// describeBreaker writes a breaker's rules with the defaults filled in
-// (policies.BreakerConfig's).
+// describeBreaker writes a breaker's rules with the defaults filled in.
 func describeBreaker(c policies.BreakerConfig) string {
-	if c.ConsecutiveFailures == 0 && c.FailureRatio == 0 {
-		c.ConsecutiveFailures = 5
-	}
-	if c.MinRequests == 0 {
-		c.MinRequests = 20
-	}
-	if c.Window == 0 {
-		c.Window = 10 * time.Second
-	}
-	if c.OpenFor == 0 {
-		c.OpenFor = time.Minute
-	}
-	if c.Probes == 0 {
-		c.Probes = 1
-	}
+	c = c.WithDefaults()
 	var trips []string
 	if c.ConsecutiveFailures > 0 {
 		trips = append(trips, fmt.Sprintf("%d failures in a row", c.ConsecutiveFailures))

@@ -35,14 +35,16 @@ func (c AdaptiveThrottleConfig) Validate() error {
 	if c.K < 0 || math.IsNaN(c.K) || math.IsInf(c.K, 0) || c.Window < 0 || c.Slots < 0 {
 		return fmt.Errorf("adaptive throttle needs a finite K >= 0, window and slots >= 0 (got K %v, %v, %d slots)", c.K, c.Window, c.Slots)
 	}
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	if _, err := newWindow(c.Window, c.Slots); err != nil {
 		return fmt.Errorf("adaptive throttle: %w", err)
 	}
 	return nil
 }
 
-func (c AdaptiveThrottleConfig) withDefaults() AdaptiveThrottleConfig {
+// WithDefaults returns c with every unset field at the value the control
+// runs with (what a report shows as its effective settings).
+func (c AdaptiveThrottleConfig) WithDefaults() AdaptiveThrottleConfig {
 	if c.K == 0 {
 		c.K = 2
 	}
@@ -82,7 +84,7 @@ func NewAdaptiveThrottle(c AdaptiveThrottleConfig) (*AdaptiveThrottle, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	w, err := newWindow(c.Window, c.Slots)
 	if err != nil {
 		return nil, err

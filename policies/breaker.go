@@ -56,14 +56,16 @@ func (c BreakerConfig) Validate() error {
 	if c.Failures.Has(Success) {
 		return errors.New("circuit breaker: success cannot count as a failure")
 	}
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	if _, err := newWindow(c.Window, c.Slots); err != nil {
 		return fmt.Errorf("circuit breaker: %w", err)
 	}
 	return nil
 }
 
-func (c BreakerConfig) withDefaults() BreakerConfig {
+// WithDefaults returns c with every unset field at the value the control
+// runs with (what a report shows as its effective settings).
+func (c BreakerConfig) WithDefaults() BreakerConfig {
 	if c.ConsecutiveFailures == 0 && c.FailureRatio == 0 {
 		c.ConsecutiveFailures = 5
 	}
@@ -145,7 +147,7 @@ func NewBreaker(c BreakerConfig) (*Breaker, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	w, err := newWindow(c.Window, c.Slots)
 	if err != nil {
 		return nil, err

@@ -54,7 +54,9 @@ func (c RetryQuotaConfig) Validate() error {
 	return nil
 }
 
-func (c RetryQuotaConfig) withDefaults() RetryQuotaConfig {
+// WithDefaults returns c with every unset field at the value the control
+// runs with (what a report shows as its effective settings).
+func (c RetryQuotaConfig) WithDefaults() RetryQuotaConfig {
 	d := DefaultRetryQuota()
 	if c.Capacity == 0 {
 		c.Capacity = d.Capacity
@@ -100,7 +102,7 @@ func NewRetryQuota(c RetryQuotaConfig) (*RetryQuota, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	return &RetryQuota{cfg: c, tokens: c.Capacity}, nil
 }
 
@@ -207,17 +209,24 @@ type RetryThrottling struct {
 	tokens     int64 // in thousandths of a token
 }
 
-// NewRetryThrottling returns a full count.
-func NewRetryThrottling(c RetryThrottlingConfig) (*RetryThrottling, error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
+// WithDefaults returns c with every unset field at the value the control
+// runs with (what a report shows as its effective settings).
+func (c RetryThrottlingConfig) WithDefaults() RetryThrottlingConfig {
 	if c.MaxTokens == 0 {
 		c.MaxTokens = 10
 	}
 	if c.TokenRatio == 0 {
 		c.TokenRatio = 0.1
 	}
+	return c
+}
+
+// NewRetryThrottling returns a full count.
+func NewRetryThrottling(c RetryThrottlingConfig) (*RetryThrottling, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	c = c.WithDefaults()
 	t := &RetryThrottling{max: int64(c.MaxTokens) * 1000, ratio: int64(math.Round(c.TokenRatio * 1000))}
 	t.tokens = t.max
 	return t, nil
@@ -281,14 +290,16 @@ func (c RatioBudgetConfig) Validate() error {
 	if c.Window < 0 || c.Slots < 0 {
 		return fmt.Errorf("ratio budget needs window and slots >= 0 (got %v, %d)", c.Window, c.Slots)
 	}
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	if _, err := newWindow(c.Window, c.Slots); err != nil {
 		return fmt.Errorf("ratio budget: %w", err)
 	}
 	return nil
 }
 
-func (c RatioBudgetConfig) withDefaults() RatioBudgetConfig {
+// WithDefaults returns c with every unset field at the value the control
+// runs with (what a report shows as its effective settings).
+func (c RatioBudgetConfig) WithDefaults() RatioBudgetConfig {
 	switch {
 	case c.Percent == 0:
 		c.Percent = 20
@@ -335,7 +346,7 @@ func NewRatioBudget(c RatioBudgetConfig) (*RatioBudget, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	w, err := newWindow(c.Window, c.Slots)
 	if err != nil {
 		return nil, err

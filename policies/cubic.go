@@ -28,7 +28,9 @@ type CubicRateConfig struct {
 	ThrottleOnCapacity bool
 }
 
-func (c CubicRateConfig) withDefaults() CubicRateConfig {
+// WithDefaults returns c with every unset field at the value the control
+// runs with (what a report shows as its effective settings).
+func (c CubicRateConfig) WithDefaults() CubicRateConfig {
 	if c.Beta <= 0 || c.Beta >= 1 {
 		c.Beta = 0.7
 	}
@@ -55,7 +57,7 @@ func (c CubicRateConfig) Validate() error {
 
 // String describes the configuration with its defaults filled in.
 func (c CubicRateConfig) String() string {
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	return fmt.Sprintf("cubic rate (beta %g, scale %g, smoothing %g, min %g/s)", c.Beta, c.Scale, c.Smoothing, c.MinFillRate)
 }
 
@@ -99,7 +101,7 @@ func NewCubicRate(cfg CubicRateConfig) (*CubicRate, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &CubicRate{cfg: cfg.withDefaults()}, nil
+	return &CubicRate{cfg: cfg.WithDefaults()}, nil
 }
 
 // seconds returns now in seconds since the limiter's first use.
