@@ -141,6 +141,8 @@ func registerBackoffs() {
 		func(first time.Duration) time.Duration { return first - first/4 })
 	ceilingBackoff[policies.AddedJitter]("added-jitter", "ceiling plus up to 25%, as Claude Code does", "added jitter: min(%v, %v·%s^n)·U[1, 1.25)",
 		func(first time.Duration) time.Duration { return first })
+	ceilingBackoff[policies.GRPCJitter]("grpc-jitter", "ceiling times uniform(0.8, 1.2), as gRPC does since gRFC A6's 2024 update", "gRPC jitter: min(%v, %v·%s^n)·U[0.8, 1.2)",
+		func(first time.Duration) time.Duration { return first - first/5 })
 }
 
 func registerCoordinators() {

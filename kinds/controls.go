@@ -59,17 +59,22 @@ func registerControls() {
 			c = c.WithDefaults()
 			return fmt.Sprintf("retry budget %d%% of requests over %v, plus %d a second", c.Percent, c.Window, c.MinPerSecond)
 		})
-	registerControl("retry_quota", "a retry quota", "retry_quota: {capacity, retry_cost, timeout_retry_cost, throttle_retry_cost, success_refund} is the AWS SDKs' retry token bucket (budget)",
+	registerControl("retry_quota", "a retry quota", "retry_quota: {capacity, retry_cost, timeout_retry_cost, throttle_retry_cost, success_refund, refund_every_success} is the AWS SDKs' retry token bucket (budget)",
 		false,
 		func(m *schema.Mapping) policies.RetryQuotaConfig {
 			n := func(k string) int { return int(m.Integer(k, 0, 0, 1<<31-1)) }
 			return policies.RetryQuotaConfig{Capacity: n("capacity"), RetryCost: n("retry_cost"), TimeoutRetryCost: n("timeout_retry_cost"),
-				ThrottleRetryCost: n("throttle_retry_cost"), SuccessRefund: n("success_refund")}
+				ThrottleRetryCost: n("throttle_retry_cost"), SuccessRefund: int(m.Integer("success_refund", 0, -1, 1<<31-1)),
+				RefundEverySuccess: m.Boolean("refund_every_success", false)}
 		},
 		func(c policies.RetryQuotaConfig) string {
 			c = c.WithDefaults()
-			return fmt.Sprintf("retry quota of %d tokens (a retry costs %d, after a timeout %d, after a rejection %d; a first attempt's success refunds %d)",
-				c.Capacity, c.RetryCost, c.TimeoutRetryCost, c.ThrottleRetryCost, c.SuccessRefund)
+			which := "a first attempt's"
+			if c.RefundEverySuccess {
+				which = "every"
+			}
+			return fmt.Sprintf("retry quota of %d tokens (a retry costs %d, after a timeout %d, after a rejection %d; %s success refunds %d)",
+				c.Capacity, c.RetryCost, c.TimeoutRetryCost, c.ThrottleRetryCost, which, c.SuccessRefund)
 		})
 	registerControl("cubic_rate", "an adaptive send rate", "cubic_rate: {beta, scale, smoothing, min_fill_rate, throttle_on_capacity} is the AWS SDKs' adaptive send-rate limiter",
 		true,

@@ -43,22 +43,33 @@ func registerClientPresets() {
 	sdk("openai-go", "openai-go v3.100.0: as openai-python (a server wait above 2 min ends the call)",
 		func(r *policies.Policy) { r.FailServerWaitAbove = 2 * time.Minute })
 	sdk("openai-node", "npm openai 6.49.0 (the newest for Node 20): as anthropic-sdk-go, every server wait honoured", nil)
+	// AWS SDK for Go v2 before v1.48.0 (the schedule most deployed code
+	// still runs): attempt n waits U[0, min(2^n s, 20 s)), so retry 0 draws
+	// from [0, 2 s); the retryer reads no server wait.
+	aws := func(m *schema.Mapping, p *sim.Policy, quota policies.RetryQuotaConfig) {
+		presetBackoff(m, p, policies.FullJitter{Base: 2 * time.Second, Factor: 2, Cap: 20 * time.Second})
+		presetAttempts(m, p, 3)
+		if !m.Has("server_wait") {
+			p.Rules.IgnoreServerWaitAbove = time.Nanosecond
+		}
+		if !m.Has("retry_quota") {
+			setSpec(p, quota)
+		}
+	}
 	registerPreset(&preset{name: "aws-standard", backoff: "full-jitter", coordinators: []string{"retry_quota"},
-		about: "AWS SDK standard mode: 3 attempts, full jitter up to min(1 s·2^n, 20 s), a 500-token retry quota",
+		about: "aws-sdk-go-v2 v1.47.8 standard mode: 3 attempts, full jitter up to min(2 s·2^n, 20 s), no server wait read, a 500-token retry quota",
 		apply: func(m *schema.Mapping, p *sim.Policy) {
-			presetBackoff(m, p, policies.FullJitter{Base: time.Second, Factor: 2, Cap: 20 * time.Second})
-			presetAttempts(m, p, 3)
+			aws(m, p, policies.RetryQuotaConfig{RefundEverySuccess: true})
 		}})
 	registerPreset(&preset{name: "aws-adaptive", backoff: "full-jitter", coordinators: []string{"retry_quota", "cubic_rate"},
-		about: "AWS SDK adaptive mode: standard mode plus the CUBIC client send-rate limiter",
+		about: "aws-sdk-go-v2 v1.47.8 adaptive mode: standard mode plus the CUBIC client send-rate limiter, and no refund for successes",
 		apply: func(m *schema.Mapping, p *sim.Policy) {
-			presetBackoff(m, p, policies.FullJitter{Base: time.Second, Factor: 2, Cap: 20 * time.Second})
-			presetAttempts(m, p, 3)
+			aws(m, p, policies.RetryQuotaConfig{SuccessRefund: -1})
 		}})
-	registerPreset(&preset{name: "grpc-throttled", backoff: "full-jitter", coordinators: []string{"retry_throttling"},
-		about: "gRPC retry policy (4 attempts, 0.1 s to 1 s, full jitter) with retry throttling (10 tokens, ratio 0.1)",
+	registerPreset(&preset{name: "grpc-throttled", backoff: "grpc-jitter", coordinators: []string{"retry_throttling"},
+		about: "grpc-go v1.85.0 with gRFC A6's example policy (4 attempts, min(0.1 s·2^n, 1 s)·U[0.8, 1.2)) and retry throttling (10 tokens, ratio 0.1)",
 		apply: func(m *schema.Mapping, p *sim.Policy) {
-			presetBackoff(m, p, policies.FullJitter{Base: 100 * time.Millisecond, Factor: 2, Cap: time.Second})
+			presetBackoff(m, p, policies.GRPCJitter{Base: 100 * time.Millisecond, Factor: 2, Cap: time.Second})
 			presetAttempts(m, p, 4)
 		}})
 	registerPreset(&preset{name: "sre", backoff: "full-jitter", coordinators: []string{"ratio_budget", "adaptive_throttle"},

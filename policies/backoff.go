@@ -42,7 +42,7 @@ func (c Constant) Delay(int, time.Duration, *rand.Rand) time.Duration { return c
 func (c Constant) String() string { return fmt.Sprintf("constant(%v)", c.Wait) }
 
 // Ceiling is the shape the exponential backoffs (Exponential, FullJitter,
-// EqualJitter, SDKJitter, AddedJitter) share: the ceiling of the wait before retry n is
+// EqualJitter, SDKJitter, AddedJitter, GRPCJitter) share: the ceiling of the wait before retry n is
 // min(Cap, Base·Factor^n). Each of them is a Ceiling with its own Delay, so
 // that a composite literal names the fields directly
 // (FullJitter{Base: time.Second, Factor: 2}) and code that works on any of
@@ -165,6 +165,23 @@ func (a AddedJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Dura
 }
 
 func (a AddedJitter) String() string { return "added-jitter(" + Ceiling(a).String() + ")" }
+
+// GRPCJitter is gRPC's retry backoff since gRFC A6's 2024 update (grpc-go
+// v1.69.0 on): the ceiling times a uniform factor in [0.8, 1.2), so a wait
+// may pass the cap by up to a fifth.
+type GRPCJitter Ceiling
+
+// Delay returns ceiling·U[0.8, 1.2), in whole nanoseconds.
+func (g GRPCJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Duration {
+	c := Ceiling(g).At(retry)
+	fifth := c / 5
+	if fifth <= 0 {
+		return max(c, 0)
+	}
+	return c - fifth + time.Duration(rng.Int64N(int64(2*fifth)))
+}
+
+func (g GRPCJitter) String() string { return "grpc-jitter(" + Ceiling(g).String() + ")" }
 
 // MaxDelay is the ceiling of a backoff whose Cap is unset (<= 0): "no cap"
 // means no cap below a day, which keeps every sum of waits and times free of

@@ -33,8 +33,13 @@ type RetryQuotaConfig struct {
 	// prices retries by this distinction: transient 14, throttling 5.)
 	ThrottleRetryCost int
 	// SuccessRefund is what an operation's successful first attempt adds
-	// back; 0 means 1.
+	// back; 0 means 1, a negative value none (the SDK's adaptive mode
+	// before v1.48.0 never adds it).
 	SuccessRefund int
+	// RefundEverySuccess makes a successful retry add SuccessRefund too, on
+	// top of its cost back, as the SDK did before v1.48.0 (its attempt
+	// token's increment applied to every attempt).
+	RefundEverySuccess bool
 }
 
 // DefaultRetryQuota returns the long-standing schedule of the AWS SDK for Go
@@ -46,10 +51,10 @@ func DefaultRetryQuota() RetryQuotaConfig {
 	return RetryQuotaConfig{Capacity: 500, RetryCost: 5, TimeoutRetryCost: 10, ThrottleRetryCost: 5, SuccessRefund: 1}
 }
 
-// Validate reports a negative field.
+// Validate reports a negative capacity or cost.
 func (c RetryQuotaConfig) Validate() error {
-	if c.Capacity < 0 || c.RetryCost < 0 || c.TimeoutRetryCost < 0 || c.ThrottleRetryCost < 0 || c.SuccessRefund < 0 {
-		return fmt.Errorf("retry quota needs capacity, costs and refund >= 0 (got %+v)", c)
+	if c.Capacity < 0 || c.RetryCost < 0 || c.TimeoutRetryCost < 0 || c.ThrottleRetryCost < 0 {
+		return fmt.Errorf("retry quota needs capacity and costs >= 0 (got %+v)", c)
 	}
 	return nil
 }
@@ -70,8 +75,11 @@ func (c RetryQuotaConfig) WithDefaults() RetryQuotaConfig {
 	if c.ThrottleRetryCost == 0 {
 		c.ThrottleRetryCost = c.RetryCost
 	}
-	if c.SuccessRefund == 0 {
+	switch {
+	case c.SuccessRefund == 0:
 		c.SuccessRefund = d.SuccessRefund
+	case c.SuccessRefund < 0:
+		c.SuccessRefund = 0
 	}
 	return c
 }
@@ -84,7 +92,8 @@ func (c RetryQuotaConfig) WithDefaults() RetryQuotaConfig {
 //     (Transient, Status 0), ThrottleRetryCost after a RetryAfter or
 //     Capacity rejection, RetryCost after anything else;
 //   - a successful retry gets its cost back; a failed one does not;
-//   - a successful first attempt adds SuccessRefund;
+//   - a successful first attempt adds SuccessRefund (with
+//     RefundEverySuccess, every successful attempt does);
 //   - the quota never holds more than Capacity, and starts full.
 //
 // So during an outage every failing retry drains the quota until retries
@@ -142,9 +151,10 @@ func (q *RetryQuota) Admit(now time.Time, a Ask) Admission {
 	return Admission{Kind: AdmitGrant, At: now}
 }
 
-// Observe refunds SuccessRefund for a successful first attempt.
+// Observe refunds SuccessRefund for a successful first attempt (with
+// RefundEverySuccess, for any successful attempt).
 func (q *RetryQuota) Observe(_ time.Time, attempt int, out Outcome) {
-	if attempt == 1 && out.Class == Success {
+	if (attempt == 1 || q.cfg.RefundEverySuccess) && out.Class == Success {
 		q.mu.Lock()
 		q.add(q.cfg.SuccessRefund)
 		q.mu.Unlock()

@@ -68,7 +68,7 @@ func TestClientPresets(t *testing.T) {
         type: aws-standard
         max_attempts: 5
         retry_quota: {capacity: 50}
-        base: 2s
+        base: 3s
       - name: agent-cli-background
       - name: background-but-retrying
         type: agent-cli-background
@@ -80,7 +80,7 @@ func TestClientPresets(t *testing.T) {
         type: aws-standard
         max_attempts: 5
         retry_quota: {capacity: 50}
-        base: 2s
+        base: 3s
 `, 1)
 	f, err := Parse("x.yaml", []byte(src))
 	if err != nil {
@@ -96,7 +96,7 @@ func TestClientPresets(t *testing.T) {
 		!sdk.Rules.RetryByStatus || !sdk.Rules.NoMidStreamRetries || sdk.Rules.IgnoreServerWaitAbove+sdk.Rules.ClampServerWait+sdk.Rules.FailServerWaitAbove != 0 {
 		t.Errorf("anthropic-sdk %+v", sdk.Rules)
 	}
-	if !reflect.DeepEqual(aws.Coordinators, []policies.Spec{policies.RetryQuotaConfig{}, policies.CubicRateConfig{}}) || aws.Rules.MaxAttempts != 3 {
+	if !reflect.DeepEqual(aws.Coordinators, []policies.Spec{policies.RetryQuotaConfig{SuccessRefund: -1}, policies.CubicRateConfig{}}) || aws.Rules.MaxAttempts != 3 {
 		t.Errorf("aws-adaptive %+v", aws)
 	}
 	// The ratio budget the preset sets last takes its documented place,
@@ -118,8 +118,8 @@ func TestClientPresets(t *testing.T) {
 	if retrying.Rules.NoCapacityRetries || !plain.Rules.NoCapacityRetries {
 		t.Errorf("retry_capacity: true on the background preset gives %v; false on full jitter gives %v", retrying.Rules.NoCapacityRetries, plain.Rules.NoCapacityRetries)
 	}
-	if b, ok := mine.Rules.Backoff.(policies.FullJitter); !ok || b.Base != 2*time.Second {
-		t.Errorf("aws-standard with base 2s: backoff %v", mine.Rules.Backoff)
+	if b, ok := mine.Rules.Backoff.(policies.FullJitter); !ok || b.Base != 3*time.Second {
+		t.Errorf("aws-standard with base 3s: backoff %v", mine.Rules.Backoff)
 	}
 }
 
