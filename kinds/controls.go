@@ -46,18 +46,23 @@ func registerControls() {
 			c = c.WithDefaults()
 			return fmt.Sprintf("gRPC retry throttling (%d tokens, a failure −1, a success +%g; retries while above %g)", c.MaxTokens, c.TokenRatio, float64(c.MaxTokens)/2)
 		})
-	registerControl("ratio_budget", "a retry budget", "ratio_budget: {percent, min_per_second, window} allows retries up to a share of requests (budget)",
+	registerControl("ratio_budget", "a retry budget", "ratio_budget: {percent, min_per_second, window, count_retries} allows retries up to a share of requests (budget)",
 		false,
 		func(m *schema.Mapping) policies.RatioBudgetConfig {
 			return policies.RatioBudgetConfig{
 				Percent:      int(m.Integer("percent", 0, -1, 1<<31-1)),
 				MinPerSecond: int(m.Integer("min_per_second", 0, -1, 1<<31-1)),
 				Window:       m.Duration("window", 0),
+				CountRetries: m.Boolean("count_retries", false),
 			}
 		},
 		func(c policies.RatioBudgetConfig) string {
 			c = c.WithDefaults()
-			return fmt.Sprintf("retry budget %d%% of requests over %v, plus %d a second", c.Percent, c.Window, c.MinPerSecond)
+			of := "of requests"
+			if c.CountRetries {
+				of = "of requests, retries included,"
+			}
+			return fmt.Sprintf("retry budget %d%% %s over %v, plus %d a second", c.Percent, of, c.Window, c.MinPerSecond)
 		})
 	registerControl("retry_quota", "a retry quota", "retry_quota: {capacity, retry_cost, timeout_retry_cost, throttle_retry_cost, success_refund, refund_every_success} is the AWS SDKs' retry token bucket (budget)",
 		false,

@@ -77,7 +77,7 @@ func registerClientPresets() {
 		apply: func(m *schema.Mapping, p *sim.Policy) {
 			presetAttempts(m, p, 3)
 			if !m.Has("ratio_budget") {
-				setSpec(p, policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1})
+				setSpec(p, policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1, CountRetries: true})
 			}
 		}})
 	// Claude Code's retries, in the foreground and in the background.

@@ -293,6 +293,11 @@ type RatioBudgetConfig struct {
 	Window time.Duration
 	// Slots is how many slots the window is cut into; 0 means 10.
 	Slots int
+	// CountRetries counts retries as requests too, and lets a retry start
+	// while the retries are below Percent % of all requests: the SRE book's
+	// per-client budget ("the ratio of requests that correspond to
+	// retries"). Off, requests are first attempts only, as in Finagle.
+	CountRetries bool
 }
 
 // Validate reports a negative window or slot count.
@@ -341,12 +346,17 @@ func (c RatioBudgetConfig) WithDefaults() RatioBudgetConfig {
 //	100 × (retries + 1) ≤ Percent × requests + 100 × R
 //
 // that is, if after it retries stay within Percent % of requests plus the
-// reserve. Both are counted when admitted (AdmitGrant): a first attempt or
+// reserve. With CountRetries the rule is the SRE book's:
+//
+//	100 × retries < Percent × (requests + retries) + 100 × R
+//
+// (retries now below Percent % of all requests). Both are counted when admitted (AdmitGrant): a first attempt or
 // retry that a later coordinator then stops, or that is abandoned before it
 // is sent, is taken off the count again (in the slot of that moment). A
 // refused retry stops its operation with StopBudget. Safe for concurrent use.
 type RatioBudget struct {
 	percent, reserve int64
+	ofAll            bool // CountRetries
 	mu               sync.Mutex
 	w                *window // [0]: requests, [1]: retries
 }
@@ -362,7 +372,7 @@ func NewRatioBudget(c RatioBudgetConfig) (*RatioBudget, error) {
 		return nil, err
 	}
 	reserve := int64(c.MinPerSecond) * int64(c.Window) / int64(time.Second)
-	return &RatioBudget{percent: int64(c.Percent), reserve: reserve, w: w}, nil
+	return &RatioBudget{percent: int64(c.Percent), reserve: reserve, ofAll: c.CountRetries, w: w}, nil
 }
 
 // Counts returns the requests and retries counted in the window at now.
@@ -382,7 +392,11 @@ func (b *RatioBudget) Admit(now time.Time, a Ask) Admission {
 		return Admission{Kind: AdmitGrant, At: now}
 	}
 	requests, retries := b.w.sums(now)
-	if 100*(retries+1) > b.percent*requests+100*b.reserve {
+	allowed := 100*(retries+1) <= b.percent*requests+100*b.reserve
+	if b.ofAll {
+		allowed = 100*retries < b.percent*(requests+retries)+100*b.reserve
+	}
+	if !allowed {
 		return Admission{Kind: AdmitDeny, Reason: StopBudget, Cause: ErrRetryBudget}
 	}
 	b.w.at(now)[1]++

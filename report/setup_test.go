@@ -20,7 +20,7 @@ func TestPolicyTableShowsControlSettings(t *testing.T) {
 		{"metastable-retry-storm", "breaker", "open for 5s"}, // open_for given, the threshold defaulted
 		{"controls-outage", "aws-standard", "retry quota of 500 tokens (a retry costs 5, after a timeout 10, after a rejection 5; every success refunds 1)"},
 		{"controls-outage", "grpc-throttled", "gRPC retry throttling (10 tokens, a failure −1, a success +0.1; retries while above 5)"},
-		{"controls-outage", "sre", "adaptive throttling (k 2 over 2m0s); retry budget 10% of requests over 10s, plus 0 a second"},
+		{"controls-outage", "sre", "adaptive throttling (k 2 over 2m0s); retry budget 10% of requests, retries included, over 10s, plus 0 a second"},
 	} {
 		found := false
 		for _, row := range policyTable(scenariotest.Builtin(t, tt.scenario)).Rows {

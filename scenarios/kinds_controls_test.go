@@ -101,7 +101,7 @@ func TestClientPresets(t *testing.T) {
 	}
 	// The ratio budget the preset sets last takes its documented place,
 	// after adaptive throttling.
-	if !reflect.DeepEqual(sre.Coordinators, []policies.Spec{policies.AdaptiveThrottleConfig{}, policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1}}) || sre.Rules.MaxAttempts != 3 {
+	if !reflect.DeepEqual(sre.Coordinators, []policies.Spec{policies.AdaptiveThrottleConfig{}, policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1, CountRetries: true}}) || sre.Rules.MaxAttempts != 3 {
 		t.Errorf("sre %+v", sre)
 	}
 	if agent.Fallback == nil || agent.Fallback.After != 3 || agent.Rules.MaxAttempts != 11 || agent.Rules.FailServerWaitAbove != time.Minute ||

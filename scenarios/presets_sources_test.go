@@ -10,12 +10,13 @@ import (
 	"github.com/retrysim/retrysim/policies"
 )
 
-// The AWS and gRPC presets carry the constants of the client versions
+// The AWS, gRPC and SRE presets carry the constants of the client versions
 // docs/policies.md cites (its "Sources" tables).
 func TestPresetsFollowTheirSources(t *testing.T) {
 	src := strings.Replace(valid, "      - name: immediate\n", `      - name: aws-standard
       - name: aws-adaptive
       - name: grpc-throttled
+      - name: sre
 `, 1)
 	f, err := Parse("x.yaml", []byte(src))
 	if err != nil {
@@ -53,5 +54,9 @@ func TestPresetsFollowTheirSources(t *testing.T) {
 				t.Fatalf("grpc-throttled retry %d waits %v, outside [%v, %v)", retry, d, lo, hi)
 			}
 		}
+	}
+	// The SRE book: retries below 10% of all requests, retries included.
+	if b, _ := specOf[policies.RatioBudgetConfig](&ps[3]); !reflect.DeepEqual(b, policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1, CountRetries: true}) || ps[3].Rules.MaxAttempts != 3 {
+		t.Errorf("sre: ratio budget %+v, %d attempts", b, ps[3].Rules.MaxAttempts)
 	}
 }
