@@ -183,8 +183,8 @@ type RetryThrottlingConfig struct {
 	// MaxTokens is where the count starts and its ceiling; 1 to 1000 (gRPC's
 	// bounds). 0 means 10.
 	MaxTokens int
-	// TokenRatio is what each success adds, > 0, in thousandths (gRPC keeps
-	// three decimals; finer parts are rounded). 0 means 0.1.
+	// TokenRatio is what each success adds, > 0, in thousandths: gRFC A6
+	// ignores decimals beyond the third (0.5466 is 0.546). 0 means 0.1.
 	TokenRatio float64
 }
 
@@ -193,7 +193,7 @@ func (c RetryThrottlingConfig) Validate() error {
 	if c.MaxTokens < 0 || c.MaxTokens > 1000 || c.TokenRatio < 0 || math.IsNaN(c.TokenRatio) || math.IsInf(c.TokenRatio, 0) {
 		return fmt.Errorf("retry throttling needs max tokens in [0, 1000] and a finite token ratio >= 0 (got %d, %v)", c.MaxTokens, c.TokenRatio)
 	}
-	if c.TokenRatio > 0 && math.Round(c.TokenRatio*1000) < 1 {
+	if c.TokenRatio > 0 && thousandths(c.TokenRatio) < 1 {
 		return fmt.Errorf("retry throttling: token ratio %v is below gRPC's precision of 0.001", c.TokenRatio)
 	}
 	return nil
@@ -231,13 +231,17 @@ func (c RetryThrottlingConfig) WithDefaults() RetryThrottlingConfig {
 	return c
 }
 
+// thousandths returns r's first three decimals, as gRFC A6 reads a token
+// ratio; the tiny margin keeps 0.29 (289.999… thousandths) at 290.
+func thousandths(r float64) int64 { return int64(math.Floor(r*1000 + 1e-6)) }
+
 // NewRetryThrottling returns a full count.
 func NewRetryThrottling(c RetryThrottlingConfig) (*RetryThrottling, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	c = c.WithDefaults()
-	t := &RetryThrottling{max: int64(c.MaxTokens) * 1000, ratio: int64(math.Round(c.TokenRatio * 1000))}
+	t := &RetryThrottling{max: int64(c.MaxTokens) * 1000, ratio: thousandths(c.TokenRatio)}
 	t.tokens = t.max
 	return t, nil
 }

@@ -34,3 +34,24 @@ func TestRatioBudgetCountRetries(t *testing.T) {
 		}
 	}
 }
+
+// gRFC A6 ignores a token ratio's decimals beyond the third.
+func TestRetryThrottlingRatioDecimals(t *testing.T) {
+	for _, tc := range []struct {
+		ratio float64
+		after float64 // after one failure and one success, from 2 tokens
+	}{{0.5466, 1.546}, {0.29, 1.29}, {0.001, 1.001}, {0.1, 1.1}} {
+		th, err := NewRetryThrottling(RetryThrottlingConfig{MaxTokens: 2, TokenRatio: tc.ratio})
+		if err != nil {
+			t.Fatal(err)
+		}
+		th.Observe(t0, 1, overloaded)
+		th.Observe(t0, 1, Outcome{})
+		if got := th.Tokens(); got != tc.after {
+			t.Errorf("ratio %v: %v tokens, want %v", tc.ratio, got, tc.after)
+		}
+	}
+	if err := (RetryThrottlingConfig{TokenRatio: 0.0009}).Validate(); err == nil {
+		t.Error("a ratio of 0.0009 (0 in thousandths) was accepted")
+	}
+}
