@@ -84,7 +84,7 @@ pids+=($!)
 for _ in $(seq 50); do [ -S "$socket" ] && break; sleep 0.1; done
 [ -S "$socket" ] || { echo "munged did not start"; exit 1; }
 
-# A one-node cluster: the node as slurmd sees it, processes tracked
+# A one-node cluster on ports of its own: the node as slurmd sees it, processes tracked
 # without cgroups, finished jobs forgotten after 5 s so that sbatch
 # --wait returns promptly.
 host=$(hostname -s)
@@ -98,8 +98,8 @@ SlurmdUser=root
 AuthType=auth/munge
 AuthInfo=socket=$socket
 CredType=cred/munge
-SlurmctldPort=6817
-SlurmdPort=6818
+SlurmctldPort=16817
+SlurmdPort=16818
 StateSaveLocation=$work/state
 SlurmdSpoolDir=$work/spool
 SlurmctldPidFile=$work/slurmctld.pid
@@ -165,7 +165,9 @@ status=0
 for i in "${!names[@]}"; do
   name=${names[$i]}
   # shellcheck disable=SC2086
-  retrysim ${commands[$i]} >"$work/$name.want"
+  if ! retrysim ${commands[$i]} >"$work/$name.want"; then
+    echo "FAIL $name: the unsharded run failed (above)"; status=1; continue
+  fi
   shards=$(ls "$work/$name" 2>/dev/null | grep -c '^shard-.*-of-4\.json$' || true)
   if [ "$shards" != 4 ] || ! cmp -s "$work/$name.want" "$work/$name.merged"; then
     echo "FAIL $name: $shards of 4 shard files; the merged output differs from the unsharded run:"
