@@ -179,3 +179,21 @@ func BenchmarkEstimate(b *testing.B) {
 		}
 	}
 }
+
+// The big scenario files docs/performance.md measures load, have the
+// sizes it says, and run without --force.
+func TestBigScenarioFiles(t *testing.T) {
+	for file, ops := range map[string]int{"huge-burst-10m.yaml": 10_000_000, "open-loop-50m.yaml": 50_000_000} {
+		f, err := scenarios.Load("../docs/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := f.Scenarios[0]
+		if s.Operations() != ops {
+			t.Errorf("%s: %d operations, want %d", file, s.Operations(), ops)
+		}
+		if r := EstimateOf(s, 1).Refusal(); r != "" {
+			t.Errorf("%s: refused: %s", file, r)
+		}
+	}
+}
