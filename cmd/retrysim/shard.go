@@ -124,14 +124,12 @@ func shardOf(c *call) (runs.Shard, error) {
 		}
 		from = "$" + envSlurmCount
 	}
-	if name == envSlurmID {
-		if err := slurmFits(n, from); err != nil {
-			return runs.Shard{}, err
-		}
-	}
 	sh := runs.Shard{Index: int(i), Count: int(min(n, runs.MaxShards+1))}
 	if err := sh.Validate(); err != nil {
 		return sh, usagef("shard from $%s=%d of %d (%s): %v", name, i, n, from, err)
+	}
+	if name == envSlurmID {
+		return sh, slurmFits(n, from)
 	}
 	return sh, nil
 }

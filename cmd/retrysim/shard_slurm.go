@@ -86,7 +86,7 @@ func slurmArraySize() (uint64, error) {
 	return n, nil
 }
 
-// slurmFits checks that every task of the Slurm array is a shard of n
+// slurmFits checks that every task of the Slurm array is a shard of n ≥ 1
 // (the number from), so that a too large array fails in every task, not
 // only in those beyond the last shard.
 func slurmFits(n uint64, from string) error {
@@ -94,5 +94,5 @@ func slurmFits(n uint64, from string) error {
 	if err != nil || !ok || hi < n {
 		return err
 	}
-	return usagef("$%s=%d: the array has tasks beyond the last shard of %s=%d; submit --array=0-%d", envSlurmMax, hi, from, n, max(n, 1)-1)
+	return usagef("$%s=%d: the array has tasks beyond the last shard of %s=%d; submit --array=0-%d", envSlurmMax, hi, from, n, n-1)
 }

@@ -114,6 +114,7 @@ func TestShardFromSlurmArrayErrors(t *testing.T) {
 		{map[string]string{envSlurmID: "0", envSlurmCount: "4", envSlurmMax: "3"}, []string{"--shards", "2"}, "$SLURM_ARRAY_TASK_MAX=3: the array has tasks beyond the last shard of --shards=2; submit --array=0-1"},
 		{map[string]string{envSlurmID: "0", envSlurmMax: "3", envShards: "2"}, nil, "beyond the last shard of $RETRYSIM_SHARDS=2"},
 		{map[string]string{envSlurmID: "1", envIndex: "0", envShards: "2"}, nil, "$JOB_COMPLETION_INDEX=0 and $SLURM_ARRAY_TASK_ID=1 disagree"},
+		{map[string]string{envSlurmID: "0", envSlurmMax: "3"}, []string{"--shards", "0"}, "the number of shards must be between 1"},
 		{map[string]string{}, []string{"--shards", "2"}, "or set $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or $SLURM_ARRAY_TASK_ID (a Slurm job array)"},
 	} {
 		setEnv(t, tt.env)
