@@ -5,8 +5,9 @@
 # documented job array (docs/scale/slurm-shards.sh) for a multi-seed
 # comparison and for a sweep, merges each with the documented dependent
 # job (docs/scale/slurm-merge.sh), and checks that each merged output is
-# byte for byte the unsharded command's. Every daemon it started is
-# stopped by its PID on exit.
+# byte for byte the unsharded command's; then runs two shards of the
+# comparison again (--array=1,3 --shards 4) and merges again. Every daemon
+# it started is stopped by its PID on exit.
 #
 # Needs root (apt-get, munged's and Slurm's directories). Skips, with a
 # message, only when the packages cannot be installed.
@@ -152,14 +153,18 @@ for i in "${!names[@]}"; do
   merges+=("$merge")
 done
 
-# Wait for the merges (the arrays come first), bounded.
-deadline=$(($(date +%s) + 120))
-while squeue -h -j "$(IFS=,; echo "${merges[*]}")" -o %i 2>/dev/null | grep -q .; do
-  if [ "$(date +%s)" -gt "$deadline" ]; then
-    squeue; echo "the jobs did not finish within 120 s"; exit 1
-  fi
-  sleep 0.5
-done
+# awaitJobs JOBID...: wait until the jobs have left the queue, bounded.
+awaitJobs() {
+  local deadline=$(($(date +%s) + 120))
+  while squeue -h -j "$(IFS=,; echo "$*")" -o %i 2>/dev/null | grep -q .; do
+    if [ "$(date +%s)" -gt "$deadline" ]; then
+      squeue; echo "the jobs did not finish within 120 s"; exit 1
+    fi
+    sleep 0.5
+  done
+}
+# The merges wait for their arrays.
+awaitJobs "${merges[@]}"
 
 status=0
 for i in "${!names[@]}"; do
@@ -178,5 +183,23 @@ for i in "${!names[@]}"; do
     echo "ok $name: 4 shards on Slurm merged to the unsharded output ($(wc -c <"$work/$name.want") bytes)"
   fi
 done
+# Running some shards again, as docs/scale.md says: their IDs as the
+# array, the number of shards given.
+if [ "$status" = 0 ]; then
+  rm "$work/compare/shard-1-of-4.json" "$work/compare/shard-3-of-4.json"
+  # shellcheck disable=SC2086
+  array=$(sbatch --parsable --array=1,3 "$repo/docs/scale/slurm-shards.sh" "$work/compare" ${commands[0]} --shards 4)
+  merge=$(sbatch --parsable --dependency="afterok:$array" --kill-on-invalid-dep=yes \
+    --output="$work/compare.again" "$repo/docs/scale/slurm-merge.sh" "$work/compare")
+  awaitJobs "$merge"
+  if cmp -s "$work/compare.want" "$work/compare.again"; then
+    echo "ok compare: shards 1 and 3 run again (--array=1,3 --shards 4) merged to the unsharded output"
+  else
+    echo "FAIL compare: shards 1 and 3 run again do not merge to the unsharded output:"
+    diff "$work/compare.want" "$work/compare.again" | head -n 20 || true
+    cat retrysim-*.log 2>/dev/null | tail -n 20
+    status=1
+  fi
+fi
 echo "Slurm end-to-end: $(($(date +%s) - start)) s"
 exit "$status"
