@@ -26,7 +26,9 @@ if [ ${#need[@]} -gt 0 ]; then
     skip "Slurm is not installed, and installing it needs root and apt-get"
   fi
   echo "installing ${need[*]} from Debian"
-  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; } >/tmp/slurm-e2e-apt.log 2>&1; then
+  aptInstall() { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; }
+  # With the package lists there are, or, failing that, fresh ones.
+  if ! { aptInstall || { apt-get update -qq && aptInstall; }; } >/tmp/slurm-e2e-apt.log 2>&1; then
     tail -n 20 /tmp/slurm-e2e-apt.log
     skip "apt-get could not install ${need[*]} (above)"
   fi
