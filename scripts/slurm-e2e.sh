@@ -14,6 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+start=$(date +%s)
 
 skip() { echo "SKIP the Slurm end-to-end test: $*"; exit 0; }
 
@@ -58,7 +59,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start=$(date +%s)
 echo "building retrysim"
 mkdir -p "$work/bin"
 go build -o "$work/bin/retrysim" ./cmd/retrysim
