@@ -41,8 +41,9 @@ type Estimate struct {
 	// Events bounds the engine events of all runs together.
 	Events float64
 	// Memory bounds the bytes the runs in flight at once take, about
-	// bytesPerClient per client per run, plus the retry layers of the
-	// client processes that have an operation (processBytes).
+	// bytesPerClient per client per run (more when a policy queues), plus
+	// the retry layers of the client processes that have an operation
+	// (processBytes).
 	Memory float64
 	// Kept is what the caller keeps of the runs (metrics, latencies), in
 	// bytes; Estimate leaves it 0 for the caller to fill in.
@@ -105,7 +106,14 @@ func EstimateOf(s *scenarios.Scenario, seeds int) Estimate {
 	for i := range s.Policies {
 		perSeed += clients * (1 + EventsPerAttempt*attemptBound(s.Server, &s.Policies[i]))
 	}
-	perRun := clients * float64(bytesPerClient)
+	perClient := bytesPerClient
+	for i := range s.Policies {
+		if s.Policies[i].Queues() {
+			perClient += bytesPerQueuedClient
+			break
+		}
+	}
+	perRun := float64(bytesPerRun) + clients*float64(perClient)
 	if split, ok := s.Workload.(sim.ProcessSplit); ok && split.ClientProcesses() > 1 {
 		// Only processes with an operation get a retry layer.
 		processes := min(clients, float64(split.ClientProcesses()))

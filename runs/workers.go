@@ -6,7 +6,19 @@ package runs
 // exhausting memory on a machine with many.
 const (
 	parallelMemory int64 = 16 << 30
-	bytesPerClient int64 = 120 // measured: docs/performance.md (118 B/client RSS at 1 M)
+	// bytesPerClient bounds what a run allocates per client across the
+	// server models and workloads, about 1.5 times the 105 B of a burst
+	// and the 150-240 B of the others (docs/performance.md), and 117 B of
+	// RSS at 10,000,000 clients.
+	bytesPerClient int64 = 160
+	// bytesPerQueuedClient is the more a client costs when its policy
+	// queues operations (an in-flight limit): its waiter (16 B) and its
+	// slot in the limiter's queue (40 B), twice for the queue's growth.
+	bytesPerQueuedClient int64 = 96
+	// bytesPerRun bounds what a run allocates whatever its clients: its
+	// first buffers, the server's state, coordinators, the recovery
+	// recorder (3-50 KB measured).
+	bytesPerRun int64 = 64 << 10
 )
 
 // A client process of a run (sim.ProcessSplit) that has an operation holds

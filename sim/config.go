@@ -65,8 +65,9 @@ func (p *Policy) Plan(hooks policies.Hooks) (policies.Plan, error) {
 	return plan, nil
 }
 
-// queues reports whether a coordinator of p queues operations.
-func (p *Policy) queues() bool {
+// Queues reports whether a coordinator of p queues operations (an
+// in-flight limit): the run then keeps a waiter per operation.
+func (p *Policy) Queues() bool {
 	for _, s := range p.Coordinators {
 		if q, ok := s.(policies.Queuer); ok && q.Queues() {
 			return true

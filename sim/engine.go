@@ -164,7 +164,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		r.ops = newOperations(n)
 	}
 	r.waiters = nil
-	if cfg.Policy.queues() {
+	if cfg.Policy.Queues() {
 		r.waiters = make([]waiter, n)
 		for i := range r.waiters {
 			r.waiters[i] = waiter{r: r, i: int32(i)}

@@ -24,7 +24,8 @@ import (
 )
 
 // Environment variables that choose a shard when --shard is not given: a
-// Kubernetes Indexed Job sets JOB_COMPLETION_INDEX in every pod.
+// Kubernetes Indexed Job sets JOB_COMPLETION_INDEX in every pod (Slurm's
+// are in shard_slurm.go).
 const (
 	envIndex  = "JOB_COMPLETION_INDEX"
 	envShards = "RETRYSIM_SHARDS"
@@ -34,7 +35,7 @@ const (
 func shardFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "shard", Usage: "run only shard `I/N` of the work (I counts from 0) and write a partial result for 'retrysim merge' (docs/scale.md)"},
-		&decimalFlag{Name: "shards", HideDefault: true, Usage: "split the work into `N` shards; the shard is $" + envIndex + " (as a Kubernetes Indexed Job sets it); default $" + envShards},
+		&decimalFlag{Name: "shards", HideDefault: true, Usage: "split the work into `N` shards; the shard is $" + envIndex + " (as a Kubernetes Indexed Job sets it) or $" + envSlurmID + " (a Slurm job array); default $" + envShards + ", or the Slurm array's size"},
 		&cli.StringFlag{Name: "shard-out", Usage: "write the partial result to `PATH`; into a directory (an existing one, or one ending in /) as shard-I-of-N.json; default: stdout"},
 	}
 }
@@ -72,7 +73,7 @@ func splits(cmd *cli.Command) bool {
 }
 
 // sharding reports whether cmd runs one shard: --shard, --shards or the
-// environment say so.
+// environment say so; or, in a Slurm array task, --shard-out.
 func sharding(c *call) bool {
 	if merging(c) != nil || c.cmd == nil || !splits(c.cmd) {
 		return false
@@ -81,12 +82,16 @@ func sharding(c *call) bool {
 		return true
 	}
 	_, index := os.LookupEnv(envIndex)
+	_, slurm := os.LookupEnv(envSlurmID)
 	_, total := os.LookupEnv(envShards)
-	return index && total
+	// A Slurm array task knows its array's size, and shards when asked to
+	// write a partial result.
+	return (index || slurm) && total || slurm && c.IsSet("shard-out")
 }
 
-// shardOf returns the shard cmd runs: --shard I/N; or I from
-// $JOB_COMPLETION_INDEX and N from --shards or $RETRYSIM_SHARDS.
+// shardOf returns the shard cmd runs: --shard I/N; or I from the
+// environment (envShardIndex) and N from --shards, $RETRYSIM_SHARDS or a
+// Slurm array's size (docs/scale.md#choosing-the-shard).
 func shardOf(c *call) (runs.Shard, error) {
 	if c.IsSet("shard") {
 		sh, err := runs.ParseShard(c.String("shard"))
@@ -98,26 +103,33 @@ func shardOf(c *call) (runs.Shard, error) {
 		}
 		return sh, nil
 	}
-	index, ok := os.LookupEnv(envIndex)
-	if !ok {
-		return runs.Shard{}, usagef("--shards needs the shard's index: give --shard I/N, or set $%s", envIndex)
-	}
-	i, err := parseDecimal(index)
-	if err != nil || i > runs.MaxShards {
-		return runs.Shard{}, usagef("$%s=%q: must be a shard index in decimal digits", envIndex, index)
+	name, i, err := envShardIndex()
+	if err != nil {
+		return runs.Shard{}, err
 	}
 	var n uint64
-	if c.IsSet("shards") {
+	from := "--shards"
+	switch total, ok := os.LookupEnv(envShards); {
+	case c.IsSet("shards"):
 		n = c.Uint64("shards")
-	} else {
-		total := os.Getenv(envShards)
+	case ok:
 		if n, err = parseDecimal(total); err != nil {
 			return runs.Shard{}, usagef("$%s=%q: %v", envShards, total, err)
 		}
+		from = "$" + envShards
+	default:
+		// Only a Slurm task gets here (sharding).
+		if n, err = slurmArraySize(); err != nil {
+			return runs.Shard{}, err
+		}
+		from = "$" + envSlurmCount
 	}
 	sh := runs.Shard{Index: int(i), Count: int(min(n, runs.MaxShards+1))}
 	if err := sh.Validate(); err != nil {
-		return sh, usagef("shard from $%s=%s of %d: %v", envIndex, index, n, err)
+		return sh, usagef("shard from $%s=%d of %d (%s): %v", name, i, n, from, err)
+	}
+	if name == envSlurmID {
+		return sh, slurmFits(n, from)
 	}
 	return sh, nil
 }
