@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/retrysim/retrysim/runs"
+	"github.com/retrysim/retrysim/sweep"
+	"github.com/retrysim/retrysim/tune"
+)
+
+// tuneFailed is returned when no point meets every target: the input was
+// fine, the search found nothing (exit 1).
+type tuneFailed struct{ policy string }
+
+func (e tuneFailed) Error() string {
+	return fmt.Sprintf("tune: no point of the space makes %s meet every target", e.policy)
+}
+
+func tuneCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "tune",
+		Usage: "search a policy's parameters for the point that meets targets",
+		UsageText: "retrysim tune --policy NAME --scenario NAME [--scenario NAME ...]\n" +
+			"              --param NAME=VALUES [--param ...] [--target [SCENARIO:]EXPR ...]\n" +
+			"              [--objective [SCENARIO:]METRIC] [--file PATH] [--seed N]\n" +
+			"              [--seeds K] [--levels L] [--format table|markdown|json]\n" +
+			"              [--out FILE] [--force]\n\n" +
+			"Every point runs the policy on the same seeds on every scenario. A point\n" +
+			"is feasible when every target holds: a mean by its 95% confidence\n" +
+			"interval, a bound on single runs on every seed, another statistic as\n" +
+			"check takes it. Targets are the policy's expect lists in the scenario\n" +
+			"file and --target. The search tries L values of each parameter, then\n" +
+			"refines around the best point at half the spacing until it is one\n" +
+			"value. Among feasible points the best objective (mean over seeds) wins.\n" +
+			"Exits 1 when no point is feasible. VALUES are as in sweep; docs/tune.md.\n\n" +
+			"Examples:\n" +
+			"   retrysim tune --file docs/examples/tune.yaml --policy budgeted \\\n" +
+			"      --scenario healthy --scenario outage \\\n" +
+			"      --param budget_percent=1:50:log8 --param breaker_failures=2:20:2 \\\n" +
+			"      --objective attempts --seeds 10 --out tuned.yaml\n" +
+			"   retrysim check --file tuned.yaml     # gates the chosen policy",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "policy", Usage: "tune policy `NAME` (every scenario must have it)"},
+			&cli.StringSliceFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "tune on scenario `NAME` (repeatable; default: the file's default scenario)"},
+			fileFlag(),
+			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "policy parameter to vary, `NAME=VALUES` (repeatable, at most 4)"},
+			&cli.StringSliceFlag{Name: "target", Usage: "a bound to meet, `[SCENARIO:]EXPR`, e.g. 'outage: mean(amplification) <= 2' (repeatable)"},
+			&cli.StringFlag{Name: "objective", Value: "attempts", Usage: "optimise mean(`[SCENARIO:]METRIC`) in the metric's direction, over every scenario by default"},
+			&decimalFlag{Name: "seed", HideDefault: true, Usage: "first seed `N` of every point (default: the first scenario's seed)"},
+			&decimalFlag{Name: "seeds", Value: 10, Usage: "run every point on `K` seeds"},
+			&decimalFlag{Name: "levels", Value: 5, Usage: "try `L` values of each parameter first (2 to 9)"},
+			formatFlag(tune.Formats()),
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "also write the chosen policy with its targets as a scenario file `FILE` for check"},
+			forceFlag(),
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Present() {
+				return usagef("tune takes no arguments, got %q", cmd.Args().Slice())
+			}
+			return runTune(ctx, newCall(cmd))
+		},
+	}
+}
+
+// runTune reads the problem from c's flags, searches, and writes the
+// result on stdout and the policy file in --out.
+func runTune(ctx context.Context, c *call) error {
+	p, source, err := tuneProblem(c)
+	if err != nil {
+		return err
+	}
+	var out *pendingFile
+	if path := c.String("out"); path != "" {
+		if out, err = createOutput("--out", path); err != nil {
+			return err
+		}
+		defer out.abort()
+	}
+	res, err := tune.Search(ctx, p, func(ctx context.Context, plan runs.Plan) (*runs.Results, error) {
+		if err := checkWork(c, plan.Work()); err != nil {
+			return nil, err
+		}
+		return runs.Execute(ctx, plan, runs.Mode{})
+	})
+	switch {
+	case ctx.Err() != nil:
+		return errInterrupted
+	case err != nil && errors.As(err, new(usageError)):
+		return err
+	case err != nil && res == nil && !errors.Is(err, context.Canceled):
+		return usageError{err}
+	}
+	if err := tune.Write(c.stdout, format(c), res); err != nil {
+		return err
+	}
+	if res.Chosen == nil {
+		return tuneFailed{p.Policy}
+	}
+	if out == nil {
+		return nil
+	}
+	data, err := res.PolicyFile(source.data, source.dir, tuneHeader(res))
+	if err != nil {
+		return err
+	}
+	return finishOutput(c, out, c.String("out"), data)
+}
+
+// tuneSource is the scenario file's bytes, for the policy file, and the
+// folder its traces are read from.
+type tuneSource struct {
+	data []byte
+	dir  string
+}
+
+// tuneProblem reads the flags of tune.
+func tuneProblem(c *call) (*tune.Problem, tuneSource, error) {
+	var src tuneSource
+	path := c.String("file")
+	data, name, err := readInput(c, "--file", path)
+	if err != nil {
+		return nil, src, usageError{err}
+	}
+	f, err := parseInput(c, path, name, data)
+	if err != nil {
+		return nil, src, usageError{err}
+	}
+	src = tuneSource{data: data, dir: "."}
+	if path != "" && path != "-" {
+		src.dir = filepath.Dir(path)
+	}
+	p := &tune.Problem{Policy: c.String("policy"), Levels: int(c.Uint64("levels"))}
+	if p.Policy == "" {
+		return nil, src, usagef("tune needs --policy NAME, the policy whose parameters vary")
+	}
+	names := c.StringSlice("scenario")
+	if len(names) == 0 {
+		names = []string{f.Default}
+	}
+	for _, n := range names {
+		s, err := f.Lookup(n)
+		if err != nil {
+			return nil, src, usageError{err}
+		}
+		p.Scenarios = append(p.Scenarios, s)
+	}
+	if err := tuneFlags(c, p); err != nil {
+		return nil, src, err
+	}
+	return p, src, nil
+}
+
+// tuneFlags reads --param, --target, --objective, --seed and --seeds.
+func tuneFlags(c *call, p *tune.Problem) error {
+	specs := c.StringSlice("param")
+	if len(specs) == 0 {
+		return usagef("tune needs --param NAME=VALUES, e.g. --param budget_percent=5:50:5")
+	}
+	for _, spec := range specs {
+		q, err := sweep.Parse(spec)
+		if err != nil {
+			return usagef("--param %v", err)
+		}
+		if q.Note != "" {
+			fmt.Fprintln(c.stderr, "retrysim: note: --param", q.Note)
+		}
+		p.Space = append(p.Space, q)
+	}
+	for _, text := range c.StringSlice("target") {
+		t, err := tune.ParseTarget(text)
+		if err != nil {
+			return usagef("--target %v", err)
+		}
+		p.Targets = append(p.Targets, t)
+	}
+	o, err := tune.ParseObjective(c.String("objective"))
+	if err != nil {
+		return usagef("--objective %v", err)
+	}
+	p.Objective = o
+	p.FirstSeed = p.Scenarios[0].Seed
+	if c.IsSet("seed") {
+		p.FirstSeed = c.Uint64("seed")
+	}
+	p.Seeds, err = seedCount(c, p.FirstSeed)
+	return err
+}
+
+// tuneHeader is the policy file's comment.
+func tuneHeader(res *tune.Result) string {
+	return "Written by 'retrysim tune' (docs/tune.md): policy " + res.Policy + " at " + res.Chosen.Label + ",\n" +
+		"its targets as its expect list, on the seeds it was tuned on (change seed\n" +
+		"for fresh ones). 'retrysim check --file' on this file gates it."
+}
