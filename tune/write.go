@@ -43,6 +43,18 @@ func Write(w io.Writer, f report.Format, r *Result) error {
 		_, err := fmt.Fprintf(w, "\nno point is a valid scenario: %s\n", r.Candidates[0].Invalid)
 		return err
 	}
+	if r.Chosen != nil {
+		edge := false
+		for i, q := range r.Space {
+			if n := len(q.Values); n > 1 && (pt.Index[i] == 0 || pt.Index[i] == n-1) {
+				fmt.Fprintf(w, "note: %s=%s is at an end of its range: a wider range may do better\n", q.Name, q.Label(pt.Index[i]))
+				edge = true
+			}
+		}
+		if edge {
+			fmt.Fprintln(w)
+		}
+	}
 	if err := report.WriteTable(w, md, []string{"scenario", "target", "measured", "95% CI", "held to", "result", "met at"}, r.targetRows(pt), []bool{true, true}); err != nil {
 		return err
 	}
@@ -149,7 +161,7 @@ func (r *Result) runnerRows() [][]string {
 }
 
 // Schema names the JSON document Write writes.
-const Schema = "retrysim.tune/v1"
+const Schema = "retrysim/tune/v1"
 
 type jsonPoint struct {
 	Point     map[string]string `json:"point"`

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/sweep"
 	"github.com/retrysim/retrysim/tune"
@@ -38,11 +40,12 @@ func tuneCommand() *cli.Command {
 			"refines around the best point at half the spacing until it is one\n" +
 			"value. Among feasible points the best objective (mean over seeds) wins.\n" +
 			"Exits 1 when no point is feasible. VALUES are as in sweep; docs/tune.md.\n\n" +
+			"Policy parameters: " + strings.Join(wrapWords(tunable(), helpWidth-helpIndent-19), "\n   ") + "\n\n" +
 			"Examples:\n" +
 			"   retrysim tune --file docs/examples/tune.yaml --policy budgeted \\\n" +
 			"      --scenario healthy --scenario outage \\\n" +
-			"      --param budget_percent=1:50:log8 --param breaker_failures=2:20:2 \\\n" +
-			"      --objective attempts --seeds 10 --out tuned.yaml\n" +
+			"      --param budget_min_per_second=1:40:log6 --param base=250ms:20s:log7 \\\n" +
+			"      --target 'outage: mean(latency_ms.p99) <= 40000' --out tuned.yaml\n" +
 			"   retrysim check --file tuned.yaml     # gates the chosen policy",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "policy", Usage: "tune policy `NAME` (every scenario must have it)"},
@@ -189,6 +192,17 @@ func tuneFlags(c *call, p *tune.Problem) error {
 	}
 	p.Seeds, err = seedCount(c, p.FirstSeed)
 	return err
+}
+
+// tunable names the parameters tune can vary: those of a policy.
+func tunable() string {
+	var names []string
+	for _, p := range kinds.Params() {
+		if p.Field != "" {
+			names = append(names, p.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // tuneHeader is the policy file's comment.
