@@ -147,6 +147,8 @@ func (p *Problem) Prepare() ([]*scenarios.Scenario, []Target, error) {
 		return nil, nil, fmt.Errorf("want 1 to %d parameters to vary, got %d", MaxParams, len(p.Space))
 	case p.Seeds < 1:
 		return nil, nil, fmt.Errorf("want at least one seed")
+	case p.Objective.Metric == nil:
+		return nil, nil, fmt.Errorf("no objective")
 	case p.Levels < 0 || p.Levels == 1 || p.Levels > MaxLevels:
 		return nil, nil, fmt.Errorf("levels %d: want 2 to %d", p.Levels, MaxLevels)
 	}

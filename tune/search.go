@@ -114,6 +114,30 @@ type Result struct {
 // neighbours are all evaluated. Every point runs on the same seeds. The
 // same problem gives the same result, whatever runs the plans.
 func Search(ctx context.Context, p *Problem, run Runner) (*Result, error) {
+	b, err := Begin(p)
+	if err != nil {
+		return nil, err
+	}
+	first, err := run(ctx, b.Plan())
+	if err != nil {
+		return nil, err
+	}
+	return b.Continue(ctx, first, run)
+}
+
+// Searcher is a search under way. Its first stage, the coarse grid and
+// most of the work, is a plan the caller runs (here, or in shards merged
+// later: runs.Execute); Continue takes its results and runs the
+// refinement with run.
+type Searcher struct {
+	s       *searcher
+	plan    runs.Plan
+	pending []*Candidate
+	steps   []int
+}
+
+// Begin checks p (errors are about the input) and plans its first stage.
+func Begin(p *Problem) (*Searcher, error) {
 	cut, targets, err := p.Prepare()
 	if err != nil {
 		return nil, err
@@ -134,11 +158,9 @@ func Search(ctx context.Context, p *Problem, run Runner) (*Result, error) {
 			if !slices.ContainsFunc(cut[j].Metrics(), func(m *metrics.Metric) bool { return m.Name == t.Expectation.Metric }) {
 				return nil, fmt.Errorf("target %q (%s): scenario %s does not report %s", t, t.Source, name, t.Expectation.Metric)
 			}
-			if t.Scenario == "" || t.Scenario == name {
-				r := t
-				r.Scenario = name
-				res.Targets = append(res.Targets, r)
-			}
+			r := t
+			r.Scenario = name
+			res.Targets = append(res.Targets, r)
 		}
 	}
 	for _, sc := range cut {
@@ -146,35 +168,64 @@ func Search(ctx context.Context, p *Problem, run Runner) (*Result, error) {
 			return nil, fmt.Errorf("objective %s: scenario %s does not report %s", o, sc.Name, o.Metric.Name)
 		}
 	}
-	s := &searcher{p: p, cut: cut, res: res, run: run, seen: map[string]bool{}}
-	levels := cmp.Or(p.Levels, 5)
-	grid, steps := coarse(p.Space, levels)
-	for stage := 0; ; stage++ {
+	grid, steps := coarse(p.Space, cmp.Or(p.Levels, 5))
+	if len(grid) > MaxCandidates {
+		return nil, fmt.Errorf("the first stage has %d points; at most %d (fewer levels or parameters)", len(grid), MaxCandidates)
+	}
+	b := &Searcher{s: &searcher{p: p, cut: cut, res: res, seen: map[string]bool{}}, steps: steps}
+	b.plan, b.pending = b.s.stage(grid, 0)
+	return b, nil
+}
+
+// Plan is the first stage's plan: one group per valid point and scenario.
+func (b *Searcher) Plan() runs.Plan { return b.plan }
+
+// Continue measures the first stage's results (of Plan) and refines,
+// running each later stage's plan with run.
+func (b *Searcher) Continue(ctx context.Context, first *runs.Results, run Runner) (*Result, error) {
+	s, res := b.s, b.s.res
+	if err := s.absorb(b.plan, b.pending, first); err != nil {
+		return nil, err
+	}
+	res.Stages = 1
+	for stage := 1; ; stage++ {
+		grid := s.next(b.steps)
+		if len(grid) == 0 {
+			break
+		}
 		if len(res.Candidates)+len(grid) > MaxCandidates {
 			res.Note = fmt.Sprintf("stopped before stage %d: it would pass %d points", stage, MaxCandidates)
 			break
 		}
-		if err := s.evaluate(ctx, grid, stage); err != nil {
-			return nil, err
+		plan, pending := s.stage(grid, stage)
+		if len(plan.Groups) > 0 {
+			results, err := run(ctx, plan)
+			if err != nil {
+				return nil, err
+			}
+			if err := s.absorb(plan, pending, results); err != nil {
+				return nil, err
+			}
 		}
 		res.Stages = stage + 1
-		grid = nil
-		for len(grid) == 0 {
-			done := !slices.ContainsFunc(steps, func(st int) bool { return st > 1 })
-			for i := range steps {
-				steps[i] = max(1, (steps[i]+1)/2)
-			}
-			grid = s.neighbours(s.incumbent(), steps)
-			if len(grid) == 0 && done {
-				break
-			}
-		}
-		if len(grid) == 0 {
-			break
-		}
 	}
 	s.finish()
 	return res, nil
+}
+
+// next is the next stage's grid: the unevaluated points around the best
+// one at half the spacing (steps, which it halves), or none when the
+// spacing is one value and every neighbour has run.
+func (s *searcher) next(steps []int) [][]int {
+	for {
+		done := !slices.ContainsFunc(steps, func(st int) bool { return st > 1 })
+		for i := range steps {
+			steps[i] = max(1, (steps[i]+1)/2)
+		}
+		if grid := s.neighbours(s.incumbent(), steps); len(grid) > 0 || done {
+			return grid
+		}
+	}
 }
 
 func firstValues(ps []sweep.Param) []int64 {
@@ -225,7 +276,6 @@ type searcher struct {
 	p    *Problem
 	cut  []*scenarios.Scenario
 	res  *Result
-	run  Runner
 	seen map[string]bool
 }
 
@@ -254,8 +304,9 @@ func (s *searcher) neighbours(c *Candidate, steps []int) [][]int {
 	return slices.DeleteFunc(grid, func(idx []int) bool { return s.seen[key(idx)] })
 }
 
-// evaluate runs the points of grid on every scenario, in one plan.
-func (s *searcher) evaluate(ctx context.Context, grid [][]int, stage int) error {
+// stage is the plan of the points of grid on every scenario, and the
+// valid points it runs, in its groups' order.
+func (s *searcher) stage(grid [][]int, stage int) (runs.Plan, []*Candidate) {
 	var plan runs.Plan
 	var run []*Candidate
 	for _, idx := range grid {
@@ -285,16 +336,21 @@ func (s *searcher) evaluate(ctx context.Context, grid [][]int, stage int) error 
 			run = append(run, c)
 		}
 	}
-	if len(plan.Groups) == 0 {
-		return nil
-	}
-	results, err := s.run(ctx, plan)
-	if err != nil {
-		return err
+	return plan, run
+}
+
+// absorb measures the points run with the results of their plan.
+func (s *searcher) absorb(plan runs.Plan, run []*Candidate, results *runs.Results) error {
+	if results == nil || len(results.Groups) != len(plan.Groups) {
+		return fmt.Errorf("the results do not fit the plan of %d groups", len(plan.Groups))
 	}
 	for i, c := range run {
 		for j := range s.cut {
-			c.Runs = append(c.Runs, results.Groups[i*len(s.cut)+j].Runs)
+			ms := results.Groups[i*len(s.cut)+j].Runs
+			if ms == nil {
+				return fmt.Errorf("no runs for %s", plan.Groups[i*len(s.cut)+j].Label)
+			}
+			c.Runs = append(c.Runs, ms)
 		}
 		s.measure(c)
 	}
