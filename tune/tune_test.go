@@ -68,8 +68,8 @@ func TestSearchMeetsTargetsAndPinsThem(t *testing.T) {
 	if res.Chosen == nil {
 		t.Fatalf("no feasible point; closest %+v", res.Closest)
 	}
-	if len(res.Targets) != 3 {
-		t.Fatalf("targets %v, want the file's 3", res.Targets)
+	if len(res.Targets) != 4 {
+		t.Fatalf("targets %v, want the file's 4", res.Targets)
 	}
 	for _, tr := range res.Chosen.Targets {
 		if !tr.Pass {

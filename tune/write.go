@@ -154,6 +154,9 @@ func (r *Result) runnerRows() [][]string {
 				change = "+" + change
 			}
 			p = strconv.FormatFloat(metrics.Round(u.Diff.Test.P, 3), 'f', -1, 64)
+			if u.Diff.Test.P < 0.001 {
+				p = "<0.001"
+			}
 		}
 		rows = append(rows, []string{u.Label, summaryText(m, u.Objective), change, p, u.Verdict.String()})
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -31,7 +30,7 @@ func tuneCommand() *cli.Command {
 			"              --param NAME=VALUES [--param ...] [--target [SCENARIO:]EXPR ...]\n" +
 			"              [--objective [SCENARIO:]METRIC] [--file PATH] [--seed N]\n" +
 			"              [--seeds K] [--levels L] [--format table|markdown|json]\n" +
-			"              [--out FILE] [--force]\n\n" +
+			"              [--out FILE] [--force] [--shard I/N [--shard-out PATH]]\n\n" +
 			"Every point runs the policy on the same seeds on every scenario. A point\n" +
 			"is feasible when every target holds: a mean by its 95% confidence\n" +
 			"interval, a bound on single runs on every seed, another statistic as\n" +
@@ -39,7 +38,8 @@ func tuneCommand() *cli.Command {
 			"file and --target. The search tries L values of each parameter, then\n" +
 			"refines around the best point at half the spacing until it is one\n" +
 			"value. Among feasible points the best objective (mean over seeds) wins.\n" +
-			"Exits 1 when no point is feasible. VALUES are as in sweep; docs/tune.md.\n\n" +
+			"Exits 1 when no point is feasible. VALUES are as in sweep. --shard runs\n" +
+			"a shard of the first stage; 'retrysim merge' refines. See docs/tune.md.\n\n" +
 			"Policy parameters: " + strings.Join(wrapWords(tunable(), helpWidth-helpIndent-19), "\n   ") + "\n\n" +
 			"Examples:\n" +
 			"   retrysim tune --file docs/examples/tune.yaml --policy budgeted \\\n" +
@@ -47,7 +47,7 @@ func tuneCommand() *cli.Command {
 			"      --param budget_min_per_second=1:40:log6 --param base=250ms:20s:log7 \\\n" +
 			"      --target 'outage: mean(latency_ms.p99) <= 40000' --out tuned.yaml\n" +
 			"   retrysim check --file tuned.yaml     # gates the chosen policy",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "policy", Usage: "tune policy `NAME` (every scenario must have it)"},
 			&cli.StringSliceFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "tune on scenario `NAME` (repeatable; default: the file's default scenario)"},
 			fileFlag(),
@@ -60,49 +60,73 @@ func tuneCommand() *cli.Command {
 			formatFlag(tune.Formats()),
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "also write the chosen policy with its targets as a scenario file `FILE` for check"},
 			forceFlag(),
-		},
+		}, shardFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return usagef("tune takes no arguments, got %q", cmd.Args().Slice())
 			}
-			return runTune(ctx, newCall(cmd))
+			return execute(ctx, newCall(cmd), tuneJob)
 		},
 	}
 }
 
-// runTune reads the problem from c's flags, searches, and writes the
-// result on stdout and the policy file in --out.
-func runTune(ctx context.Context, c *call) error {
+// tuneJob is tune's job: the search's first stage, the coarse grid, is the
+// plan (so it shards); the refinement runs when its results are in, here
+// or in the merge, and then the result is written on stdout and the
+// policy file in --out.
+func tuneJob(c *call) (job, error) {
 	p, source, err := tuneProblem(c)
 	if err != nil {
-		return err
+		return job{}, err
+	}
+	b, err := tune.Begin(p)
+	if err != nil {
+		return job{}, usageError{err}
 	}
 	var out *pendingFile
-	if path := c.String("out"); path != "" {
-		if out, err = createOutput("--out", path); err != nil {
-			return err
-		}
-		defer out.abort()
+	return job{plan: b.Plan(), title: "tune " + p.Policy,
+		start: func() (func(), error) {
+			path := c.String("out")
+			if path == "" {
+				return nil, nil
+			}
+			if out, err = createOutput("--out", path); err != nil {
+				return nil, err
+			}
+			return out.abort, nil
+		},
+		finish: func(ctx context.Context, first *runs.Results) error {
+			res, err := b.Continue(ctx, first, func(ctx context.Context, plan runs.Plan) (*runs.Results, error) {
+				return tuneStage(ctx, c, plan)
+			})
+			if err != nil {
+				return err
+			}
+			return writeTune(c, res, source, out)
+		}}, nil
+}
+
+// tuneStage runs a stage of the refinement here.
+func tuneStage(ctx context.Context, c *call, plan runs.Plan) (*runs.Results, error) {
+	if err := checkWork(c, plan.Work()); err != nil {
+		return nil, err
 	}
-	res, err := tune.Search(ctx, p, func(ctx context.Context, plan runs.Plan) (*runs.Results, error) {
-		if err := checkWork(c, plan.Work()); err != nil {
-			return nil, err
-		}
-		return runs.Execute(ctx, plan, runs.Mode{})
-	})
-	switch {
-	case ctx.Err() != nil:
-		return errInterrupted
-	case err != nil && errors.As(err, new(usageError)):
-		return err
-	case err != nil && res == nil && !errors.Is(err, context.Canceled):
-		return usageError{err}
-	}
+	w := startWatch(c, "tune: refinement", plan)
+	res, err := runs.Execute(ctx, plan, runs.Mode{Context: func(ctx context.Context, g *runs.Group) context.Context {
+		return w.context(ctx, g.Scenario)
+	}})
+	w.done()
+	return res, err
+}
+
+// writeTune writes res on stdout and, when --out is set (out), the
+// policy file; it fails (exit 1) when no point is feasible.
+func writeTune(c *call, res *tune.Result, source tuneSource, out *pendingFile) error {
 	if err := tune.Write(c.stdout, format(c), res); err != nil {
 		return err
 	}
 	if res.Chosen == nil {
-		return tuneFailed{p.Policy}
+		return tuneFailed{res.Policy}
 	}
 	if out == nil {
 		return nil

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,7 +15,7 @@ func tuneDocArgs(dir string) []string {
 	return []string{"tune", "--file", filepath.Join(docsRoot, "docs/examples/tune.yaml"), "--policy", "budgeted",
 		"--scenario", "healthy", "--scenario", "outage",
 		"--param", "budget_min_per_second=1:40:log6", "--param", "base=250ms:20s:log7",
-		"--target", "outage: mean(latency_ms.p99) <= 40000", "--seeds", "20", "--out", filepath.Join(dir, "tuned.yaml")}
+		"--seeds", "20", "--out", filepath.Join(dir, "tuned.yaml")}
 }
 
 // The example finds a policy that meets every target; the file it writes
@@ -89,5 +91,30 @@ func TestTuneErrors(t *testing.T) {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("tune --help lacks %q", want)
 		}
+	}
+}
+
+// The first stage shards; the merge of its shards refines and prints what
+// the whole search prints.
+func TestTuneShards(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	args := tuneDocArgs(dir)
+	args = args[:len(args)-2] // no --out
+	whole, errOut, code, _ := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var files []string
+	for i := range 3 {
+		file := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		if _, errOut, code, _ := runCLI(t, append(slices.Clone(args), "--shard", fmt.Sprintf("%d/3", i), "--shard-out", file)...); code != 0 {
+			t.Fatalf("shard %d: exit %d: %s", i, code, errOut)
+		}
+		files = append(files, file)
+	}
+	merged, errOut, code, _ := runCLI(t, append([]string{"merge"}, files...)...)
+	if code != 0 || merged != whole {
+		t.Fatalf("merge: exit %d, %s\n%s\nwant\n%s", code, errOut, merged, whole)
 	}
 }
