@@ -2,6 +2,7 @@ package tune
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"math"
 	"os"
@@ -291,4 +292,21 @@ func mustParam(t *testing.T, spec string) sweep.Param {
 		t.Fatal(err)
 	}
 	return q
+}
+
+// A point the loader would refuse (a base above the cap) is not run, and
+// says why.
+func TestSearchSkipsInvalidPoints(t *testing.T) {
+	t.Parallel()
+	p, _ := example(t, 2, "budget_min_per_second=19", "base=8s,30s")
+	res, err := Search(context.Background(), p, execute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Candidates) != 2 || res.Candidates[0].Invalid != "" || !strings.Contains(res.Candidates[1].Invalid, "healthy: policies[0].cap: must be at least base (30s)") {
+		t.Fatalf("points %+v", res.Candidates)
+	}
+	if best := cmp.Or(res.Chosen, res.Closest); res.Runs != 2*2 || best != res.Candidates[0] {
+		t.Errorf("runs %d, best %v", res.Runs, best)
+	}
 }
