@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/retrysim/retrysim/kinds"
+	"github.com/retrysim/retrysim/report/plot"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/sweep"
 	"github.com/retrysim/retrysim/tune"
@@ -30,7 +31,8 @@ func tuneCommand() *cli.Command {
 			"              --param NAME=VALUES [--param ...] [--target [SCENARIO:]EXPR ...]\n" +
 			"              [--objective [SCENARIO:]METRIC] [--file PATH] [--seed N]\n" +
 			"              [--seeds K] [--levels L] [--format table|markdown|json]\n" +
-			"              [--out FILE] [--force] [--shard I/N [--shard-out PATH]]\n\n" +
+			"              [--out FILE] [--plot-dir DIR [--plot-format png,svg]]\n" +
+			"              [--force] [--shard I/N [--shard-out PATH]]\n\n" +
 			"Every point runs the policy on the same seeds on every scenario. A point\n" +
 			"is feasible when every target holds: a mean by its 95% confidence\n" +
 			"interval, a bound on single runs on every seed, another statistic as\n" +
@@ -58,6 +60,8 @@ func tuneCommand() *cli.Command {
 			&decimalFlag{Name: "seeds", Value: 10, Usage: "run every point on `K` seeds"},
 			&decimalFlag{Name: "levels", Value: 5, Usage: "try `L` values of each parameter first (2 to 9)"},
 			formatFlag(tune.Formats()),
+			&cli.StringFlag{Name: "plot-dir", Usage: "also draw the explored space (objective against the two most influential parameters) as tune.png/.svg in `DIR`"},
+			&cli.StringFlag{Name: "plot-format", Value: "png,svg", Usage: "comma-separated image `FORMATS`: png, svg"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "also write the chosen policy with its targets as a scenario file `FILE` for check"},
 			forceFlag(),
 		}, shardFlags()...),
@@ -83,9 +87,18 @@ func tuneJob(c *call) (job, error) {
 	if err != nil {
 		return job{}, usageError{err}
 	}
+	formats, err := plotFormatsFlag(c)
+	if err != nil {
+		return job{}, err
+	}
 	var out *pendingFile
 	return job{plan: b.Plan(), title: "tune " + p.Policy,
 		start: func() (func(), error) {
+			if dir := c.String("plot-dir"); dir != "" {
+				if err := outputDir("--plot-dir", dir); err != nil {
+					return nil, err
+				}
+			}
 			path := c.String("out")
 			if path == "" {
 				return nil, nil
@@ -102,7 +115,7 @@ func tuneJob(c *call) (job, error) {
 			if err != nil {
 				return err
 			}
-			return writeTune(c, res, source, out)
+			return writeTune(c, res, source, out, formats)
 		}}, nil
 }
 
@@ -121,9 +134,22 @@ func tuneStage(ctx context.Context, c *call, plan runs.Plan) (*runs.Results, err
 
 // writeTune writes res on stdout and, when --out is set (out), the
 // policy file; it fails (exit 1) when no point is feasible.
-func writeTune(c *call, res *tune.Result, source tuneSource, out *pendingFile) error {
+func writeTune(c *call, res *tune.Result, source tuneSource, out *pendingFile, formats []plot.ImageFormat) error {
 	if err := tune.Write(c.stdout, format(c), res); err != nil {
 		return err
+	}
+	if dir := c.String("plot-dir"); dir != "" {
+		fig, err := plot.TuneFigure(res)
+		if err != nil {
+			return err
+		}
+		files, err := figureFiles(dir, []plot.NamedFigure{{Name: "tune", Figure: fig}}, formats)
+		if err != nil {
+			return err
+		}
+		if err := writeOutputs(c, files); err != nil {
+			return err
+		}
 	}
 	if res.Chosen == nil {
 		return tuneFailed{res.Policy}

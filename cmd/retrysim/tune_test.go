@@ -23,9 +23,12 @@ func tuneDocArgs(dir string) []string {
 func TestTuneCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	out, errOut, code, _ := runCLI(t, tuneDocArgs(dir)...)
+	out, errOut, code, _ := runCLI(t, append(tuneDocArgs(dir), "--plot-dir", filepath.Join(dir, "plots"), "--plot-format", "svg")...)
 	if code != 0 || !strings.Contains(out, "chosen: ") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "plots", "tune.svg")); err != nil {
+		t.Errorf("--plot-dir: %v", err)
 	}
 	tuned := filepath.Join(dir, "tuned.yaml")
 	if _, errOut, code, _ := runCLI(t, "check", "--file", tuned); code != 0 {
