@@ -19,12 +19,10 @@ func Formats() []report.Format { return []report.Format{report.Table, report.Mar
 // of text, or JSON (schema Schema).
 func Write(w io.Writer, f report.Format, r *Result) error {
 	if f == report.JSON {
-		data, err := json.MarshalIndent(r.document(), "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", data)
-		return err
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false) // targets hold < and >
+		enc.SetIndent("", "  ")
+		return enc.Encode(r.document())
 	}
 	md := f == report.Markdown
 	fmt.Fprintf(w, "tune policy %s on %s: %s, seeds %s (the same for every point)\n", r.Policy, strings.Join(r.Scenarios, ", "), r.Objective.Goal(), seedRange(r.FirstSeed, r.Seeds))
@@ -84,6 +82,10 @@ func seedRange(first uint64, n int) string {
 func (r *Result) spaceText() string {
 	var parts []string
 	for _, q := range r.Space {
+		if len(q.Values) == 1 {
+			parts = append(parts, fmt.Sprintf("%s (%s)", q.Name, q.Label(0)))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s (%d values, %s..%s)", q.Name, len(q.Values), q.Label(0), q.Label(len(q.Values)-1)))
 	}
 	return strings.Join(parts, ", ")
@@ -188,8 +190,9 @@ type jsonTarget struct {
 
 type jsonRunnerUp struct {
 	jsonPoint
-	Change  float64       `json:"change"`
-	P       float64       `json:"p"`
+	// Change and P are nil without pairs of seeds that both have a value.
+	Change  *float64      `json:"change"`
+	P       *float64      `json:"p"`
 	Verdict stats.Verdict `json:"verdict"`
 }
 
@@ -228,7 +231,11 @@ func (r *Result) document() jsonDoc {
 		d.Closest = &p
 	}
 	for _, u := range r.RunnersUp {
-		d.RunnersUp = append(d.RunnersUp, jsonRunnerUp{jsonPoint: r.point(u.Candidate), Change: u.Diff.DeltaMean, P: u.Diff.Test.P, Verdict: u.Verdict})
+		ju := jsonRunnerUp{jsonPoint: r.point(u.Candidate), Verdict: u.Verdict}
+		if u.Diff.Pairs > 0 {
+			ju.Change, ju.P = &u.Diff.DeltaMean, &u.Diff.Test.P
+		}
+		d.RunnersUp = append(d.RunnersUp, ju)
 	}
 	for _, m := range r.Met {
 		d.Met = append(d.Met, jsonMet{Target: m.Target.Scenario + ": " + m.Target.Expectation.String(), Points: m.Met})
