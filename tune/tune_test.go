@@ -310,3 +310,27 @@ func TestSearchSkipsInvalidPoints(t *testing.T) {
 		t.Errorf("runs %d, best %v", res.Runs, best)
 	}
 }
+
+// docs/tune.md's breaker search: only the threshold the outage never
+// reaches is feasible.
+func TestBreakerSearchDoc(t *testing.T) {
+	t.Parallel()
+	p, _ := example(t, 10, "breaker_failures=5:500:log5", "breaker_open_for=1s,5s,20s")
+	p.Policy = "budgeted-breaker"
+	res, err := Search(context.Background(), p, execute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feasible := 0
+	for _, c := range res.Candidates {
+		if c.Feasible {
+			feasible++
+			if c.Values[0] != 500 {
+				t.Errorf("%s is feasible", c.Label)
+			}
+		}
+	}
+	if feasible != 3 || len(res.Candidates) != 15 || res.Chosen == nil || res.Chosen.Values[0] != 500 {
+		t.Errorf("%d of %d feasible, chosen %v", feasible, len(res.Candidates), res.Chosen)
+	}
+}
