@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	retrysim "github.com/retrysim/retrysim"
 	"github.com/retrysim/retrysim/check"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
@@ -332,5 +333,54 @@ func TestBreakerSearchDoc(t *testing.T) {
 	}
 	if feasible != 3 || len(res.Candidates) != 15 || res.Chosen == nil || res.Chosen.Values[0] != 500 {
 		t.Errorf("%d of %d feasible, chosen %v", feasible, len(res.Candidates), res.Chosen)
+	}
+}
+
+// A preset's control whose settings the file does not write would load
+// otherwise than tuned: the policy file is refused, with the reason.
+func TestPolicyFileRefusesWhatLoadsOtherwise(t *testing.T) {
+	t.Parallel()
+	f, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := f.Lookup("controls-outage")
+	p := &Problem{Policy: "sre", Scenarios: []*scenarios.Scenario{s}, FirstSeed: 1, Seeds: 1,
+		Space: []sweep.Param{mustParam(t, "budget_percent=5")}}
+	p.Objective, _ = ParseObjective("attempts")
+	res, err := Search(context.Background(), p, execute)
+	if err != nil || res.Chosen == nil {
+		t.Fatalf("%v, chosen %v", err, res)
+	}
+	_, err = res.PolicyFile(retrysim.BuiltinScenarios, ".", "")
+	if err == nil || !strings.Contains(err.Error(), "the controls of sre load as") || !strings.Contains(err.Error(), "a preset's control settings the file does not write") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// A scenario whose targets are all on single runs gets no check_seeds
+// (which the loader refuses without a statistic), even when its file had
+// one for other policies.
+func TestPolicyFileSingleRunTargets(t *testing.T) {
+	t.Parallel()
+	f, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := f.Lookup("long-outage") // check_seeds: 20, for other policies' statistics
+	p := &Problem{Policy: "capped-exponential", Scenarios: []*scenarios.Scenario{s}, FirstSeed: 1, Seeds: 2,
+		Space: []sweep.Param{mustParam(t, "max_attempts=5,10")}}
+	p.Objective, _ = ParseObjective("attempts")
+	res, err := Search(context.Background(), p, execute)
+	if err != nil || res.Chosen == nil {
+		t.Fatalf("%v, chosen %v", err, res)
+	}
+	data, err := res.PolicyFile(retrysim.BuiltinScenarios, ".", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := scenarios.Parse("tuned.yaml", data)
+	if err != nil || g.Scenarios[0].CheckSeeds != 0 || len(g.Scenarios[0].Expect) != 2 {
+		t.Fatalf("%v\n%s", err, data)
 	}
 }
