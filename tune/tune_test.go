@@ -12,9 +12,11 @@ import (
 
 	retrysim "github.com/retrysim/retrysim"
 	"github.com/retrysim/retrysim/check"
+	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/stats"
 	"github.com/retrysim/retrysim/sweep"
 )
 
@@ -382,5 +384,39 @@ func TestPolicyFileSingleRunTargets(t *testing.T) {
 	g, err := scenarios.Parse("tuned.yaml", data)
 	if err != nil || g.Scenarios[0].CheckSeeds != 0 || len(g.Scenarios[0].Expect) != 2 {
 		t.Fatalf("%v\n%s", err, data)
+	}
+}
+
+// A runner-up whose objective is over completed operations only, worse
+// while it completes significantly more, is not ranked against the chosen
+// point (metrics.Comparable); one that completes the same is.
+func TestRunnersUpFollowTheSurvivorRule(t *testing.T) {
+	t.Parallel()
+	p := &Problem{Objective: Objective{Metric: metrics.P99}}
+	s := &searcher{p: p, res: &Result{}}
+	series := func(base float64, step float64) []float64 {
+		out := make([]float64, 12)
+		for i := range out {
+			out[i] = base + step*float64(i%4) + float64(i)
+		}
+		return out
+	}
+	mk := func(idx int, p99, completed []float64) *Candidate {
+		c := &Candidate{Index: []int{idx}, Feasible: true, objective: p99, subset: completed, Objective: summarize(p99)}
+		return c
+	}
+	chosen := mk(0, series(1000, 10), series(50, 0))
+	trade := mk(1, series(1100, 30), series(60, 1)) // slower, completes 10 more
+	same := mk(2, series(1200, 20), series(50, 0))  // slower, completes the same
+	s.res.Candidates = []*Candidate{trade, chosen, same}
+	s.finish()
+	if s.res.Chosen != chosen || len(s.res.RunnersUp) != 2 {
+		t.Fatalf("chosen %v, runners-up %v", s.res.Chosen, s.res.RunnersUp)
+	}
+	if v := s.res.RunnersUp[0].Verdict; s.res.RunnersUp[0].Candidate != trade || v != stats.NotComparable {
+		t.Errorf("the trade: %v", v)
+	}
+	if v := s.res.RunnersUp[1].Verdict; v != stats.Worse {
+		t.Errorf("the same completions, slower: %v", v)
 	}
 }
