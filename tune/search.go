@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrysim/retrysim/check"
 	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/stats"
@@ -374,7 +375,7 @@ func (s *searcher) measure(c *Candidate) {
 	if sub := s.p.Objective.Metric.Subset(); sub != nil {
 		c.subset = s.pooled(c, sub)
 	}
-	c.Objective = summarize(c.objective)
+	c.Objective = summarize(s.p.Objective.Metric, c.objective)
 }
 
 // pooled is m on each seed: on the objective's scenario, or the mean over
@@ -398,7 +399,8 @@ func (s *searcher) pooled(c *Candidate, m *metrics.Metric) []float64 {
 // runs on every seed (Measured is then the worst seed's value).
 func measureTarget(t Target, first uint64, series []float64) TargetResult {
 	e := t.Expectation
-	r := TargetResult{Target: t, Summary: summarize(series)}
+	m, _ := metrics.Lookup(e.Metric) // the parser checked it
+	r := TargetResult{Target: t, Summary: summarize(m, series)}
 	if !e.OverSeeds() {
 		r.HasValue, r.Pass = true, true
 		for i := range series {
@@ -438,14 +440,16 @@ func worse(op scenarios.Op, a, b float64) bool {
 	return a > b
 }
 
-func summarize(series []float64) stats.Summary {
+// summarize summarises the values of m that exist as the reports do
+// (report.Summarize: a share's interval is Wilson's, inside [0, 1]).
+func summarize(m *metrics.Metric, series []float64) stats.Summary {
 	var vals []float64
 	for _, v := range series {
 		if !math.IsNaN(v) {
 			vals = append(vals, v)
 		}
 	}
-	return stats.Summarize(vals)
+	return report.Summarize(m, vals)
 }
 
 // rank orders valid points: feasible first, then fewer failing targets,

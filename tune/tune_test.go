@@ -225,6 +225,13 @@ func TestTargetsNeedConfidence(t *testing.T) {
 	if r := measureTarget(mean, 1, []float64{11, 12, 11, 12, 11}); !r.Pass {
 		t.Errorf("mean clear of its bound: %+v", r)
 	}
+	// A share's interval is Wilson's over the seeds (docs/tune.md): 20
+	// seeds that complete everything hold it to 0.839.
+	share, _ := ParseTarget("mean(goodput_share) >= 0.99")
+	ones := []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+	if r := measureTarget(share, 1, ones); r.Pass || r.Bound != 0.8389 {
+		t.Errorf("share of 1 on 20 seeds: %+v", r)
+	}
 	one, _ := ParseTarget("completed >= 10")
 	if r := measureTarget(one, 1, []float64{12, 9, 11}); r.Pass || r.Measured != 9 {
 		t.Errorf("single-run bound, one seed below: %+v", r)
@@ -402,7 +409,7 @@ func TestRunnersUpFollowTheSurvivorRule(t *testing.T) {
 		return out
 	}
 	mk := func(idx int, p99, completed []float64) *Candidate {
-		c := &Candidate{Index: []int{idx}, Feasible: true, objective: p99, subset: completed, Objective: summarize(p99)}
+		c := &Candidate{Index: []int{idx}, Feasible: true, objective: p99, subset: completed, Objective: summarize(metrics.P99, p99)}
 		return c
 	}
 	chosen := mk(0, series(1000, 10), series(50, 0))

@@ -114,12 +114,16 @@ func (r *Result) objectiveText(c *Candidate) string {
 	return summaryText(r.Objective.Metric, c.Objective)
 }
 
-// summaryText is "mean ± half its 95% interval (n)", or "none".
+// summaryText is "mean ± half its 95% interval", a share's "mean [low,
+// high]", or "none".
 func summaryText(m *metrics.Metric, s stats.Summary) string {
 	if s.N == 0 {
 		return "none"
 	}
 	text := number(m, s.Mean)
+	if m.Proportion && s.N > 1 { // Wilson's interval is not symmetric
+		return fmt.Sprintf("%s [%s, %s]", text, number(m, s.CILow), number(m, s.CIHigh))
+	}
 	if s.N > 1 {
 		text += " ± " + number(m, (s.CIHigh-s.CILow)/2)
 	}
