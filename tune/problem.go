@@ -155,7 +155,7 @@ func (p *Problem) Prepare() ([]*scenarios.Scenario, []Target, error) {
 	for i, q := range p.Space {
 		info, _ := kinds.LookupParam(q.Name) // sweep.Parse checked the name
 		if info.Field == "" {
-			return nil, nil, fmt.Errorf("%s is a parameter of the scenario, not of a policy; tune varies %s", q.Name, policyParamNames())
+			return nil, nil, fmt.Errorf("%s is a parameter of the scenario, not of a policy; tune varies %s", q.Name, strings.Join(PolicyParams(), ", "))
 		}
 		if slices.ContainsFunc(p.Space[:i], func(o sweep.Param) bool { return o.Name == q.Name }) {
 			return nil, nil, fmt.Errorf("parameter %s is given twice", q.Name)
@@ -215,13 +215,14 @@ func onePolicy(s *scenarios.Scenario, name string) (*scenarios.Scenario, []Targe
 	return c, targets, nil
 }
 
-// policyParamNames names the parameters a search can vary.
-func policyParamNames() string {
+// PolicyParams names the parameters a search can vary: those of a policy
+// (kinds.Param.Field), in registration order.
+func PolicyParams() []string {
 	var names []string
 	for _, p := range kinds.Params() {
 		if p.Field != "" {
 			names = append(names, p.Name)
 		}
 	}
-	return strings.Join(names, ", ")
+	return names
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/report/plot"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/sweep"
@@ -42,7 +41,7 @@ func tuneCommand() *cli.Command {
 			"value. Among feasible points the best objective (mean over seeds) wins.\n" +
 			"Exits 1 when no point is feasible. VALUES are as in sweep. --shard runs\n" +
 			"a shard of the first stage; 'retrysim merge' refines. See docs/tune.md.\n\n" +
-			"Policy parameters: " + strings.Join(wrapWords(tunable(), helpWidth-helpIndent-19), "\n   ") + "\n\n" +
+			"Policy parameters: " + strings.Join(wrapWords(strings.Join(tune.PolicyParams(), ", "), helpWidth-helpIndent-19), "\n   ") + "\n\n" +
 			"Examples:\n" +
 			"   retrysim tune --file docs/examples/tune.yaml --policy budgeted \\\n" +
 			"      --scenario healthy --scenario outage \\\n" +
@@ -242,17 +241,6 @@ func tuneFlags(c *call, p *tune.Problem) error {
 	}
 	p.Seeds, err = seedCount(c, p.FirstSeed)
 	return err
-}
-
-// tunable names the parameters tune can vary: those of a policy.
-func tunable() string {
-	var names []string
-	for _, p := range kinds.Params() {
-		if p.Field != "" {
-			names = append(names, p.Name)
-		}
-	}
-	return strings.Join(names, ", ")
 }
 
 // tuneHeader is the policy file's comment.
