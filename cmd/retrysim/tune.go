@@ -46,8 +46,10 @@ func tuneCommand() *cli.Command {
 			"   retrysim tune --file docs/examples/tune.yaml --policy budgeted \\\n" +
 			"      --scenario healthy --scenario outage \\\n" +
 			"      --param budget_min_per_second=1:40:log6 --param base=250ms:20s:log7 \\\n" +
-			"      --target 'outage: mean(latency_ms.p99) <= 40000' --out tuned.yaml\n" +
-			"   retrysim check --file tuned.yaml     # gates the chosen policy",
+			"      --out tuned.yaml\n" +
+			"   retrysim check --file tuned.yaml     # gates the chosen policy\n" +
+			"   retrysim tune ... --objective outage:latency_ms.p99 \\\n" +
+			"      --target 'healthy: mean(amplification) <= 1.2'",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "policy", Usage: "tune policy `NAME` (every scenario must have it)"},
 			&cli.StringSliceFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "tune on scenario `NAME` (repeatable; default: the file's default scenario)"},
