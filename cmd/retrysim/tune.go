@@ -104,9 +104,11 @@ func tuneJob(c *call) (job, error) {
 			if path == "" {
 				return nil, nil
 			}
-			if out, err = createOutput("--out", path); err != nil {
+			f, err := createOutput("--out", path)
+			if err != nil {
 				return nil, err
 			}
+			out = f
 			return out.abort, nil
 		},
 		finish: func(ctx context.Context, first *runs.Results) error {
