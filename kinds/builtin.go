@@ -94,6 +94,11 @@ func ceilingBackoff[B ceilingType](name, about, shape string, minWait func(first
 			c := policies.Ceiling(b)
 			c.Base = time.Duration(v)
 			return B(c)
+		}},
+		backoffParam[B]{paramCap, func(b B, v int64) B {
+			c := policies.Ceiling(b)
+			c.Cap = time.Duration(v)
+			return B(c)
 		}})
 }
 
@@ -135,6 +140,10 @@ func registerBackoffs() {
 		func(b policies.DecorrelatedJitter) time.Duration { return firstCeiling(b.Base, b.Cap) },
 		backoffParam[policies.DecorrelatedJitter]{paramBase, func(b policies.DecorrelatedJitter, v int64) policies.DecorrelatedJitter {
 			b.Base = time.Duration(v)
+			return b
+		}},
+		backoffParam[policies.DecorrelatedJitter]{paramCap, func(b policies.DecorrelatedJitter, v int64) policies.DecorrelatedJitter {
+			b.Cap = time.Duration(v)
 			return b
 		}})
 	ceilingBackoff[policies.SDKJitter]("sdk-jitter", "ceiling reduced by up to 25%, as the Anthropic SDKs do", "SDK jitter: min(%v, %v·%s^n)·U(0.75, 1]",

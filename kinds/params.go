@@ -17,24 +17,24 @@ var (
 	paramCapacity = registerParam(&Param{Name: "capacity", Title: "capacity: requests admitted per window", Unit: Count, Max: 1<<31 - 1,
 		About:   "requests admitted per window in the server's last phase (window 1s if it had none)",
 		missing: "the server has no capacity to set"})
-	paramBase = registerParam(&Param{Name: "base", Title: "base delay", Unit: Duration, Min: 1, Max: int64(MaxDuration),
+	paramBase = registerParam(&Param{Name: "base", Field: "base", Title: "base delay", Unit: Duration, Min: 1, Max: int64(MaxDuration),
 		About:   "base delay of every backoff that has one (not immediate's fixed delay; cap unchanged)",
 		missing: "no policy of this scenario has a base delay"})
-	paramDelay = registerParam(&Param{Name: "delay", Title: "fixed delay", Unit: Duration, Max: int64(MaxDuration),
+	paramDelay = registerParam(&Param{Name: "delay", Field: "delay", Title: "fixed delay", Unit: Duration, Max: int64(MaxDuration),
 		About: "fixed delay of immediate policies", missing: "no policy of this scenario is immediate (has a fixed delay)"})
 	paramOutage = registerParam(&Param{Name: "outage", Title: "outage length", Unit: Duration, Max: int64(MaxDuration),
 		About: "duration of the server's first phase (0 removes it)", missing: "the server has no outage"})
 	paramResponseTime = registerParam(&Param{Name: "response_time", Title: "response time", Unit: Duration, Max: int64(MaxDuration),
 		About: "time from each request to its response", missing: "the server has no response time"})
-	paramThrottle = registerParam(&Param{Name: "throttle", Title: "throttle: starts per period", Unit: Count, Min: 1, Max: 1<<31 - 1,
+	paramThrottle = registerParam(&Param{Name: "throttle", Field: "throttle.rate", Title: "throttle: starts per period", Unit: Count, Min: 1, Max: 1<<31 - 1,
 		About: "start rate (per period) of every throttled policy", missing: "no policy of this scenario has a throttle"})
-	_ = registerParam(&Param{Name: "max_attempts", Title: "max attempts", Unit: Count, Min: 1, Max: 1<<31 - 1,
+	_ = registerParam(&Param{Name: "max_attempts", Field: "max_attempts", Title: "max attempts", Unit: Count, Min: 1, Max: 1<<31 - 1,
 		About: "attempts per operation of every policy", missing: "the scenario has no policies",
 		setters: []func(*Parts, int64) (bool, error){forPolicies(func(p *sim.Policy, v int64) bool {
 			p.Rules.MaxAttempts = int(v)
 			return true
 		})}})
-	_ = registerParam(&Param{Name: "deadline", Title: "deadline", Unit: Duration, Min: 1, Max: int64(MaxDuration),
+	_ = registerParam(&Param{Name: "deadline", Field: "deadline", Title: "deadline", Unit: Duration, Min: 1, Max: int64(MaxDuration),
 		About: "deadline per operation of every policy", missing: "the scenario has no policies",
 		setters: []func(*Parts, int64) (bool, error){forPolicies(func(p *sim.Policy, v int64) bool {
 			p.Rules.Deadline = time.Duration(v)

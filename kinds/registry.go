@@ -91,6 +91,10 @@ type Param struct {
 	Unit  ParamUnit
 	// Min and Max bound its values.
 	Min, Max int64
+	// Field, for a parameter of a policy, is its field in a policy's YAML
+	// (a dotted path such as "breaker.open_for"), which 'retrysim tune'
+	// writes; "" for a parameter of the server or the workload.
+	Field string
 	// missing says why a scenario in which no part has the parameter
 	// cannot be swept over it.
 	missing string

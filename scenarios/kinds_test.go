@@ -106,7 +106,7 @@ func TestParamsSetThroughKinds(t *testing.T) {
 	for _, p := range kinds.Params() {
 		names = append(names, p.Name)
 	}
-	if strings.Join(names, ",") != "clients,capacity,base,delay,outage,response_time,throttle,max_attempts,deadline,concurrency,service_time,requests_per_minute,network,rate" {
+	if strings.Join(names, ",") != "clients,capacity,base,delay,outage,response_time,throttle,max_attempts,deadline,concurrency,service_time,requests_per_minute,network,rate,cap,budget_percent,budget_min_per_second,breaker_failures,breaker_open_for" {
 		t.Errorf("params %v", names)
 	}
 }
@@ -120,4 +120,63 @@ func specOf[S policies.Spec](p *sim.Policy) (S, bool) {
 	}
 	var zero S
 	return zero, false
+}
+
+// The parameters of a policy's cap and retry controls set their field on
+// a clone (the original keeps its own), and each names the YAML field it
+// sets, which a file then reads as the same value.
+func TestPolicyControlParams(t *testing.T) {
+	const file = `scenarios:
+  - name: x
+    server: {phases: [{admit: 5, window: 1s}]}
+    clients: {count: 10, max_attempts: 3}
+    policies:
+      - name: p
+        type: full-jitter
+        base: 100ms
+        cap: 1s
+        ratio_budget: {percent: 20}
+        breaker: {consecutive_failures: 5}
+`
+	f, err := Parse("x.yaml", []byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	c := s.Clone()
+	for name, v := range map[string]int64{"cap": int64(3 * time.Second), "budget_percent": 7, "budget_min_per_second": 2,
+		"breaker_failures": 9, "breaker_open_for": int64(4 * time.Second)} {
+		p, ok := kinds.LookupParam(name)
+		if !ok || p.Field == "" {
+			t.Fatalf("%s: not a policy parameter", name)
+		}
+		if err := c.Set(p, v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if b := c.Policies[0].Rules.Backoff.(policies.FullJitter); b.Cap != 3*time.Second {
+		t.Errorf("cap: %v", b)
+	}
+	rb, _ := specOf[policies.RatioBudgetConfig](&c.Policies[0])
+	br, _ := specOf[policies.BreakerConfig](&c.Policies[0])
+	if rb.Percent != 7 || rb.MinPerSecond != 2 || br.ConsecutiveFailures != 9 || br.OpenFor != 4*time.Second {
+		t.Errorf("controls: %+v %+v", rb, br)
+	}
+	if orig, _ := specOf[policies.RatioBudgetConfig](&s.Policies[0]); orig.Percent != 20 {
+		t.Errorf("the original's budget changed: %+v", orig)
+	}
+	written := strings.NewReplacer("cap: 1s", "cap: 3s", "{percent: 20}", "{percent: 7, min_per_second: 2}",
+		"{consecutive_failures: 5}", "{consecutive_failures: 9, open_for: 4s}").Replace(file)
+	g, err := Parse("y.yaml", []byte(written))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g.Scenarios[0].Policies[0], c.Policies[0]) {
+		t.Errorf("the fields written load as\n%+v\nwant\n%+v", g.Scenarios[0].Policies[0], c.Policies[0])
+	}
+	for _, name := range []string{"clients", "capacity", "rate"} {
+		if p, _ := kinds.LookupParam(name); p.Field != "" {
+			t.Errorf("%s names a policy field %q", name, p.Field)
+		}
+	}
 }

@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // commands are retrysim's commands, in the order help lists them.
 func commands() []*cli.Command {
 	return []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand(),
-		mergeCommand(), serveCommand(), validateCommand(), showCommand(), diffCommand(), completeCommand()}
+		mergeCommand(), serveCommand(), validateCommand(), showCommand(), diffCommand(), completeCommand(), tuneCommand()}
 }
 
 // refuseRepeats makes cmd and its subcommands refuse a flag that takes one

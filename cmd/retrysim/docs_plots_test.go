@@ -42,6 +42,9 @@ func TestDocsPlots(t *testing.T) {
 			if args[i] == "--out" || args[i] == "--plot" || args[i] == "--plot-dir" {
 				args[i+1] = filepath.Join(scratch, args[i+1])
 			}
+			if args[i] == "--file" { // the page's paths are from the repository's root
+				args[i+1] = filepath.Join(root, args[i+1])
+			}
 		}
 		if _, _, _, err := runCLI(t, args...); err != nil {
 			t.Fatalf("%s: %v", strings.Join(args, " "), err)

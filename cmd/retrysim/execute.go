@@ -58,6 +58,10 @@ type job struct {
 	each func(g, seed, policy int, r *sim.Result)
 	// present writes the results; a shard writes its part instead.
 	present func(*runs.Results) error
+	// finish, if set, presents in place of present, with the context:
+	// for a job that runs more once it has the plan's results (tune's
+	// refinement, even in a merge).
+	finish func(context.Context, *runs.Results) error
 }
 
 // execute plans c's job and runs it as c says: one shard of it, written
@@ -103,6 +107,9 @@ func execute(ctx context.Context, c *call, plan func(*call) (job, error)) error 
 		if err != nil {
 			return err
 		}
+	}
+	if j.finish != nil {
+		return j.finish(ctx, res)
 	}
 	return j.present(res)
 }

@@ -38,7 +38,7 @@ func TestCommandsDoNotBranchOnShards(t *testing.T) {
 				continue
 			}
 			fn := fd.Name.Name
-			isJob := slices.Contains([]string{"compareJob", "compareSeeds", "plotJob", "reportJob", "sweepJob", "checkJob", "checkPlan"}, fn)
+			isJob := slices.Contains([]string{"compareJob", "compareSeeds", "plotJob", "reportJob", "sweepJob", "checkJob", "checkPlan", "tuneJob"}, fn)
 			if !isJob && !strings.HasSuffix(fn, "Command") {
 				continue
 			}

@@ -399,6 +399,7 @@ func mergeCommand() *cli.Command {
 // shardJobs are the job functions of the commands that shard.
 var shardJobs = map[string]func(*call) (job, error){
 	"compare": compareJob, "plot": plotJob, "report": reportJob, "sweep": sweepJob, "check": checkJob,
+	"tune": tuneJob,
 }
 
 // presentShards plans the work of the command the shards ran, from the

@@ -16,13 +16,17 @@ import (
 
 func sweepCommand() *cli.Command {
 	var about strings.Builder
+	width := 0 // the names' column: the longest name
+	for _, p := range kinds.Params() {
+		width = max(width, len(p.Name))
+	}
 	for _, p := range kinds.Params() {
 		name := p.Name
-		for i, line := range wrapWords(p.About, helpWidth-helpIndent-3-14) {
+		for i, line := range wrapWords(p.About, helpWidth-helpIndent-3-width-1) {
 			if i > 0 {
 				name = ""
 			}
-			fmt.Fprintf(&about, "   %-13s %s\n", name, line)
+			fmt.Fprintf(&about, "   %-*s %s\n", width, name, line)
 		}
 	}
 	return &cli.Command{
