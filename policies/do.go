@@ -14,6 +14,9 @@ type Attempt struct {
 	// Model is the model this attempt should call: ModelFallback.Primary,
 	// or its Fallback after the switch. Empty when Do has no ModelFallback.
 	Model string
+	// Copy is 0 for an attempt's first copy and k for its k-th hedge (see
+	// HedgeConfig); each copy has its own Number.
+	Copy int
 }
 
 // Operation is one attempt at the work Do retries, e.g. one model call. It
@@ -56,7 +59,9 @@ func InAttempt(ctx context.Context) bool { return ctx.Value(attemptKey{}) != nil
 //     told to use the fallback model.
 //
 // Without options Do uses DefaultPolicy (a 2-minute budget). Do starts no
-// goroutines: when it returns, nothing of it is left running.
+// goroutines, except one per copy of a hedged attempt (a Hedger among its
+// coordinators), and it waits for those: when it returns, nothing of it is
+// left running.
 func Do(ctx context.Context, op Operation, opts ...Option) error {
 	if op == nil {
 		return errors.New("policies.Do: nil operation")
@@ -125,7 +130,7 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 			continue
 		}
 		// StepSend.
-		err, cut := r.attempt(ctx, op)
+		err, cut := r.send(ctx, op)
 		m := r.moment(ctx)
 		if err == nil {
 			r.op.After(&r.plan, m, Outcome{}, false, nil, r.rng)
@@ -201,7 +206,7 @@ func (r *run) abandon() {
 
 // attempt runs op once. Its context ends when the budget does (cut reports
 // that this is why it failed), or after the attempt timeout.
-func (r *run) attempt(ctx context.Context, op Operation) (err error, cut bool) {
+func (r *run) attempt(ctx context.Context, op Operation, a Attempt) (err error, cut bool) {
 	actx := context.WithValue(ctx, attemptKey{}, true)
 	if d := r.policy.Deadline; d > 0 {
 		// A timeout from the clock's now, not a deadline: the clock may be
@@ -215,7 +220,7 @@ func (r *run) attempt(ctx context.Context, op Operation) (err error, cut bool) {
 		actx, cancel = context.WithTimeout(actx, t)
 		defer cancel()
 	}
-	err = op(actx, Attempt{Number: r.op.Attempts(), Model: r.op.Model(&r.plan)})
+	err = op(actx, a)
 	return err, err != nil && errors.Is(context.Cause(actx), ErrBudgetEnded)
 }
 

@@ -94,6 +94,9 @@ type runner struct {
 	// trace, if set (by tests only), is told of every event before it is
 	// processed.
 	trace func(at time.Duration, i int32, kind eventKind)
+	// hedges holds each operation's copies, for a policy that hedges;
+	// nil otherwise (hedge.go).
+	hedges []hedgeState
 }
 
 // waiter wakes operation i of a run when a coordinator (the in-flight
@@ -174,6 +177,9 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	serverPCG := newStream(cfg.Seed, streamServer, 0)
 	r.server = cfg.Server.NewServer(rand.New(&serverPCG))
 	r.decider, _ = r.server.(Decider)
+	if err := r.initHedges(n); err != nil {
+		return Result{}, err
+	}
 	r.rng = rand.New(&r.src)
 	r.rec = nil
 	if cfg.Incident != (Incident{}) {
@@ -250,6 +256,8 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 			r.respond(i, at)
 		case evDecide:
 			r.decide(i, at)
+		case evHedge:
+			r.hedgeEvent(i, at)
 		}
 	}
 	if r.err != nil {
@@ -261,6 +269,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	if s, ok := r.server.(CounterReporter); ok {
 		s.ReportCounters(&r.res.Counters)
 	}
+	r.reportHedges()
 	if r.chain != nil {
 		r.res.Clients = r.started
 		if s, ok := r.chain.(CounterReporter); ok {
@@ -351,25 +360,17 @@ func (r *runner) ready(i int32, now time.Duration) {
 
 // send delivers operation i's attempt to the server.
 func (r *runner) send(i int32, now time.Duration) {
+	if r.hedges != nil {
+		r.sendHedged(i, now)
+		return
+	}
 	o := &r.ops[i]
 	r.res.Attempts++
 	if f := r.cfg.Observer.OnSend; f != nil {
 		f(now, int(i), o.op.Attempts() > 1)
 	}
-	// When the client stops waiting: after its attempt timeout, or at the
-	// end of its budget, whichever comes first.
-	var timeout time.Duration
-	if t := r.plan.Policy.AttemptTimeout; t > 0 {
-		timeout = now + t
-	}
-	giveUp, budgetEnd := timeout, r.budgetEnd(o)
-	if budgetEnd > 0 && (giveUp == 0 || budgetEnd < giveUp) {
-		giveUp = budgetEnd
-	}
-	req := Request{Fallback: o.op.OnFallback(), GiveUpAt: giveUp}
-	if r.sizer != nil {
-		req.InputTokens, req.OutputTokens = r.sizer.Tokens(int(i))
-	}
+	req := r.request(i, now)
+	giveUp := req.GiveUpAt
 	resp := r.server.Arrive(now, req)
 	if resp.Pending && giveUp > 0 && resp.At > giveUp {
 		// The client stops waiting before the server decides: its attempt
@@ -391,6 +392,26 @@ func (r *runner) send(i int32, now time.Duration) {
 		return
 	}
 	r.deliver(i, now, resp, giveUp)
+}
+
+// request is operation i's attempt sent at now, as the server sees it.
+func (r *runner) request(i int32, now time.Duration) Request {
+	o := &r.ops[i]
+	// When the client stops waiting: after its attempt timeout, or at the
+	// end of its budget, whichever comes first.
+	var timeout time.Duration
+	if t := r.plan.Policy.AttemptTimeout; t > 0 {
+		timeout = now + t
+	}
+	giveUp, budgetEnd := timeout, r.budgetEnd(o)
+	if budgetEnd > 0 && (giveUp == 0 || budgetEnd < giveUp) {
+		giveUp = budgetEnd
+	}
+	req := Request{Fallback: o.op.OnFallback(), GiveUpAt: giveUp}
+	if r.sizer != nil {
+		req.InputTokens, req.OutputTokens = r.sizer.Tokens(int(i))
+	}
+	return req
 }
 
 // budgetEnd is when operation o's budget (deadline) ends; 0 for none.

@@ -51,7 +51,7 @@ func RunTraced(cfg Config, trace func(at time.Duration, client int, kind string)
 	}
 	var r runner
 	r.trace = func(at time.Duration, i int32, kind eventKind) {
-		name := map[eventKind]string{evReady: "ready", evResponse: "response", evDecide: "decide", evDetached: "detached"}[kind]
+		name := map[eventKind]string{evReady: "ready", evResponse: "response", evDecide: "decide", evDetached: "detached", evHedge: "hedge"}[kind]
 		if kind == evReady && r.ops[i].op.Resuming() {
 			name = "send"
 		}

@@ -41,6 +41,10 @@ type Request struct {
 	// or count tokens (a rate limit, a streaming error mix); 0 means the model's default.
 	// The engine sets them from a TokenSizer workload, else leaves them 0.
 	InputTokens, OutputTokens int
+	// Copy is 0 for an attempt's first copy and k for its k-th hedge
+	// (policies.HedgeConfig): a balancer may send copies to distinct
+	// servers.
+	Copy int
 }
 
 // Response is the server's answer to one request.

@@ -14,6 +14,7 @@ const (
 	evResponse                  // the server's response reaches the operation
 	evDecide                    // the server decides the operation's pending request (Decider)
 	evDetached                  // the server decides a request whose client stopped waiting (traces only)
+	evHedge                     // a hedged attempt's next happening: a copy's answer or a hedge due (hedge.go)
 )
 
 // event is one scheduled happening. Events fire in order of (at, seq): equal

@@ -230,6 +230,17 @@ type queueStats struct {
 	Dropped int
 	// QueueFull counts requests rejected because the queue was full.
 	QueueFull int
+	// Cancelled counts requests cancelled (Canceller) before their answer:
+	// the queue fixed their start and end when they arrived, so it
+	// finishes them anyway.
+	Cancelled int
+}
+
+// Cancel counts a request cancelled before its answer (see queueStats).
+func (s *queueState) Cancel(now time.Duration, resp Response) {
+	if resp.At > now {
+		s.stats.Cancelled++
+	}
 }
 
 // ReportCounters reports what the queue counted: server.served,
@@ -245,6 +256,9 @@ func (st queueStats) report(c *Counters) {
 	c.Add("server.wasted_time", int64(st.WastedTime))
 	c.Add("server.dropped", int64(st.Dropped))
 	c.Add("server.queue_full", int64(st.QueueFull))
+	if st.Cancelled > 0 { // only runs that hedge cancel
+		c.Add("server.cancelled", int64(st.Cancelled))
+	}
 }
 
 // durationHeap is a binary min-heap of durations.
