@@ -73,8 +73,8 @@ type spaced struct {
 	gap time.Duration
 }
 
-func (w spaced) Validate() error                          { return nil }
-func (w spaced) Operations() int                          { return w.n }
+func (w spaced) Validate() error                         { return nil }
+func (w spaced) Operations() int                         { return w.n }
 func (w spaced) Start(i int, _ *rand.Rand) time.Duration { return time.Duration(i) * w.gap }
 
 // hedgeScript draws n answers: most fast, a tail slow, some 529s.
