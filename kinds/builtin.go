@@ -25,6 +25,7 @@ func init() {
 	registerControls()
 	registerClientPresets()
 	registerModels()
+	registerHedge()
 }
 
 // ceilingFields are the fields of the exponential backoffs.

@@ -333,6 +333,14 @@ func RegisterCounted(m *Metric, value func(r *sim.Result) (float64, bool)) *Metr
 // is the run's counter of the metric's own name.
 func RegisterCount(m *Metric) *Metric { return RegisterCounted(m, CounterValue(m.Name, 1)) }
 
+// RegisterShown registers m, a metric reported only for scenarios with a
+// policy for which shown holds, such as what one retry control counts
+// (hedges, for a policy that hedges); value computes it.
+func RegisterShown(m *Metric, value func(r *sim.Result) (float64, bool), shown func(*sim.Policy) bool) *Metric {
+	m.value, m.shown = value, shown
+	return register(m)
+}
+
 // CounterValue is the value of a metric that is the run's counter called
 // name (sim.Counters), in units of unit: 1 for a count, time.Millisecond
 // for a duration counter reported in milliseconds. It is 0 when the run

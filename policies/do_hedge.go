@@ -27,7 +27,8 @@ type copyResult struct {
 // copy sent has failed. The copies still out are then cancelled, and
 // hedged returns only once they have all returned.
 func (r *run) hedged(ctx context.Context, op Operation, a Attempt) (error, bool) {
-	delay := r.plan.Hedger().Config().Delay
+	delay, _ := r.op.HedgeDelay(&r.plan)
+	sent := r.clock.Now()
 	gctx, cancel := context.WithCancel(ctx)
 	results := make(chan copyResult, MaxHedges+1)
 	var wg sync.WaitGroup
@@ -76,6 +77,9 @@ func (r *run) hedged(ctx context.Context, op Operation, a Attempt) (error, bool)
 		if last.err == nil || out == 0 {
 			break
 		}
+	}
+	if last.err == nil {
+		r.op.HedgeLatency(&r.plan, r.clock.Now().Sub(sent))
 	}
 	r.op.Cancelled(&r.plan, out)
 	cancel()

@@ -2,6 +2,8 @@ package policies
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sync"
 	"time"
 )
@@ -14,7 +16,12 @@ import (
 //     coordinator. Its hedges share that admission (the gate, the limiter
 //     slot it got); only the Hedger decides them (Op.Hedge).
 //   - A hedge is due Delay after the previous copy was sent; with Delay 0
-//     all copies go at once. A hedge is not sent if the attempt already has
+//     all copies go at once. With Percentile set, the delay is instead that
+//     percentile of the latencies of the last Window successful attempts
+//     (from their first copy's send to the answer that ended them, as the
+//     drivers report with Op.HedgeLatency), once MinSamples are known;
+//     before that it is Delay. An attempt reads the delay once, when its
+//     first copy is sent. A hedge is not sent if the attempt already has
 //     1+MaxHedges copies, if the operation may not start an attempt now
 //     (its budget, its context's deadline), if MaxAttempts would be passed
 //     (a hedge is an attempt: it counts in Attempts and against
@@ -50,7 +57,19 @@ type HedgeConfig struct {
 	// BudgetBurst is the most tokens the budget saves, and what it starts
 	// with; 0 means 10.
 	BudgetBurst float64
+	// Percentile, if > 0, makes the delay that percentile (0 < p < 100)
+	// of recent successful attempts' latencies; 0 means a fixed Delay.
+	Percentile float64
+	// Window is how many latencies the percentile is taken over; 0 means
+	// 100, at most MaxHedgeWindow.
+	Window int
+	// MinSamples is how many latencies must be known before the percentile
+	// replaces Delay; 0 means 20, at most Window.
+	MinSamples int
 }
+
+// MaxHedgeWindow bounds HedgeConfig.Window.
+const MaxHedgeWindow = 10_000
 
 // Validate reports a setting out of range.
 func (c HedgeConfig) Validate() error {
@@ -63,6 +82,15 @@ func (c HedgeConfig) Validate() error {
 		return fmt.Errorf("hedge: budget percent must be between 0 and %d (got %g)", 100*MaxHedges, c.BudgetPercent)
 	case !(c.BudgetBurst >= 0 && c.BudgetBurst <= 1e6):
 		return fmt.Errorf("hedge: budget burst must be between 0 and 1e6 (got %g)", c.BudgetBurst)
+	case !(c.Percentile >= 0 && c.Percentile < 100):
+		return fmt.Errorf("hedge: percentile must be >= 0 and below 100 (got %g)", c.Percentile)
+	case c.Window < 0 || c.Window > MaxHedgeWindow:
+		return fmt.Errorf("hedge: window must be between 0 and %d (got %d)", MaxHedgeWindow, c.Window)
+	case c.MinSamples < 0:
+		return fmt.Errorf("hedge: min samples must be >= 0 (got %d)", c.MinSamples)
+	}
+	if d := c.WithDefaults(); d.MinSamples > d.Window {
+		return fmt.Errorf("hedge: min samples (%d) must be at most the window (%d)", d.MinSamples, d.Window)
 	}
 	return nil
 }
@@ -74,6 +102,12 @@ func (c HedgeConfig) WithDefaults() HedgeConfig {
 	}
 	if c.BudgetBurst == 0 {
 		c.BudgetBurst = 10
+	}
+	if c.Window == 0 {
+		c.Window = 100
+	}
+	if c.MinSamples == 0 {
+		c.MinSamples = min(20, c.Window)
 	}
 	return c
 }
@@ -96,6 +130,10 @@ type Hedger struct {
 	mu     sync.Mutex
 	tokens float64
 	stats  HedgeStats
+	// The last latencies, a ring, with a percentile delay.
+	latencies []time.Duration
+	next      int
+	sorted    []time.Duration // scratch
 }
 
 // HedgeStats is what a Hedger counted.
@@ -114,7 +152,44 @@ func NewHedger(c HedgeConfig) (*Hedger, error) {
 		return nil, err
 	}
 	c = c.WithDefaults()
-	return &Hedger{cfg: c, tokens: c.BudgetBurst}, nil
+	h := &Hedger{cfg: c, tokens: c.BudgetBurst}
+	if c.Percentile > 0 {
+		h.latencies = make([]time.Duration, 0, c.Window)
+	}
+	return h, nil
+}
+
+// Delay returns the delay before an attempt's hedges (see Hedging).
+func (h *Hedger) Delay() time.Duration {
+	if h.cfg.Percentile <= 0 {
+		return h.cfg.Delay
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := len(h.latencies)
+	if n < h.cfg.MinSamples {
+		return h.cfg.Delay
+	}
+	h.sorted = append(h.sorted[:0], h.latencies...)
+	slices.Sort(h.sorted)
+	// The nearest rank: the smallest latency with at least p % at or below it.
+	k := int(math.Ceil(h.cfg.Percentile/100*float64(n))) - 1
+	return h.sorted[min(max(k, 0), n-1)]
+}
+
+// record adds a successful attempt's latency.
+func (h *Hedger) record(d time.Duration) {
+	if h.cfg.Percentile <= 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.latencies) < h.cfg.Window {
+		h.latencies = append(h.latencies, d)
+		return
+	}
+	h.latencies[h.next] = d
+	h.next = (h.next + 1) % h.cfg.Window
 }
 
 // Config returns the Hedger's settings, defaults filled in.
@@ -193,6 +268,24 @@ func (o *Op) Hedge(p *Plan, m Moment, copies int) bool {
 	}
 	o.attempts++
 	return true
+}
+
+// HedgeDelay returns the delay before the pending attempt's hedges, and
+// false if the plan does not hedge.
+func (o *Op) HedgeDelay(p *Plan) (time.Duration, bool) {
+	h := p.Hedger()
+	if h == nil {
+		return 0, false
+	}
+	return h.Delay(), true
+}
+
+// HedgeLatency tells the plan's Hedger that a hedged attempt succeeded d
+// after its first copy was sent, for a percentile delay.
+func (o *Op) HedgeLatency(p *Plan, d time.Duration) {
+	if h := p.Hedger(); h != nil {
+		h.record(d)
+	}
 }
 
 // Cancelled tells the plan's Hedger that a driver cancelled n copies.

@@ -108,3 +108,29 @@ func TestDoHedgesCountAsAttempts(t *testing.T) {
 		}
 	})
 }
+
+// A percentile delay is Delay until MinSamples latencies are known, then
+// the nearest-rank percentile of the last Window.
+func TestHedgePercentileDelay(t *testing.T) {
+	h, err := policies.NewHedger(policies.HedgeConfig{Delay: time.Second, Percentile: 90, Window: 10, MinSamples: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := policies.Plan{Coordinators: []policies.Coordinator{h}}
+	var op policies.Op
+	for i, want := range []time.Duration{time.Second, time.Second, time.Second, 3 * time.Millisecond} {
+		if got, _ := op.HedgeDelay(&plan); got != want {
+			t.Fatalf("after %d latencies: delay %v, want %v", i, got, want)
+		}
+		op.HedgeLatency(&plan, time.Duration(i+1)*time.Millisecond)
+	}
+	for i := range 20 { // the window keeps the last 10: 11..20 ms
+		op.HedgeLatency(&plan, time.Duration(i+1)*time.Millisecond)
+	}
+	if got, _ := op.HedgeDelay(&plan); got != 19*time.Millisecond {
+		t.Errorf("p90 of 11..20 ms: %v, want 19ms", got)
+	}
+	if err := (policies.HedgeConfig{Percentile: 50, Window: 5, MinSamples: 6}).Validate(); err == nil {
+		t.Error("min samples above the window: no error")
+	}
+}

@@ -41,6 +41,8 @@ type hedgeCopy struct {
 // hedgeState is the copies of an operation's pending attempt.
 type hedgeState struct {
 	next   time.Duration // when the next hedge is due; -1 for none
+	sent   time.Duration // when the first copy was sent
+	delay  time.Duration // between copies, read when the first was sent
 	copies int           // copies sent
 	c      [policies.MaxHedges + 1]hedgeCopy
 }
@@ -67,10 +69,11 @@ func (r *runner) initHedges(n int) error {
 // hedge at once for a delay of 0, and schedules what comes next.
 func (r *runner) sendHedged(i int32, now time.Duration) {
 	o, h, p := &r.ops[i], &r.hedges[i], r.planOf(i)
-	h.copies, h.next = 0, -1
+	h.copies, h.next, h.sent = 0, -1, now
+	h.delay, _ = o.op.HedgeDelay(p)
 	r.sendCopy(i, now)
-	if delay := p.Hedger().Config().Delay; delay > 0 {
-		h.next = now + delay
+	if h.delay > 0 {
+		h.next = now + h.delay
 	} else {
 		for r.err == nil && o.op.Hedge(p, moment(o, now), h.copies) {
 			r.sendCopy(i, now)
@@ -159,7 +162,7 @@ func (r *runner) hedgeEvent(i int32, now time.Duration) {
 	h.next = -1
 	if o.op.Hedge(p, moment(o, now), h.copies) {
 		r.sendCopy(i, now)
-		h.next = now + p.Hedger().Config().Delay
+		h.next = now + h.delay
 	}
 	r.scheduleHedge(i)
 }
@@ -193,6 +196,9 @@ func (r *runner) endHedged(i int32, now time.Duration, c *hedgeCopy) {
 		if f := r.cfg.Observer.OnResponse; f != nil {
 			f(now, int(i), policies.Transient) // the client stopped waiting
 		}
+	}
+	if c.class == policies.Success && !c.cut {
+		o.op.HedgeLatency(r.planOf(i), now-h.sent)
 	}
 	o.op.Cancelled(r.planOf(i), n)
 	o.class, o.status, o.wait, o.cut = c.class, c.status, c.wait, c.cut

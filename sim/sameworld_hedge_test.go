@@ -111,6 +111,7 @@ func TestSameHedgingInSimulatorAndProduction(t *testing.T) {
 		{"delayed", policies.HedgeConfig{Delay: 300 * time.Millisecond, MaxHedges: 2, BudgetPercent: 40, BudgetBurst: 2}},
 		{"at-once", policies.HedgeConfig{MaxHedges: 1, BudgetPercent: 50, BudgetBurst: 1}},
 		{"unbudgeted", policies.HedgeConfig{Delay: 200 * time.Millisecond, MaxHedges: 3}},
+		{"percentile", policies.HedgeConfig{Delay: 400 * time.Millisecond, Percentile: 70, Window: 10, MinSamples: 5, BudgetPercent: 30, BudgetBurst: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const seed, ops, gap = 11, 40, 30 * time.Second

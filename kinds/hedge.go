@@ -1,0 +1,53 @@
+package kinds
+
+import (
+	"fmt"
+
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/schema"
+	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/stats"
+)
+
+// Hedging (policies.HedgeConfig): copies of a slow attempt, with a budget.
+func registerHedge() {
+	registerControl("hedge", "hedging", "hedge: {delay, percentile, window, min_samples, max_hedges, budget_percent, budget_burst} sends copies of an attempt not answered after a delay; the first success wins",
+		false,
+		func(m *schema.Mapping) policies.HedgeConfig {
+			return policies.HedgeConfig{
+				Delay:         m.Duration("delay", 0),
+				MaxHedges:     int(m.Integer("max_hedges", 0, 0, policies.MaxHedges)),
+				BudgetPercent: m.Number("budget_percent", 0, 0, 100*policies.MaxHedges),
+				BudgetBurst:   m.Number("budget_burst", 0, 0, 1e6),
+				Percentile:    m.Number("percentile", 0, 0, 99.999),
+				Window:        int(m.Integer("window", 0, 0, policies.MaxHedgeWindow)),
+				MinSamples:    int(m.Integer("min_samples", 0, 0, policies.MaxHedgeWindow)),
+			}
+		},
+		describeHedge)
+	hedges := func(p *sim.Policy) bool { _, ok := specOf[policies.HedgeConfig](p); return ok }
+	for _, m := range []*metrics.Metric{
+		{Name: "hedge.sent", Quantity: "hedges sent", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		{Name: "hedge.denied", Quantity: "hedges the budget refused", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		{Name: "hedge.cancelled", Quantity: "copies cancelled (work wasted)", Unit: metrics.Count, Better: stats.LowerIsBetter},
+	} {
+		metrics.RegisterShown(m, metrics.CounterValue(m.Name, 1), hedges)
+	}
+}
+
+func describeHedge(c policies.HedgeConfig) string {
+	c = c.WithDefaults()
+	when := fmt.Sprintf("after %v", c.Delay)
+	switch {
+	case c.Percentile > 0:
+		when = fmt.Sprintf("after the p%g of the last %d successes (%v until %d are known)", c.Percentile, c.Window, c.Delay, c.MinSamples)
+	case c.Delay == 0:
+		when = "at once"
+	}
+	budget := "no budget"
+	if c.BudgetPercent > 0 {
+		budget = fmt.Sprintf("a budget of %g%% of attempts (burst %g)", c.BudgetPercent, c.BudgetBurst)
+	}
+	return fmt.Sprintf("hedging: up to %d copies %s, %s", c.MaxHedges, when, budget)
+}
