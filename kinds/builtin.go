@@ -26,6 +26,7 @@ func init() {
 	registerClientPresets()
 	registerModels()
 	registerHedge()
+	registerStreamFaults()
 }
 
 // ceilingFields are the fields of the exponential backoffs.

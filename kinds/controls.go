@@ -131,6 +131,8 @@ func registerControl[C policies.Spec](name, noun, about string, paces bool, deco
 // and server_wait.
 func decodeRules(d *schema.Decoder, m *schema.Mapping, r *policies.Policy) {
 	r.AttemptTimeout = m.Duration("attempt_timeout", r.AttemptTimeout)
+	r.StreamIdleTimeout = m.Duration("stream_idle_timeout", r.StreamIdleTimeout)
+	r.StreamFirstByteTimeout = m.Duration("stream_first_byte_timeout", r.StreamFirstByteTimeout)
 	r.NoCapacityRetries = !m.Boolean("retry_capacity", !r.NoCapacityRetries)
 	r.NoMidStreamRetries = !m.Boolean("retry_mid_stream", !r.NoMidStreamRetries)
 	if m.Has("retry_by") {
@@ -169,7 +171,7 @@ func decodeRules(d *schema.Decoder, m *schema.Mapping, r *policies.Policy) {
 }
 
 // rulesFields are the fields decodeRules reads.
-var rulesFields = []string{"attempt_timeout", "retry_capacity", "retry_mid_stream", "retry_by", "server_wait"}
+var rulesFields = []string{"attempt_timeout", "retry_capacity", "retry_mid_stream", "retry_by", "server_wait", "stream_idle_timeout", "stream_first_byte_timeout"}
 
 // describeBreaker writes a breaker's rules with the defaults filled in.
 func describeBreaker(c policies.BreakerConfig) string {

@@ -13,7 +13,7 @@ import (
 
 // The error-mix server (sim.ErrorMix): requests fail at random, whatever the load.
 func registerErrorMix() {
-	registerServer(&Kind{Name: "error-mix", Fields: []string{"response_time", "fail_response_time", "failures", "phases", "stream", "stream_share", "output_tokens"},
+	registerServer(&Kind{Name: "error-mix", Fields: []string{"response_time", "fail_response_time", "failures", "phases", "stream", "stream_share", "output_tokens", "stream_events"},
 		About: "every request fails at random with the given probabilities, whatever the load"},
 		serverFuncs[*sim.ErrorMix]{
 			decode:   decodeErrorMix,
@@ -49,9 +49,9 @@ func registerErrorMix() {
 			},
 			metrics: func(e *sim.ErrorMix) []string {
 				if !e.Stream {
-					return nil
+					return streamFaultMetrics(e)
 				}
-				return []string{serverWasted.Name, serverWastedMs.Name, serverWastedOutputTokens.Name}
+				return append([]string{serverWasted.Name, serverWastedMs.Name, serverWastedOutputTokens.Name}, streamFaultMetrics(e)...)
 			},
 			clone: func(e *sim.ErrorMix) *sim.ErrorMix {
 				c := *e
@@ -102,6 +102,7 @@ func decodeErrorMix(d *schema.Decoder, m *schema.Mapping, path string) *sim.Erro
 	}
 	e.StreamShare = m.Number("stream_share", 0, 0, 1)
 	e.OutputTokens = int(m.Integer("output_tokens", 0, 0, 1<<31-1))
+	e.StreamEvents = int(m.Integer("stream_events", 0, 0, 10_000))
 	return e
 }
 
@@ -116,7 +117,12 @@ func decodeFailures(d *schema.Decoder, m *schema.Mapping, field string) []sim.Mi
 		if !fm.Has("probability") && item != nil {
 			fm.Errorf("probability", "missing: the chance, from 0 to 1, that a request fails so")
 		}
-		o := sim.MixOutcome{P: fm.Number("probability", 0, 0, 1), Reject: rejection(fm, "overloaded")}
+		o := sim.MixOutcome{P: fm.Number("probability", 0, 0, 1)}
+		if f, ok := decodeStreamFault(d, fm); ok {
+			o.Fault = f
+		} else {
+			o.Reject = rejection(fm, "overloaded")
+		}
 		fm.Finish()
 		sum += o.P
 		out = append(out, o)
@@ -144,7 +150,11 @@ func describeErrorMix(e *sim.ErrorMix) Table {
 	for i, p := range e.Phases {
 		var fails []string
 		for _, o := range p.Outcomes {
-			fails = append(fails, fmt.Sprintf("%s%%: %s", strconv.FormatFloat(100*o.P, 'g', 4, 64), describeRejection(o.Reject)))
+			what := describeRejection(o.Reject)
+			if o.Fault.Kind != sim.NoFault {
+				what = describeStreamFault(o.Fault)
+			}
+			fails = append(fails, fmt.Sprintf("%s%%: %s", strconv.FormatFloat(100*o.P, 'g', 4, 64), what))
 		}
 		if len(fails) == 0 {
 			fails = []string{"nothing"}

@@ -335,9 +335,13 @@ func RegisterCount(m *Metric) *Metric { return RegisterCounted(m, CounterValue(m
 
 // RegisterShown registers m, a metric reported only for scenarios with a
 // policy for which shown holds, such as what one retry control counts
-// (hedges, for a policy that hedges); value computes it.
+// (hedges, for a policy that hedges); value computes it. As for a counted
+// metric, its column is the first part of its name unless it names its own.
 func RegisterShown(m *Metric, value func(r *sim.Result) (float64, bool), shown func(*sim.Policy) bool) *Metric {
 	m.value, m.shown = value, shown
+	if m.Column == "" {
+		m.Column, _, _ = strings.Cut(m.Name, ".")
+	}
 	return register(m)
 }
 

@@ -83,6 +83,8 @@ func (e *HTTPError) Error() string {
 //
 //   - nil is Success.
 //   - an *HTTPError (anywhere in the chain) is classified by ClassifyResponse.
+//   - a *StreamError (a stream cut or stalled) is Transient, with status 200
+//     if content had arrived (see StreamError).
 //   - context.Canceled is Terminal; context.DeadlineExceeded is Transient: it
 //     is taken to be the timeout of one attempt. The caller's own
 //     cancellation or deadline is never retried regardless: Do checks the
@@ -122,6 +124,9 @@ func ClassifyError(err error, now time.Time) Outcome {
 	var he *HTTPError
 	if errors.As(err, &he) {
 		return ClassifyResponse(he.StatusCode, he.Header, he.Body, now)
+	}
+	if se := (*StreamError)(nil); errors.As(err, &se) {
+		return se.Outcome()
 	}
 	switch {
 	case errors.Is(err, context.Canceled):

@@ -220,7 +220,16 @@ func (r *run) attempt(ctx context.Context, op Operation, a Attempt) (err error, 
 		actx, cancel = context.WithTimeout(actx, t)
 		defer cancel()
 	}
-	err = op(actx, a)
+	if w := r.policy.Watchdog(); w.On() {
+		var stop func() (int, bool)
+		actx, stop = watched(actx, w)
+		err = op(actx, a)
+		if n, fired := stop(); fired && err != nil && !errors.Is(context.Cause(actx), ErrBudgetEnded) {
+			err = &StreamError{Content: n, Stalled: true, Err: err}
+		}
+	} else {
+		err = op(actx, a)
+	}
 	return err, err != nil && errors.Is(context.Cause(actx), ErrBudgetEnded)
 }
 

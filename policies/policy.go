@@ -125,6 +125,14 @@ type Policy struct {
 	// for the response after it and counts the attempt as Transient (a
 	// timeout), to be retried like any other. 0 means none.
 	AttemptTimeout time.Duration
+	// StreamIdleTimeout, if > 0, ends an attempt whose streamed answer
+	// goes that long without a content event (pings do not count), and
+	// StreamFirstByteTimeout (StreamIdleTimeout if 0) one whose first
+	// content event does not come that soon after the send: the stream
+	// watchdog (see StreamTimeline). In Do the Operation reports content
+	// events with ContentEvent. 0 and 0 mean none.
+	StreamIdleTimeout      time.Duration
+	StreamFirstByteTimeout time.Duration
 	// A server-given wait (retry-after) is honoured exactly: it replaces the
 	// backoff's draw. ServerWaitJitter, if > 0, adds a uniform draw from
 	// [0, ServerWaitJitter) to it, and to every hold of a shared gate, so

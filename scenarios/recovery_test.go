@@ -50,6 +50,7 @@ func TestCountedMetricsOrder(t *testing.T) {
 	counted := []string{"server.wasted", "server.wasted_ms", "server.wasted_output_tokens", "server.dropped", "server.queue_full",
 		"server.rate_limited", "server.too_large", "server.reads", "server.writes", "server.conflicts",
 		"sessions.completed", "sessions.failed", "sessions.resumed", "sessions.turns_repeated", "sessions.tokens_wasted",
+		"hedge.sent", "hedge.denied", "hedge.cancelled", "server.stream_faults", "stream.watchdog", "stream.wasted_events",
 		"recovery.goodput_during", "recovery.goodput_after", "recovery.recovered", "recovery.time_to_recover_ms"}
 	names := metrics.Names()
 	if got := names[len(names)-len(counted):]; !slices.Equal(got, counted) {

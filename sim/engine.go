@@ -97,6 +97,9 @@ type runner struct {
 	// hedges holds each operation's copies, for a policy that hedges;
 	// nil otherwise (hedge.go).
 	hedges []hedgeState
+	// faults counts the faulted streams the run met, stalled those the
+	// watchdog ended, faultEvents the content they sent (streamfaults.go).
+	faults, stalled, faultEvents int64
 }
 
 // waiter wakes operation i of a run when a coordinator (the in-flight
@@ -182,6 +185,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	}
 	r.rng = rand.New(&r.src)
 	r.rec = nil
+	r.faults, r.stalled, r.faultEvents = 0, 0, 0
 	if cfg.Incident != (Incident{}) {
 		r.rec = newRecoveryRecorder(cfg.Incident, cfg.Server)
 	}
@@ -270,6 +274,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		s.ReportCounters(&r.res.Counters)
 	}
 	r.reportHedges()
+	r.reportStreams()
 	if r.chain != nil {
 		r.res.Clients = r.started
 		if s, ok := r.chain.(CounterReporter); ok {
@@ -372,6 +377,7 @@ func (r *runner) send(i int32, now time.Duration) {
 	req := r.request(i, now)
 	giveUp := req.GiveUpAt
 	resp := r.server.Arrive(now, req)
+	r.watch(now, &resp)
 	if resp.Pending && giveUp > 0 && resp.At > giveUp {
 		// The client stops waiting before the server decides: its attempt
 		// ends at giveUp; the server decides anyway, at resp.At.

@@ -40,6 +40,17 @@ type ErrorMix struct {
 	// OutputTokens is the size of a response for requests that give none
 	// (Request.OutputTokens 0), used to count wasted tokens.
 	OutputTokens int
+	// StreamEvents is the content events of a streamed answer, for the
+	// schedule of stream faults (StreamFault); 0 means 10.
+	StreamEvents int
+}
+
+// streamEvents returns StreamEvents or its default.
+func (m *ErrorMix) streamEvents() int {
+	if m.StreamEvents > 0 {
+		return m.StreamEvents
+	}
+	return 10
 }
 
 // MixPhase is one stretch of an ErrorMix.
@@ -55,6 +66,10 @@ type MixPhase struct {
 type MixOutcome struct {
 	P      float64 // in [0, 1]
 	Reject Rejection
+	// Fault, if its Kind is not NoFault, makes the failure a stream fault
+	// instead of Reject: the latency is drawn as for a success, and the
+	// stream unfolds as the fault says (StreamFault.Timeline).
+	Fault StreamFault
 }
 
 // FailWithProbability is the ErrorMix in which every attempt fails with
@@ -82,6 +97,9 @@ func (m *ErrorMix) Validate() error {
 	if m.OutputTokens < 0 {
 		return fmt.Errorf("error mix: negative output tokens %d", m.OutputTokens)
 	}
+	if m.StreamEvents < 0 || m.StreamEvents > 10_000 {
+		return fmt.Errorf("error mix: stream events must be between 0 and 10000 (got %d)", m.StreamEvents)
+	}
 	for i, p := range m.Phases {
 		switch {
 		case p.Duration < 0:
@@ -94,6 +112,10 @@ func (m *ErrorMix) Validate() error {
 			switch {
 			case !(o.P >= 0 && o.P <= 1):
 				return fmt.Errorf("error mix: phase %d, outcome %d: probability must be in [0, 1] (got %v)", i, j, o.P)
+			case o.Fault.Kind != NoFault:
+				if err := o.Fault.Validate(); err != nil {
+					return fmt.Errorf("error mix: phase %d, outcome %d: %w", i, j, err)
+				}
 			case o.Reject.Class == policies.Success:
 				return fmt.Errorf("error mix: phase %d, outcome %d: a failure cannot be a success", i, j)
 			}
@@ -137,16 +159,22 @@ func (s *mixState) Arrive(now time.Duration, req Request) Response {
 	}
 	u := s.rng.Float64()
 	var failed *Rejection
+	var fault *StreamFault
 	cum := 0.0
 	for i := range m.Phases[s.phase].Outcomes {
 		o := &m.Phases[s.phase].Outcomes[i]
 		if cum += o.P; u < cum {
-			failed = &o.Reject
+			failed, fault = &o.Reject, &o.Fault
 			break
 		}
 	}
 	if failed == nil {
 		return Response{At: now + s.latency.Sample(s.rng)}
+	}
+	if fault.Kind != NoFault {
+		t := fault.Timeline(s.latency.Sample(s.rng), m.streamEvents())
+		s.stats.Faults++
+		return Response{Outcome: streamCut(t), At: now + t.End, Stream: t}
 	}
 	if m.Stream && failed.Class == policies.Capacity {
 		full := s.latency.Sample(s.rng)
@@ -177,6 +205,7 @@ type mixStats struct {
 	Wasted             int
 	WastedTime         time.Duration
 	WastedOutputTokens int64
+	Faults             int64 // stream faults served
 }
 
 // ReportCounters reports the mid-stream failures: server.wasted,
@@ -188,4 +217,7 @@ func (st mixStats) report(c *Counters) {
 	c.Add("server.wasted", int64(st.Wasted))
 	c.Add("server.wasted_time", int64(st.WastedTime))
 	c.Add("server.wasted_output_tokens", st.WastedOutputTokens)
+	if st.Faults > 0 {
+		c.Add("server.stream_faults", st.Faults)
+	}
 }

@@ -1,0 +1,137 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+// StreamFaultKind is how a faulted stream fails (see StreamFault).
+type StreamFaultKind uint8
+
+const (
+	// NoFault: the outcome is not a stream fault.
+	NoFault StreamFaultKind = iota
+	// StallFirstByte: no byte at all (not even the headers) for For, then
+	// the connection is cut.
+	StallFirstByte
+	// StallAfter: HTTP 200, the opening events, After content events,
+	// then nothing for For, then the connection is cut.
+	StallAfter
+	// PingOnly: HTTP 200, the opening events, then only ping events, one
+	// every PingEvery, for For, then the connection is cut.
+	PingOnly
+	// CutAfter: HTTP 200, the opening events, After content events, then
+	// the connection is cut when the next event was due, without
+	// message_stop.
+	CutAfter
+)
+
+var faultNames = [...]string{"none", "stall_first_byte", "stall", "ping_only", "cut"}
+
+func (k StreamFaultKind) String() string {
+	if int(k) < len(faultNames) {
+		return faultNames[k]
+	}
+	return fmt.Sprintf("fault(%d)", k)
+}
+
+// StreamFaultKinds lists the kinds by name, for decoders.
+func StreamFaultKinds() map[string]StreamFaultKind {
+	return map[string]StreamFaultKind{"stall_first_byte": StallFirstByte, "stall": StallAfter, "ping_only": PingOnly, "cut": CutAfter}
+}
+
+// PingEvery is how often a ping-only stream sends a ping, in model time.
+const PingEvery = 5 * time.Second
+
+// StreamFault is a failure of a streamed answer: it stalls, or it is cut
+// without message_stop. A streamed answer that would take full has events
+// content events, the j-th (from 1) j·full/(events+1) after the arrival;
+// a fault keeps that schedule up to its stall or its cut (docs/scenarios.md).
+type StreamFault struct {
+	Kind StreamFaultKind
+	// After is the content events sent before the stall or the cut
+	// (StallAfter, CutAfter); at most the answer's events.
+	After int
+	// For is how long the stall lasts before the cut (StallFirstByte,
+	// StallAfter, PingOnly); > 0.
+	For time.Duration
+}
+
+// Validate reports a setting out of range for the kind.
+func (f StreamFault) Validate() error {
+	switch f.Kind {
+	case StallFirstByte, PingOnly:
+		if f.After != 0 {
+			return fmt.Errorf("stream fault %v: after_events applies only to stall and cut", f.Kind)
+		}
+	case StallAfter, CutAfter:
+		if f.After < 0 {
+			return fmt.Errorf("stream fault %v: after_events must be >= 0 (got %d)", f.Kind, f.After)
+		}
+	default:
+		return fmt.Errorf("unknown stream fault kind %d", f.Kind)
+	}
+	switch {
+	case f.Kind == CutAfter && f.For != 0:
+		return fmt.Errorf("stream fault cut: for applies only to stalls (a cut comes when the next event was due)")
+	case f.Kind != CutAfter && (f.For <= 0 || f.For > Horizon/1000):
+		return fmt.Errorf("stream fault %v: for must be > 0 and at most %v (got %v)", f.Kind, Horizon/1000, f.For)
+	}
+	return nil
+}
+
+// Timeline is the fault's stream from the arrival, for an answer that
+// would take full with events content events (> 0).
+func (f StreamFault) Timeline(full time.Duration, events int) policies.StreamTimeline {
+	gap := full / time.Duration(events+1)
+	k := min(f.After, events)
+	t := policies.StreamTimeline{Faulted: true, Content: k, Gap: gap}
+	if k > 0 {
+		t.First = gap
+	}
+	switch f.Kind {
+	case StallAfter:
+		t.End = time.Duration(k)*gap + f.For
+	case CutAfter:
+		t.End = time.Duration(k+1) * gap
+	default:
+		t.End = f.For
+	}
+	return t
+}
+
+// Outcome is what the client sees when the faulted stream is cut: a
+// transient failure, mid-stream (status 200) if content had come.
+func streamCut(t policies.StreamTimeline) policies.Outcome {
+	return (&policies.StreamError{Content: t.Content}).Outcome()
+}
+
+// watch applies the policy's stream watchdog to a faulted response sent
+// at now, and counts the content it wasted.
+func (r *runner) watch(now time.Duration, resp *Response) {
+	if !resp.Stream.Faulted {
+		return
+	}
+	r.faults++
+	n := resp.Stream.Content
+	if at, c, ok := r.plan.Policy.Watchdog().Fires(resp.Stream); ok && now+at < resp.At {
+		resp.At = now + at
+		resp.Outcome = (&policies.StreamError{Content: c, Stalled: true}).Outcome()
+		n = c
+		r.stalled++
+	}
+	r.faultEvents += int64(n)
+}
+
+// reportStreams adds stream.faulted, stream.watchdog and
+// stream.wasted_events to the counters of a run that met a fault.
+func (r *runner) reportStreams() {
+	if r.faults == 0 {
+		return
+	}
+	r.res.Counters.Add("stream.faulted", r.faults)
+	r.res.Counters.Add("stream.watchdog", r.stalled)
+	r.res.Counters.Add("stream.wasted_events", r.faultEvents)
+}
