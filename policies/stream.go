@@ -40,6 +40,11 @@ type StreamTimeline struct {
 	First, Gap time.Duration
 	// End is when, after the send, the stream is cut (without message_stop).
 	End time.Duration
+	// Silent says not even the headers come before the cut; Pings, if > 0,
+	// that a ping event comes every Pings once the content stops (neither
+	// counts for the watchdog; they say how serve plays the fault).
+	Silent bool
+	Pings  time.Duration
 }
 
 // Last is when the last content event comes (0 if none).

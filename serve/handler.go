@@ -541,12 +541,13 @@ func (h *Handler) writeOpenAIError(w http.ResponseWriter, status int, body []byt
 
 // decision is what the model decided for one request, in real time.
 type decision struct {
-	arrival time.Time        // when the request reached the model
-	due     time.Time        // when its response is due
-	out     policies.Outcome // with ServerWait already in real time
-	breakAt time.Time        // a streamed response breaks here (zero: never)
-	breakOn policies.Outcome // and sends this error event
-	partial bool             // the model's mid-stream failure: half the deltas, then the event
+	arrival time.Time               // when the request reached the model
+	due     time.Time               // when its response is due
+	out     policies.Outcome        // with ServerWait already in real time
+	breakAt time.Time               // a streamed response breaks here (zero: never)
+	breakOn policies.Outcome        // and sends this error event
+	partial bool                    // the model's mid-stream failure: half the deltas, then the event
+	fault   policies.StreamTimeline // a stream fault, in real time from the arrival (faults.go)
 }
 
 // arrive asks the model, under the lock, so that arrival times reach it in
@@ -565,6 +566,10 @@ func (h *Handler) arrive(req sim.Request, stream bool, client string) decision {
 		h.cfg.record(Exchange{Client: client, Arrival: at, End: max(resp.At, at), Failed: resp.Outcome.Class != policies.Success})
 	}
 	d.out.ServerWait = h.toReal(d.out.ServerWait)
+	if resp.Stream.Faulted {
+		d.fault = h.realTimeline(resp.Stream)
+		return d
+	}
 	if stream && resp.Outcome.MidStream() {
 		// The model's own mid-stream failure: HTTP 200, part of the
 		// answer, then the error event when the model's response is due.
@@ -646,6 +651,10 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 	reply.api = a
 	if h.timing {
 		w.Header().Set(tookHeader, strconv.FormatInt(int64(d.due.Sub(d.arrival)), 10))
+	}
+	if d.fault.Faulted {
+		h.playFault(w, r.Context(), rc, d, reply, req.Stream)
+		return
 	}
 	if (d.out.Class == policies.Success || d.partial) && req.Stream {
 		h.stream(w, r.Context(), rc, d, reply)

@@ -17,7 +17,9 @@ import (
 // The request's URL host is ignored.
 //
 // Closing the response body, or the end of the request's context, ends the
-// context of h's request. Response deadlines (http.ResponseController) are
+// context of h's request. A handler that panics with http.ErrAbortHandler
+// cuts the connection, as with net/http: the body's reads end with
+// io.ErrUnexpectedEOF, or the round trip fails if no header was written. Response deadlines (http.ResponseController) are
 // not supported and are ignored by Handler.
 func InMemory(h http.Handler) http.RoundTripper { return memTransport{h} }
 
@@ -36,8 +38,20 @@ func (m memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	pr, pw := io.Pipe()
 	w := &memWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
+	aborted := make(chan struct{})
 	go func() {
 		defer func() {
+			if r := recover(); r != nil {
+				if r != http.ErrAbortHandler {
+					panic(r)
+				}
+				// The handler cut the connection, as net/http does for
+				// ErrAbortHandler: the body ends early, or there is no
+				// response at all.
+				_ = pw.CloseWithError(io.ErrUnexpectedEOF)
+				close(aborted)
+				return
+			}
 			w.WriteHeader(http.StatusOK) // for a handler that wrote nothing
 			_ = pw.Close()
 		}()
@@ -45,6 +59,13 @@ func (m memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}()
 	select {
 	case <-w.ready:
+	case <-aborted:
+		select {
+		case <-w.ready: // headers went out before the cut: the body ends early
+		default:
+			cancel()
+			return nil, fmt.Errorf("in-memory round trip: %w (the server cut the connection before its response)", io.ErrUnexpectedEOF)
+		}
 	case <-ctx.Done():
 		cancel()
 		_ = pr.CloseWithError(ctx.Err())

@@ -133,21 +133,7 @@ func (h *Handler) stream(w http.ResponseWriter, ctx context.Context, rc *http.Re
 	w.Header().Set("content-type", "text/event-stream")
 	w.Header().Set("cache-control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	send := func(evs ...event) bool {
-		for _, ev := range evs {
-			var err error
-			if ev.name == "" { // a data-only event, as OpenAI's Chat Completions streams send
-				_, err = fmt.Fprintf(w, "data: %s\n\n", ev.data)
-			} else {
-				_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.name, ev.data)
-			}
-			if err != nil {
-				return false
-			}
-		}
-		_ = rc.Flush() // a writer that cannot flush still gets the bytes
-		return true
-	}
+	send := sender(w, rc)
 	if !send(r.openingEvents()...) {
 		return
 	}
@@ -181,5 +167,28 @@ func (h *Handler) stream(w http.ResponseWriter, ctx context.Context, rc *http.Re
 	}
 	if sleepUntil(ctx, d.due) {
 		send(r.closingEvents()...)
+	}
+}
+
+// sender returns the function that writes server-sent events to w and
+// flushes them; it reports whether the writes succeeded.
+func sender(w http.ResponseWriter, rc *http.ResponseController) func(evs ...event) bool {
+	return func(evs ...event) bool {
+		for _, ev := range evs {
+			var err error
+			switch ev.name {
+			case "": // a data-only event, as OpenAI's Chat Completions streams send
+				_, err = fmt.Fprintf(w, "data: %s\n\n", ev.data)
+			case ":": // a comment line, which SSE readers skip
+				_, err = fmt.Fprintf(w, ": %s\n\n", ev.data)
+			default:
+				_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.name, ev.data)
+			}
+			if err != nil {
+				return false
+			}
+		}
+		_ = rc.Flush() // a writer that cannot flush still gets the bytes
+		return true
 	}
 }

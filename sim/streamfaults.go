@@ -96,8 +96,10 @@ func (f StreamFault) Timeline(full time.Duration, events int) policies.StreamTim
 		t.End = time.Duration(k)*gap + f.For
 	case CutAfter:
 		t.End = time.Duration(k+1) * gap
+	case PingOnly:
+		t.End, t.Pings = f.For, PingEvery
 	default:
-		t.End = f.For
+		t.End, t.Silent = f.For, true
 	}
 	return t
 }

@@ -1,0 +1,87 @@
+package serve_test
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/serve"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// faulty fails every request with the fault; a whole answer would take 7 s
+// with 6 content events, one a second.
+func faulty(f sim.StreamFault) *sim.ErrorMix {
+	return &sim.ErrorMix{Phases: []sim.MixPhase{{Outcomes: []sim.MixOutcome{{P: 1, Fault: f}}}}, Latency: sim.Fixed(7 * time.Second), StreamEvents: 6}
+}
+
+// Each stream fault goes out on the real (here: fake) clock as the model
+// says: which events, when, and the cut without message_stop.
+func TestStreamFaultsOnTheWire(t *testing.T) {
+	for _, tc := range []struct {
+		fault sim.StreamFault
+		want  string // event@seconds since the request, then how the body ended
+	}{
+		{sim.StreamFault{Kind: sim.StallFirstByte, For: 30 * time.Second}, "no response@30s"},
+		{sim.StreamFault{Kind: sim.StallAfter, After: 2, For: 30 * time.Second},
+			"message_start@0s content_block_start@0s ping@0s content_block_delta@1s content_block_delta@2s cut@32s"},
+		{sim.StreamFault{Kind: sim.PingOnly, For: 12 * time.Second},
+			"message_start@0s content_block_start@0s ping@0s ping@5s ping@10s cut@12s"},
+		{sim.StreamFault{Kind: sim.CutAfter, After: 1},
+			"message_start@0s content_block_start@0s ping@0s content_block_delta@1s cut@2s"},
+	} {
+		t.Run(tc.fault.Kind.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHandler(t, faulty(tc.fault))
+				client := &http.Client{Transport: serve.InMemory(h)}
+				start := time.Now()
+				at := func() string { return time.Since(start).String() }
+				resp, err := client.Post("http://serve.test/v1/messages", "application/json",
+					strings.NewReader(`{"model":"m","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+				if err != nil {
+					if got := "no response@" + at(); got != tc.want || !errors.Is(err, io.ErrUnexpectedEOF) {
+						t.Errorf("got %s (%v), want %s", got, err, tc.want)
+					}
+					return
+				}
+				defer resp.Body.Close()
+				var got []string
+				sc := bufio.NewScanner(resp.Body)
+				for sc.Scan() {
+					if name, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+						got = append(got, name+"@"+at())
+					}
+				}
+				if !errors.Is(sc.Err(), io.ErrUnexpectedEOF) {
+					t.Errorf("the body ended with %v, want a cut connection", sc.Err())
+				}
+				got = append(got, "cut@"+at())
+				if s := strings.Join(got, " "); s != tc.want {
+					t.Errorf("got  %s\nwant %s", s, tc.want)
+				}
+			})
+		})
+	}
+}
+
+// A request that does not stream gets nothing until the cut.
+func TestStreamFaultWithoutStreaming(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHandler(t, faulty(sim.StreamFault{Kind: sim.PingOnly, For: 12 * time.Second}))
+		start := time.Now()
+		_, err := (&http.Client{Transport: serve.InMemory(h)}).Post("http://serve.test/v1/messages", "application/json",
+			strings.NewReader(`{"model":"m","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`))
+		if !errors.Is(err, io.ErrUnexpectedEOF) || time.Since(start) != 12*time.Second {
+			t.Errorf("err %v after %v; want a cut at 12s", err, time.Since(start))
+		}
+		if out := policies.ClassifyError(err, time.Now()); out.Class != policies.Transient {
+			t.Errorf("the cut classifies as %+v", out)
+		}
+	})
+}

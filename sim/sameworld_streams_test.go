@@ -1,0 +1,151 @@
+package sim_test
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/serve"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// Same-world test of stream faults and the stream watchdog: operations one
+// after the other against an error mix whose failures are stream faults
+// of every kind. The simulator runs them through sim.Run; production runs
+// policies.Do for each in a synctest bubble against serve (in memory),
+// which plays the same model's faults on the fake clock, with an operation
+// that reads the SSE stream, reports each text delta to the watchdog and
+// returns a *policies.StreamError when the stream ends without
+// message_stop. Both worlds must end every operation the same way at the
+// same time, after the same attempts.
+
+func streamFaultMix() *sim.ErrorMix {
+	const m = time.Minute
+	return &sim.ErrorMix{
+		Phases: []sim.MixPhase{{Outcomes: []sim.MixOutcome{
+			{P: 0.12, Fault: sim.StreamFault{Kind: sim.StallFirstByte, For: 3 * m}},
+			{P: 0.12, Fault: sim.StreamFault{Kind: sim.PingOnly, For: 3 * m}},
+			{P: 0.12, Fault: sim.StreamFault{Kind: sim.StallAfter, After: 3, For: 3 * m}},
+			{P: 0.12, Fault: sim.StreamFault{Kind: sim.CutAfter, After: 2}},
+		}}},
+		Latency:      sim.Uniform{Min: time.Second, Max: 3 * time.Second},
+		StreamEvents: 6,
+	}
+}
+
+func TestSameStreamFaultsInSimulatorAndServe(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		idle, first time.Duration
+		noMidStream bool
+	}{
+		{"no watchdog", 0, 0, false},
+		{"watchdog", 700 * time.Millisecond, time.Second, false},
+		{"watchdog, retry before content only", 700 * time.Millisecond, time.Second, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const seed, ops, gap = 5, 30, 20 * time.Minute
+			pol := sim.Policy{Name: "streams", Rules: policies.Policy{
+				Backoff:                policies.FullJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 4 * time.Second},
+				MaxAttempts:            5,
+				Deadline:               8 * time.Minute,
+				StreamIdleTimeout:      tc.idle,
+				StreamFirstByteTimeout: tc.first,
+				NoMidStreamRetries:     tc.noMidStream,
+			}}
+			simFinal := make([]string, ops)
+			res, err := sim.Run(sim.Config{
+				Seed: seed, Server: streamFaultMix(), Workload: spaced{ops, gap}, Policy: pol,
+				Observer: sim.Observer{
+					OnComplete: func(at time.Duration, op int) { simFinal[op] = completedFinal(at - time.Duration(op)*gap) },
+					OnGiveUp: func(at time.Duration, op int, reason policies.StopReason) {
+						simFinal[op] = fmt.Sprintf("gave up (%v) at +%v", reason, at-time.Duration(op)*gap)
+					},
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			faulted, _ := res.Counters.Get("stream.faulted")
+			fired, _ := res.Counters.Get("stream.watchdog")
+			t.Logf("%d attempts, %d faulted streams, %d ended by the watchdog, %d completed, gave up %v", res.Attempts, faulted, fired, res.Completed, res.GaveUpBy)
+			if faulted < 10 || (tc.idle > 0) != (fired > 0) {
+				t.Errorf("the scenario does not exercise the faults: %d faulted, %d ended by the watchdog", faulted, fired)
+			}
+			prodFinal, prodAttempts := produceStreams(t, seed, ops, gap, pol)
+			if !slices.Equal(simFinal, prodFinal) {
+				t.Errorf("ends differ:\nsimulator:  %v\nproduction: %v", simFinal, prodFinal)
+			}
+			if res.Attempts != prodAttempts {
+				t.Errorf("attempts: simulator %d, production %d", res.Attempts, prodAttempts)
+			}
+		})
+	}
+}
+
+// produceStreams runs the operations one after the other through
+// policies.Do against serve in memory.
+func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol sim.Policy) (final []string, attempts int) {
+	t.Helper()
+	final = make([]string, ops)
+	synctest.Test(t, func(t *testing.T) {
+		h, err := serve.NewHandler(streamFaultMix(), serve.WithSeed(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := &http.Client{Transport: serve.InMemory(h)}
+		origin := time.Now()
+		op := func(ctx context.Context, a policies.Attempt) error {
+			attempts++
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://serve.test/v1/messages",
+				strings.NewReader(`{"model":"m","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+			if err != nil {
+				return err
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			content := 0
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				switch sc.Text() {
+				case "event: content_block_delta":
+					content++
+					policies.ContentEvent(ctx)
+				case "event: message_stop":
+					return nil
+				}
+			}
+			return &policies.StreamError{Content: content, Err: cmp.Or(sc.Err(), io.ErrUnexpectedEOF)}
+		}
+		for i := range ops {
+			start := time.Duration(i) * gap
+			time.Sleep(start - time.Since(origin))
+			err := policies.Do(t.Context(), op, policies.WithPolicy(pol.Rules), policies.WithRand(rand.New(sim.ClientPolicyStream(seed, i))))
+			elapsed := time.Since(origin) - start
+			var pe *policies.Error
+			switch {
+			case err == nil:
+				final[i] = completedFinal(elapsed)
+			case errors.As(err, &pe):
+				final[i] = fmt.Sprintf("gave up (%v) at +%v", pe.Reason, elapsed)
+			default:
+				t.Fatalf("operation %d: %v", i, err)
+			}
+		}
+	})
+	return final, attempts
+}
