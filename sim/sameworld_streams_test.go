@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -49,10 +50,13 @@ func TestSameStreamFaultsInSimulatorAndServe(t *testing.T) {
 		name        string
 		idle, first time.Duration
 		noMidStream bool
+		hedge       []policies.Spec
 	}{
-		{"no watchdog", 0, 0, false},
-		{"watchdog", 700 * time.Millisecond, time.Second, false},
-		{"watchdog, retry before content only", 700 * time.Millisecond, time.Second, true},
+		{"no watchdog", 0, 0, false, nil},
+		{"watchdog", 700 * time.Millisecond, time.Second, false, nil},
+		{"watchdog, retry before content only", 700 * time.Millisecond, time.Second, true, nil},
+		{"hedged", 0, 0, false, []policies.Spec{policies.HedgeConfig{Delay: 1500 * time.Millisecond, MaxHedges: 2}}},
+		{"hedged, watchdog", 700 * time.Millisecond, time.Second, false, []policies.Spec{policies.HedgeConfig{Delay: 1500 * time.Millisecond, BudgetPercent: 30, BudgetBurst: 1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const seed, ops, gap = 5, 30, 20 * time.Minute
@@ -63,7 +67,7 @@ func TestSameStreamFaultsInSimulatorAndServe(t *testing.T) {
 				StreamIdleTimeout:      tc.idle,
 				StreamFirstByteTimeout: tc.first,
 				NoMidStreamRetries:     tc.noMidStream,
-			}}
+			}, Coordinators: tc.hedge}
 			simFinal := make([]string, ops)
 			res, err := sim.Run(sim.Config{
 				Seed: seed, Server: streamFaultMix(), Workload: spaced{ops, gap}, Policy: pol,
@@ -83,7 +87,13 @@ func TestSameStreamFaultsInSimulatorAndServe(t *testing.T) {
 			if faulted < 10 || (tc.idle > 0) != (fired > 0) {
 				t.Errorf("the scenario does not exercise the faults: %d faulted, %d ended by the watchdog", faulted, fired)
 			}
-			prodFinal, prodAttempts := produceStreams(t, seed, ops, gap, pol)
+			prodFinal, prodAttempts, prodHedges := produceStreams(t, seed, ops, gap, pol)
+			if sent, _ := res.Counters.Get("hedge.sent"); sent != prodHedges.Sent || (tc.hedge != nil && sent == 0) {
+				t.Errorf("hedges sent: simulator %d, production %d", sent, prodHedges.Sent)
+			}
+			if c, _ := res.Counters.Get("hedge.cancelled"); c != prodHedges.Cancelled {
+				t.Errorf("copies cancelled: simulator %d, production %d", c, prodHedges.Cancelled)
+			}
 			if !slices.Equal(simFinal, prodFinal) {
 				t.Errorf("ends differ:\nsimulator:  %v\nproduction: %v", simFinal, prodFinal)
 			}
@@ -96,7 +106,7 @@ func TestSameStreamFaultsInSimulatorAndServe(t *testing.T) {
 
 // produceStreams runs the operations one after the other through
 // policies.Do against serve in memory.
-func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol sim.Policy) (final []string, attempts int) {
+func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol sim.Policy) (final []string, attempts int, hedges policies.HedgeStats) {
 	t.Helper()
 	final = make([]string, ops)
 	synctest.Test(t, func(t *testing.T) {
@@ -105,9 +115,22 @@ func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol s
 			t.Fatal(err)
 		}
 		client := &http.Client{Transport: serve.InMemory(h)}
+		opts := []policies.Option{policies.WithPolicy(pol.Rules)}
+		var hedger *policies.Hedger
+		if len(pol.Coordinators) > 0 {
+			c, err := pol.Coordinators[0].NewCoordinator()
+			if err != nil {
+				t.Fatal(err)
+			}
+			hedger = c.(*policies.Hedger)
+			opts = append(opts, policies.WithCoordinator(hedger))
+		}
 		origin := time.Now()
+		var mu sync.Mutex
 		op := func(ctx context.Context, a policies.Attempt) error {
+			mu.Lock()
 			attempts++
+			mu.Unlock()
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://serve.test/v1/messages",
 				strings.NewReader(`{"model":"m","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 			if err != nil {
@@ -134,7 +157,7 @@ func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol s
 		for i := range ops {
 			start := time.Duration(i) * gap
 			time.Sleep(start - time.Since(origin))
-			err := policies.Do(t.Context(), op, policies.WithPolicy(pol.Rules), policies.WithRand(rand.New(sim.ClientPolicyStream(seed, i))))
+			err := policies.Do(t.Context(), op, append(opts, policies.WithRand(rand.New(sim.ClientPolicyStream(seed, i))))...)
 			elapsed := time.Since(origin) - start
 			var pe *policies.Error
 			switch {
@@ -146,6 +169,9 @@ func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol s
 				t.Fatalf("operation %d: %v", i, err)
 			}
 		}
+		if hedger != nil {
+			hedges = hedger.Stats()
+		}
 	})
-	return final, attempts
+	return final, attempts, hedges
 }
