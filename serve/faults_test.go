@@ -85,3 +85,22 @@ func TestStreamFaultWithoutStreaming(t *testing.T) {
 		}
 	})
 }
+
+// validate's clients neither read streams event by event nor run the
+// watchdog: it refuses both, by name.
+func TestValidateRefusesStreamFaultsAndTheWatchdog(t *testing.T) {
+	var ue *serve.UnsupportedError
+	err := serve.CanValidate(faulty(sim.StreamFault{Kind: sim.CutAfter, After: 1}), sim.Burst{Clients: 1})
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "stream faults") {
+		t.Errorf("stream faults: %v", err)
+	}
+	v := serve.Validation{
+		Model:    &sim.CapacityWindows{Phases: []sim.Phase{{Admit: 1, Window: time.Second}}, ResponseTime: sim.Fixed(time.Millisecond)},
+		Workload: sim.Burst{Clients: 1},
+		Policies: []sim.Policy{{Name: "watched", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 2, StreamIdleTimeout: time.Second}}},
+		Seed:     1,
+	}
+	if _, err := serve.Validate(t.Context(), v); !errors.As(err, &ue) || !strings.Contains(err.Error(), "stream watchdog") {
+		t.Errorf("watchdog: %v", err)
+	}
+}

@@ -245,8 +245,10 @@ func AutoSpeed(starts []time.Duration, seeds [][]sim.Result) float64 {
 // sharing one retry layer, against a server that answers each request as
 // it arrives. It refuses, with an *UnsupportedError, a workload whose
 // operations start when others end (sim.Chained), one dealt to several
-// client processes (sim.ProcessSplit), and a server model that decides
-// requests later (sim.Decider).
+// client processes (sim.ProcessSplit), a server model that decides
+// requests later (sim.Decider), and one with stream faults
+// (sim.HasStreamFaults): validate's clients do not read streams event by
+// event.
 func CanValidate(model sim.ServerModel, w sim.Workload) error {
 	refuse := func(what string) error {
 		return &UnsupportedError{Command: "validate", What: what +
@@ -254,6 +256,9 @@ func CanValidate(model sim.ServerModel, w sim.Workload) error {
 	}
 	if _, ok := w.(sim.Chained); ok {
 		return refuse("the " + kindName(w) + " workload starts operations when others end")
+	}
+	if sim.HasStreamFaults(model) {
+		return refuse("the " + kindName(model) + " server model has stream faults, which show only to clients that read a stream event by event")
 	}
 	if ts, ok := w.(sim.TokenSizer); ok {
 		if in, out := ts.Tokens(0); in > 0 || out > 0 {
@@ -272,6 +277,9 @@ func CanValidate(model sim.ServerModel, w sim.Workload) error {
 // control names the first control of a policy that validate's clients do
 // not run; "" if none.
 func control(p sim.Policy) string {
+	if p.Rules.Watchdog().On() {
+		return "a stream watchdog"
+	}
 	for _, s := range p.Coordinators {
 		if _, ok := s.(policies.Rescaler); !ok {
 			return kinds.CoordinatorNoun(s)

@@ -71,6 +71,9 @@ func (m *RateLimit) Validate() error {
 	return nil
 }
 
+// StreamFaults forwards Inner's (StreamFaulter).
+func (m *RateLimit) StreamFaults() bool { return HasStreamFaults(m.Inner) }
+
 // MidStreamFailures forwards Inner's (MidStreamer).
 func (m *RateLimit) MidStreamFailures() bool { return FailsMidStream(m.Inner) }
 

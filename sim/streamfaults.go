@@ -42,6 +42,31 @@ func StreamFaultKinds() map[string]StreamFaultKind {
 	return map[string]StreamFaultKind{"stall_first_byte": StallFirstByte, "stall": StallAfter, "ping_only": PingOnly, "cut": CutAfter}
 }
 
+// StreamFaulter is an optional interface of a ServerModel some of whose
+// failures are stream faults. A wrapper forwards it.
+type StreamFaulter interface {
+	StreamFaults() bool
+}
+
+// HasStreamFaults reports whether m says some of its failures are stream
+// faults.
+func HasStreamFaults(m ServerModel) bool {
+	f, ok := m.(StreamFaulter)
+	return ok && f.StreamFaults()
+}
+
+// StreamFaults reports whether some of the mix's failures are stream faults.
+func (m *ErrorMix) StreamFaults() bool {
+	for _, p := range m.Phases {
+		for _, o := range p.Outcomes {
+			if o.Fault.Kind != NoFault {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // PingEvery is how often a ping-only stream sends a ping, in model time.
 const PingEvery = 5 * time.Second
 
