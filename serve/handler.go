@@ -201,6 +201,9 @@ func Warnings(model sim.ServerModel) []string {
 	if sim.FailsMidStream(model) {
 		out = append(out, `the model's capacity failures come mid-stream (HTTP 200, part of the answer, then an overloaded_error event), which serve sends only to requests with "stream": true; a request that does not stream gets them as 529 overloaded_error when the model's response is due, which the SDKs retry (they do not retry the mid-stream error)`)
 	}
+	if sim.HasStreamFaults(model) {
+		out = append(out, `the model has stream faults (stalls, ping-only streams, cuts without message_stop), which serve plays as modelled only to requests with "stream": true; a request that does not stream gets no byte until the fault's cut`)
+	}
 	return out
 }
 
