@@ -104,3 +104,40 @@ func TestValidateRefusesStreamFaultsAndTheWatchdog(t *testing.T) {
 		t.Errorf("watchdog: %v", err)
 	}
 }
+
+// The real anthropic-sdk-go/v2 client, streaming, sees a stall as modelled:
+// the text before it, then nothing (it does not hand pings to its caller,
+// though they reach it, as TestStreamFaultsOnTheWire shows), and at the
+// model's cut an error, not a finished message.
+func TestSDKSeesAStall(t *testing.T) {
+	for _, tc := range []struct {
+		fault  sim.StreamFault
+		deltas int
+		cut    time.Duration
+	}{
+		{sim.StreamFault{Kind: sim.StallAfter, After: 2, For: 30 * time.Second}, 2, 32 * time.Second},
+		{sim.StreamFault{Kind: sim.PingOnly, For: 12 * time.Second}, 0, 12 * time.Second},
+		{sim.StreamFault{Kind: sim.CutAfter, After: 3}, 3, 4 * time.Second},
+	} {
+		t.Run(tc.fault.Kind.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				client := sdkClient(newHandler(t, faulty(tc.fault)))
+				start := time.Now()
+				stream := client.Messages.NewStreaming(t.Context(), params())
+				deltas := 0
+				for stream.Next() {
+					switch stream.Current().Type {
+					case "content_block_delta":
+						deltas++
+					case "message_stop":
+						t.Error("message_stop from a faulted stream")
+					}
+				}
+				if !errors.Is(stream.Err(), io.ErrUnexpectedEOF) || deltas != tc.deltas || time.Since(start) != tc.cut {
+					t.Errorf("err %v, %d deltas, ended at %v; want unexpected EOF, %d, at %v",
+						stream.Err(), deltas, time.Since(start), tc.deltas, tc.cut)
+				}
+			})
+		})
+	}
+}

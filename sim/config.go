@@ -121,7 +121,9 @@ type Config struct {
 // answered (OnResponse), exactly once each. Most servers decide at the
 // attempt's arrival, right after OnSend; a Decider decides later, and when
 // the client stops waiting first, OnResponse (its timeout) and even the
-// operation's next attempts come before that OnDecision. An operation ends at most once: it completes (OnComplete,
+// operation's next attempts come before that OnDecision. A hedged copy is
+// an attempt: one cancelled because another copy won is answered at its
+// cancellation, as policies.Transient. An operation ends at most once: it completes (OnComplete,
 // right after the successful response) or gives up (OnGiveUp).
 type Observer struct {
 	// OnSend: operation op sent an attempt; retry is false for its first.
