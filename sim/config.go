@@ -185,6 +185,9 @@ func (c *Config) Validate() error {
 		if err := s.Validate(); err != nil {
 			return fmt.Errorf("policy %q: %w", c.Policy.Name, err)
 		}
+		if _, ok := s.(policies.HedgeConfig); ok && DecidesLater(c.Server) {
+			return fmt.Errorf("policy %q hedges, and hedging needs a server that decides each request when it arrives (this one decides some later)", c.Policy.Name)
+		}
 	}
 	return nil
 }

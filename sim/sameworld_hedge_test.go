@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -251,4 +252,18 @@ func produceHedged(t *testing.T, seed uint64, ops int, gap time.Duration, script
 	})
 	slices.Sort(w.cancelled)
 	return w
+}
+
+// A server that decides requests later cannot be hedged: the run is
+// refused before it starts, naming the policy.
+func TestHedgingRefusesAServerThatDecidesLater(t *testing.T) {
+	_, err := sim.Run(sim.Config{
+		Seed:     1,
+		Server:   &sim.Contention{Network: sim.Fixed(10 * time.Millisecond)},
+		Workload: sim.Burst{Clients: 2},
+		Policy:   sim.Policy{Name: "hedged", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 3}, Coordinators: []policies.Spec{policies.HedgeConfig{}}},
+	})
+	if err == nil || !strings.Contains(err.Error(), `policy "hedged" hedges`) {
+		t.Errorf("err %v", err)
+	}
 }
