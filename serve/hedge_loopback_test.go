@@ -1,0 +1,83 @@
+package serve_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/serve"
+	"github.com/retrysim/retrysim/sim"
+)
+
+// firstSlow answers its first request after a minute and every other one
+// after 20 ms.
+type firstSlow struct{}
+
+func (firstSlow) Validate() error                 { return nil }
+func (firstSlow) NewServer(*rand.Rand) sim.Server { return &firstSlowState{} }
+
+type firstSlowState struct{ n int }
+
+func (s *firstSlowState) Arrive(now time.Duration, _ sim.Request) sim.Response {
+	s.n++
+	if s.n == 1 {
+		return sim.Response{At: now + time.Minute}
+	}
+	return sim.Response{At: now + 20*time.Millisecond}
+}
+
+// Do hedges against serve over real loopback sockets (the real clock,
+// every wait bounded): the hedge wins, the slow copy's request is
+// cancelled, and serve sees its client go rather than serving it for a
+// minute.
+func TestDoHedgesAgainstServeOnLoopback(t *testing.T) {
+	srv, err := serve.Listen("127.0.0.1:0", firstSlow{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	transport := &http.Transport{}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport}
+	h, err := policies.NewHedger(policies.HedgeConfig{Delay: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var winner atomic.Int32
+	op := func(ctx context.Context, a policies.Attempt) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/messages", strings.NewReader(okRequest))
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return &policies.HTTPError{StatusCode: resp.StatusCode}
+		}
+		winner.Store(int32(a.Copy))
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := policies.Do(ctx, op, policies.WithCoordinator(h), policies.WithMaxAttempts(2)); err != nil {
+		t.Fatal(err)
+	}
+	if winner.Load() != 1 {
+		t.Errorf("copy %d won; want the hedge", winner.Load())
+	}
+	if st := h.Stats(); st != (policies.HedgeStats{Sent: 1, Cancelled: 1}) {
+		t.Errorf("hedger stats %+v", st)
+	}
+	waitFor(t, 5*time.Second, "serve to see the cancelled copy's client go", func() bool {
+		st := srv.Handler.Stats()
+		return st.Requests == 2 && st.InFlight == 0
+	})
+}
