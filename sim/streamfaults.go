@@ -138,7 +138,7 @@ func streamCut(t policies.StreamTimeline) policies.Outcome {
 // watch applies the policy's stream watchdog to a faulted response sent
 // at now, and counts the content it wasted.
 func (r *runner) watch(now time.Duration, resp *Response) {
-	if !resp.Stream.Faulted {
+	if !resp.Stream.Faulted || resp.Pending {
 		return
 	}
 	r.faults++

@@ -1,4 +1,4 @@
-package sim_test
+package serve_test
 
 import (
 	"bufio"
@@ -30,6 +30,18 @@ import (
 // returns a *policies.StreamError when the stream ends without
 // message_stop. Both worlds must end every operation the same way at the
 // same time, after the same attempts.
+
+// spaced starts operation i at i·gap.
+type spaced struct {
+	n   int
+	gap time.Duration
+}
+
+func (w spaced) Validate() error                         { return nil }
+func (w spaced) Operations() int                         { return w.n }
+func (w spaced) Start(i int, _ *rand.Rand) time.Duration { return time.Duration(i) * w.gap }
+
+func completedFinal(elapsed time.Duration) string { return fmt.Sprintf("completed at +%v", elapsed) }
 
 func streamFaultMix() *sim.ErrorMix {
 	const m = time.Minute
@@ -157,7 +169,7 @@ func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol s
 		for i := range ops {
 			start := time.Duration(i) * gap
 			time.Sleep(start - time.Since(origin))
-			err := policies.Do(t.Context(), op, append(opts, policies.WithRand(rand.New(sim.ClientPolicyStream(seed, i))))...)
+			err := policies.Do(t.Context(), op, append(opts, policies.WithRand(sim.PolicyRand(seed, i)))...)
 			elapsed := time.Since(origin) - start
 			var pe *policies.Error
 			switch {
