@@ -1,7 +1,9 @@
 package serve_test
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -77,6 +79,64 @@ func TestDoHedgesAgainstServeOnLoopback(t *testing.T) {
 		t.Errorf("hedger stats %+v", st)
 	}
 	waitFor(t, 5*time.Second, "serve to see the cancelled copy's client go", func() bool {
+		st := srv.Handler.Stats()
+		return st.Requests == 2 && st.InFlight == 0
+	})
+}
+
+// Do's stream watchdog over real loopback sockets: every stream stalls
+// after two text deltas for a minute; the watchdog ends each attempt soon
+// after its last delta, the operation gives up after its attempts, and
+// serve sees the clients go.
+func TestDoWatchdogAgainstServeOnLoopback(t *testing.T) {
+	model := &sim.ErrorMix{Phases: []sim.MixPhase{{Outcomes: []sim.MixOutcome{{P: 1,
+		Fault: sim.StreamFault{Kind: sim.StallAfter, After: 2, For: time.Minute}}}}},
+		Latency: sim.Fixed(70 * time.Millisecond), StreamEvents: 6}
+	srv, err := serve.Listen("127.0.0.1:0", model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	transport := &http.Transport{}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport}
+	var seen []int
+	op := func(ctx context.Context, a policies.Attempt) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/messages",
+			strings.NewReader(`{"model":"m","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		n := 0
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if sc.Text() == "event: content_block_delta" {
+				n++
+				policies.ContentEvent(ctx)
+			}
+		}
+		seen = append(seen, n)
+		return &policies.StreamError{Content: n, Err: sc.Err()}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	err = policies.Do(ctx, op, policies.WithPolicy(policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 2,
+		StreamIdleTimeout: 200 * time.Millisecond}))
+	var pe *policies.Error
+	var se *policies.StreamError
+	if !errors.As(err, &pe) || pe.Reason != policies.StopAttempts || !errors.As(pe.Last, &se) || !se.Stalled || se.Content != 2 ||
+		pe.LastOutcome != (policies.Outcome{Class: policies.Transient, Status: 200}) {
+		t.Fatalf("err %v; want StopAttempts after a stall with 2 content events", err)
+	}
+	if len(seen) != 2 || seen[0] != 2 || seen[1] != 2 {
+		t.Errorf("content events per attempt %v, want [2 2]", seen)
+	}
+	waitFor(t, 5*time.Second, "serve to see the stalled clients go", func() bool {
 		st := srv.Handler.Stats()
 		return st.Requests == 2 && st.InFlight == 0
 	})
