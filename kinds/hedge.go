@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/policies"
@@ -27,6 +28,18 @@ func registerHedge() {
 		},
 		describeHedge)
 	hedges := func(p *sim.Policy) bool { _, ok := specOf[policies.HedgeConfig](p); return ok }
+	registerParam(&Param{Name: "hedge_delay", Field: "hedge.delay", Title: "hedge: delay", Unit: Duration, Max: int64(MaxDuration),
+		About: "wait before a hedge (the delay until a percentile is known)", missing: "no policy of this scenario hedges",
+		setters: []func(*Parts, int64) (bool, error){forSpec(func(c policies.HedgeConfig, v int64) policies.HedgeConfig {
+			c.Delay = time.Duration(v)
+			return c
+		})}})
+	registerParam(&Param{Name: "hedge_budget_percent", Field: "hedge.budget_percent", Title: "hedge: budget percent of attempts", Unit: Count, Min: 1, Max: 100 * policies.MaxHedges,
+		About: "share of attempts a hedge budget lets hedge, in percent", missing: "no policy of this scenario hedges",
+		setters: []func(*Parts, int64) (bool, error){forSpec(func(c policies.HedgeConfig, v int64) policies.HedgeConfig {
+			c.BudgetPercent = float64(v)
+			return c
+		})}})
 	for _, m := range []*metrics.Metric{
 		{Name: "hedge.sent", Quantity: "hedges sent", Unit: metrics.Count, Better: stats.LowerIsBetter},
 		{Name: "hedge.denied", Quantity: "hedges the budget refused", Unit: metrics.Count, Better: stats.LowerIsBetter},
