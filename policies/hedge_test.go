@@ -3,6 +3,7 @@ package policies_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -133,4 +134,22 @@ func TestHedgePercentileDelay(t *testing.T) {
 	if err := (policies.HedgeConfig{Percentile: 50, Window: 5, MinSamples: 6}).Validate(); err == nil {
 		t.Error("min samples above the window: no error")
 	}
+}
+
+// A Transport cannot hedge its round trips: it says so at once.
+func TestTransportRejectsAHedger(t *testing.T) {
+	h, _ := policies.NewHedger(policies.HedgeConfig{})
+	var sent atomic.Int32
+	tr := policies.NewTransport(countingTransport{&sent}, policies.WithCoordinator(h))
+	req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+	if _, err := tr.RoundTrip(req); !errors.Is(err, policies.ErrHedgeInTransport) || sent.Load() != 0 {
+		t.Errorf("err %v after %d round trips, want ErrHedgeInTransport and none", err, sent.Load())
+	}
+}
+
+type countingTransport struct{ n *atomic.Int32 }
+
+func (c countingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return nil, errors.New("not sent in this test")
 }

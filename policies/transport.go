@@ -64,7 +64,11 @@ var ErrErrorBodyTimeout = errors.New("policies.Transport: the failed response's 
 //     the Do loop around it owns the retries, so they do not multiply.
 //
 // WithAttemptTimeout is ignored here: it would cut off streamed bodies. Use
-// http.Transport's ResponseHeaderTimeout for that. WithFallback is rejected:
+// http.Transport's ResponseHeaderTimeout for that. The stream watchdog
+// (Policy.StreamIdleTimeout, StreamFirstByteTimeout) is ignored too: the
+// body is read after RoundTrip returns, by the caller. A Hedger among the
+// coordinators is rejected with ErrHedgeInTransport: its copies would
+// share one request's state; put Do around the call instead. WithFallback is rejected:
 // a Transport cannot change the model named in a request body, so RoundTrip
 // fails at once with ErrFallbackInTransport; put Do around the call instead.
 //
@@ -85,6 +89,10 @@ type Transport struct {
 // include WithFallback, which a Transport cannot honour.
 var ErrFallbackInTransport = errors.New("policies.Transport: WithFallback has no effect on a Transport (it cannot change the model in the request body); use Do around the call")
 
+// ErrHedgeInTransport is returned by Transport.RoundTrip when its options
+// include a Hedger, which a Transport cannot run.
+var ErrHedgeInTransport = errors.New("policies.Transport: a Hedger cannot hedge a Transport's round trips (its copies would share one request); use Do around the call")
+
 // seedMu guards the draws that seed each request's generator from a
 // *rand.Rand shared through a Transport's Options.
 var seedMu sync.Mutex
@@ -101,7 +109,14 @@ func requestOptions(opts []Option) ([]Option, error) {
 	if c.fallback != nil {
 		return nil, ErrFallbackInTransport
 	}
-	out := append(append([]Option(nil), opts...), WithAttemptTimeout(0))
+	for _, co := range c.coordinators {
+		if _, ok := co.(*Hedger); ok {
+			return nil, ErrHedgeInTransport
+		}
+	}
+	out := append(append([]Option(nil), opts...), WithAttemptTimeout(0), func(c *config) {
+		c.policy.StreamIdleTimeout, c.policy.StreamFirstByteTimeout = 0, 0
+	})
 	if c.rng != nil {
 		seedMu.Lock()
 		s1, s2 := c.rng.Uint64(), c.rng.Uint64()
