@@ -569,8 +569,8 @@ func (h *Handler) arrive(req sim.Request, stream bool, client string) decision {
 		h.cfg.record(Exchange{Client: client, Arrival: at, End: max(resp.At, at), Failed: resp.Outcome.Class != policies.Success})
 	}
 	d.out.ServerWait = h.toReal(d.out.ServerWait)
-	if resp.Stream.Faulted {
-		d.fault = h.realTimeline(resp.Stream)
+	if resp.Stream != nil && resp.Stream.Faulted {
+		d.fault = h.realTimeline(*resp.Stream)
 		return d
 	}
 	if stream && resp.Outcome.MidStream() {

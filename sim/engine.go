@@ -377,7 +377,9 @@ func (r *runner) send(i int32, now time.Duration) {
 	req := r.request(i, now)
 	giveUp := req.GiveUpAt
 	resp := r.server.Arrive(now, req)
-	r.watch(now, &resp)
+	if resp.Stream != nil {
+		r.watch(now, &resp)
+	}
 	if resp.Pending && giveUp > 0 && resp.At > giveUp {
 		// The client stops waiting before the server decides: its attempt
 		// ends at giveUp; the server decides anyway, at resp.At.

@@ -63,11 +63,12 @@ type Response struct {
 	// Ticket identifies a pending request to its server's Decide; the
 	// server chooses it, and may reuse it once the request is decided.
 	Ticket int32
-	// Stream, for a stream fault (Stream.Faulted), is how the stream
+	// Stream, for a stream fault (nil otherwise), is how the stream
 	// unfolds from the arrival; Outcome and At are then what the client
 	// sees at the cut, unless the policy's stream watchdog ends it sooner
-	// (the engine applies it). Times are relative to the arrival.
-	Stream policies.StreamTimeline
+	// (the engine applies it). Times are relative to the arrival. A
+	// pointer, so that the answers of healthy requests stay small.
+	Stream *policies.StreamTimeline
 }
 
 // Decider is an optional interface of a Server that leaves some requests

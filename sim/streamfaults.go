@@ -138,12 +138,12 @@ func streamCut(t policies.StreamTimeline) policies.Outcome {
 // watch applies the policy's stream watchdog to a faulted response sent
 // at now, and counts the content it wasted.
 func (r *runner) watch(now time.Duration, resp *Response) {
-	if !resp.Stream.Faulted || resp.Pending {
+	if resp.Stream == nil || !resp.Stream.Faulted || resp.Pending {
 		return
 	}
 	r.faults++
 	n := resp.Stream.Content
-	if at, c, ok := r.plan.Policy.Watchdog().Fires(resp.Stream); ok && now+at < resp.At {
+	if at, c, ok := r.plan.Policy.Watchdog().Fires(*resp.Stream); ok && now+at < resp.At {
 		resp.At = now + at
 		resp.Outcome = (&policies.StreamError{Content: c, Stalled: true}).Outcome()
 		n = c
