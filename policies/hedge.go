@@ -141,8 +141,7 @@ type HedgeStats struct {
 	// Sent counts hedges sent, Denied hedges the budget refused.
 	Sent, Denied int64
 	// Cancelled counts copies (first copies included) cancelled because
-	// another copy of their attempt succeeded first, or because the
-	// operation ended while they were out: work wasted.
+	// another copy of their attempt succeeded first: work wasted.
 	Cancelled int64
 }
 
