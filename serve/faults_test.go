@@ -83,6 +83,10 @@ func TestStreamFaultWithoutStreaming(t *testing.T) {
 		if out := policies.ClassifyError(err, time.Now()); out.Class != policies.Transient {
 			t.Errorf("the cut classifies as %+v", out)
 		}
+		m := do(t, h, http.MethodGet, "/metrics", "")
+		if !strings.Contains(m.body, `retrysim_serve_rejected_total{status="0"} 1`) {
+			t.Errorf("metrics do not count the fault as a rejection with no response:\n%s", m.body)
+		}
 	})
 }
 

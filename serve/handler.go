@@ -644,8 +644,13 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 	} else {
 		h.rejected.Add(1)
 		status := policies.Render(d.out).Status
-		if d.partial {
+		switch {
+		case d.partial:
 			status = http.StatusOK
+		case d.fault.Faulted && !d.fault.Silent && req.Stream:
+			status = http.StatusOK // the stream fault's headers say 200
+		case d.fault.Faulted:
+			status = 0 // no response at all
 		}
 		h.metrics.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
 	}
