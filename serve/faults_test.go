@@ -90,8 +90,8 @@ func TestStreamFaultWithoutStreaming(t *testing.T) {
 	})
 }
 
-// validate's clients neither read streams event by event nor run the
-// watchdog: it refuses both, by name.
+// validate's clients neither read streams event by event, nor run the
+// watchdog, nor hedge: it refuses all three, by name.
 func TestValidateRefusesStreamFaultsAndTheWatchdog(t *testing.T) {
 	var ue *serve.UnsupportedError
 	err := serve.CanValidate(faulty(sim.StreamFault{Kind: sim.CutAfter, After: 1}), sim.Burst{Clients: 1})
@@ -106,6 +106,11 @@ func TestValidateRefusesStreamFaultsAndTheWatchdog(t *testing.T) {
 	}
 	if _, err := serve.Validate(t.Context(), v); !errors.As(err, &ue) || !strings.Contains(err.Error(), "stream watchdog") {
 		t.Errorf("watchdog: %v", err)
+	}
+	v.Policies[0].Rules.StreamIdleTimeout = 0
+	v.Policies[0].Coordinators = []policies.Spec{policies.HedgeConfig{}}
+	if _, err := serve.Validate(t.Context(), v); !errors.As(err, &ue) || !strings.Contains(err.Error(), "hedging") {
+		t.Errorf("hedging: %v", err)
 	}
 }
 

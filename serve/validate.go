@@ -281,6 +281,9 @@ func control(p sim.Policy) string {
 		return "a stream watchdog"
 	}
 	for _, s := range p.Coordinators {
+		if _, ok := s.(policies.HedgeConfig); ok {
+			return "hedging" // its clients count one request at a time
+		}
 		if _, ok := s.(policies.Rescaler); !ok {
 			return kinds.CoordinatorNoun(s)
 		}
