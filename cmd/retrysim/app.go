@@ -76,7 +76,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // commands are retrysim's commands, in the order help lists them.
 func commands() []*cli.Command {
 	return []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand(),
-		mergeCommand(), serveCommand(), validateCommand(), showCommand(), diffCommand(), completeCommand(), tuneCommand()}
+		mergeCommand(), serveCommand(), validateCommand(), showCommand(), diffCommand(), completeCommand(), tuneCommand(),
+		playgroundCommand()}
 }
 
 // refuseRepeats makes cmd and its subcommands refuse a flag that takes one
@@ -176,7 +177,8 @@ func compareCommand() *cli.Command {
 		Name:  "compare",
 		Usage: "compare the policies of a scenario, on one seed or many",
 		UsageText: "retrysim compare [--scenario NAME | --file PATH] [--seed N] [--seeds K]\n" +
-			"                 [--vs POLICY] [--format table|markdown|csv|json|html]\n" +
+			"                 [--vs POLICY] [--param NAME=VALUE]...\n" +
+			"                 [--format table|markdown|csv|json|html]\n" +
 			"                 [--force]\n\n" +
 			"Examples:\n" +
 			"   retrysim compare                  # default scenario, as a table\n" +
@@ -184,13 +186,15 @@ func compareCommand() *cli.Command {
 			"   retrysim compare --file my.yaml --format json > results.json\n" +
 			"   retrysim compare --seeds 1000     # mean, 95% CI, median, p5, p95\n" +
 			"                                     # (~ = no significant difference)\n" +
-			"   retrysim compare --seeds 100 --vs gated  # compare with gated",
+			"   retrysim compare --seeds 100 --vs gated  # compare with gated\n" +
+			"   retrysim compare --param clients=40      # one point of a sweep",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "scenario `NAME` to run (default: the file's default scenario; see 'retrysim list')"},
 			fileFlag(),
 			&decimalFlag{Name: "seed", HideDefault: true, Usage: "random seed `N` (default: the scenario's own seed)"},
 			seedsFlag(),
 			vsFlag(),
+			compareParamFlag(),
 			formatFlag(compareFormats()),
 			verboseFlag(),
 			forceFlag(),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/retrysim/retrysim/compare"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -119,6 +120,9 @@ func compareJob(c *call) (job, error) {
 	if err != nil {
 		return job{}, err
 	}
+	if s, err = setParams(c, s); err != nil {
+		return job{}, err
+	}
 	ref, err := reference(c, s)
 	if err != nil {
 		return job{}, err
@@ -140,18 +144,16 @@ func compareJob(c *call) (job, error) {
 	case k > 1:
 		return compareSeeds(c, gr, ref), nil
 	}
-	gr.Whole = true
+	cj := compare.Job{Scenario: s, Seed: seed, Seeds: 1, Ref: ref}
 	var start time.Time // of the runs, for --verbose
-	return job{plan: runs.Plan{Groups: []runs.Group{gr}, Unsplit: "compare --shard needs --seeds K > 1 (or --format html): one seed is not split"},
+	return job{plan: runs.Plan{Groups: []runs.Group{cj.Group()}, Unsplit: "compare --shard needs --seeds K > 1 (or --format html): one seed is not split"},
 		title: fmt.Sprintf("%s, seed %d", s.Name, seed),
 		start: func() (func(), error) { start = time.Now(); return nil, nil },
 		present: func(res *runs.Results) error {
-			results := res.Groups[0].Whole
 			if c.Bool("verbose") {
-				writeEngineStats(c.stderr, results, time.Since(start))
+				writeEngineStats(c.stderr, res.Groups[0].Whole, time.Since(start))
 			}
-			cmp := report.Comparison{Scenario: s.Name, Seed: seed, Results: results, Metrics: s.Metrics(), Ref: ref}
-			if err := report.Write(c.stdout, format(c), &cmp); err != nil {
+			if _, err := cj.Write(c.stdout, format(c), &res.Groups[0]); err != nil {
 				return err
 			}
 			noteOneSeed(c.stderr, s, seed)
@@ -174,11 +176,11 @@ func compareSeeds(c *call, gr runs.Group, ref int) job {
 				fmt.Fprintf(c.stderr, "total: %d events in %d runs (%d seeds × %d policies) in %v wall time (%.3g events/s)\n",
 					events.Load(), k*len(s.Policies), k, len(s.Policies), wall.Round(time.Microsecond), float64(events.Load())/wall.Seconds())
 			}
-			doc := report.StatsVs(res.Groups[0].Runs, ref)
-			if err := report.WriteMultiSeed(c.stdout, format(c), &doc); err != nil {
+			warnings, err := compare.Job{Scenario: s, Seed: gr.First, Seeds: k, Ref: ref}.Write(c.stdout, format(c), &res.Groups[0])
+			if err != nil {
 				return err
 			}
-			writeWarnings(c, doc.Warnings)
+			writeWarnings(c, warnings)
 			return nil
 		}}
 }

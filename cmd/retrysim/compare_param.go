@@ -1,0 +1,26 @@
+package main
+
+import (
+	"github.com/urfave/cli/v3"
+
+	"github.com/retrysim/retrysim/compare"
+	"github.com/retrysim/retrysim/scenarios"
+)
+
+// compareParamFlag is compare's --param: one value of a sweep parameter,
+// set on the scenario before it runs (compare.Set).
+func compareParamFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "set a sweep parameter, `NAME=VALUE` (repeatable; see 'retrysim sweep --help' for the names), e.g. clients=40"}
+}
+
+// setParams returns s with compare's --param values set.
+func setParams(c *call, s *scenarios.Scenario) (*scenarios.Scenario, error) {
+	if !c.IsSet("param") {
+		return s, nil
+	}
+	s, err := compare.Set(s, c.StringSlice("param"))
+	if err != nil {
+		return nil, usagef("--param %v", err)
+	}
+	return s, nil
+}

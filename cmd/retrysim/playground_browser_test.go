@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumPath finds Debian's chromium (.ci/run installs it), or
+// $RETRYSIM_CHROMIUM.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("RETRYSIM_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("SKIP: chromium is not installed (apt-get install -y chromium; .ci/run installs it), so the playground's browser test does not run")
+	return ""
+}
+
+// TestPlaygroundInChromium loads the page that 'retrysim playground --out'
+// writes from a plain file server in headless Chromium, changes the
+// clients field, waits for the table, and checks that it is what the
+// command the page shows prints; then that the page's URL alone brings the
+// same table back. RETRYSIM_PLAYGROUND_SCREENSHOT=FILE saves a screenshot
+// (docs/img/playground.png).
+func TestPlaygroundInChromium(t *testing.T) {
+	browser := chromiumPath(t)
+	if testing.Short() {
+		t.Skip("compiles the engine for the browser")
+	}
+	dir := t.TempDir()
+	if _, stderr, code, err := runCLI(t, "playground", "--out", dir); code != 0 {
+		t.Fatalf("playground --out: %v\n%s", err, stderr)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	actx, cancel := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(1400, 900), chromedp.Flag("disable-dev-shm-usage", true))
+	defer cancel()
+	bctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	console := collectConsole(bctx)
+
+	// done waits for the run of a request whose command contains want.
+	done := func(want string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](fmt.Sprintf(
+			`document.getElementById('status').dataset.state === 'error' || (document.getElementById('status').dataset.state === 'done' && document.getElementById('command').textContent.includes(%q))`, want),
+			chromedp.WithPollingTimeout(60*time.Second))
+	}
+	// shown returns the page's table and command, failing on an error.
+	shown := func() (output, command string) {
+		t.Helper()
+		state, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById('status').dataset.state + ': ' + document.getElementById('status').textContent`))
+		if err != nil || !strings.HasPrefix(state, "done") {
+			t.Fatalf("the page says %q (%v); console:\n%s", state, err, console())
+		}
+		output, err = chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById('output').textContent`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		command, err = chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById('command').textContent`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return output, command
+	}
+
+	if err := chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/#s=overload-burst"), done("retrysim compare")); err != nil {
+		t.Fatalf("loading the page: %v; console:\n%s", err, console())
+	}
+	// Type into the clients field, as a person would.
+	if err := chromedp.Do(bctx, chromedp.SendKeys("#param-clients", "7"), done("clients=7")); err != nil {
+		t.Fatalf("changing clients: %v; console:\n%s", err, console())
+	}
+	output, command := shown()
+	if command != "retrysim compare --scenario overload-burst --param clients=7" {
+		t.Errorf("the page's command is %q", command)
+	}
+	want, _, code, err := runCLI(t, strings.Fields(command)[1:]...)
+	if code != 0 {
+		t.Fatalf("%s: %v", command, err)
+	}
+	if output != want {
+		t.Fatalf("the page shows\n%s\n%s prints\n%s", output, command, want)
+	}
+	if !strings.Contains(output, "|       7 |") {
+		t.Errorf("the table has no row of 7 clients:\n%s", output)
+	}
+	if path := os.Getenv("RETRYSIM_PLAYGROUND_SCREENSHOT"); path != "" {
+		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Clean(path), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The URL is the state: a fresh load of it shows the same table.
+	url, err := chromedp.Run(bctx, chromedp.Evaluate[string](`location.href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank"), chromedp.Navigate(url), done("clients=7")); err != nil {
+		t.Fatalf("reloading %s: %v; console:\n%s", url, err, console())
+	}
+	if again, _ := shown(); again != want {
+		t.Fatalf("%s shows\n%s\nwant\n%s", url, again, want)
+	}
+}
+
+// collectConsole gathers what the page writes to its console, for
+// failure messages.
+func collectConsole(ctx context.Context) func() string {
+	var lines []string
+	ch := make(chan string, 100)
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			select {
+			case ch <- fmt.Sprintf("%s: %s", m.Type, m.Text):
+			default:
+			}
+		}
+	}()
+	return func() string {
+		for {
+			select {
+			case l := <-ch:
+				lines = append(lines, l)
+			default:
+				return strings.Join(lines, "\n")
+			}
+		}
+	}
+}
