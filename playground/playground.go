@@ -15,6 +15,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/retrysim/retrysim/compare"
 	"github.com/retrysim/retrysim/kinds"
@@ -97,15 +98,37 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// parsed is the file parsed last, by its YAML: the page runs one file
+// many times, and parsing is most of a small run's time. Runs do not
+// change a file's scenarios (compare.Set changes copies).
+var parsed struct {
+	sync.Mutex
+	yaml string
+	file *scenarios.File
+}
+
 // file parses the request's scenario file, or returns the built-in one. A
 // pasted file cannot name capacity traces on disk: the page has none.
 func (r *Request) file() (*scenarios.File, error) {
-	if r.YAML == "" {
-		return scenarios.Builtin()
+	parsed.Lock()
+	defer parsed.Unlock()
+	if parsed.file != nil && parsed.yaml == r.YAML {
+		return parsed.file, nil
 	}
-	return scenarios.ParseWith(FileName, []byte(r.YAML), ".", func(path string) ([]byte, error) {
-		return nil, fmt.Errorf("%s: the playground reads no files; give the capacity trace inline", path)
-	})
+	var f *scenarios.File
+	var err error
+	if r.YAML == "" {
+		f, err = scenarios.Builtin()
+	} else {
+		f, err = scenarios.ParseWith(FileName, []byte(r.YAML), ".", func(path string) ([]byte, error) {
+			return nil, fmt.Errorf("%s: the playground reads no files; give the capacity trace inline", path)
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	parsed.yaml, parsed.file = r.YAML, f
+	return f, nil
 }
 
 // scenario is the request's scenario with its parameters set, and its
