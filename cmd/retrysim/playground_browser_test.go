@@ -16,7 +16,8 @@ import (
 )
 
 // chromiumPath finds Debian's chromium (.ci/run installs it), or
-// $RETRYSIM_CHROMIUM.
+// $RETRYSIM_CHROMIUM; without one the test skips, or fails when
+// RETRYSIM_REQUIRE_CHROMIUM=1 (.ci/run, once it has installed it).
 func chromiumPath(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("RETRYSIM_CHROMIUM"); p != "" {
@@ -26,6 +27,9 @@ func chromiumPath(t *testing.T) string {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
+	}
+	if os.Getenv("RETRYSIM_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal("RETRYSIM_REQUIRE_CHROMIUM=1, yet chromium is not on PATH")
 	}
 	t.Skip("SKIP: chromium is not installed (apt-get install -y chromium; .ci/run installs it), so the playground's browser test does not run")
 	return ""

@@ -93,3 +93,47 @@ func TestShowIsPlaygroundYAML(t *testing.T) {
 		t.Fatalf("the playground's YAML\n%s\n'retrysim show' prints\n%s", got.YAML, want)
 	}
 }
+
+// TestCompareParam: compare --param NAME=VALUE runs the scenario with one
+// sweep parameter set, as the same value in the file would; bad values are
+// usage errors that name the flag.
+func TestCompareParam(t *testing.T) {
+	yaml, err := scenarios.ShowBuiltin("overload-burst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(yaml), "count: 20", "count: 7", 1)
+	if edited == string(yaml) {
+		t.Fatal("overload-burst has no 'count: 20' to edit")
+	}
+	path := filepath.Join(t.TempDir(), "seven.yaml")
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, _, code, err := runCLI(t, "compare", "--file", path)
+	if code != 0 {
+		t.Fatal(err)
+	}
+	got, _, code, err := runCLI(t, "compare", "--param", "clients=7")
+	if code != 0 {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatalf("--param clients=7 prints\n%s\nthe file with 7 clients\n%s", got, want)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--param", "clients=1:3:1"}, `--param "clients=1:3:1": compare takes one value`},
+		{[]string{"--param", "bogus=1"}, `unknown parameter "bogus"`},
+		{[]string{"--param", "clients=7", "--param", "clients=8"}, "--param clients is given twice"},
+		{[]string{"--param", "rate=5"}, "--param rate=5: the workload has no arrival rate"},
+		{[]string{"--param", "clients=0"}, "clients must be at least 1"},
+	} {
+		_, stderr, code, _ := runCLI(t, append([]string{"compare"}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
