@@ -19,7 +19,7 @@ import (
 func playgroundCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "playground",
-		Usage: "serve the interactive page that runs retrysim in the browser (WebAssembly)",
+		Usage: "serve a page that runs retrysim in the browser (WebAssembly)",
 		UsageText: "retrysim playground [--addr HOST:PORT] [--out DIR] [--wasm FILE]\n\n" +
 			"Compiles the engine for the browser (GOOS=js GOARCH=wasm, with the go\n" +
 			"command, from this module's source: run it in a checkout) unless --wasm\n" +
