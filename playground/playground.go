@@ -20,6 +20,7 @@ import (
 	"github.com/retrysim/retrysim/compare"
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/report/plot"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 )
@@ -44,13 +45,37 @@ type Request struct {
 	Params []string `json:"params,omitempty"`
 	Vs     string   `json:"vs,omitempty"`
 	Format string   `json:"format,omitempty"` // "" is the table
+	// Plots asks for the figures of 'retrysim plot' too (PlotArgs).
+	Plots bool `json:"plots,omitempty"`
 }
 
 // Args are the arguments of the 'retrysim compare' command that prints
 // what Run returns for r, after the program's name: --file FileName when r
 // has its own YAML (which the user saves under that name).
 func (r *Request) Args() []string {
-	args := []string{"compare"}
+	args := append([]string{"compare"}, r.scenarioArgs()...)
+	if r.Vs != "" {
+		args = append(args, "--vs", r.Vs)
+	}
+	if r.Format != "" && r.Format != string(report.Table) {
+		args = append(args, "--format", r.Format)
+	}
+	return args
+}
+
+// PlotDir is where the command of PlotArgs writes the figures.
+const PlotDir = "plots"
+
+// PlotArgs are the arguments of the 'retrysim plot' command that writes
+// the SVG figures Run returns for r with Plots set, into PlotDir.
+func (r *Request) PlotArgs() []string {
+	return append([]string{"plot", "--plot-dir", PlotDir, "--plot-format", "svg"}, r.scenarioArgs()...)
+}
+
+// scenarioArgs are the flags that pick the scenario, its seeds and its
+// parameters.
+func (r *Request) scenarioArgs() []string {
+	var args []string
 	if r.YAML != "" {
 		args = append(args, "--file", FileName)
 	}
@@ -66,19 +91,18 @@ func (r *Request) Args() []string {
 	for _, p := range r.Params {
 		args = append(args, "--param", p)
 	}
-	if r.Vs != "" {
-		args = append(args, "--vs", r.Vs)
-	}
-	if r.Format != "" && r.Format != string(report.Table) {
-		args = append(args, "--format", r.Format)
-	}
 	return args
 }
 
 // Command is Args as a shell command line.
-func (r *Request) Command() string {
+func (r *Request) Command() string { return commandLine(r.Args()) }
+
+// PlotCommand is PlotArgs as a shell command line.
+func (r *Request) PlotCommand() string { return commandLine(r.PlotArgs()) }
+
+func commandLine(args []string) string {
 	words := []string{"retrysim"}
-	for _, a := range r.Args() {
+	for _, a := range args {
 		words = append(words, shellQuote(a))
 	}
 	return strings.Join(words, " ")
@@ -174,6 +198,18 @@ type Result struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Command reproduces Output (Request.Command).
 	Command string `json:"command"`
+	// Figures are the figures of 'retrysim plot' as SVG, when the request
+	// asked for them, and PlotCommand writes them (Request.PlotCommand).
+	Figures     []Figure `json:"figures,omitempty"`
+	PlotCommand string   `json:"plot_command,omitempty"`
+}
+
+// A Figure is one of the plots, as the file Name+".svg" that
+// 'retrysim plot --plot-format svg' writes.
+type Figure struct {
+	Name    string `json:"name"`
+	Caption string `json:"caption"`
+	SVG     string `json:"svg"`
 }
 
 // Run runs r as 'retrysim compare' runs r.Args(), and refuses what the
@@ -199,6 +235,10 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 	}
 	j := compare.Job{Scenario: s, Seed: seed, Seeds: k, Ref: ref}
 	plan := runs.Plan{Groups: []runs.Group{j.Group()}}
+	if r.Plots {
+		// The group of 'retrysim plot', with its default bucket.
+		plan.Groups = append(plan.Groups, runs.Group{Scenario: s, First: seed, Seeds: k, Plot: true, Bucket: runs.DefaultBucket(s.Server)})
+	}
 	if refusal := plan.Work().Refusal(); refusal != "" {
 		return nil, fmt.Errorf("refusing to start: %s; the command runs it with --force", refusal)
 	}
@@ -214,7 +254,31 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 	if format == report.JSON {
 		warnings = nil // JSON carries them
 	}
-	return &Result{Output: out.String(), Warnings: warnings, Command: r.Command()}, nil
+	result := &Result{Output: out.String(), Warnings: warnings, Command: r.Command()}
+	if r.Plots {
+		if result.Figures, err = figures(res.Groups[1].Plot); err != nil {
+			return nil, err
+		}
+		result.PlotCommand = r.PlotCommand()
+	}
+	return result, nil
+}
+
+// figures draws the figures of d as 'retrysim plot' draws them.
+func figures(d *runs.PlotData) ([]Figure, error) {
+	figs, err := plot.Figures(d)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Figure, len(figs))
+	for i, f := range figs {
+		var buf strings.Builder
+		if err := f.Figure.Write(&buf, plot.SVG); err != nil {
+			return nil, err
+		}
+		out[i] = Figure{Name: f.Name, Caption: f.Figure.Title, SVG: buf.String()}
+	}
+	return out, nil
 }
 
 func isFormat(f report.Format) bool {

@@ -204,6 +204,7 @@ func TestEngineUnderNode(t *testing.T) {
 	calls := [][2]string{
 		{"run", `{}`},
 		{"run", `{"scenario":"long-outage","seed":"3","seeds":3,"params":["clients=30"],"format":"json"}`},
+		{"run", `{"params":["clients=7"],"plots":true}`},
 		{"list", `{}`},
 		{"show", `"flaky-server"`},
 		{"run", `{"scenario":"nope"}`},

@@ -194,7 +194,7 @@ func compareCommand() *cli.Command {
 			&decimalFlag{Name: "seed", HideDefault: true, Usage: "random seed `N` (default: the scenario's own seed)"},
 			seedsFlag(),
 			vsFlag(),
-			compareParamFlag(),
+			setParamFlag(),
 			formatFlag(compareFormats()),
 			verboseFlag(),
 			forceFlag(),

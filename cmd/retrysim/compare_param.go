@@ -7,13 +7,13 @@ import (
 	"github.com/retrysim/retrysim/scenarios"
 )
 
-// compareParamFlag is compare's --param: one value of a sweep parameter,
+// setParamFlag is compare's and plot's --param: one value of a sweep parameter,
 // set on the scenario before it runs (compare.Set).
-func compareParamFlag() cli.Flag {
+func setParamFlag() cli.Flag {
 	return &cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "set a sweep parameter, `NAME=VALUE` (repeatable; see 'retrysim sweep --help' for the names), e.g. clients=40"}
 }
 
-// setParams returns s with compare's --param values set.
+// setParams returns s with the --param values of compare or plot set.
 func setParams(c *call, s *scenarios.Scenario) (*scenarios.Scenario, error) {
 	if !c.IsSet("param") {
 		return s, nil

@@ -38,8 +38,9 @@ func chromiumPath(t *testing.T) string {
 // TestPlaygroundInChromium loads the page that 'retrysim playground --out'
 // writes from a plain file server in headless Chromium, changes the
 // clients field, waits for the table, and checks that it is what the
-// command the page shows prints; then that the page's URL alone brings the
-// same table back. RETRYSIM_PLAYGROUND_SCREENSHOT=FILE saves a screenshot
+// command the page shows prints; ticks the plots and checks that the
+// images are the SVG files of the plot command it shows; then that the
+// page's URL alone brings the same table back. RETRYSIM_PLAYGROUND_SCREENSHOT=FILE saves a screenshot
 // (docs/img/playground.png).
 func TestPlaygroundInChromium(t *testing.T) {
 	browser := chromiumPath(t)
@@ -107,8 +108,53 @@ func TestPlaygroundInChromium(t *testing.T) {
 	if !strings.Contains(output, "|       7 |") {
 		t.Errorf("the table has no row of 7 clients:\n%s", output)
 	}
+
+	// The plots: the images the page shows are the files of the plot
+	// command it shows.
+	if err := chromedp.Do(bctx, chromedp.Click("#plots"), chromedp.Poll[chromedp.Void](
+		`document.getElementById('status').dataset.state !== 'running' && document.querySelectorAll('#figures img').length > 0`,
+		chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		t.Fatalf("drawing the plots: %v; console:\n%s", err, console())
+	}
+	if _, command = shown(); command != "retrysim compare --scenario overload-burst --param clients=7" {
+		t.Errorf("with plots, the page's command is %q", command)
+	}
+	plotCommand, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById('plot-command').textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svgs, err := chromedp.Run(bctx, chromedp.Evaluate[map[string]string](`Promise.all([...document.querySelectorAll('#figures img')].map(
+		(img) => fetch(img.src).then((r) => r.text()).then((svg) => [img.dataset.name, svg]))).then(Object.fromEntries)`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plotDir := t.TempDir()
+	args := strings.Fields(plotCommand)[1:]
+	for i := range args {
+		if args[i] == "plots" {
+			args[i] = plotDir
+		}
+	}
+	if _, stderr, code, err := runCLI(t, args...); code != 0 {
+		t.Fatalf("%s: %v\n%s", plotCommand, err, stderr)
+	}
+	for _, name := range []string{"timeline", "load", "cdf", "outcomes"} {
+		file, err := os.ReadFile(filepath.Join(plotDir, name+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if svgs[name] != string(file) {
+			t.Errorf("the page's %s (%d bytes) is not %s's %s.svg (%d bytes)", name, len(svgs[name]), plotCommand, name, len(file))
+		}
+	}
+	if len(svgs) != 4 {
+		t.Errorf("the page shows %d figures, want 4", len(svgs))
+	}
 	if path := os.Getenv("RETRYSIM_PLAYGROUND_SCREENSHOT"); path != "" {
-		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		if _, err := chromedp.Run(bctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`)); err != nil {
+			t.Fatal(err)
+		}
+		png, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,6 +167,9 @@ func TestPlaygroundInChromium(t *testing.T) {
 	url, err := chromedp.Run(bctx, chromedp.Evaluate[string](`location.href`))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(url, "plots=1") {
+		t.Errorf("the URL %s does not keep the plots", url)
 	}
 	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank"), chromedp.Navigate(url), done("clients=7")); err != nil {
 		t.Fatalf("reloading %s: %v; console:\n%s", url, err, console())

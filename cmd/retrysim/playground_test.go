@@ -137,3 +137,47 @@ func TestCompareParam(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaygroundPlotsArePlotFiles: the page's figures are the SVG files
+// that its "plot command" writes, byte for byte, on one seed and on
+// several (which adds the distributions).
+func TestPlaygroundPlotsArePlotFiles(t *testing.T) {
+	for _, r := range []playground.Request{
+		{Scenario: "overload-burst", Params: []string{"clients=7"}, Plots: true},
+		{Scenario: "long-outage", Seed: "4", Seeds: 3, Params: []string{"clients=40"}, Plots: true},
+	} {
+		got, err := playground.Run(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"timeline", "load", "cdf", "outcomes"}
+		if r.Seeds > 1 {
+			want = append(want, "distributions")
+		}
+		if len(got.Figures) != len(want) {
+			t.Fatalf("%s: %d figures, want %v", r.PlotCommand(), len(got.Figures), want)
+		}
+		dir := t.TempDir()
+		args := r.PlotArgs()
+		for i := range args {
+			if args[i] == playground.PlotDir {
+				args[i] = dir
+			}
+		}
+		if _, stderr, code, err := runCLI(t, args...); code != 0 {
+			t.Fatalf("%s: %v\n%s", r.PlotCommand(), err, stderr)
+		}
+		for i, f := range got.Figures {
+			file, err := os.ReadFile(filepath.Join(dir, want[i]+".svg"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Name != want[i] || f.SVG != string(file) {
+				t.Errorf("%s: figure %d (%s) is not %s.svg (%d bytes, file %d)", r.PlotCommand(), i, f.Name, want[i], len(f.SVG), len(file))
+			}
+		}
+		if got.PlotCommand != r.PlotCommand() || !strings.HasPrefix(got.PlotCommand, "retrysim plot --plot-dir plots --plot-format svg --scenario ") {
+			t.Errorf("plot command %q", got.PlotCommand)
+		}
+	}
+}

@@ -26,7 +26,7 @@ func plotCommand() *cli.Command {
 		Usage: "draw timeline, load, completion CDF, outcomes, distributions",
 		UsageText: "retrysim plot --plot-dir DIR [--scenario NAME | --file PATH] [--seed N]\n" +
 			"              [--seeds K] [--plot-format png,svg] [--bucket DURATION]\n" +
-			"              [--force]\n\n" +
+			"              [--param NAME=VALUE]... [--force]\n\n" +
 			"Writes DIR/timeline, DIR/load, DIR/cdf, DIR/outcomes and, with\n" +
 			"--seeds K > 1, DIR/distributions, each as .png and .svg (1200×800).\n" +
 			"The timeline (admitted and rejected) and load (offered load, goodput\n" +
@@ -42,6 +42,7 @@ func plotCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Hidden: true},
 			&cli.StringFlag{Name: "format", Hidden: true},
 			&cli.DurationFlag{Name: "bucket", HideDefault: true, Usage: "timeline bucket `DURATION` (default: the server's admission window or time scale, else 1s)"},
+			setParamFlag(),
 		), shardFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
@@ -68,6 +69,9 @@ func plotJob(c *call) (job, error) {
 	}
 	s, first, k, err := pickScenario(c)
 	if err != nil {
+		return job{}, err
+	}
+	if s, err = setParams(c, s); err != nil {
 		return job{}, err
 	}
 	bucket, err := bucketFlag(c, s)

@@ -7,8 +7,8 @@
 const $ = (id) => document.getElementById(id);
 
 // state is the page's request; the URL's fragment holds it:
-// #s=NAME&seed=N&seeds=K&p=NAME=VALUE&vs=POLICY&format=F&yaml=BASE64URL.
-const state = { yaml: '', s: '', seed: '', seeds: 1, p: {}, vs: '', format: '' };
+// #s=NAME&seed=N&seeds=K&p=NAME=VALUE&vs=POLICY&format=F&plots=1&yaml=BASE64URL.
+const state = { yaml: '', s: '', seed: '', seeds: 1, p: {}, vs: '', format: '', plots: false };
 let catalogue = null; // the engine's list of the current file's scenarios
 
 // --- the worker
@@ -66,6 +66,7 @@ function readURL() {
   state.seeds = Math.max(1, parseInt(q.get('seeds') || '1', 10) || 1);
   state.vs = q.get('vs') || '';
   state.format = q.get('format') || '';
+  state.plots = q.get('plots') === '1';
   state.p = {};
   for (const p of q.getAll('p')) {
     const i = p.indexOf('=');
@@ -86,6 +87,7 @@ function writeURL() {
   for (const name of paramOrder()) q.append('p', name + '=' + state.p[name]);
   if (state.vs) q.set('vs', state.vs);
   if (state.format) q.set('format', state.format);
+  if (state.plots) q.set('plots', '1');
   history.replaceState(null, '', '#' + q.toString());
 }
 
@@ -112,6 +114,7 @@ function request() {
   if (params.length) r.params = params;
   if (state.vs) r.vs = state.vs;
   if (state.format) r.format = state.format;
+  if (state.plots) r.plots = true;
   return r;
 }
 
@@ -169,6 +172,7 @@ function renderScenario() {
   $('seed').value = state.seed;
   $('seeds').value = String(state.seeds);
   $('format').value = state.format;
+  $('plots').checked = state.plots;
   $('source').value = state.yaml ? 'yaml' : 'builtin';
   $('yaml-box').classList.toggle('hidden', !state.yaml);
   $('edit-copy').classList.toggle('hidden', !!state.yaml);
@@ -224,13 +228,40 @@ async function runNow() {
     $('output').textContent = '';
     $('warnings').textContent = '';
     $('command').textContent = '';
+    showFigures({});
     setStatus('error', a.answer.error);
     return;
   }
   $('output').textContent = a.answer.output;
   $('warnings').textContent = (a.answer.warnings || []).map((w) => 'retrysim: warning: ' + w).join('\n');
   $('command').textContent = a.answer.command;
+  showFigures(a.answer);
   setStatus('done', 'ran in ' + a.ms.toFixed(0) + ' ms in the browser; the command above prints the same' + (state.yaml ? ' (save the YAML as scenario.yaml)' : ''));
+}
+
+// figureURLs are the object URLs of the figures shown, freed when
+// replaced. The SVG goes into an <img>, where no script of it can run.
+let figureURLs = [];
+
+function showFigures(answer) {
+  figureURLs.forEach((u) => URL.revokeObjectURL(u));
+  figureURLs = [];
+  const figs = answer.figures || [];
+  $('plots-box').classList.toggle('hidden', figs.length === 0);
+  $('plot-command').textContent = answer.plot_command || '';
+  $('figures').replaceChildren(...figs.map((f) => {
+    const url = URL.createObjectURL(new Blob([f.svg], { type: 'image/svg+xml' }));
+    figureURLs.push(url);
+    const fig = document.createElement('figure');
+    const img = document.createElement('img');
+    img.src = url;
+    img.alt = f.caption;
+    img.dataset.name = f.name;
+    const cap = document.createElement('figcaption');
+    cap.textContent = f.name + '.svg';
+    fig.append(cap, img);
+    return fig;
+  }));
 }
 
 // --- copies
@@ -269,6 +300,7 @@ $('seed').addEventListener('input', () => { state.seed = $('seed').value.trim();
 $('seeds').addEventListener('input', () => { state.seeds = Math.max(1, parseInt($('seeds').value, 10) || 1); changed(); });
 $('vs').addEventListener('change', () => { state.vs = $('vs').value; changed(true); });
 $('format').addEventListener('change', () => { state.format = $('format').value; changed(true); });
+$('plots').addEventListener('change', () => { state.plots = $('plots').checked; changed(true); });
 $('source').addEventListener('change', async () => {
   if ($('source').value === 'yaml') {
     $('yaml').value = await yamlOf();
@@ -292,6 +324,7 @@ $('use-yaml').addEventListener('click', async () => {
 $('cancel').addEventListener('click', () => { cancel(); });
 $('copy-yaml').addEventListener('click', async () => copy(await yamlOf(), 'YAML (save it as scenario.yaml for --file)'));
 $('copy-command').addEventListener('click', () => copy($('command').textContent, 'command'));
+$('copy-plot-command').addEventListener('click', () => copy($('plot-command').textContent, 'plot command'));
 window.addEventListener('hashchange', () => {
   const before = JSON.stringify(request());
   readURL();
