@@ -9,10 +9,12 @@ package playground
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,6 +108,40 @@ func commandLine(args []string) string {
 		words = append(words, shellQuote(a))
 	}
 	return strings.Join(words, " ")
+}
+
+// Link is the address of the page at base (where 'retrysim playground'
+// serves it, or its --out files are hosted) with r preloaded: r in the
+// URL's fragment, as the page keeps its state there (app.js's readURL).
+func Link(base string, r Request) string {
+	var parts []string
+	add := func(k, v string) { parts = append(parts, k+"="+url.QueryEscape(v)) }
+	if r.YAML != "" {
+		add("yaml", base64.RawURLEncoding.EncodeToString([]byte(r.YAML)))
+	}
+	if r.Scenario != "" {
+		add("s", r.Scenario)
+	}
+	if r.Seed != "" {
+		add("seed", r.Seed)
+	}
+	if r.Seeds > 1 {
+		add("seeds", strconv.Itoa(r.Seeds))
+	}
+	for _, p := range r.Params {
+		add("p", p)
+	}
+	if r.Vs != "" {
+		add("vs", r.Vs)
+	}
+	if r.Format != "" {
+		add("format", r.Format)
+	}
+	if r.Plots {
+		add("plots", "1")
+	}
+	base, _, _ = strings.Cut(base, "#")
+	return base + "#" + strings.Join(parts, "&")
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

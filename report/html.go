@@ -36,10 +36,11 @@ type htmlFigure struct {
 }
 
 type htmlPage struct {
-	Title    string
-	Command  string
-	Version  string
-	Sections []htmlSection
+	Title      string
+	Command    string
+	Version    string
+	Playground string
+	Sections   []htmlSection
 }
 
 // htmlSection is one scenario of a page.
@@ -66,6 +67,9 @@ type SVGFigure struct {
 // again, and the retrysim that ran it ("retrysim v1.2.0, commit 1a2b3c").
 type Provenance struct {
 	Command, Version string
+	// Playground, if set, is the address of the scenario in the browser
+	// playground (playground.Link), which the page links to.
+	Playground string
 }
 
 // HTMLScenario is one scenario of an HTML page: its runs, the reference
@@ -91,7 +95,7 @@ func WriteHTML(w io.Writer, s *scenarios.Scenario, m *runs.MultiSeed, ref int, f
 // WriteHTMLScenarios is WriteHTML for several scenarios on one page, each
 // in its own section with its own summary, after a list of them.
 func WriteHTMLScenarios(w io.Writer, list []HTMLScenario, prov Provenance) error {
-	page := htmlPage{Command: prov.Command, Version: prov.Version}
+	page := htmlPage{Command: prov.Command, Version: prov.Version, Playground: prov.Playground}
 	var names []string
 	for i, sc := range list {
 		page.Sections = append(page.Sections, htmlSectionOf(fmt.Sprintf("scenario-%d", i+1), sc))

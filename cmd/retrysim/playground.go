@@ -7,13 +7,16 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/retrysim/retrysim/playground"
+	"github.com/retrysim/retrysim/scenarios"
 )
 
 func playgroundCommand() *cli.Command {
@@ -113,5 +116,54 @@ func writeSite(dir string, site playground.Site, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stderr, "retrysim playground: wrote %d files to %s; serve the folder with any file server and open index.html\n", len(site), dir)
+	return nil
+}
+
+// playgroundLinkFlag is report's --playground: where the playground is
+// served, for a link to it with the report's scenario preloaded.
+func playgroundLinkFlag() cli.Flag {
+	return &cli.StringFlag{Name: "playground", Usage: "link the report to the playground at `URL` (where 'retrysim playground' serves it or its --out files are hosted), with this scenario and its seeds preloaded"}
+}
+
+// playgroundLink is the address of report's scenario s, on seeds first to
+// first+k-1, in the playground of --playground, or "" without it. A
+// scenario from --file takes the file along in the link.
+func playgroundLink(c *call, s *scenarios.Scenario, first uint64, k int) (string, error) {
+	base := c.String("playground")
+	if base == "" {
+		return "", nil
+	}
+	if err := checkPlaygroundLink(c); err != nil {
+		return "", err
+	}
+	r := playground.Request{Scenario: s.Name, Seed: strconv.FormatUint(first, 10), Seeds: k}
+	if c.IsSet("vs") {
+		r.Vs = c.String("vs")
+	}
+	if path := c.String("file"); path != "" {
+		data, err := readLimited(path, inputLimit("--file"))
+		if err != nil {
+			return "", usagef("--playground: reading --file %s again: %v", path, pathErr(err))
+		}
+		r.YAML = string(data)
+	}
+	return playground.Link(base, r), nil
+}
+
+// checkPlaygroundLink checks --playground before any run.
+func checkPlaygroundLink(c *call) error {
+	base := c.String("playground")
+	if base == "" {
+		return nil
+	}
+	if u, err := url.Parse(base); err != nil || u.Fragment != "" {
+		return usagef("--playground %q: want the page's URL, without a #fragment", base)
+	}
+	if c.Bool("all") {
+		return usagef("--playground links the page to one scenario; it does not work with --all")
+	}
+	if c.String("file") == "-" {
+		return usagef("--playground takes the scenario file along, so it needs --file PATH, not standard input")
+	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/retrysim/retrysim/playground"
 )
 
 // chromiumPath finds Debian's chromium (.ci/run installs it), or
@@ -61,7 +63,6 @@ func TestPlaygroundInChromium(t *testing.T) {
 	defer cancel()
 	bctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
-	console := collectConsole(bctx)
 
 	// done waits for the run of a request whose command contains want.
 	done := func(want string) chromedp.Action[chromedp.Void] {
@@ -69,29 +70,41 @@ func TestPlaygroundInChromium(t *testing.T) {
 			`document.getElementById('status').dataset.state === 'error' || (document.getElementById('status').dataset.state === 'done' && document.getElementById('command').textContent.includes(%q))`, want),
 			chromedp.WithPollingTimeout(60*time.Second))
 	}
+	// open loads url in a new tab, which becomes tab, and waits for the
+	// run of a request whose command contains want. (A tab per load: a
+	// second load in one tab could leave a poll on the old page.)
+	var tab context.Context
+	var console func() string
+	open := func(url, want string) {
+		t.Helper()
+		tctx, cancel := chromedp.NewContext(bctx)
+		t.Cleanup(cancel)
+		tab, console = tctx, collectConsole(tctx)
+		if err := chromedp.Do(tab, chromedp.Navigate(url), done(want)); err != nil {
+			t.Fatalf("loading %.80s: %v; console:\n%s", url, err, console())
+		}
+	}
 	// shown returns the page's table and command, failing on an error.
 	shown := func() (output, command string) {
 		t.Helper()
-		state, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById('status').dataset.state + ': ' + document.getElementById('status').textContent`))
+		state, err := chromedp.Run(tab, chromedp.Evaluate[string](`document.getElementById('status').dataset.state + ': ' + document.getElementById('status').textContent`))
 		if err != nil || !strings.HasPrefix(state, "done") {
 			t.Fatalf("the page says %q (%v); console:\n%s", state, err, console())
 		}
-		output, err = chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById('output').textContent`))
+		output, err = chromedp.Run(tab, chromedp.Evaluate[string](`document.getElementById('output').textContent`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		command, err = chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById('command').textContent`))
+		command, err = chromedp.Run(tab, chromedp.Evaluate[string](`document.getElementById('command').textContent`))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return output, command
 	}
 
-	if err := chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/#s=overload-burst"), done("retrysim compare")); err != nil {
-		t.Fatalf("loading the page: %v; console:\n%s", err, console())
-	}
+	open(srv.URL+"/#s=overload-burst", "retrysim compare")
 	// Type into the clients field, as a person would.
-	if err := chromedp.Do(bctx, chromedp.SendKeys("#param-clients", "7"), done("clients=7")); err != nil {
+	if err := chromedp.Do(tab, chromedp.SendKeys("#param-clients", "7"), done("clients=7")); err != nil {
 		t.Fatalf("changing clients: %v; console:\n%s", err, console())
 	}
 	output, command := shown()
@@ -111,7 +124,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 
 	// The plots: the images the page shows are the files of the plot
 	// command it shows.
-	if err := chromedp.Do(bctx, chromedp.Click("#plots"), chromedp.Poll[chromedp.Void](
+	if err := chromedp.Do(tab, chromedp.Click("#plots"), chromedp.Poll[chromedp.Void](
 		`document.getElementById('status').dataset.state !== 'running' && document.querySelectorAll('#figures img').length > 0`,
 		chromedp.WithPollingTimeout(60*time.Second))); err != nil {
 		t.Fatalf("drawing the plots: %v; console:\n%s", err, console())
@@ -119,11 +132,11 @@ func TestPlaygroundInChromium(t *testing.T) {
 	if _, command = shown(); command != "retrysim compare --scenario overload-burst --param clients=7" {
 		t.Errorf("with plots, the page's command is %q", command)
 	}
-	plotCommand, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById('plot-command').textContent`))
+	plotCommand, err := chromedp.Run(tab, chromedp.Evaluate[string](`document.getElementById('plot-command').textContent`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	svgs, err := chromedp.Run(bctx, chromedp.Evaluate[map[string]string](`Promise.all([...document.querySelectorAll('#figures img')].map(
+	svgs, err := chromedp.Run(tab, chromedp.Evaluate[map[string]string](`Promise.all([...document.querySelectorAll('#figures img')].map(
 		(img) => fetch(img.src).then((r) => r.text()).then((svg) => [img.dataset.name, svg]))).then(Object.fromEntries)`, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)
@@ -151,10 +164,10 @@ func TestPlaygroundInChromium(t *testing.T) {
 		t.Errorf("the page shows %d figures, want 4", len(svgs))
 	}
 	if path := os.Getenv("RETRYSIM_PLAYGROUND_SCREENSHOT"); path != "" {
-		if _, err := chromedp.Run(bctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`)); err != nil {
+		if _, err := chromedp.Run(tab, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`)); err != nil {
 			t.Fatal(err)
 		}
-		png, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
+		png, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,18 +177,46 @@ func TestPlaygroundInChromium(t *testing.T) {
 	}
 
 	// The URL is the state: a fresh load of it shows the same table.
-	url, err := chromedp.Run(bctx, chromedp.Evaluate[string](`location.href`))
+	url, err := chromedp.Run(tab, chromedp.Evaluate[string](`location.href`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(url, "plots=1") {
 		t.Errorf("the URL %s does not keep the plots", url)
 	}
-	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank"), chromedp.Navigate(url), done("clients=7")); err != nil {
-		t.Fatalf("reloading %s: %v; console:\n%s", url, err, console())
-	}
+	open(url, "clients=7")
 	if again, _ := shown(); again != want {
 		t.Fatalf("%s shows\n%s\nwant\n%s", url, again, want)
+	}
+
+	// A link with a file of its own (as report --playground makes one):
+	// the page runs that file, and the command with the file saved as
+	// scenario.yaml prints what it shows.
+	yaml, err := os.ReadFile(filepath.Join(docsRoot, "docs", "examples", "custom.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := playground.Request{YAML: string(yaml), Seed: "5", Seeds: 2, Params: []string{"clients=9"}}
+	open(playground.Link(srv.URL+"/", r), "clients=9")
+	output, command = shown()
+	if command != r.Command() {
+		t.Errorf("the linked page's command is %q, want %q", command, r.Command())
+	}
+	saved := filepath.Join(t.TempDir(), playground.FileName)
+	if err := os.WriteFile(saved, yaml, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args = strings.Fields(command)[1:]
+	for i := range args {
+		if args[i] == playground.FileName {
+			args[i] = saved
+		}
+	}
+	if want, _, code, err = runCLI(t, args...); code != 0 {
+		t.Fatalf("%s: %v", command, err)
+	}
+	if output != want {
+		t.Fatalf("the linked page shows\n%s\n%s prints\n%s", output, command, want)
 	}
 }
 

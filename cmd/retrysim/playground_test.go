@@ -181,3 +181,56 @@ func TestPlaygroundPlotsArePlotFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestReportLinksToPlayground: report --playground URL links the page to
+// the playground with its scenario, seeds and file preloaded
+// (playground.Link; TestPlaygroundInChromium loads such a link).
+func TestReportLinksToPlayground(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.html")
+	if _, stderr, code, err := runCLI(t, "report", "--out", out, "--scenario", "long-outage", "--seed", "3", "--playground", "http://127.0.0.1:8026/"); code != 0 {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `<a href="http://127.0.0.1:8026/#s=long-outage&amp;seed=3">Open this scenario in the playground</a>`; !strings.Contains(string(page), want) {
+		t.Errorf("the report has no %s", want)
+	}
+	yaml, err := os.ReadFile(filepath.Join(docsRoot, "docs", "examples", "custom.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "custom.yaml")
+	if err := os.WriteFile(file, yaml, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code, err := runCLI(t, "report", "--out", out, "--file", file, "--seeds", "2", "--vs", "gated", "--playground", "https://example.org/pg/"); code != 0 {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if page, err = os.ReadFile(out); err != nil {
+		t.Fatal(err)
+	}
+	f, err := scenarios.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := playground.Link("https://example.org/pg/", playground.Request{YAML: string(yaml), Scenario: f.Default, Seed: "1", Seeds: 2, Vs: "gated"})
+	if want := `<a href="` + strings.ReplaceAll(link, "&", "&amp;") + `">`; !strings.Contains(string(page), want) {
+		t.Errorf("the report has no %.120s…", want)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--playground", "http://x/#s=a"}, "without a #fragment"},
+		{[]string{"--playground", "http://x/", "--file", "-"}, "needs --file PATH"},
+		{[]string{"--playground", "http://x/", "--all"}, "does not work with --all"},
+	} {
+		_, stderr, code, _ := runCLI(t, append([]string{"report", "--out", out}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}

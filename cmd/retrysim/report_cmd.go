@@ -22,7 +22,7 @@ func reportCommand() *cli.Command {
 		Usage: "write a self-contained HTML report for a design review",
 		UsageText: "retrysim report --out FILE.html [--scenario NAME | --all] [--file PATH]\n" +
 			"                [--seed N] [--seeds K] [--vs POLICY] [--bucket DURATION]\n" +
-			"                [--force]\n\n" +
+			"                [--playground URL] [--force]\n\n" +
 			"Examples:\n" +
 			"   retrysim report --out review.html\n" +
 			"   retrysim report --out review.html --scenario long-outage --seeds 200\n" +
@@ -32,6 +32,7 @@ func reportCommand() *cli.Command {
 			vsFlag(), allFlag(),
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "HTML `FILE` to write ('-' for stdout)"},
 			&cli.DurationFlag{Name: "bucket", HideDefault: true, Usage: "timeline bucket `DURATION` (default: the server's admission window or time scale, else 1s)"},
+			playgroundLinkFlag(),
 		), shardFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
@@ -50,6 +51,9 @@ func reportJob(c *call) (job, error) {
 		return job{}, usagef("report needs --out FILE.html (or --out - for stdout)")
 	}
 	if err := notAnInput("--out", out, inputFile{"--file", c.String("file")}); err != nil {
+		return job{}, err
+	}
+	if err := checkPlaygroundLink(c); err != nil {
 		return job{}, err
 	}
 	if c.Bool("all") {
@@ -89,7 +93,12 @@ func writeHTMLReport(c *call, w io.Writer, s *scenarios.Scenario, data *runs.Plo
 	if err != nil {
 		return err
 	}
-	return report.WriteHTML(w, s, data.Runs, ref, figures, report.Provenance{Command: remakeCommand(c, s, data.Runs.FirstSeed, data.Runs.Seeds()), Version: readBuildVersion().short()})
+	link, err := playgroundLink(c, s, data.Runs.FirstSeed, data.Runs.Seeds())
+	if err != nil {
+		return err
+	}
+	return report.WriteHTML(w, s, data.Runs, ref, figures, report.Provenance{Command: remakeCommand(c, s, data.Runs.FirstSeed, data.Runs.Seeds()),
+		Version: readBuildVersion().short(), Playground: link})
 }
 
 // reportBucket is the timeline bucket of the HTML report: --bucket where
