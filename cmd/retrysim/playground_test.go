@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -229,6 +233,63 @@ func TestReportLinksToPlayground(t *testing.T) {
 		{[]string{"--playground", "http://x/", "--all"}, "does not work with --all"},
 	} {
 		_, stderr, code, _ := runCLI(t, append([]string{"report", "--out", out}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// TestPlaygroundServes: 'retrysim playground' prints its URL, serves the
+// page and the engine given with --wasm, and stops cleanly when
+// interrupted; bad flags are usage errors.
+func TestPlaygroundServes(t *testing.T) {
+	engine := filepath.Join(t.TempDir(), "engine.wasm")
+	if err := os.WriteFile(engine, []byte("\x00asm not really"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"retrysim", "playground", "--addr", "127.0.0.1:0", "--wasm", engine}, pw, &stderr)
+		pw.Close()
+	}()
+	url, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no URL: %v (%v)", err, <-done)
+	}
+	go io.Copy(io.Discard, pr)
+	url = strings.TrimSpace(url)
+	for path, want := range map[string]string{"": "<title>retrysim playground</title>", playground.EngineFile: "not really", "worker.js": "retrysimCall"} {
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s%s: %d, want %q in %.80q", url, path, resp.StatusCode, want, body)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("interrupted playground: %v", err)
+	}
+
+	notDir := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notDir, nil, 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--wasm", "/nonexistent/e.wasm", "--out", t.TempDir()}, "--wasm /nonexistent/e.wasm"},
+		{[]string{"--wasm", engine, "--out", notDir}, "--out " + notDir},
+		{[]string{"--wasm", engine, "--addr", "nonsense"}, "--addr nonsense"},
+		{[]string{"extra"}, "playground takes no arguments"},
+	} {
+		_, stderr, code, _ := runCLI(t, append([]string{"playground"}, c.args...)...)
 		if code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
 		}
