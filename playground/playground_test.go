@@ -195,7 +195,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestEngineUnderNode: the engine compiled for js/wasm answers as Call
-// does natively (run under Node, which every machine here has; the
+// does natively, for every built-in scenario too (run under Node, which every machine here has; the
 // browser test in cmd/retrysim loads it in Chromium).
 func TestEngineUnderNode(t *testing.T) {
 	node, err := exec.LookPath("node")
@@ -210,6 +210,19 @@ func TestEngineUnderNode(t *testing.T) {
 		{"list", `{}`},
 		{"show", `"flaky-server"`},
 		{"run", `{"scenario":"nope"}`},
+	}
+	// Every built-in scenario, a giant with fewer clients.
+	f, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.Scenarios {
+		r := Request{Scenario: s.Name}
+		if s.Operations() > 10_000 {
+			r.Params = []string{"clients=1000"}
+		}
+		arg, _ := json.Marshal(r)
+		calls = append(calls, [2]string{"run", string(arg)})
 	}
 	script := `require(process.argv[process.argv.length - 1] + '/wasm_exec.js');
 const fs = require('fs');
