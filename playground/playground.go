@@ -278,10 +278,16 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 	if refusal := plan.Work().Refusal(); refusal != "" {
 		return nil, fmt.Errorf("refusing to start: %s; the command runs it with --force", refusal)
 	}
-	res, err := runs.Execute(ctx, plan, runs.Mode{})
+	var mode runs.Mode
+	finish := func() {}
+	if report, ok := ctx.Value(progressKey{}).(func(float64)); ok {
+		mode.Context, finish = progressOf(plan, report)
+	}
+	res, err := runs.Execute(ctx, plan, mode)
 	if err != nil {
 		return nil, err
 	}
+	finish()
 	var out strings.Builder
 	warnings, err := j.Write(&out, format, &res.Groups[0])
 	if err != nil {
@@ -298,6 +304,61 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 		result.PlotCommand = r.PlotCommand()
 	}
 	return result, nil
+}
+
+type progressKey struct{}
+
+// WithProgress returns a copy of ctx with which Run reports how far its
+// runs have got: report is told a fraction from 0 to 1 (of the engine
+// events that the work estimate bounds, as the CLI's progress bar counts
+// them), each time it has grown by a hundredth, and 1 when the runs have
+// ended. report may be called from several goroutines, never at once.
+func WithProgress(ctx context.Context, report func(fraction float64)) context.Context {
+	return context.WithValue(ctx, progressKey{}, report)
+}
+
+// progressOf is the Mode.Context of plan's runs that tells report of
+// their progress, and the function that reports the end. A run that ends
+// below its bound counts the rest of it.
+func progressOf(plan runs.Plan, report func(float64)) (func(context.Context, *runs.Group) context.Context, func()) {
+	var mu sync.Mutex
+	var done, total, told float64
+	bounds := map[*scenarios.Scenario][]float64{}
+	for _, gr := range plan.Groups {
+		k := float64(gr.Seeds)
+		if gr.Plot {
+			k++ // the timeline's run
+		}
+		b := make([]float64, len(gr.Scenario.Policies))
+		for p := range b {
+			one := *gr.Scenario
+			one.Policies = gr.Scenario.Policies[p : p+1]
+			b[p] = runs.EstimateOf(&one, 1).Events
+			total += k * b[p]
+		}
+		bounds[gr.Scenario] = b
+	}
+	add := func(n float64) {
+		mu.Lock()
+		defer mu.Unlock()
+		done += n
+		if f := min(done/max(total, 1), 1); f >= told+0.01 && f < 1 {
+			told = f
+			report(f)
+		}
+	}
+	return func(ctx context.Context, g *runs.Group) context.Context {
+			b := bounds[g.Scenario]
+			return runs.WithProgress(ctx, &runs.Progress{
+				Events: func(_, more int) { add(float64(more)) },
+				Done:   func(p, events int) { add(max(b[p]-float64(events), 0)) },
+			})
+		}, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			told = 1
+			report(1)
+		}
 }
 
 // figures draws the figures of d as 'retrysim plot' draws them.

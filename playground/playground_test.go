@@ -253,3 +253,25 @@ WebAssembly.instantiate(fs.readFileSync(process.argv[process.argv.length - 1] + 
 		}
 	}
 }
+
+// TestRunProgress: a run reports growing fractions, ending at 1, and the
+// same output as without a report.
+func TestRunProgress(t *testing.T) {
+	r := Request{Scenario: "long-outage", Seeds: 3, Plots: true}
+	var got []float64
+	ctx := WithProgress(context.Background(), func(f float64) { got = append(got, f) })
+	with, err := Run(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := Run(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if with.Output != without.Output {
+		t.Fatal("a progress report changed the output")
+	}
+	if len(got) < 3 || got[len(got)-1] != 1 || !slices.IsSorted(got) || got[0] <= 0 {
+		t.Fatalf("progress %v", got)
+	}
+}

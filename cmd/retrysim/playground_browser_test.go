@@ -42,7 +42,9 @@ func chromiumPath(t *testing.T) string {
 // clients field, waits for the table, and checks that it is what the
 // command the page shows prints; ticks the plots and checks that the
 // images are the SVG files of the plot command it shows; then that the
-// page's URL alone brings the same table back. RETRYSIM_PLAYGROUND_SCREENSHOT=FILE saves a screenshot
+// page's URL alone brings the same table back, that a big run shows its
+// progress and can be cancelled, and that a link with a file of its own
+// (playground.Link) shows what the command prints. RETRYSIM_PLAYGROUND_SCREENSHOT=FILE saves a screenshot
 // (docs/img/playground.png).
 func TestPlaygroundInChromium(t *testing.T) {
 	browser := chromiumPath(t)
@@ -187,6 +189,29 @@ func TestPlaygroundInChromium(t *testing.T) {
 	open(url, "clients=7")
 	if again, _ := shown(); again != want {
 		t.Fatalf("%s shows\n%s\nwant\n%s", url, again, want)
+	}
+
+	// A big run (2,000 seeds) shows its progress and stops when
+	// cancelled; the next run (one seed, 50 clients) works.
+	tctx, cancelTab := chromedp.NewContext(bctx)
+	defer cancelTab()
+	tab, console = tctx, collectConsole(tctx)
+	if err := chromedp.Do(tab, chromedp.Navigate(srv.URL+"/#s=long-outage&seeds=2000"), chromedp.Poll[chromedp.Void](
+		`document.getElementById('status').dataset.state === 'running' && /[1-9][0-9]*% /.test(document.getElementById('status').textContent)`,
+		chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		t.Fatalf("no progress on 2,000 seeds: %v; console:\n%s", err, console())
+	}
+	if err := chromedp.Do(tab, chromedp.Click("#cancel"), chromedp.Poll[chromedp.Void](
+		`document.getElementById('status').textContent === 'cancelled'`, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Evaluate[chromedp.Void](`const e = document.getElementById('seeds'); e.value = '1'; e.dispatchEvent(new Event('input'))`),
+		chromedp.SendKeys("#param-clients", "50"), chromedp.Poll[chromedp.Void](
+			`document.getElementById('status').dataset.state === 'done' && document.getElementById('command').textContent.includes('clients=50')`,
+			chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		t.Fatalf("cancelling 2,000 seeds, then 50 clients: %v; console:\n%s", err, console())
+	}
+	output, command = shown()
+	if want, _, code, err = runCLI(t, strings.Fields(command)[1:]...); code != 0 || output != want {
+		t.Fatalf("after a cancel, the page shows\n%s\n%s prints (%v)\n%s", output, command, err, want)
 	}
 
 	// A link with a file of its own (as report --playground makes one):

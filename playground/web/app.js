@@ -14,12 +14,17 @@ let catalogue = null; // the engine's list of the current file's scenarios
 // --- the worker
 
 let worker = null;
+let progress = 0; // of the run in flight, 0 to 1
 let pending = new Map(); // call id -> resolve
 let nextId = 1;
 
 function startWorker() {
   worker = new Worker('worker.js');
   worker.onmessage = (e) => {
+    if (e.data.progress !== undefined) { // of the run in flight
+      progress = e.data.progress;
+      return;
+    }
     const resolve = pending.get(e.data.id);
     pending.delete(e.data.id);
     if (resolve) resolve(e.data);
@@ -210,11 +215,15 @@ async function runNow() {
   running = id;
   const r = request();
   const t0 = performance.now();
+  progress = 0;
   setStatus('running', 'running…');
   $('cancel').classList.remove('hidden');
   const tick = setInterval(() => {
-    if (running === id) setStatus('running', 'running… ' + ((performance.now() - t0) / 1000).toFixed(1) + ' s (Cancel stops it)');
-  }, 500);
+    if (running === id) {
+      setStatus('running', 'running… ' + Math.floor(progress * 100) + '% of the work estimate\'s bound, ' +
+        ((performance.now() - t0) / 1000).toFixed(1) + ' s (Cancel stops it)');
+    }
+  }, 250);
   const a = await call('run', r);
   clearInterval(tick);
   if (running !== id) return; // replaced
