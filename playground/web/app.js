@@ -19,7 +19,12 @@ let pending = new Map(); // call id -> resolve
 let nextId = 1;
 
 function startWorker() {
-  worker = new Worker('worker.js');
+  try {
+    worker = new Worker('worker.js');
+  } catch (e) {
+    setStatus('error', 'cannot start the engine\'s Web Worker (' + e.message + '); a page opened from file:// cannot: serve its folder with a file server');
+    throw e;
+  }
   worker.onmessage = (e) => {
     if (e.data.progress !== undefined) { // of the run in flight
       progress = e.data.progress;
