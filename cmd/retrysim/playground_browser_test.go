@@ -58,7 +58,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer srv.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	actx, cancel := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.WindowSize(1400, 900), chromedp.Flag("disable-dev-shm-usage", true))
@@ -70,7 +70,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 	done := func(want string) chromedp.Action[chromedp.Void] {
 		return chromedp.Poll[chromedp.Void](fmt.Sprintf(
 			`document.getElementById('status').dataset.state === 'error' || (document.getElementById('status').dataset.state === 'done' && document.getElementById('command').textContent.includes(%q))`, want),
-			chromedp.WithPollingTimeout(60*time.Second))
+			chromedp.WithPollingTimeout(2*time.Minute))
 	}
 	// open loads url in a new tab, which becomes tab, and waits for the
 	// run of a request whose command contains want. (A tab per load: a
@@ -128,7 +128,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 	// command it shows.
 	if err := chromedp.Do(tab, chromedp.Click("#plots"), chromedp.Poll[chromedp.Void](
 		`document.getElementById('status').dataset.state !== 'running' && document.querySelectorAll('#figures img').length > 0`,
-		chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
 		t.Fatalf("drawing the plots: %v; console:\n%s", err, console())
 	}
 	if _, command = shown(); command != "retrysim compare --scenario overload-burst --param clients=7" {
@@ -198,15 +198,15 @@ func TestPlaygroundInChromium(t *testing.T) {
 	tab, console = tctx, collectConsole(tctx)
 	if err := chromedp.Do(tab, chromedp.Navigate(srv.URL+"/#s=long-outage&seeds=2000"), chromedp.Poll[chromedp.Void](
 		`document.getElementById('status').dataset.state === 'running' && /[1-9][0-9]*% /.test(document.getElementById('status').textContent)`,
-		chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
 		t.Fatalf("no progress on 2,000 seeds: %v; console:\n%s", err, console())
 	}
 	if err := chromedp.Do(tab, chromedp.Click("#cancel"), chromedp.Poll[chromedp.Void](
-		`document.getElementById('status').textContent === 'cancelled'`, chromedp.WithPollingTimeout(10*time.Second)),
+		`document.getElementById('status').textContent === 'cancelled'`, chromedp.WithPollingTimeout(time.Minute)),
 		chromedp.Evaluate[chromedp.Void](`const e = document.getElementById('seeds'); e.value = '1'; e.dispatchEvent(new Event('input'))`),
 		chromedp.SendKeys("#param-clients", "50"), chromedp.Poll[chromedp.Void](
 			`document.getElementById('status').dataset.state === 'done' && document.getElementById('command').textContent.includes('clients=50')`,
-			chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+			chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
 		t.Fatalf("cancelling 2,000 seeds, then 50 clients: %v; console:\n%s", err, console())
 	}
 	output, command = shown()
