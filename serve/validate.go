@@ -280,10 +280,10 @@ func control(p sim.Policy) string {
 	if p.Rules.Watchdog().On() {
 		return "a stream watchdog"
 	}
+	if p.Hedges() {
+		return "hedging" // its clients count one request at a time
+	}
 	for _, s := range p.Coordinators {
-		if _, ok := s.(policies.HedgeConfig); ok {
-			return "hedging" // its clients count one request at a time
-		}
 		if _, ok := s.(policies.Rescaler); !ok {
 			return kinds.CoordinatorNoun(s)
 		}

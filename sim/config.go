@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
@@ -74,6 +75,15 @@ func (p *Policy) Queues() bool {
 		}
 	}
 	return false
+}
+
+// Hedges reports whether p sends hedged copies of its attempts (a
+// policies.HedgeConfig among its coordinators).
+func (p *Policy) Hedges() bool {
+	return slices.ContainsFunc(p.Coordinators, func(s policies.Spec) bool {
+		_, ok := s.(policies.HedgeConfig)
+		return ok
+	})
 }
 
 // MayStop reports whether a coordinator of p stops operations locally
