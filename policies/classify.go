@@ -321,13 +321,17 @@ var permanentRoundTripMessages = []string{
 //   - Everything else (400, 401, 402, 403, 404, 413, 422, unknown) is Terminal.
 //
 // Every failure that is not Terminal carries the server wait from
-// ServerWait, if the headers give one. An x-should-retry that the class and
+// ServerWait, if the headers give one. Every response whose headers give
+// rate limits (ParseRateLimits) carries them in Limits. An x-should-retry that the class and
 // status do not imply is kept in Hint (see Outcome.RetriedBySDK): a 429
 // with x-should-retry: false, spend limit or not, is Terminal with
 // HintNoRetry.
 func ClassifyResponse(status int, header http.Header, body []byte, now time.Time) Outcome {
 	errType, errCode := parseErrorBody(body)
 	out := Outcome{Status: status}
+	if l, ok := ParseRateLimits(header, now); ok {
+		out.Limits = &l
+	}
 	spend := isSpendLimit(errCode)
 	switch {
 	case spend:

@@ -38,6 +38,9 @@ type Ask struct {
 	// (its ServerWait is not kept; a Status beyond 65535 reads 65535); the
 	// zero Outcome for a first attempt. A retry budget prices a retry by it.
 	Last Outcome
+	// InputTokens and OutputTokens size the attempt (Moment's); 0 when
+	// the driver does not know.
+	InputTokens, OutputTokens int
 }
 
 // A Settler is a Coordinator that needs to know, when what it granted an

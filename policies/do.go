@@ -165,7 +165,7 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 // context deadline is a real-clock time; Do's clock may be a fake one).
 func (r *run) moment(ctx context.Context) Moment {
 	now := r.clock.Now()
-	m := Moment{Now: now, Since: now.Sub(r.start)}
+	m := Moment{Now: now, Since: now.Sub(r.start), InputTokens: r.inputTokens, OutputTokens: r.outputTokens}
 	if dl, ok := ctx.Deadline(); ok {
 		m.Cutoff = now.Add(time.Until(dl) - 1)
 	}

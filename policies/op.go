@@ -64,6 +64,10 @@ type Moment struct {
 	// policy's deadline (Do: the instant before the context's deadline). A
 	// wait that would end after it is not begun.
 	Cutoff time.Time
+	// InputTokens and OutputTokens size the attempt the operation would
+	// send, when the driver knows it (0: unknown), for coordinators that
+	// pace by tokens (Ask).
+	InputTokens, OutputTokens int
 }
 
 // Op is the retry state machine of one operation. Both drivers run it: Do
@@ -194,7 +198,8 @@ func (o *Op) Before(p *Plan, m Moment, w Waiter, rng *rand.Rand) Step {
 
 // admit runs the coordinators for the pending attempt; ok means send now.
 func (o *Op) admit(p *Plan, m Moment, w Waiter, rng *rand.Rand) (Step, bool) {
-	ask := Ask{Latest: p.latest(m), Waiter: w, Retry: o.attempts > 0, Rand: rng, Last: o.last()}
+	ask := Ask{Latest: p.latest(m), Waiter: w, Retry: o.attempts > 0, Rand: rng, Last: o.last(),
+		InputTokens: m.InputTokens, OutputTokens: m.OutputTokens}
 	if o.flags&flagResume != 0 {
 		o.flags &^= flagResume
 		for i := range int(o.stage) {

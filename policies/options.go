@@ -20,6 +20,16 @@ type config struct {
 	hooks        Hooks
 	clock        Clock
 	rng          *rand.Rand
+	// inputTokens and outputTokens size every attempt (WithRequestTokens).
+	inputTokens, outputTokens int
+}
+
+// WithRequestTokens tells the coordinators the size of the request every
+// attempt sends, in input and output tokens (Ask.InputTokens and
+// OutputTokens), for a Pacer that paces by tokens. Negative counts read 0
+// (unknown).
+func WithRequestTokens(input, output int) Option {
+	return func(c *config) { c.inputTokens, c.outputTokens = max(input, 0), max(output, 0) }
 }
 
 // DefaultPolicy is the policy Do uses unless told otherwise: full-jitter

@@ -39,6 +39,12 @@ type Outcome struct {
 	// for a 429 with x-should-retry: false, which the SDKs do not retry
 	// although their status rule would. NoHint otherwise.
 	Hint Hint
+	// Limits, if not nil, is what the response said of its key's rate
+	// limits (ClassifyResponse reads the headers; the simulator's
+	// rate-limit model gives them on every response, a success's too).
+	// It is valid only during the call it is passed to: a coordinator
+	// copies what it keeps.
+	Limits *RateLimits
 }
 
 // Hint is an x-should-retry header that an Outcome's class and status do

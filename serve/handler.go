@@ -675,18 +675,51 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 		if a == apiMessages {
 			out := policies.Render(d.out)
 			maps.Copy(w.Header(), out.Header)
+			h.setRateLimits(w.Header(), a)
 			h.writeError(w, out.Status, out.Body, id)
 			return
 		}
 		out := policies.RenderOpenAI(d.out)
 		maps.Copy(w.Header(), out.Header)
+		h.setRateLimits(w.Header(), a)
 		h.writeOpenAIError(w, out.Status, out.Body, id)
 		return
 	}
+	h.setRateLimits(w.Header(), a)
 	w.Header().Set(a.requestIDHeader(), id)
 	w.Header().Set("content-type", "application/json")
 	w.WriteHeader(policies.Render(d.out).Status)
 	_, _ = w.Write(reply.body())
+}
+
+// setRateLimits writes the rate-limit headers of a model that has limits
+// (sim.LimitReporter) into header, in the dialect of API a, as its
+// buckets are now: the headers' time is when they are sent (a stream's
+// start, a plain answer's due time). They replace any that the rendering
+// of the outcome wrote (RenderOpenAI's remaining 0 and reset = the wait).
+func (h *Handler) setRateLimits(header http.Header, a api) {
+	h.mu.Lock()
+	lr, ok := h.state.(sim.LimitReporter)
+	if !ok {
+		h.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	l, ok := lr.RateLimits(h.toModel(now.Sub(h.origin)))
+	h.mu.Unlock()
+	if !ok {
+		return
+	}
+	for _, b := range []*policies.RateLimit{&l.Requests, &l.InputTokens, &l.OutputTokens, &l.Tokens} {
+		b.Reset = h.toReal(b.Reset)
+	}
+	d := policies.DialectAnthropic
+	if a != apiMessages {
+		d = policies.DialectOpenAI
+		header.Del("x-ratelimit-remaining-requests")
+		header.Del("x-ratelimit-reset-requests")
+	}
+	policies.SetRateLimitHeaders(header, l, d, now)
 }
 
 func (h *Handler) refuseTooLarge(w http.ResponseWriter, a api, id string) {

@@ -129,6 +129,7 @@ func (r reply) closing() []event {
 // break, or a failure the model itself makes mid-stream (a streamed
 // error-mix), which gets half the deltas before the event.
 func (h *Handler) stream(w http.ResponseWriter, ctx context.Context, rc *http.ResponseController, d decision, r reply) {
+	h.setRateLimits(w.Header(), r.api)
 	w.Header().Set(r.api.requestIDHeader(), r.requestID)
 	w.Header().Set("content-type", "text/event-stream")
 	w.Header().Set("cache-control", "no-cache")

@@ -76,6 +76,10 @@ type runner struct {
 	q       queue
 	server  Server
 	decider Decider // the server, if it decides some requests later
+	// limits is the server, if it reports rate limits; lim holds what it
+	// reported for the response being handled.
+	limits LimitReporter
+	lim    policies.RateLimits
 	src     pcgSource
 	rng     *rand.Rand
 	res     Result
@@ -183,6 +187,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	if err := r.initHedges(n); err != nil {
 		return Result{}, err
 	}
+	r.limits, _ = r.server.(LimitReporter)
 	r.rng = rand.New(&r.src)
 	r.rec = nil
 	r.faults, r.stalled, r.faultEvents = 0, 0, 0
@@ -350,7 +355,11 @@ func (r *runner) waiter(i int32) policies.Waiter {
 func (r *runner) ready(i int32, now time.Duration) {
 	o := &r.ops[i]
 	r.src.pcg = &o.pcg
-	st := o.op.Before(r.planOf(i), moment(o, now), r.waiter(i), r.rng)
+	m := moment(o, now)
+	if r.sizer != nil {
+		m.InputTokens, m.OutputTokens = r.sizer.Tokens(int(i))
+	}
+	st := o.op.Before(r.planOf(i), m, r.waiter(i), r.rng)
 	switch st.Kind {
 	case policies.StepSend:
 		r.send(i, now)
@@ -525,14 +534,14 @@ func (r *runner) respond(i int32, now time.Duration) {
 		if f := r.cfg.Observer.OnComplete; f != nil {
 			f(now, int(i))
 		}
-		o.op.After(r.planOf(i), moment(o, now), policies.Outcome{}, false, nil, r.rng)
+		o.op.After(r.planOf(i), moment(o, now), r.withLimits(policies.Outcome{}, now), false, nil, r.rng)
 		if r.chain != nil {
 			r.follow(i, now, true)
 		}
 		return
 	}
 	was := o.op.OnFallback()
-	st := o.op.After(r.planOf(i), moment(o, now), o.outcome(), true, nil, r.rng)
+	st := o.op.After(r.planOf(i), moment(o, now), r.withLimits(o.outcome(), now), true, nil, r.rng)
 	if !was && o.op.OnFallback() {
 		r.res.Fallbacks++
 	}
@@ -541,6 +550,20 @@ func (r *runner) respond(i int32, now time.Duration) {
 		return
 	}
 	r.schedule(now+st.Delay, i, evReady)
+}
+
+// withLimits adds to out what the server's rate-limit headers say at now,
+// if it reports them and out is a response (a success or a status: not a
+// timeout, which gets no headers).
+func (r *runner) withLimits(out policies.Outcome, now time.Duration) policies.Outcome {
+	if r.limits == nil || out.Class != policies.Success && out.Status == 0 {
+		return out
+	}
+	var ok bool
+	if r.lim, ok = r.limits.RateLimits(now); ok {
+		out.Limits = &r.lim
+	}
+	return out
 }
 
 func (r *runner) giveUp(i int32, now time.Duration, st policies.Step) {

@@ -173,6 +173,35 @@ func (s *rateLimitState) Arrive(now time.Duration, req Request) Response {
 	return s.inner.Arrive(now, req)
 }
 
+// LimitReporter is an optional interface of a Server that can say, at any
+// time, what its key's rate-limit headers say (policies.RateLimits): the
+// engine gives it to the client with every response, at the response's
+// time, as the API's headers would. A wrapper forwards it. ok is false if
+// the server has no limits to report.
+type LimitReporter interface {
+	RateLimits(now time.Duration) (l policies.RateLimits, ok bool)
+}
+
+// RateLimits reports the buckets at now, without changing them: for each
+// limit, the whole requests or tokens it holds and the time until it is
+// full (rounded up to the nanosecond).
+func (s *rateLimitState) RateLimits(now time.Duration) (policies.RateLimits, bool) {
+	var l policies.RateLimits
+	for k, out := range [3]*policies.RateLimit{&l.Requests, &l.InputTokens, &l.OutputTokens} {
+		b := s.buckets[k]
+		if b.limit == 0 {
+			continue
+		}
+		if now > b.last {
+			b.refill(now) // a copy: the state is not touched
+		}
+		full := b.limit * unitsPerToken
+		*out = policies.RateLimit{Limit: b.limit, Remaining: max(b.level, 0) / unitsPerToken,
+			Reset: time.Duration((full - b.level + b.limit - 1) / b.limit)}
+	}
+	return l, l.Known()
+}
+
 // rateLimitStats counts the requests the limits rejected (429) and those
 // that can never fit them (413).
 type rateLimitStats struct{ RateLimited, TooLarge int }

@@ -1,0 +1,38 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+// TestRateLimitReportsBuckets: the buckets as the headers tell them, at
+// any time, without changing them (OpenAI's sample: 5,000 requests and
+// 160,000 tokens per minute, one request of 24 tokens).
+func TestRateLimitReportsBuckets(t *testing.T) {
+	m := &RateLimit{RequestsPerMinute: 5000, InputTokensPerMinute: 160_000, InputTokens: 24, Inner: &CapacityWindows{ResponseTime: Fixed(0), Phases: []Phase{{Admit: 1 << 30, Window: sec}}}}
+	s := m.NewServer(ServerRand(1))
+	lr := s.(LimitReporter)
+	if l, ok := lr.RateLimits(0); !ok || l.Requests != (policies.RateLimit{Limit: 5000, Remaining: 5000}) {
+		t.Errorf("before any request: %+v, %v", l, ok)
+	}
+	s.Arrive(0, Request{})
+	for _, tt := range []struct {
+		at            time.Duration
+		requests, tok policies.RateLimit
+	}{
+		{0, policies.RateLimit{Limit: 5000, Remaining: 4999, Reset: 12 * time.Millisecond}, policies.RateLimit{Limit: 160_000, Remaining: 159_976, Reset: 9 * time.Millisecond}},
+		{6 * time.Millisecond, policies.RateLimit{Limit: 5000, Remaining: 4999, Reset: 6 * time.Millisecond}, policies.RateLimit{Limit: 160_000, Remaining: 159_992, Reset: 3 * time.Millisecond}},
+		{time.Second, policies.RateLimit{Limit: 5000, Remaining: 5000}, policies.RateLimit{Limit: 160_000, Remaining: 160_000}},
+		{0, policies.RateLimit{Limit: 5000, Remaining: 4999, Reset: 12 * time.Millisecond}, policies.RateLimit{Limit: 160_000, Remaining: 159_976, Reset: 9 * time.Millisecond}}, // unchanged
+	} {
+		l, ok := lr.RateLimits(tt.at)
+		if !ok || l.Requests != tt.requests || l.InputTokens != tt.tok || l.OutputTokens != (policies.RateLimit{}) {
+			t.Errorf("at %v: %+v; want requests %+v, input tokens %+v", tt.at, l, tt.requests, tt.tok)
+		}
+	}
+	if _, ok := (&RateLimit{InputTokensPerMinute: 0, RequestsPerMinute: 0, Inner: m.Inner}).NewServer(ServerRand(1)).(LimitReporter).RateLimits(0); ok {
+		t.Error("a key without limits reports some")
+	}
+}
