@@ -80,10 +80,10 @@ type runner struct {
 	// reported for the response being handled.
 	limits LimitReporter
 	lim    policies.RateLimits
-	src     pcgSource
-	rng     *rand.Rand
-	res     Result
-	err     error // set when the run must stop, e.g. past the horizon
+	src    pcgSource
+	rng    *rand.Rand
+	res    Result
+	err    error // set when the run must stop, e.g. past the horizon
 	// Optional workload parts (nil for a burst): drawn start times, the
 	// chain that starts operations when others end, request sizes, and the
 	// workload stream they draw from.
