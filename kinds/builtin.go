@@ -27,6 +27,7 @@ func init() {
 	registerModels()
 	registerHedge()
 	registerStreamFaults()
+	registerPacer()
 }
 
 // ceilingFields are the fields of the exponential backoffs.

@@ -150,6 +150,7 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 			out.Class = Terminal // a failed operation cannot succeed; do not loop on it
 		}
 		r.lastOut = out
+		r.lastOut.Limits = nil // see Outcome.Limits
 		st = r.op.After(&r.plan, m, out, true, err, r.rng)
 		if st.Kind == StepStop {
 			return r.stop(st)

@@ -344,6 +344,7 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 		c.Observe(m.Now, int(o.attempts), out)
 	}
 	o.releaseAll(p, m.Now, nil, true, out)
+	out.Limits = nil // for the coordinators only: the hooks do not see it (see Outcome.Limits)
 	o.setLast(out)
 	if !failed {
 		return Step{Kind: StepDone}

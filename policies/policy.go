@@ -42,8 +42,9 @@ type Outcome struct {
 	// Limits, if not nil, is what the response said of its key's rate
 	// limits (ClassifyResponse reads the headers; the simulator's
 	// rate-limit model gives them on every response, a success's too).
-	// It is valid only during the call it is passed to: a coordinator
-	// copies what it keeps.
+	// It is for the coordinators (Observe, Settle), and valid only during
+	// the call it is passed to: a coordinator copies what it keeps. The
+	// hooks and an *Error's LastOutcome never carry it.
 	Limits *RateLimits
 }
 

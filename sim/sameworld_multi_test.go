@@ -79,12 +79,18 @@ type multiScenario struct {
 	phases       []sim.Phase
 	responseTime time.Duration
 	pol          sim.Policy
+	// server, if set, is the server in place of the phases (produceLimited).
+	server sim.ServerModel
 }
 
 func (s *multiScenario) config() sim.Config {
+	var server sim.ServerModel = &sim.CapacityWindows{Phases: s.phases, ResponseTime: sim.Fixed(s.responseTime)}
+	if s.server != nil {
+		server = s.server
+	}
 	return sim.Config{
 		Seed:     s.seed,
-		Server:   &sim.CapacityWindows{Phases: s.phases, ResponseTime: sim.Fixed(s.responseTime)},
+		Server:   server,
 		Workload: sim.Burst{Clients: s.clients, Spread: s.spread},
 		Policy:   s.pol,
 	}

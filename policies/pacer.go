@@ -1,0 +1,321 @@
+package policies
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Pacer spaces the requests of every worker on one API key so that the
+// key's rate limits, as its responses' rate-limit headers report them
+// (RateLimits), never run out: it keeps a copy of each bucket the headers
+// name, refills it at the limit's rate (Limit per Window, continuously, as
+// both providers document their buckets), takes a request's share from it
+// when it lets the request go, and holds a request (AdmitHold) until its
+// share fits. Before the first header it knows nothing and lets every
+// request go.
+//
+// A header lowers a bucket's copy to what it says is remaining, never
+// raises it (beyond the refill): a header is a little old when it arrives
+// (requests sent since are not in it), while one that says less than the
+// copy tells of workers the pacer does not see (another process on the
+// key). So the copy is at most one request or token below the truth
+// (remaining is a whole number) and never above it, unless others share
+// the key unseen.
+//
+// By requests alone, every request needs 1 of the requests bucket. With
+// Tokens, it also needs its input and output tokens (Ask.InputTokens and
+// OutputTokens, or the config's defaults) of those buckets, or their sum of
+// a token bucket that names no direction (OpenAI's), when the headers name
+// neither input nor output tokens. A request bigger than a bucket's limit
+// is let through: the server refuses it (413) whatever the client waits.
+//
+// The Pacer learns the headers from every outcome that carries them
+// (Observe: Outcome.Limits, which ClassifyResponse reads from a failed
+// response's headers and the simulator sets on every response); a
+// production client also gives it every successful response's headers, with
+// ObserveHeader or the RoundTripper of Transport. Put it last among the
+// coordinators: what it takes for a request is not given back if a later
+// coordinator holds the request. Safe for concurrent use.
+type Pacer struct {
+	cfg PacerConfig
+	per int64 // cfg.Window in nanoseconds: the units of a token
+
+	mu      sync.Mutex
+	buckets [4]mirror // requests, input tokens, output tokens, tokens
+}
+
+// mirror is the pacer's copy of one bucket, in units of 1/per of a
+// request or token (as the simulator's bucket counts), refilling limit
+// units per nanosecond up to limit·per.
+type mirror struct {
+	limit int64 // per Window; 0: not known
+	level int64
+	last  time.Time
+}
+
+// PacerConfig is the Spec of a Pacer.
+type PacerConfig struct {
+	// Tokens makes the pacer pace by the token limits too, with each
+	// request's size.
+	Tokens bool
+	// InputTokens and OutputTokens size a request whose Ask gives no size
+	// (>= 0).
+	InputTokens, OutputTokens int
+	// Window is the period of the limits (their Limit refills over it);
+	// 0 means a minute, the providers' period; at most a minute.
+	Window time.Duration
+}
+
+// MaxPacerLimit bounds the limits a Pacer keeps: a header's larger limit
+// counts as this one (so the arithmetic cannot overflow).
+const MaxPacerLimit = 100_000_000
+
+// Validate reports negative sizes or a window that is negative or longer
+// than a minute.
+func (c PacerConfig) Validate() error {
+	switch {
+	case c.InputTokens < 0 || c.OutputTokens < 0:
+		return fmt.Errorf("pacer: request sizes must be >= 0 (got %d input, %d output tokens)", c.InputTokens, c.OutputTokens)
+	case c.Window < 0 || c.Window > time.Minute:
+		return fmt.Errorf("pacer: window must be between 0 (a minute) and a minute, got %v", c.Window)
+	}
+	return nil
+}
+
+// NewCoordinator returns a Pacer that knows no limits yet.
+func (c PacerConfig) NewCoordinator() (Coordinator, error) { return NewPacer(c) }
+
+// Rescale returns the config with its window passed through f.
+func (c PacerConfig) Rescale(f func(time.Duration) time.Duration) Spec {
+	c.Window = f(c.window())
+	return c
+}
+
+func (c PacerConfig) window() time.Duration {
+	if c.Window == 0 {
+		return time.Minute
+	}
+	return c.Window
+}
+
+// NewPacer returns a Pacer for c.
+func NewPacer(c PacerConfig) (*Pacer, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	per := int64(c.window())
+	if per <= 0 {
+		per = 1 // a window rescaled to nothing
+	}
+	return &Pacer{cfg: c, per: per}, nil
+}
+
+// PacedError is the cause of a StopDeadline when the pacer would let the
+// request go only after the operation may start.
+type PacedError struct {
+	Until time.Time
+}
+
+func (e *PacedError) Error() string {
+	return "the key's rate limits (as its headers tell them) have room only at " + e.Until.Format(time.RFC3339Nano)
+}
+
+// needs returns what a request takes of each bucket.
+func (p *Pacer) needs(a Ask) [4]int64 {
+	need := [4]int64{1}
+	if !p.cfg.Tokens {
+		return need
+	}
+	in, out := a.InputTokens, a.OutputTokens
+	if in <= 0 {
+		in = p.cfg.InputTokens
+	}
+	if out <= 0 {
+		out = p.cfg.OutputTokens
+	}
+	need[1], need[2] = int64(in), int64(out)
+	if p.buckets[1].limit == 0 && p.buckets[2].limit == 0 {
+		need[3] = int64(in) + int64(out)
+	}
+	return need
+}
+
+// refill brings m to now.
+func (m *mirror) refill(now time.Time, per int64) {
+	if m.limit == 0 {
+		return
+	}
+	full := m.limit * per
+	if dt := now.Sub(m.last); dt > 0 {
+		if dt >= time.Duration(per) || m.limit*int64(dt) >= full-m.level {
+			m.level = full
+		} else {
+			m.level += m.limit * int64(dt)
+		}
+		m.last = now
+	}
+}
+
+// Admit lets the request go now (AdmitGrant), taking its share of every
+// bucket, or holds it until its share fits (AdmitHold).
+func (p *Pacer) Admit(now time.Time, a Ask) Admission {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	need := p.needs(a)
+	var wait time.Duration
+	for k := range p.buckets {
+		m := &p.buckets[k]
+		if m.limit == 0 || need[k] == 0 || need[k] > m.limit {
+			continue
+		}
+		m.refill(now, p.per)
+		if short := need[k]*p.per - m.level; short > 0 {
+			wait = max(wait, time.Duration((short+m.limit-1)/m.limit))
+		}
+	}
+	if wait > 0 {
+		at := now.Add(wait)
+		h := Admission{Kind: AdmitHold, At: at}
+		if !startsBy(at, a.Latest) {
+			h.Cause = &PacedError{Until: at}
+		}
+		return h
+	}
+	for k := range p.buckets {
+		if m := &p.buckets[k]; m.limit > 0 && need[k] <= m.limit {
+			m.level -= need[k] * p.per
+		}
+	}
+	return Admission{Kind: AdmitGrant, At: now}
+}
+
+// Observe learns the limits an outcome carries.
+func (p *Pacer) Observe(now time.Time, _ int, out Outcome) {
+	if out.Limits != nil {
+		p.Update(now, *out.Limits)
+	}
+}
+
+// Release does nothing: a request's share is not given back (see Pacer).
+func (p *Pacer) Release(time.Time, Waiter, bool) {}
+
+// Update learns the limits a response received at now reported.
+func (p *Pacer) Update(now time.Time, l RateLimits) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, b := range l.buckets() {
+		if b.Limit <= 0 {
+			continue
+		}
+		m := &p.buckets[k]
+		limit := min(b.Limit, MaxPacerLimit)
+		told := min(b.Remaining, limit) * p.per
+		if m.limit != limit {
+			// New, or the key's limit changed: start from the header.
+			*m = mirror{limit: limit, level: told, last: now}
+			continue
+		}
+		m.refill(now, p.per)
+		m.level = min(m.level, told)
+	}
+}
+
+// ObserveHeader learns the rate limits in a response's headers (either
+// dialect), received at now; it reports whether there were any.
+func (p *Pacer) ObserveHeader(now time.Time, h http.Header) bool {
+	l, ok := ParseRateLimits(h, now)
+	if ok {
+		p.Update(now, l)
+	}
+	return ok
+}
+
+// Limits returns what the pacer's copies hold at now, as the headers would
+// say it (the whole requests or tokens left, the time until full).
+func (p *Pacer) Limits(now time.Time) RateLimits {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var l RateLimits
+	for k, b := range l.buckets() {
+		m := p.buckets[k]
+		if m.limit == 0 {
+			continue
+		}
+		m.refill(now, p.per)
+		full := m.limit * p.per
+		*b = RateLimit{Limit: m.limit, Remaining: max(m.level, 0) / p.per, Reset: time.Duration((full - m.level + m.limit - 1) / m.limit)}
+	}
+	return l
+}
+
+// Transport returns a RoundTripper that sends through base
+// (http.DefaultTransport if nil) and tells the pacer the rate-limit
+// headers of every response, at the time it arrives.
+func (p *Pacer) Transport(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return pacerTransport{p, base}
+}
+
+type pacerTransport struct {
+	p    *Pacer
+	base http.RoundTripper
+}
+
+func (t pacerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if resp != nil {
+		t.p.ObserveHeader(time.Now(), resp.Header)
+	}
+	return resp, err
+}
+
+// ResetGate is the naive answer to a rate limit, for comparison: after a
+// 429 every worker on the key sleeps until the limits reset, as their
+// headers tell it (reset: until the bucket is full again). A RetryAfter
+// outcome that carries limits pushes the gate to the longest reset among
+// the limits with nothing remaining, or among all of them if none is at 0;
+// one without limits pushes nothing. As a Gate, one push is bounded by
+// MaxPush (default a minute). Safe for concurrent use.
+type ResetGate struct {
+	Gate
+}
+
+// Observe pushes the gate after a 429 by the limits' reset.
+func (g *ResetGate) Observe(now time.Time, _ int, out Outcome) {
+	if out.Class != RetryAfter || !out.Limits.Known() {
+		return
+	}
+	var empty, any time.Duration
+	for _, b := range out.Limits.buckets() {
+		if b.Limit <= 0 {
+			continue
+		}
+		any = max(any, b.Reset)
+		if b.Remaining == 0 {
+			empty = max(empty, b.Reset)
+		}
+	}
+	if empty == 0 {
+		empty = any
+	}
+	if empty > 0 {
+		g.Push(now, empty)
+	}
+}
+
+// ResetGateConfig is the Spec of a ResetGate with the default bound on
+// pushes.
+type ResetGateConfig struct{}
+
+// Validate accepts every ResetGateConfig.
+func (ResetGateConfig) Validate() error { return nil }
+
+// NewCoordinator returns an open ResetGate.
+func (ResetGateConfig) NewCoordinator() (Coordinator, error) { return &ResetGate{}, nil }
+
+// Rescale returns the ResetGateConfig: it configures no duration.
+func (c ResetGateConfig) Rescale(func(time.Duration) time.Duration) Spec { return c }

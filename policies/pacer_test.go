@@ -1,0 +1,175 @@
+package policies
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The pacer lets requests go while its copy of the bucket has room, then
+// holds each until the refill makes room: 60 per minute is one a second.
+func TestPacerSpacesByRequests(t *testing.T) {
+	p, err := NewPacer(PacerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := p.Admit(at(0), Ask{}); a.Kind != AdmitGrant {
+		t.Fatalf("before any header: %+v", a)
+	}
+	p.Update(at(0), RateLimits{Requests: RateLimit{Limit: 60, Remaining: 2}})
+	for i, want := range []Admission{{Kind: AdmitGrant, At: at(0)}, {Kind: AdmitGrant, At: at(0)}, {Kind: AdmitHold, At: at(time.Second)}} {
+		if got := p.Admit(at(0), Ask{}); got != want {
+			t.Errorf("request %d: %+v, want %+v", i, got, want)
+		}
+	}
+	// Half a second later: half a request has come back.
+	if got := p.Admit(at(500*time.Millisecond), Ask{}); got.Kind != AdmitHold || !got.At.Equal(at(time.Second)) {
+		t.Errorf("at 0.5 s: %+v", got)
+	}
+	// A deadline before the room comes: the hold says why it stops.
+	if got := p.Admit(at(500*time.Millisecond), Ask{Latest: at(900 * time.Millisecond)}); got.Kind != AdmitHold || got.Cause == nil {
+		t.Errorf("with a deadline: %+v", got)
+	}
+	if got := p.Admit(at(time.Second), Ask{}); got.Kind != AdmitGrant {
+		t.Errorf("at 1 s: %+v", got)
+	}
+	// A header saying more than the copy does not raise it; one saying
+	// less lowers it.
+	p.Update(at(time.Second), RateLimits{Requests: RateLimit{Limit: 60, Remaining: 30}})
+	if l := p.Limits(at(time.Second)); l.Requests.Remaining != 0 {
+		t.Errorf("after a higher header: %+v", l.Requests)
+	}
+	p.Update(at(10*time.Second), RateLimits{Requests: RateLimit{Limit: 60, Remaining: 3}})
+	if l := p.Limits(at(10 * time.Second)); l.Requests != (RateLimit{Limit: 60, Remaining: 3, Reset: 57 * time.Second}) {
+		t.Errorf("after a lower header: %+v", l.Requests)
+	}
+	// A new limit starts the copy afresh.
+	p.Update(at(10*time.Second), RateLimits{Requests: RateLimit{Limit: 120, Remaining: 100}})
+	if l := p.Limits(at(10 * time.Second)); l.Requests.Remaining != 100 {
+		t.Errorf("after a new limit: %+v", l.Requests)
+	}
+}
+
+// With Tokens, a request needs its tokens too: the ask's size, else the
+// config's; OpenAI's direction-less tokens need input + output.
+func TestPacerSpacesByTokens(t *testing.T) {
+	p, _ := NewPacer(PacerConfig{Tokens: true, InputTokens: 100, OutputTokens: 50})
+	p.Update(at(0), RateLimits{Requests: RateLimit{Limit: 1000, Remaining: 1000}, InputTokens: RateLimit{Limit: 6000, Remaining: 250}})
+	// 100 by default, then 150 asked: 250 gone; the next 100 need 1 s
+	// (100 tokens a second).
+	for i, tt := range []struct {
+		ask  Ask
+		want Admission
+	}{
+		{Ask{}, Admission{Kind: AdmitGrant, At: at(0)}},
+		{Ask{InputTokens: 150}, Admission{Kind: AdmitGrant, At: at(0)}},
+		{Ask{}, Admission{Kind: AdmitHold, At: at(time.Second)}},
+		{Ask{InputTokens: 7000}, Admission{Kind: AdmitGrant, At: at(0)}}, // never fits: the server says 413
+	} {
+		if got := p.Admit(at(0), tt.ask); got != tt.want {
+			t.Errorf("request %d: %+v, want %+v", i, got, tt.want)
+		}
+	}
+	q, _ := NewPacer(PacerConfig{Tokens: true, InputTokens: 100, OutputTokens: 50})
+	q.Update(at(0), RateLimits{Tokens: RateLimit{Limit: 6000, Remaining: 200}})
+	if got := q.Admit(at(0), Ask{}); got.Kind != AdmitGrant {
+		t.Errorf("150 of 200: %+v", got)
+	}
+	if got := q.Admit(at(0), Ask{}); got.Kind != AdmitHold || !got.At.Equal(at(time.Second)) {
+		t.Errorf("150 more of 50: %+v, want a hold for 100 tokens (1 s)", got)
+	}
+	// Without Tokens, token limits do not hold anything.
+	r, _ := NewPacer(PacerConfig{})
+	r.Update(at(0), RateLimits{Tokens: RateLimit{Limit: 6000, Remaining: 0}})
+	if got := r.Admit(at(0), Ask{InputTokens: 100}); got.Kind != AdmitGrant {
+		t.Errorf("by requests only: %+v", got)
+	}
+}
+
+// Observe reads Outcome.Limits; ObserveHeader and Transport read headers.
+func TestPacerLearnsFromOutcomesAndHeaders(t *testing.T) {
+	p, _ := NewPacer(PacerConfig{})
+	p.Observe(at(0), 1, Outcome{Class: RetryAfter, Status: 429, Limits: &RateLimits{Requests: RateLimit{Limit: 60, Remaining: 0, Reset: time.Minute}}})
+	if got := p.Admit(at(0), Ask{}); got.Kind != AdmitHold {
+		t.Errorf("after a 429 with remaining 0: %+v", got)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		h := w.Header()
+		h.Set("x-ratelimit-limit-requests", "5000")
+		h.Set("x-ratelimit-remaining-requests", "0")
+		h.Set("x-ratelimit-reset-requests", "12s")
+	}))
+	defer srv.Close()
+	q, _ := NewPacer(PacerConfig{})
+	resp, err := (&http.Client{Transport: q.Transport(nil)}).Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if l := q.Limits(time.Now()); l.Requests.Limit != 5000 || l.Requests.Remaining > 1 {
+		t.Errorf("after a response through its Transport: %+v", l.Requests)
+	}
+	if q.ObserveHeader(time.Now(), http.Header{}) {
+		t.Error("ObserveHeader found limits in no headers")
+	}
+}
+
+// Workers sharing a pacer never take more than the bucket holds.
+func TestPacerConcurrent(t *testing.T) {
+	p, _ := NewPacer(PacerConfig{Tokens: true, InputTokens: 1})
+	p.Update(at(0), RateLimits{Requests: RateLimit{Limit: 1000, Remaining: 500}, InputTokens: RateLimit{Limit: 1000, Remaining: 1000}})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	granted := 0
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				if p.Admit(at(0), Ask{}).Kind == AdmitGrant {
+					mu.Lock()
+					granted++
+					mu.Unlock()
+				}
+				p.Observe(at(0), 1, Outcome{Limits: &RateLimits{Requests: RateLimit{Limit: 1000, Remaining: 900}}})
+			}
+		})
+	}
+	wg.Wait()
+	if granted != 500 {
+		t.Errorf("granted %d of 500", granted)
+	}
+}
+
+// After a 429 the reset gate holds everyone until the empty limit is full
+// again (or, with none empty, the slowest); other outcomes push nothing.
+func TestResetGate(t *testing.T) {
+	g := &ResetGate{}
+	g.Observe(at(0), 1, Outcome{Class: RetryAfter, Status: 429, ServerWait: time.Second})
+	g.Observe(at(0), 1, Outcome{Class: Success, Limits: &RateLimits{Requests: RateLimit{Limit: 60, Reset: time.Minute}}})
+	if got := g.Admit(at(0), Ask{}); got.Kind != AdmitPass {
+		t.Errorf("without a 429 that carries limits: %+v", got)
+	}
+	g.Observe(at(0), 1, Outcome{Class: RetryAfter, Status: 429, ServerWait: time.Second, Limits: &RateLimits{
+		Requests: RateLimit{Limit: 60, Remaining: 10, Reset: 50 * time.Second}, InputTokens: RateLimit{Limit: 1000, Remaining: 0, Reset: 40 * time.Second}}})
+	if got := g.Admit(at(time.Second), Ask{}); got.Kind != AdmitHold || !got.At.Equal(at(40*time.Second)) {
+		t.Errorf("after a 429 with tokens empty: %+v", got)
+	}
+	h := &ResetGate{}
+	h.Observe(at(0), 1, Outcome{Class: RetryAfter, Status: 429, Limits: &RateLimits{
+		Requests: RateLimit{Limit: 60, Remaining: 10, Reset: 50 * time.Second}, InputTokens: RateLimit{Limit: 1000, Remaining: 5, Reset: 40 * time.Second}}})
+	if got := h.Admit(at(0), Ask{}); !got.At.Equal(at(50 * time.Second)) {
+		t.Errorf("none empty: %+v", got)
+	}
+}
+
+func TestPacerConfigValidate(t *testing.T) {
+	for _, c := range []PacerConfig{{InputTokens: -1}, {Window: -time.Second}, {Window: time.Hour}} {
+		if c.Validate() == nil {
+			t.Errorf("%+v validates", c)
+		}
+	}
+	if c := (PacerConfig{}).Rescale(func(d time.Duration) time.Duration { return d / 10 }).(PacerConfig); c.Window != 6*time.Second {
+		t.Errorf("rescaled window %v", c.Window)
+	}
+}
