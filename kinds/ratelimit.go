@@ -17,6 +17,21 @@ func registerRateLimit() {
 	// never fit them (413).
 	limited := metrics.RegisterCount(&metrics.Metric{Name: "server.rate_limited", Unit: metrics.Count, Better: stats.LowerIsBetter})
 	tooLarge := metrics.RegisterCount(&metrics.Metric{Name: "server.too_large", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	// With a requests limit: the time, up to the key's last request, that
+	// its requests bucket sat full (capacity no one used), and the share of
+	// what the limit allowed up to then that went through.
+	idle := metrics.RegisterCounted(&metrics.Metric{Name: "server.key_idle_ms", Unit: metrics.Milliseconds, Better: stats.LowerIsBetter,
+		Quantity: "ms the key's request limit sat full", Added: "2026-12"}, metrics.CounterValue("server.key_idle_ms", time.Millisecond))
+	utilisation := metrics.RegisterCounted(&metrics.Metric{Name: "server.key_utilisation", Unit: metrics.Ratio, Better: stats.HigherIsBetter,
+		Proportion: true, JSONDecimals: 4, Quantity: "share of the key's request limit used", Added: "2026-12"},
+		func(r *sim.Result) (float64, bool) {
+			passed, _ := r.Counters.Get("server.key_passed")
+			capacity, ok := r.Counters.Get("server.key_capacity")
+			if !ok || capacity <= 0 {
+				return 0, false
+			}
+			return min(float64(passed)/float64(capacity), 1), true
+		})
 	registerServer(&Kind{Name: "rate-limit", Fields: []string{"requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute",
 		"input_tokens", "output_tokens", "reject_after", "retry_after_unit", "inner"},
 		About: "an API key's requests and tokens per minute (429 with retry-after) in front of an inner server"},
@@ -30,6 +45,9 @@ func registerRateLimit() {
 				names := []string{limited.Name}
 				if r.InputTokensPerMinute > 0 || r.OutputTokensPerMinute > 0 {
 					names = append(names, tooLarge.Name)
+				}
+				if r.RequestsPerMinute > 0 {
+					names = append(names, idle.Name, utilisation.Name)
 				}
 				return names
 			},

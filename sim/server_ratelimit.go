@@ -148,6 +148,14 @@ func (s *rateLimitState) Arrive(now time.Duration, req Request) Response {
 		out = m.OutputTokens
 	}
 	need := [3]int64{1, int64(in), int64(out)}
+	if b := &s.buckets[0]; b.limit > 0 {
+		// The time since the requests bucket filled is capacity no one used.
+		full := b.limit * unitsPerToken
+		if fullAt := b.last + time.Duration((full-b.level+b.limit-1)/b.limit); fullAt < now {
+			s.stats.idle += now - fullAt
+		}
+	}
+	s.stats.lastArrival = now
 	var wait time.Duration
 	for k := range s.buckets {
 		s.buckets[k].refill(now)
@@ -170,6 +178,7 @@ func (s *rateLimitState) Arrive(now time.Duration, req Request) Response {
 			s.buckets[k].level -= need[k] * unitsPerToken
 		}
 	}
+	s.stats.passed++
 	return s.inner.Arrive(now, req)
 }
 
@@ -203,16 +212,31 @@ func (s *rateLimitState) RateLimits(now time.Duration) (policies.RateLimits, boo
 }
 
 // rateLimitStats counts the requests the limits rejected (429) and those
-// that can never fit them (413).
-type rateLimitStats struct{ RateLimited, TooLarge int }
+// that can never fit them (413), and, for the requests limit, those it
+// let through, the time its bucket sat full and the last arrival.
+type rateLimitStats struct {
+	RateLimited, TooLarge int
+	passed                int64
+	idle, lastArrival     time.Duration
+}
 
 // ReportCounters reports the inner model's counters, then the rate
-// limit's: server.rate_limited and server.too_large.
+// limit's: server.rate_limited and server.too_large; with a requests
+// limit, server.key_idle_ms (nanoseconds: the time, up to the key's last
+// request, its requests bucket was full, so that its refill went unused),
+// server.key_passed (requests through the limits) and server.key_capacity
+// (the requests the limit allowed up to the last request: a minute's worth
+// to start with, plus the refill).
 func (s *rateLimitState) ReportCounters(c *Counters) {
 	if r, ok := s.inner.(CounterReporter); ok {
 		r.ReportCounters(c)
 	}
 	s.stats.report(c)
+	if n := s.model.RequestsPerMinute; n > 0 {
+		c.Add("server.key_idle_ms", int64(s.stats.idle))
+		c.Add("server.key_passed", s.stats.passed)
+		c.Add("server.key_capacity", n+int64(float64(n)*float64(s.stats.lastArrival)/float64(time.Minute)))
+	}
 }
 
 // report adds the counts to c.

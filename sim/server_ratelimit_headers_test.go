@@ -36,3 +36,23 @@ func TestRateLimitReportsBuckets(t *testing.T) {
 		t.Error("a key without limits reports some")
 	}
 }
+
+// TestRateLimitCountsIdleAndCapacity: 60 requests per minute, requests at
+// 0 s, 0.5 s and 10 s (all pass): the bucket, 1.5 requests short after
+// 0.5 s, was full again at 2 s, so 8 s of its refill went unused (and none
+// before the first request, at 0). It allowed 60 + 10 requests up to the
+// last one.
+func TestRateLimitCountsIdleAndCapacity(t *testing.T) {
+	m := &RateLimit{RequestsPerMinute: 60, Inner: admitAll(0)}
+	s := m.NewServer(ServerRand(1))
+	for _, at := range []time.Duration{0, 500 * time.Millisecond, 10 * sec} {
+		s.Arrive(at, Request{})
+	}
+	var c Counters
+	s.(CounterReporter).ReportCounters(&c)
+	for name, want := range map[string]int64{"server.key_idle_ms": int64(8 * sec), "server.key_passed": 3, "server.key_capacity": 70} {
+		if got, _ := c.Get(name); got != want {
+			t.Errorf("%s = %d, want %d", name, got, want)
+		}
+	}
+}

@@ -59,7 +59,7 @@ func TestRateLimitRules(t *testing.T) {
 				t.Errorf("%s: step %d at %v: %+v, want %+v at once", tt.name, i, s.at, got, s.want)
 			}
 		}
-		if got := srv.(*rateLimitState).stats; got != tt.stats {
+		if got := srv.(*rateLimitState).stats; got.RateLimited != tt.stats.RateLimited || got.TooLarge != tt.stats.TooLarge {
 			t.Errorf("%s: stats %+v, want %+v", tt.name, got, tt.stats)
 		}
 	}
