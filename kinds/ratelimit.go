@@ -32,6 +32,16 @@ func registerRateLimit() {
 			}
 			return min(float64(passed)/float64(capacity), 1), true
 		})
+	// The clients' side: the mean time an operation spent waiting before
+	// its attempts (sim.Result.Waited per operation).
+	idleClients := metrics.RegisterCounted(&metrics.Metric{Name: "client_idle_ms", Column: "client_idle_ms", Unit: metrics.Milliseconds, Better: stats.LowerIsBetter,
+		Quantity: "ms an operation waited before its attempts", Added: "2026-12"},
+		func(r *sim.Result) (float64, bool) {
+			if r.Clients == 0 {
+				return 0, false
+			}
+			return float64(r.Waited) / float64(time.Millisecond) / float64(r.Clients), true
+		})
 	registerServer(&Kind{Name: "rate-limit", Fields: []string{"requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute",
 		"input_tokens", "output_tokens", "reject_after", "retry_after_unit", "inner"},
 		About: "an API key's requests and tokens per minute (429 with retry-after) in front of an inner server"},
@@ -49,6 +59,7 @@ func registerRateLimit() {
 				if r.RequestsPerMinute > 0 {
 					names = append(names, idle.Name, utilisation.Name)
 				}
+				names = append(names, idleClients.Name)
 				return names
 			},
 			inner: func(r *sim.RateLimit) []sim.ServerModel { return []sim.ServerModel{r.Inner} },

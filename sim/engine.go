@@ -364,6 +364,7 @@ func (r *runner) ready(i int32, now time.Duration) {
 	case policies.StepSend:
 		r.send(i, now)
 	case policies.StepWait:
+		r.res.Waited += st.Delay
 		r.schedule(now+st.Delay, i, evReady)
 	case policies.StepStop:
 		r.giveUp(i, now, st)
@@ -549,6 +550,7 @@ func (r *runner) respond(i int32, now time.Duration) {
 		r.giveUp(i, now, st)
 		return
 	}
+	r.res.Waited += st.Delay
 	r.schedule(now+st.Delay, i, evReady)
 }
 

@@ -34,6 +34,10 @@ type Result struct {
 	Admitted, Rejected int
 	// Events is the number of events the engine processed.
 	Events int
+	// Waited sums the waits the engine scheduled for operations before
+	// their attempts: backoffs, server waits, the holds of a gate, pacer or
+	// breaker, throttle slots (not the time queued for an in-flight slot).
+	Waited time.Duration
 	// Counters are what the server model and the workload counted beyond
 	// the engine's counts, by name (CounterReporter).
 	Counters Counters
