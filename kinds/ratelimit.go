@@ -34,7 +34,7 @@ func registerRateLimit() {
 		})
 	// The clients' side: the mean time an operation spent waiting before
 	// its attempts (sim.Result.Waited per operation).
-	idleClients := metrics.RegisterCounted(&metrics.Metric{Name: "client_idle_ms", Column: "client_idle_ms", Unit: metrics.Milliseconds, Better: stats.LowerIsBetter,
+	idleClients := metrics.RegisterCounted(&metrics.Metric{Name: "client.idle_ms", Unit: metrics.Milliseconds, Better: stats.LowerIsBetter,
 		Quantity: "ms an operation waited before its attempts", Added: "2026-12"},
 		func(r *sim.Result) (float64, bool) {
 			if r.Clients == 0 {

@@ -107,7 +107,7 @@ func TestServerKindsDecode(t *testing.T) {
         service: 1s
 `, &sim.RateLimit{RequestsPerMinute: 60, InputTokensPerMinute: 100000, InputTokens: 1000, RetryAfterUnit: time.Second,
 			Inner: &sim.Queue{Concurrency: 2, Service: sim.Fixed(time.Second), Reject: sim.Rejection{Status: 529, Class: policies.Capacity}}},
-			[]string{"server.wasted", "server.wasted_ms", "server.rate_limited", "server.too_large"}},
+			[]string{"server.wasted", "server.wasted_ms", "server.rate_limited", "server.too_large", "server.key_idle_ms", "server.key_utilisation", "client.idle_ms"}},
 		{"contention", `    server: {type: contention, network: {normal: {mean: 20ms, stddev: 5ms}}}
 `, &sim.Contention{Network: sim.FoldedNormal{Mean: ms(20), StdDev: ms(5)}},
 			[]string{"server.reads", "server.writes", "server.conflicts"}},
