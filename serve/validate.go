@@ -174,7 +174,7 @@ func Validate(ctx context.Context, v Validation) ([]Comparison, error) {
 	for _, p := range v.Policies {
 		if c := control(p); c != "" {
 			return nil, &UnsupportedError{Command: "validate", What: fmt.Sprintf(
-				"the %s policy uses %s, which validate's real clients do not run yet (they run the gate, throttle, in-flight limit and fallback)", p.Name, c)}
+				"the %s policy uses %s, which validate's real clients do not run yet (they run the gate, throttle, in-flight limit, pacer, reset gate and fallback)", p.Name, c)}
 		}
 	}
 	starts := sim.StartTimes(v.Seed, v.Workload)
@@ -347,9 +347,12 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 		return sim.Result{}, nil, err
 	}
 	defer stop()
-	opts, err := sharedOptions(p, speed)
+	opts, pacers, err := sharedOptions(p, speed)
 	if err != nil {
 		return sim.Result{}, nil, err
+	}
+	for _, pc := range pacers {
+		rt = pc.Transport(rt) // a pacer reads every response's rate-limit headers
 	}
 	client := &http.Client{Transport: rt}
 
@@ -402,8 +405,9 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 // policy with its durations in real time, and one of each coordinator
 // (those whose durations can be put in real time, policies.Rescaler: the
 // gate, throttle and limiter; validate refuses the others) and the
-// fallback for them all.
-func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, error) {
+// fallback for them all; and the pacers among the coordinators, whose
+// Transport the clients' HTTP client must go through.
+func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, []*policies.Pacer, error) {
 	rules := p.Rules
 	if rules.Backoff != nil {
 		rules.Backoff = scaledBackoff{rules.Backoff, speed}
@@ -418,6 +422,7 @@ func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, error) {
 	rules.TotalServerWaitCap = toReal(rules.TotalServerWaitCap, speed)
 	rules.ServerWaitJitter = toReal(rules.ServerWaitJitter, speed)
 	opts := []policies.Option{policies.WithPolicy(rules)}
+	var pacers []*policies.Pacer
 	for _, s := range p.Coordinators {
 		r, ok := s.(policies.Rescaler)
 		if !ok {
@@ -425,14 +430,17 @@ func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, error) {
 		}
 		c, err := r.Rescale(func(d time.Duration) time.Duration { return toReal(d, speed) }).NewCoordinator()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if pc, ok := c.(*policies.Pacer); ok {
+			pacers = append(pacers, pc)
 		}
 		opts = append(opts, policies.WithCoordinator(c))
 	}
 	if f := p.Fallback; f != nil {
 		opts = append(opts, policies.WithFallback(&policies.ModelFallback{Primary: PrimaryModel, Fallback: FallbackModel, After: f.After, Sticky: f.Sticky}))
 	}
-	return opts, nil
+	return opts, pacers, nil
 }
 
 // scaledBackoff is a backoff of model time running on the real clock: the
