@@ -43,7 +43,7 @@ func registerRateLimit() {
 			return float64(r.Waited) / float64(time.Millisecond) / float64(r.Clients), true
 		})
 	registerServer(&Kind{Name: "rate-limit", Fields: []string{"requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute",
-		"input_tokens", "output_tokens", "reject_after", "retry_after_unit", "inner"},
+		"input_tokens", "output_tokens", "reject_after", "retry_after_unit", "inner", "retry_after_growth", "max_retry_after"},
 		About: "an API key's requests and tokens per minute (429 with retry-after) in front of an inner server"},
 		serverFuncs[*sim.RateLimit]{
 			decode:   decodeRateLimit,
@@ -85,6 +85,11 @@ func decodeRateLimit(d *schema.Decoder, m *schema.Mapping, path string) *sim.Rat
 		OutputTokens:          int(m.Integer("output_tokens", 0, 0, 1<<31-1)),
 		RejectAfter:           m.Duration("reject_after", 0),
 		RetryAfterUnit:        m.Duration("retry_after_unit", 0),
+		RetryAfterGrowth:      m.Number("retry_after_growth", 0, 0, sim.MaxRetryAfterGrowth),
+		MaxRetryAfter:         m.Duration("max_retry_after", 0),
+	}
+	if m.Has("max_retry_after") && !m.Has("retry_after_growth") {
+		m.Errorf("max_retry_after", "bounds a growing retry-after: set retry_after_growth too")
 	}
 	if m.Node() != nil && !m.Has("requests_per_minute") && !m.Has("input_tokens_per_minute") && !m.Has("output_tokens_per_minute") {
 		m.Errorf("requests_per_minute", "missing: set at least one limit (requests_per_minute, input_tokens_per_minute, output_tokens_per_minute)")

@@ -101,11 +101,13 @@ func TestServerKindsDecode(t *testing.T) {
       input_tokens_per_minute: 100000
       input_tokens: 1000
       retry_after_unit: 1s
+      retry_after_growth: 1.5
+      max_retry_after: 2m
       inner:
         type: queue
         concurrency: 2
         service: 1s
-`, &sim.RateLimit{RequestsPerMinute: 60, InputTokensPerMinute: 100000, InputTokens: 1000, RetryAfterUnit: time.Second,
+`, &sim.RateLimit{RequestsPerMinute: 60, InputTokensPerMinute: 100000, InputTokens: 1000, RetryAfterUnit: time.Second, RetryAfterGrowth: 1.5, MaxRetryAfter: 2 * time.Minute,
 			Inner: &sim.Queue{Concurrency: 2, Service: sim.Fixed(time.Second), Reject: sim.Rejection{Status: 529, Class: policies.Capacity}}},
 			[]string{"server.wasted", "server.wasted_ms", "server.rate_limited", "server.too_large", "server.key_idle_ms", "server.key_utilisation", "client.idle_ms"}},
 		{"contention", `    server: {type: contention, network: {normal: {mean: 20ms, stddev: 5ms}}}
@@ -209,6 +211,10 @@ func TestModelErrors(t *testing.T) {
 `, burstClients, "scenarios[0].server.phases[0].duration: must be > 0"},
 		{`    server: {type: queue, concurrency: 2}
 `, burstClients, "scenarios[0].server.service: missing"},
+		{`    server: {type: rate-limit, requests_per_minute: 6, max_retry_after: 1m, inner: {phases: [{admit: 1, window: 1s}]}}
+`, burstClients, "scenarios[0].server.max_retry_after: bounds a growing retry-after: set retry_after_growth too"},
+		{`    server: {type: rate-limit, requests_per_minute: 6, retry_after_growth: 2000, inner: {phases: [{admit: 1, window: 1s}]}}
+`, burstClients, "scenarios[0].server.retry_after_growth"},
 		{`    server: {type: queue, concurrency: 2, service: 1s, reject: unavailable}
 `, burstClients, "scenarios[0].server.reject: has no effect"},
 		{`    server: {type: queue, concurrency: 2, service: {exponential: 1s, fixed: 1s}}

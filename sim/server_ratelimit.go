@@ -34,6 +34,15 @@ type RateLimit struct {
 	// it (1s gives whole seconds, like a retry-after header); 0 gives the
 	// exact wait in nanoseconds.
 	RetryAfterUnit time.Duration
+	// RetryAfterGrowth, if > 1, makes the retry-after grow while clients
+	// keep hitting the limits: the k-th 429 in a row (no request let
+	// through since the first) says the wait the buckets need times
+	// RetryAfterGrowth^(k−1), at most MaxRetryAfter (before rounding to
+	// RetryAfterUnit). Only what the 429 says grows: a request that comes
+	// back sooner is let through if it fits. 0 or 1: no growth.
+	RetryAfterGrowth float64
+	// MaxRetryAfter bounds a grown retry-after; 0 means DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
 	// Inner decides the requests that pass the limits.
 	Inner ServerModel
 }
@@ -41,6 +50,12 @@ type RateLimit struct {
 // MaxPerMinute bounds each of a RateLimit's limits, so that the buckets'
 // integer arithmetic cannot overflow.
 const MaxPerMinute = 100_000_000
+
+// DefaultMaxRetryAfter bounds a grown retry-after when MaxRetryAfter is 0.
+const DefaultMaxRetryAfter = time.Hour
+
+// MaxRetryAfterGrowth bounds RetryAfterGrowth.
+const MaxRetryAfterGrowth = 1000
 
 // Validate reports the first problem that would make the model meaningless.
 func (m *RateLimit) Validate() error {
@@ -55,8 +70,10 @@ func (m *RateLimit) Validate() error {
 	switch {
 	case m.InputTokens < 0 || m.OutputTokens < 0:
 		return fmt.Errorf("rate limit: negative default token count")
-	case m.RejectAfter < 0 || m.RetryAfterUnit < 0:
-		return fmt.Errorf("rate limit: negative reject-after or retry-after unit")
+	case m.RejectAfter < 0 || m.RetryAfterUnit < 0 || m.MaxRetryAfter < 0:
+		return fmt.Errorf("rate limit: negative reject-after, retry-after unit or max retry-after")
+	case !(m.RetryAfterGrowth >= 0 && m.RetryAfterGrowth <= MaxRetryAfterGrowth):
+		return fmt.Errorf("rate limit: retry-after growth must be between 0 (none) and %d, got %v", MaxRetryAfterGrowth, m.RetryAfterGrowth)
 	case m.Inner == nil:
 		return fmt.Errorf("rate limit: no inner server model")
 	}
@@ -92,6 +109,9 @@ type rateLimitState struct {
 	inner   Server
 	buckets [3]bucket // requests, input tokens, output tokens
 	stats   rateLimitStats
+	// grow is what the next 429's wait is multiplied by (RetryAfterGrowth);
+	// 0 until the first 429 of a run of them.
+	grow float64
 }
 
 // bucket is a token bucket in integer units: one token is a minute of
@@ -167,6 +187,21 @@ func (s *rateLimitState) Arrive(now time.Duration, req Request) Response {
 		wait = max(wait, w)
 	}
 	if wait > 0 {
+		if g := m.RetryAfterGrowth; g > 1 {
+			limit := m.MaxRetryAfter
+			if limit == 0 {
+				limit = DefaultMaxRetryAfter
+			}
+			if s.grow == 0 {
+				s.grow = 1
+			}
+			if f := float64(wait) * s.grow; f < float64(limit) {
+				wait = max(wait, time.Duration(f))
+			} else {
+				wait = max(wait, limit)
+			}
+			s.grow = min(s.grow*g, 1e18) // multiplication only: the same on every platform
+		}
 		if u := m.RetryAfterUnit; u > 0 {
 			wait = (wait + u - 1) / u * u
 		}
@@ -179,6 +214,7 @@ func (s *rateLimitState) Arrive(now time.Duration, req Request) Response {
 		}
 	}
 	s.stats.passed++
+	s.grow = 0
 	return s.inner.Arrive(now, req)
 }
 

@@ -56,3 +56,34 @@ func TestRateLimitCountsIdleAndCapacity(t *testing.T) {
 		}
 	}
 }
+
+// TestRateLimitRetryAfterGrows: with growth 2, each 429 in a row says
+// twice the last one's factor of the wait the bucket needs, up to the
+// bound; a request let through starts again from 1.
+func TestRateLimitRetryAfterGrows(t *testing.T) {
+	m := &RateLimit{RequestsPerMinute: 60, RetryAfterGrowth: 2, MaxRetryAfter: 5 * sec, Inner: admitAll(0)}
+	s := m.NewServer(ServerRand(1))
+	for range 60 {
+		s.Arrive(0, Request{})
+	}
+	for i, tt := range []struct {
+		at   time.Duration
+		want time.Duration // the retry-after; 0: let through
+	}{
+		{0, sec}, {0, 2 * sec}, {0, 4 * sec}, {0, 5 * sec}, {0, 5 * sec}, // the bucket needs 1 s; growth 1, 2, 4, 8 (bounded)
+		{500 * time.Millisecond, 5 * sec},                                // needs 0.5 s, times 16: bounded
+		{sec, 0},                                                         // it fits: let through
+		{sec, sec},                                                       // from 1 again
+	} {
+		got := s.Arrive(tt.at, Request{}).Outcome
+		if got.ServerWait != tt.want || (tt.want == 0) != (got.Class == policies.Success) {
+			t.Errorf("request %d at %v: %+v, want a wait of %v", i, tt.at, got, tt.want)
+		}
+	}
+	for _, bad := range []RateLimit{{RequestsPerMinute: 1, RetryAfterGrowth: -1, Inner: admitAll(0)}, {RequestsPerMinute: 1, RetryAfterGrowth: 1e6, Inner: admitAll(0)},
+		{RequestsPerMinute: 1, MaxRetryAfter: -1, Inner: admitAll(0)}} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v validates", bad)
+		}
+	}
+}
