@@ -71,9 +71,9 @@ func TestRateLimitRetryAfterGrows(t *testing.T) {
 		want time.Duration // the retry-after; 0: let through
 	}{
 		{0, sec}, {0, 2 * sec}, {0, 4 * sec}, {0, 5 * sec}, {0, 5 * sec}, // the bucket needs 1 s; growth 1, 2, 4, 8 (bounded)
-		{500 * time.Millisecond, 5 * sec},                                // needs 0.5 s, times 16: bounded
-		{sec, 0},                                                         // it fits: let through
-		{sec, sec},                                                       // from 1 again
+		{500 * time.Millisecond, 5 * sec}, // needs 0.5 s, times 16: bounded
+		{sec, 0},                          // it fits: let through
+		{sec, sec},                        // from 1 again
 	} {
 		got := s.Arrive(tt.at, Request{}).Outcome
 		if got.ServerWait != tt.want || (tt.want == 0) != (got.Class == policies.Success) {
