@@ -35,7 +35,8 @@ import (
 // (Observe: Outcome.Limits, which ClassifyResponse reads from a failed
 // response's headers and the simulator sets on every response); a
 // production client also gives it every successful response's headers, with
-// ObserveHeader or the RoundTripper of Transport. Put it last among the
+// ObserveHeader or the RoundTripper of Transport (policies.Transport does
+// that itself for a Pacer among its coordinators: see HeaderObserver). Put it last among the
 // coordinators: what it takes for a request is not given back if a later
 // coordinator holds the request. Safe for concurrent use.
 type Pacer struct {
@@ -220,6 +221,15 @@ func (p *Pacer) Update(now time.Time, l RateLimits) {
 		m.refill(now, p.per)
 		m.level = min(m.level, told)
 	}
+}
+
+// A HeaderObserver is a Coordinator that reads the headers of every
+// response, a success's too (which no Observe carries): Transport gives
+// each successful response's headers to every coordinator of
+// WithCoordinator that is one. Pacer is one.
+type HeaderObserver interface {
+	Coordinator
+	ObserveHeader(now time.Time, h http.Header) bool
 }
 
 // ObserveHeader learns the rate limits in a response's headers (either

@@ -173,3 +173,28 @@ func TestPacerConfigValidate(t *testing.T) {
 		t.Errorf("rescaled window %v", c.Window)
 	}
 }
+
+type headerRoundTripper func(*http.Request) (*http.Response, error)
+
+func (f headerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// policies.Transport gives a successful response's headers to a Pacer
+// among its coordinators (no Observe carries them).
+func TestTransportFeedsPacer(t *testing.T) {
+	p, _ := NewPacer(PacerConfig{})
+	base := headerRoundTripper(func(r *http.Request) (*http.Response, error) {
+		h := http.Header{}
+		h.Set("anthropic-ratelimit-requests-limit", "50")
+		h.Set("anthropic-ratelimit-requests-remaining", "7")
+		return &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, Request: r}, nil
+	})
+	client := &http.Client{Transport: NewTransport(base, WithCoordinator(p))}
+	resp, err := client.Get("http://api.test/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if l := p.Limits(time.Now()); l.Requests.Limit != 50 || l.Requests.Remaining > 7 {
+		t.Errorf("the pacer knows %+v", l.Requests)
+	}
+}

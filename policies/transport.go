@@ -222,6 +222,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		})}
 		last = resp
 		if resp.StatusCode < 400 {
+			// A success's headers reach no Observe: give them to the
+			// coordinators that read them (a Pacer).
+			for _, c := range cfg.coordinators {
+				if ho, ok := c.(HeaderObserver); ok {
+					ho.ObserveHeader(cfg.clock.Now(), resp.Header)
+				}
+			}
 			return nil
 		}
 		limit := ErrorBodyTimeout
