@@ -264,21 +264,31 @@ func (p *Pacer) Limits(now time.Time) RateLimits {
 // (http.DefaultTransport if nil) and tells the pacer the rate-limit
 // headers of every response, at the time it arrives.
 func (p *Pacer) Transport(base http.RoundTripper) http.RoundTripper {
+	return ObservingTransport(base, p)
+}
+
+// ObservingTransport returns a RoundTripper that sends through base
+// (http.DefaultTransport if nil) and gives the headers of every response
+// to each of obs, at the time it arrives.
+func ObservingTransport(base http.RoundTripper, obs ...HeaderObserver) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return pacerTransport{p, base}
+	return observingTransport{base, obs}
 }
 
-type pacerTransport struct {
-	p    *Pacer
+type observingTransport struct {
 	base http.RoundTripper
+	obs  []HeaderObserver
 }
 
-func (t pacerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t observingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(r)
 	if resp != nil {
-		t.p.ObserveHeader(time.Now(), resp.Header)
+		now := time.Now()
+		for _, o := range t.obs {
+			o.ObserveHeader(now, resp.Header)
+		}
 	}
 	return resp, err
 }

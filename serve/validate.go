@@ -347,12 +347,12 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 		return sim.Result{}, nil, err
 	}
 	defer stop()
-	opts, pacers, err := sharedOptions(p, speed)
+	opts, observers, err := sharedOptions(p, speed)
 	if err != nil {
 		return sim.Result{}, nil, err
 	}
-	for _, pc := range pacers {
-		rt = pc.Transport(rt) // a pacer reads every response's rate-limit headers
+	if len(observers) > 0 {
+		rt = policies.ObservingTransport(rt, observers...) // a pacer reads every response's rate-limit headers
 	}
 	client := &http.Client{Transport: rt}
 
@@ -405,9 +405,10 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 // policy with its durations in real time, and one of each coordinator
 // (those whose durations can be put in real time, policies.Rescaler: the
 // gate, throttle and limiter; validate refuses the others) and the
-// fallback for them all; and the pacers among the coordinators, whose
-// Transport the clients' HTTP client must go through.
-func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, []*policies.Pacer, error) {
+// fallback for them all; and the coordinators that read every response's
+// headers (policies.HeaderObserver: a pacer), which the clients' HTTP
+// client must tell.
+func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, []policies.HeaderObserver, error) {
 	rules := p.Rules
 	if rules.Backoff != nil {
 		rules.Backoff = scaledBackoff{rules.Backoff, speed}
@@ -422,7 +423,7 @@ func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, []*policies.
 	rules.TotalServerWaitCap = toReal(rules.TotalServerWaitCap, speed)
 	rules.ServerWaitJitter = toReal(rules.ServerWaitJitter, speed)
 	opts := []policies.Option{policies.WithPolicy(rules)}
-	var pacers []*policies.Pacer
+	var observers []policies.HeaderObserver
 	for _, s := range p.Coordinators {
 		r, ok := s.(policies.Rescaler)
 		if !ok {
@@ -432,15 +433,15 @@ func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, []*policies.
 		if err != nil {
 			return nil, nil, err
 		}
-		if pc, ok := c.(*policies.Pacer); ok {
-			pacers = append(pacers, pc)
+		if o, ok := c.(policies.HeaderObserver); ok {
+			observers = append(observers, o)
 		}
 		opts = append(opts, policies.WithCoordinator(c))
 	}
 	if f := p.Fallback; f != nil {
 		opts = append(opts, policies.WithFallback(&policies.ModelFallback{Primary: PrimaryModel, Fallback: FallbackModel, After: f.After, Sticky: f.Sticky}))
 	}
-	return opts, pacers, nil
+	return opts, observers, nil
 }
 
 // scaledBackoff is a backoff of model time running on the real clock: the
