@@ -40,8 +40,9 @@ import (
 // coordinators: what it takes for a request is not given back if a later
 // coordinator holds the request. Safe for concurrent use.
 type Pacer struct {
-	cfg PacerConfig
-	per int64 // cfg.Window in nanoseconds: the units of a token
+	cfg      PacerConfig
+	per      int64 // cfg.Window in nanoseconds: the units of a token
+	maxLimit int64 // the largest limit kept (MaxPacerLimit, less for a long window)
 
 	mu      sync.Mutex
 	buckets [4]mirror // requests, input tokens, output tokens, tokens
@@ -65,22 +66,28 @@ type PacerConfig struct {
 	// (>= 0).
 	InputTokens, OutputTokens int
 	// Window is the period of the limits (their Limit refills over it);
-	// 0 means a minute, the providers' period; at most a minute.
+	// 0 means a minute, the providers' period; at most MaxPacerWindow.
 	Window time.Duration
 }
 
 // MaxPacerLimit bounds the limits a Pacer keeps: a header's larger limit
-// counts as this one (so the arithmetic cannot overflow).
+// counts as this one (so the arithmetic cannot overflow). With a window
+// longer than a minute the bound is lower: 2^62 divided by the window in
+// nanoseconds.
 const MaxPacerLimit = 100_000_000
 
+// MaxPacerWindow bounds PacerConfig.Window (a minute's limits served at a
+// speed below 1 have a longer window on the real clock).
+const MaxPacerWindow = time.Hour
+
 // Validate reports negative sizes or a window that is negative or longer
-// than a minute.
+// than MaxPacerWindow.
 func (c PacerConfig) Validate() error {
 	switch {
 	case c.InputTokens < 0 || c.OutputTokens < 0:
 		return fmt.Errorf("pacer: request sizes must be >= 0 (got %d input, %d output tokens)", c.InputTokens, c.OutputTokens)
-	case c.Window < 0 || c.Window > time.Minute:
-		return fmt.Errorf("pacer: window must be between 0 (a minute) and a minute, got %v", c.Window)
+	case c.Window < 0 || c.Window > MaxPacerWindow:
+		return fmt.Errorf("pacer: window must be between 0 (a minute) and %v, got %v", MaxPacerWindow, c.Window)
 	}
 	return nil
 }
@@ -110,7 +117,7 @@ func NewPacer(c PacerConfig) (*Pacer, error) {
 	if per <= 0 {
 		per = 1 // a window rescaled to nothing
 	}
-	return &Pacer{cfg: c, per: per}, nil
+	return &Pacer{cfg: c, per: per, maxLimit: min(MaxPacerLimit, (1<<62)/per)}, nil
 }
 
 // PacedError is the cause of a StopDeadline when the pacer would let the
@@ -211,7 +218,7 @@ func (p *Pacer) Update(now time.Time, l RateLimits) {
 			continue
 		}
 		m := &p.buckets[k]
-		limit := min(b.Limit, MaxPacerLimit)
+		limit := min(b.Limit, p.maxLimit)
 		told := min(b.Remaining, limit) * p.per
 		if m.limit != limit {
 			// New, or the key's limit changed: start from the header.

@@ -164,13 +164,23 @@ func TestResetGate(t *testing.T) {
 }
 
 func TestPacerConfigValidate(t *testing.T) {
-	for _, c := range []PacerConfig{{InputTokens: -1}, {Window: -time.Second}, {Window: time.Hour}} {
+	for _, c := range []PacerConfig{{InputTokens: -1}, {Window: -time.Second}, {Window: 2 * time.Hour}} {
 		if c.Validate() == nil {
 			t.Errorf("%+v validates", c)
 		}
 	}
 	if c := (PacerConfig{}).Rescale(func(d time.Duration) time.Duration { return d / 10 }).(PacerConfig); c.Window != 6*time.Second {
 		t.Errorf("rescaled window %v", c.Window)
+	}
+	// An hour's window keeps limits its arithmetic holds: a huge one is
+	// bounded, and refills without overflow.
+	p, err := NewPacer(PacerConfig{Window: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Update(at(0), RateLimits{Requests: RateLimit{Limit: MaxPacerLimit, Remaining: 0}})
+	if l := p.Limits(at(time.Hour)); l.Requests.Limit <= 0 || l.Requests.Remaining != l.Requests.Limit || l.Requests.Reset != 0 {
+		t.Errorf("after an hour: %+v", l.Requests)
 	}
 }
 
