@@ -206,6 +206,9 @@ func (p *Pacer) Observe(now time.Time, _ int, out Outcome) {
 	}
 }
 
+// ObservesLimits marks the Pacer as a LimitsObserver.
+func (p *Pacer) ObservesLimits() {}
+
 // Release does nothing: a request's share is not given back (see Pacer).
 func (p *Pacer) Release(time.Time, Waiter, bool) {}
 
@@ -333,6 +336,9 @@ func (g *ResetGate) Observe(now time.Time, _ int, out Outcome) {
 		g.Push(now, empty)
 	}
 }
+
+// ObservesLimits marks the ResetGate as a LimitsObserver.
+func (g *ResetGate) ObservesLimits() {}
 
 // ResetGateConfig is the Spec of a ResetGate with the default bound on
 // pushes.

@@ -34,6 +34,24 @@ func (l *RateLimits) Known() bool {
 	return l != nil && (l.Requests.Limit > 0 || l.InputTokens.Limit > 0 || l.OutputTokens.Limit > 0 || l.Tokens.Limit > 0)
 }
 
+// A LimitsObserver is a Coordinator that reads Outcome.Limits (a Pacer,
+// a ResetGate). The simulator works the limits out for a response only
+// when its plan has one (Plan.ObservesLimits).
+type LimitsObserver interface {
+	Coordinator
+	ObservesLimits()
+}
+
+// ObservesLimits reports whether a coordinator of p reads Outcome.Limits.
+func (p *Plan) ObservesLimits() bool {
+	for _, c := range p.Coordinators {
+		if _, ok := c.(LimitsObserver); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // Dialect is a provider's spelling of the rate-limit headers.
 type Dialect uint8
 

@@ -76,8 +76,9 @@ type runner struct {
 	q       queue
 	server  Server
 	decider Decider // the server, if it decides some requests later
-	// limits is the server, if it reports rate limits; lim holds what it
-	// reported for the response being handled.
+	// limits is the server, if it reports rate limits and a coordinator of
+	// the policy reads them; lim holds what it reported for the response
+	// being handled.
 	limits LimitReporter
 	lim    policies.RateLimits
 	src    pcgSource
@@ -187,7 +188,10 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	if err := r.initHedges(n); err != nil {
 		return Result{}, err
 	}
-	r.limits, _ = r.server.(LimitReporter)
+	r.limits = nil
+	if lr, ok := r.server.(LimitReporter); ok && r.plan.ObservesLimits() {
+		r.limits = lr // worked out only for a policy that reads them
+	}
 	r.rng = rand.New(&r.src)
 	r.rec = nil
 	r.faults, r.stalled, r.faultEvents = 0, 0, 0
