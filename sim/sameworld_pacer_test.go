@@ -178,3 +178,59 @@ func TestSamePacerInSimulatorAndProduction(t *testing.T) {
 		})
 	}
 }
+
+// limitsRecorder is the spec of a coordinator that counts the outcomes
+// whose limits it saw; observingSpec's coordinator is a LimitsObserver too.
+type limitsRecorder struct{ seen *int }
+
+func (r limitsRecorder) Validate() error                                         { return nil }
+func (r limitsRecorder) NewCoordinator() (policies.Coordinator, error)           { return &recorderCoord{r}, nil }
+func (r limitsRecorder) Rescale(func(time.Duration) time.Duration) policies.Spec { return r }
+
+type recorderCoord struct{ limitsRecorder }
+
+func (c *recorderCoord) Admit(time.Time, policies.Ask) policies.Admission {
+	return policies.Admission{Kind: policies.AdmitPass}
+}
+func (c *recorderCoord) Observe(_ time.Time, _ int, out policies.Outcome) {
+	if out.Limits.Known() {
+		*c.seen++
+	}
+}
+func (c *recorderCoord) Release(time.Time, policies.Waiter, bool) {}
+
+type observingRecorder struct{ *recorderCoord }
+
+func (observingRecorder) ObservesLimits() {}
+
+type observingSpec struct{ limitsRecorder }
+
+func (s observingSpec) NewCoordinator() (policies.Coordinator, error) {
+	return observingRecorder{&recorderCoord{s.limitsRecorder}}, nil
+}
+
+// The simulator works out the key's limits for a response only for a
+// policy with a coordinator that reads them (policies.LimitsObserver);
+// then every response, success or 429, carries them.
+func TestLimitsReachLimitsObservers(t *testing.T) {
+	for _, observes := range []bool{false, true} {
+		seen := 0
+		rec := limitsRecorder{seen: &seen}
+		var spec policies.Spec = rec
+		if observes {
+			spec = observingSpec{rec}
+		}
+		s := pacedScenario(3, 600, spec)
+		res, err := sim.Run(s.config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if observes {
+			want = res.Attempts
+		}
+		if seen != want {
+			t.Errorf("observes %v: limits on %d of %d responses, want %d", observes, seen, res.Attempts, want)
+		}
+	}
+}
