@@ -20,9 +20,11 @@ import (
 // raises it (beyond the refill): a header is a little old when it arrives
 // (requests sent since are not in it), while one that says less than the
 // copy tells of workers the pacer does not see (another process on the
-// key). So the copy is at most one request or token below the truth
-// (remaining is a whole number) and never above it, unless others share
-// the key unseen.
+// key). So when every request on the key goes through the pacer, the copy
+// is never above the truth (but for requests it let go blind, before its
+// first header, that that header does not count yet), and below it by
+// less than one (remaining is a whole number) plus the requests it let go
+// that the server refused.
 //
 // By requests alone, every request needs 1 of the requests bucket. With
 // Tokens, it also needs its input and output tokens (Ask.InputTokens and
@@ -36,9 +38,10 @@ import (
 // response's headers and the simulator sets on every response); a
 // production client also gives it every successful response's headers, with
 // ObserveHeader or the RoundTripper of Transport (policies.Transport does
-// that itself for a Pacer among its coordinators: see HeaderObserver). Put it last among the
-// coordinators: what it takes for a request is not given back if a later
-// coordinator holds the request. Safe for concurrent use.
+// that itself for a Pacer among its coordinators: see HeaderObserver).
+// Put it last among the coordinators: what it takes for a request is not
+// given back if a later coordinator holds the request. Safe for
+// concurrent use.
 type Pacer struct {
 	cfg      PacerConfig
 	per      int64 // cfg.Window in nanoseconds: the units of a token
