@@ -38,6 +38,8 @@ func registerServers() {
 	registerErrorMix()
 	registerRateLimit()
 	registerContention()
+	registerPool()
+	registerCrash()
 }
 
 func registerWorkloads() {

@@ -51,6 +51,8 @@ var (
 		missing: "the server has no network delay (it is not a contention server)"})
 	paramRate = registerParam(&Param{Name: "rate", Title: "arrivals per second", Unit: Count, Max: MaxClients,
 		About: "arrivals per second of an open loop with a constant rate", missing: "the workload has no arrival rate (it is not an open loop)"})
+	paramDownFor = registerParam(&Param{Name: "down_for", Title: "time down per crash", Unit: Duration, Min: 1, Max: int64(MaxDuration),
+		About: "length of each down window of a crash server (each still starts at its from)", missing: "the server never crashes (no crash server)"})
 )
 
 // Parts are the parts of a scenario that kinds make up: the server, the

@@ -117,7 +117,7 @@ func (p *Pool) Validate() error {
 		return fmt.Errorf("pool: at most %d of %d members may be ejected (got %d)", len(p.Members)-1, len(p.Members), e.MaxEjected)
 	}
 	for i, m := range p.Members {
-		if err := validMemberName(m.Name); err != nil {
+		if err := CheckMemberName(m.Name); err != nil {
 			return fmt.Errorf("pool: member %d: %w", i, err)
 		}
 		if slices.ContainsFunc(p.Members[:i], func(o PoolMember) bool { return o.Name == m.Name }) {
@@ -138,7 +138,7 @@ func (p *Pool) Validate() error {
 	return nil
 }
 
-func validMemberName(name string) error {
+func CheckMemberName(name string) error {
 	if name == "" || len(name) > 32 {
 		return fmt.Errorf("a member needs a name of 1 to 32 characters (got %q)", name)
 	}

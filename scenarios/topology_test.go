@@ -1,0 +1,128 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/kinds"
+	"github.com/retrysim/retrysim/sim"
+)
+
+const poolServer = `    server:
+      type: pool
+      balancer: least-outstanding
+      eject: {consecutive: 3, for: 2s}
+      members:
+        - name: a
+          server:
+            type: crash
+            down: [{from: 5s, until: 10s}, {from: 20s, until: 21s}]
+            inner: {type: queue, concurrency: 5, service: {exponential: 100ms}}
+        - name: b
+          server: {type: queue, concurrency: 5, service: {exponential: 100ms}}
+`
+
+// A pool of a crashing queue and a queue decodes into the sim models, with
+// the metrics they count, a clone that changes alone, and the down_for
+// sweep parameter.
+func TestPoolAndCrashDecode(t *testing.T) {
+	s := parseOne(t, withModels(poolServer, burstClients))
+	p, ok := s.Server.(*sim.Pool)
+	if !ok {
+		t.Fatalf("server %T", s.Server)
+	}
+	if p.Balancer != sim.LeastOutstanding || p.Ejection != (sim.Ejection{Consecutive: 3, For: 2 * time.Second}) || len(p.Members) != 2 {
+		t.Fatalf("pool %+v", p)
+	}
+	c, ok := p.Members[0].Server.(*sim.Crash)
+	if !ok || len(c.Down) != 2 || c.Down[1] != (sim.DownWindow{From: 20 * time.Second, Until: 21 * time.Second}) {
+		t.Fatalf("member a %+v", p.Members[0].Server)
+	}
+	if _, ok := c.Inner.(*sim.Queue); !ok {
+		t.Fatalf("member a's inner %T", c.Inner)
+	}
+	var names []string
+	for _, m := range s.Metrics() {
+		names = append(names, m.Name)
+	}
+	for _, want := range []string{"pool.busiest_share", "pool.ejections", "crash.reset", "crash.refused", "server.wasted"} {
+		if !strings.Contains(strings.Join(names, " "), want) {
+			t.Errorf("metrics %v lack %s", names, want)
+		}
+	}
+	parts := kinds.Parts{Server: s.Server, Workload: s.Workload, Policies: s.Policies}
+	clone := parts.Clone()
+	downFor, _ := kinds.LookupParam("down_for")
+	if err := downFor.Set(&clone, int64(3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	cc := clone.Server.(*sim.Pool).Members[0].Server.(*sim.Crash)
+	if cc.Down[0].Until != 8*time.Second || cc.Down[1].Until != 23*time.Second || c.Down[0].Until != 10*time.Second {
+		t.Errorf("down_for=3s: clone %v, original %v", cc.Down, c.Down)
+	}
+	// Windows that would overlap are refused.
+	if err := downFor.Set(&clone, int64(16*time.Second)); err == nil {
+		t.Error("down_for=16s (overlapping windows) accepted")
+	}
+	concurrency, _ := kinds.LookupParam("concurrency")
+	if err := concurrency.Set(&clone, 7); err != nil {
+		t.Fatal(err)
+	}
+	if q := clone.Server.(*sim.Pool).Members[1].Server.(*sim.Queue); q.Concurrency != 7 {
+		t.Errorf("concurrency=7 did not reach member b: %d", q.Concurrency)
+	}
+	if d := kinds.DescribeServer(s.Server); len(d.Rows) != 2 || !strings.Contains(d.Rows[0][1], "crash") {
+		t.Errorf("describe %+v", d)
+	}
+}
+
+func TestPoolAndCrashErrors(t *testing.T) {
+	for _, tt := range []struct{ server, want string }{
+		{`    server: {type: pool}
+`, "scenarios[0].server.members: missing"},
+		{`    server: {type: pool, members: []}
+`, "scenarios[0].server.members: the list is empty"},
+		{`    server: {type: pool, balancer: fastest, members: [{name: a, server: {phases: [{admit: 1, window: 1s}]}}]}
+`, `m.yaml:3:36: scenarios[0].server.balancer: unknown balancer "fastest"; choose one of round-robin, random, least-outstanding, power-of-two`},
+		{`    server: {type: pool, members: [{server: {phases: [{admit: 1, window: 1s}]}}]}
+`, "scenarios[0].server.members[0].name: missing"},
+		{`    server: {type: pool, members: [{name: a, server: {phases: [{admit: 1, window: 1s}]}}, {name: a, server: {phases: [{admit: 1, window: 1s}]}}]}
+`, `scenarios[0].server.members[1].name: two members are called "a"`},
+		{`    server: {type: pool, members: [{name: "a b", server: {phases: [{admit: 1, window: 1s}]}}]}
+`, `m.yaml:3:43: scenarios[0].server.members[0].name: member name "a b": only letters, digits`},
+		{`    server: {type: pool, members: [{name: a}]}
+`, "scenarios[0].server.members[0].server: missing"},
+		{`    server: {type: pool, members: [{name: a, server: {phases: [{admit: 1, window: 1s}]}, weight: 2}]}
+`, "scenarios[0].server.members[0].weight: unknown field (known fields: name, server)"},
+		{`    server: {type: pool, members: [{name: a, server: {type: queue, service: 1s}}]}
+`, "scenarios[0].server.members[0].server.concurrency: missing"},
+		{`    server: {type: pool, members: [{name: a, server: {type: contention}}]}
+`, "cannot be a pool member"},
+		{`    server: {type: pool, members: [{name: a, server: {phases: [{admit: 1, window: 1s}]}}], eject: {for: 0s}}
+`, "scenarios[0].server.eject.for: must be > 0"},
+		{`    server: {type: pool, members: [{name: a, server: {phases: [{admit: 1, window: 1s}]}}, {name: b, server: {phases: [{admit: 1, window: 1s}]}}], eject: {max_ejected: 2}}
+`, "scenarios[0].server.eject.max_ejected: must be between 0 and 1"},
+		{`    server: {type: crash, inner: {phases: [{admit: 1, window: 1s}]}}
+`, "scenarios[0].server.down: missing"},
+		{`    server: {type: crash, down: [{from: 5s}], inner: {phases: [{admit: 1, window: 1s}]}}
+`, "scenarios[0].server.down[0].until: missing"},
+		{`    server: {type: crash, down: [{from: 5s, until: 5s}], inner: {phases: [{admit: 1, window: 1s}]}}
+`, "scenarios[0].server.down[0].until: must be after from (5s)"},
+		{`    server: {type: crash, down: [{from: 5s, until: 9s}, {from: 8s, until: 10s}], inner: {phases: [{admit: 1, window: 1s}]}}
+`, "scenarios[0].server.down[1].from: the window starts before the one before it ends (9s)"},
+		{`    server: {type: crash, down: [{from: 5s, until: 9s, at: 1s}], inner: {phases: [{admit: 1, window: 1s}]}}
+`, "scenarios[0].server.down[0].at: unknown field (known fields: from, until)"},
+		{`    server: {type: crash, down: [{from: 5s, until: 9s}]}
+`, "scenarios[0].server.inner: missing"},
+	} {
+		_, err := Parse("m.yaml", []byte(withModels(tt.server, burstClients)))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v,\nwant %q", tt.server, err, tt.want)
+			continue
+		}
+		if n := strings.Count(err.Error(), "\n") + 1; n != 1 {
+			t.Errorf("%s: %d errors for one problem:\n%v", tt.want, n, err)
+		}
+	}
+}
