@@ -41,6 +41,11 @@ type Policy struct {
 	Coordinators []policies.Spec
 	// Fallback, if set, moves operations to the fallback model.
 	Fallback *Fallback
+	// Layers, if set, are retry layers inside this one, outermost first
+	// (an SDK inside the application's loop, an HTTP client inside the
+	// SDK): each attempt of a layer is a whole retry loop of the next,
+	// and only the innermost sends to the server (see Layer).
+	Layers []Layer
 }
 
 // Plan builds a policies.Plan for the policy with fresh shared state: a
@@ -198,6 +203,12 @@ func (c *Config) Validate() error {
 		if _, ok := s.(policies.HedgeConfig); ok && DecidesLater(c.Server) {
 			return fmt.Errorf("policy %q hedges, and hedging needs a server that decides each request when it arrives (this one decides some later)", c.Policy.Name)
 		}
+		if _, ok := s.(policies.HedgeConfig); ok && len(c.Policy.Layers) > 0 {
+			return fmt.Errorf("policy %q hedges and has retry layers inside; a layered policy cannot hedge (yet)", c.Policy.Name)
+		}
+	}
+	if err := validateLayers(c.Policy.Layers); err != nil {
+		return fmt.Errorf("policy %q: %w", c.Policy.Name, err)
 	}
 	return nil
 }

@@ -96,6 +96,9 @@ type runner struct {
 	// rec counts what the recovery metrics need, when the run has an
 	// incident (Config.Incident); nil otherwise.
 	rec *recoveryRecorder
+	// lay is the state of the policy's inner retry layers (Policy.Layers);
+	// nil without.
+	lay *layers
 	// trace, if set (by tests only), is told of every event before it is
 	// processed.
 	trace func(at time.Duration, i int32, kind eventKind)
@@ -182,6 +185,10 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		}
 	}
 	r.q.init(n, n)
+	r.lay = nil
+	if len(cfg.Policy.Layers) > 0 {
+		r.lay = newLayers(cfg.Policy.Layers, n)
+	}
 	serverPCG := newStream(cfg.Seed, streamServer, 0)
 	r.server = cfg.Server.NewServer(rand.New(&serverPCG))
 	r.decider, _ = r.server.(Decider)
@@ -284,6 +291,9 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	}
 	r.reportHedges()
 	r.reportStreams()
+	if r.lay != nil {
+		r.lay.report(r, &r.res.Counters)
+	}
 	if r.chain != nil {
 		r.res.Clients = r.started
 		if s, ok := r.chain.(CounterReporter); ok {
@@ -359,6 +369,10 @@ func (r *runner) waiter(i int32) policies.Waiter {
 func (r *runner) ready(i int32, now time.Duration) {
 	o := &r.ops[i]
 	r.src.pcg = &o.pcg
+	if r.lay != nil && r.lay.cur[i] > 0 {
+		r.readyInner(i, now)
+		return
+	}
 	m := moment(o, now)
 	if r.sizer != nil {
 		m.InputTokens, m.OutputTokens = r.sizer.Tokens(int(i))
@@ -379,17 +393,36 @@ func (r *runner) ready(i int32, now time.Duration) {
 
 // send delivers operation i's attempt to the server.
 func (r *runner) send(i int32, now time.Duration) {
+	if r.lay != nil {
+		r.descend(i, now, 0) // the attempt is the next layer's retry loop
+		return
+	}
 	if r.hedges != nil {
 		r.sendHedged(i, now)
 		return
 	}
+	r.sendTo(i, now, r.attemptEnd(now), r.ops[i].op.Attempts() > 1)
+}
+
+// attemptEnd is when an attempt sent at now times out; 0 for never.
+func (r *runner) attemptEnd(now time.Duration) time.Duration {
+	if t := r.plan.Policy.AttemptTimeout; t > 0 {
+		return now + t
+	}
+	return 0
+}
+
+// sendTo delivers operation i's attempt to the server; its client stops
+// waiting at giveUp (0: never) or at the end of its budget, whichever
+// comes first. retry says the attempt is not the operation's first.
+func (r *runner) sendTo(i int32, now, giveUp time.Duration, retry bool) {
 	o := &r.ops[i]
 	r.res.Attempts++
 	if f := r.cfg.Observer.OnSend; f != nil {
-		f(now, int(i), o.op.Attempts() > 1)
+		f(now, int(i), retry)
 	}
-	req := r.request(i, now)
-	giveUp := req.GiveUpAt
+	req := r.requestUntil(i, giveUp)
+	giveUp = req.GiveUpAt
 	resp := r.server.Arrive(now, req)
 	if resp.Stream != nil {
 		r.watch(now, &resp)
@@ -418,13 +451,13 @@ func (r *runner) send(i int32, now time.Duration) {
 
 // request is operation i's attempt sent at now, as the server sees it.
 func (r *runner) request(i int32, now time.Duration) Request {
+	return r.requestUntil(i, r.attemptEnd(now))
+}
+
+// requestUntil is operation i's attempt whose client stops waiting at
+// timeout (0: never) or at the end of its budget, whichever comes first.
+func (r *runner) requestUntil(i int32, timeout time.Duration) Request {
 	o := &r.ops[i]
-	// When the client stops waiting: after its attempt timeout, or at the
-	// end of its budget, whichever comes first.
-	var timeout time.Duration
-	if t := r.plan.Policy.AttemptTimeout; t > 0 {
-		timeout = now + t
-	}
 	giveUp, budgetEnd := timeout, r.budgetEnd(o)
 	if budgetEnd > 0 && (giveUp == 0 || budgetEnd < giveUp) {
 		giveUp = budgetEnd
@@ -526,9 +559,23 @@ func (r *runner) respond(i int32, now time.Duration) {
 	if o.cut {
 		o.cut = false
 		o.class, o.status, o.wait = policies.Transient, 0, 0 // a timeout, as Do classifies it
+		if r.lay != nil {
+			r.lay.cur[i] = 0 // the inner layers' loops end with the budget
+		}
 		r.giveUp(i, now, o.op.Expire(r.planOf(i), moment(o, now)))
 		return
 	}
+	if r.lay != nil {
+		r.respondInner(i, now)
+		return
+	}
+	r.conclude(i, now)
+}
+
+// conclude gives the outcome of operation i's attempt, in its outcome
+// fields, to the operation's retry state machine, at now.
+func (r *runner) conclude(i int32, now time.Duration) {
+	o := &r.ops[i]
 	if o.class == policies.Success {
 		r.res.Completed++
 		r.res.Latencies = append(r.res.Latencies, now-o.start)
