@@ -28,6 +28,7 @@ func init() {
 	registerHedge()
 	registerStreamFaults()
 	registerPacer()
+	registerLayers()
 }
 
 // ceilingFields are the fields of the exponential backoffs.

@@ -146,7 +146,8 @@ func processBytes(p *sim.Policy) float64 {
 // attemptBound is the most attempts one operation of p can make: its
 // max_attempts, or, when only a deadline bounds it, one attempt at the start
 // and one per shortest possible gap between attempts (the server's response
-// time plus the smallest wait the backoff can draw) until the deadline.
+// time plus the smallest wait the backoff can draw) until the deadline;
+// times each inner layer's max attempts.
 func attemptBound(server sim.ServerModel, p *sim.Policy) float64 {
 	bound := math.Inf(1)
 	if n := p.Rules.MaxAttempts; n > 0 {
@@ -160,6 +161,9 @@ func attemptBound(server sim.ServerModel, p *sim.Policy) float64 {
 		// Neither bound: the loader refuses such policies; count one
 		// attempt per nanosecond of the longest allowed duration.
 		bound = float64(scenarios.MaxDuration)
+	}
+	for _, l := range p.Layers {
+		bound *= float64(max(l.Rules.MaxAttempts, 1)) // each attempt is an inner loop
 	}
 	return bound
 }

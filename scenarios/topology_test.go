@@ -126,3 +126,49 @@ func TestPoolAndCrashErrors(t *testing.T) {
 		}
 	}
 }
+
+// withLayers is a scenario whose one policy has the given layers field.
+func withLayers(layers string) string {
+	return `scenarios:
+  - name: s
+    server: {phases: [{reject: unavailable}]}
+    clients: {count: 2}
+    policies:
+      - name: app
+        type: immediate
+        max_attempts: 3
+        layers: ` + layers + "\n"
+}
+
+// A policy's layers decode as policies of their own (presets too), and
+// a layer that has what layers do not (a deadline, coordinators, its own
+// layers) is an error at its field.
+func TestLayersDecode(t *testing.T) {
+	s := parseOne(t, withLayers("[{name: sdk, type: anthropic-sdk}, {name: sidecar, type: immediate, delay: 0s, max_attempts: 5, attempt_timeout: 2s}]"))
+	ls := s.Policies[0].Layers
+	if len(ls) != 2 || ls[0].Name != "sdk" || ls[0].Rules.MaxAttempts != 3 || ls[1].Rules.AttemptTimeout != 2*time.Second {
+		t.Fatalf("layers %+v", ls)
+	}
+	if d := kinds.DescribeCoordination(&s.Policies[0]); !strings.Contains(d, "retry layers inside: sdk (3 attempts") {
+		t.Errorf("describe: %s", d)
+	}
+	for _, tt := range []struct{ layers, want string }{
+		{"[]", "scenarios[0].policies[0].layers: the list is empty"},
+		{"[{name: sdk, type: immediate}]", "scenarios[0].policies[0].layers[0].max_attempts: set max_attempts or deadline"},
+		{"[{name: sdk, type: immediate, max_attempts: 2, deadline: 1s}]", "scenarios[0].policies[0].layers[0].deadline: an inner layer has no deadline"},
+		{"[{name: sdk, type: immediate, max_attempts: 2, breaker: {}}]", "scenarios[0].policies[0].layers[0].type: an inner layer has no coordinators"},
+		{"[{name: sdk, type: immediate, max_attempts: 2, layers: [{name: x, type: immediate, max_attempts: 2}]}]", "scenarios[0].policies[0].layers[0].layers: list every layer"},
+		{"[{name: sdk, type: immediate, max_attempts: 2}, {name: sdk, type: immediate, max_attempts: 2}]", `scenarios[0].policies[0].layers[1].name: two layers are called "sdk"`},
+		{"[{name: outer, type: immediate, max_attempts: 2}]", `scenarios[0].policies[0].layers[0].name: "outer" names the policy's own layer`},
+		{"[{name: sdk, type: immediate, max_attempts: 2, retries: 3}]", "scenarios[0].policies[0].layers[0].retries: unknown field"},
+	} {
+		_, err := Parse("m.yaml", []byte(withLayers(tt.layers)))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v,\nwant %q", tt.layers, err, tt.want)
+			continue
+		}
+		if n := strings.Count(err.Error(), "\n") + 1; n != 1 {
+			t.Errorf("%s: %d errors for one problem:\n%v", tt.want, n, err)
+		}
+	}
+}

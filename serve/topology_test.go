@@ -1,12 +1,17 @@
 package serve_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/retrysim/retrysim/internal/scenariotest"
+	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -43,4 +48,15 @@ func TestHandlerPoolWithCrash(t *testing.T) {
 		check("b at 5s", do(t, h, http.MethodPost, "/v1/messages", okRequest), true, time.Second)
 		check("a at 6s, back", do(t, h, http.MethodPost, "/v1/messages", okRequest), true, time.Second)
 	})
+}
+
+// validate's real clients run one retry loop: a policy with layers
+// inside is refused, not run as if it had none.
+func TestValidateRefusesLayers(t *testing.T) {
+	s := scenariotest.Builtin(t, "layered-amplification")
+	_, err := serve.Validate(context.Background(), validation(s, 1))
+	var unsupported *serve.UnsupportedError
+	if !errors.As(err, &unsupported) || !strings.Contains(err.Error(), "retry layers") {
+		t.Errorf("layered-amplification: %v", err)
+	}
 }

@@ -283,6 +283,9 @@ func control(p sim.Policy) string {
 	if p.Hedges() {
 		return "hedging" // its clients count one request at a time
 	}
+	if len(p.Layers) > 0 {
+		return "retry layers inside its own"
+	}
 	for _, s := range p.Coordinators {
 		if _, ok := s.(policies.Rescaler); !ok {
 			return kinds.CoordinatorNoun(s)
