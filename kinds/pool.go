@@ -25,7 +25,11 @@ func registerPool() {
 		return float64(most) / float64(total), total > 0
 	})
 	ejections := metrics.RegisterCount(&metrics.Metric{Name: "pool.ejections", Unit: metrics.Count, Better: stats.LowerIsBetter})
-	registerServer(&Kind{Name: "pool", Fields: []string{"balancer", "members", "eject"},
+	// Cooldowns, and the requests answered 429 because every member was
+	// cooled down.
+	cooldowns := metrics.RegisterCount(&metrics.Metric{Name: "pool.cooldowns", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	unavailable := metrics.RegisterCount(&metrics.Metric{Name: "pool.unavailable", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	registerServer(&Kind{Name: "pool", Fields: []string{"balancer", "members", "eject", "cooldown"},
 		About: "member servers (each any model) behind a load balancer, with optional outlier ejection"},
 		serverFuncs[*sim.Pool]{
 			decode:   decodePool,
@@ -48,8 +52,11 @@ func registerPool() {
 				})
 			},
 			metrics: func(p *sim.Pool) []string {
-				if p.Ejection.Consecutive > 0 {
+				switch {
+				case p.Ejection.Consecutive > 0:
 					return []string{busiest.Name, ejections.Name}
+				case p.Cooldown.AllowedFails > 0 || p.Cooldown.FailureRate > 0:
+					return []string{busiest.Name, cooldowns.Name, unavailable.Name}
 				}
 				return []string{busiest.Name}
 			},
@@ -133,6 +140,25 @@ func decodePool(d *schema.Decoder, m *schema.Mapping, path string) *sim.Pool {
 		p.Ejection.MaxEjected = int(em.Integer("max_ejected", 0, 0, int64(max(len(items)-1, 0))))
 		em.Finish("consecutive", "for", "max_ejected")
 	}
+	if m.Has("cooldown") {
+		if m.Has("eject") {
+			m.Errorf("cooldown", "choose eject or cooldown, not both")
+		}
+		cm := d.Mapping(m.Get("cooldown"), m.Field("cooldown"))
+		switch oneOf(cm, "allowed_fails", "failure_rate") {
+		case "allowed_fails":
+			p.Cooldown.AllowedFails = int(cm.Integer("allowed_fails", 1, 1, 1<<31-1))
+		case "failure_rate":
+			p.Cooldown.FailureRate = cm.Number("failure_rate", 0.5, 0.001, 0.999)
+		default:
+			p.Cooldown.FailureRate = 0.5 // LiteLLM's default
+		}
+		p.Cooldown.For = cm.Duration("for", 5*time.Second)
+		if p.Cooldown.For <= 0 {
+			cm.Errorf("for", "must be > 0")
+		}
+		cm.Finish("allowed_fails", "failure_rate", "for")
+	}
 	return p
 }
 
@@ -144,6 +170,12 @@ func describePool(p *sim.Pool) Table {
 			most = len(p.Members) - 1
 		}
 		notes = append(notes, fmt.Sprintf("a member with %d failed responses in a row is ejected for %v (at most %d at a time)", e.Consecutive, e.For, most))
+	}
+	switch c := p.Cooldown; {
+	case c.AllowedFails > 0:
+		notes = append(notes, fmt.Sprintf("a member cools down for %v at its failure number %d, failures forgotten %v after the last", c.For, c.AllowedFails+1, c.For))
+	case c.FailureRate > 0:
+		notes = append(notes, fmt.Sprintf("a member cools down for %v when more than %g of its responses in the current minute failed", c.For, c.FailureRate))
 	}
 	t := Table{
 		Caption: fmt.Sprintf("Server: a pool of %d members (%s)", len(p.Members), strings.Join(notes, "; ")),

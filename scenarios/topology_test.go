@@ -103,6 +103,12 @@ func TestPoolAndCrashErrors(t *testing.T) {
 `, "scenarios[0].server.eject.for: must be > 0"},
 		{`    server: {type: pool, members: [{name: a, server: {phases: [{admit: 1, window: 1s}]}}, {name: b, server: {phases: [{admit: 1, window: 1s}]}}], eject: {max_ejected: 2}}
 `, "scenarios[0].server.eject.max_ejected: must be between 0 and 1"},
+		{`    server: {type: pool, members: [{name: a, server: {phases: [{admit: 1, window: 1s}]}}], cooldown: {allowed_fails: 1, failure_rate: 0.5}}
+`, "scenarios[0].server.cooldown.failure_rate: set one of allowed_fails, failure_rate, not both"},
+		{`    server: {type: pool, members: [{name: a, server: {phases: [{admit: 1, window: 1s}]}}], cooldown: {}, eject: {}}
+`, "scenarios[0].server.cooldown: choose eject or cooldown, not both"},
+		{`    server: {type: pool, members: [{name: a, server: {phases: [{admit: 1, window: 1s}]}}], cooldown: {failure_rate: 1}}
+`, "scenarios[0].server.cooldown.failure_rate: must be between 0.001 and 0.999"},
 		{`    server: {type: crash, inner: {phases: [{admit: 1, window: 1s}]}}
 `, "scenarios[0].server.down: missing"},
 		{`    server: {type: crash, down: [{from: 5s}], inner: {phases: [{admit: 1, window: 1s}]}}
@@ -169,6 +175,24 @@ func TestLayersDecode(t *testing.T) {
 		}
 		if n := strings.Count(err.Error(), "\n") + 1; n != 1 {
 			t.Errorf("%s: %d errors for one problem:\n%v", tt.want, n, err)
+		}
+	}
+}
+
+// A cooldown decodes by count or by rate, LiteLLM's defaults (rate 0.5, 5 s)
+// for an empty mapping.
+func TestPoolCooldownDecode(t *testing.T) {
+	for _, tt := range []struct {
+		field string
+		want  sim.Cooldown
+	}{
+		{"{}", sim.Cooldown{FailureRate: 0.5, For: 5 * time.Second}},
+		{"{allowed_fails: 3, for: 10s}", sim.Cooldown{AllowedFails: 3, For: 10 * time.Second}},
+		{"{failure_rate: 0.2}", sim.Cooldown{FailureRate: 0.2, For: 5 * time.Second}},
+	} {
+		s := parseOne(t, withModels("    server: {type: pool, members: [{name: a, server: {phases: [{admit: 1, window: 1s}]}}], cooldown: "+tt.field+"}\n", burstClients))
+		if got := s.Server.(*sim.Pool).Cooldown; got != tt.want {
+			t.Errorf("cooldown %s: %+v, want %+v", tt.field, got, tt.want)
 		}
 	}
 }

@@ -31,6 +31,10 @@ type Pool struct {
 	// rotation after that many consecutive failed responses, as Envoy's
 	// outlier detection does (see Ejection).
 	Ejection Ejection
+	// Cooldown, if set (AllowedFails or FailureRate > 0), cools a member
+	// down after failures, as LiteLLM's router does (see Cooldown); not
+	// with Ejection.
+	Cooldown Cooldown
 }
 
 // PoolMember is one server of a Pool.
@@ -100,6 +104,34 @@ type Ejection struct {
 	MaxEjected  int
 }
 
+// Cooldown is a LiteLLM-style cooldown of a member (a "deployment"),
+// decided at each failed response, counted when responses reach their
+// clients, in one of two modes:
+//
+//   - by count (AllowedFails > 0, LiteLLM's allowed_fails): a member's
+//     failures are counted, and the count is forgotten For after the
+//     last one counted; the failure that takes it past AllowedFails
+//     cools the member down;
+//   - by rate (FailureRate > 0, LiteLLM's default, 0.5): the member's
+//     successes and failures in the current minute of the clock (t / 1m)
+//     are counted; a failure after which failures are more than
+//     FailureRate of them, with at least 2 responses this minute, cools
+//     the member down.
+//
+// A cooled member is out for For (LiteLLM's cooldown_time, default 5 s);
+// what it answers meanwhile does not count, and it comes back with its
+// counts at 0. Unlike ejection every member may be out at once: the pool
+// then answers every request at once with 429, retry-after the time until
+// the first member is back, as LiteLLM's router raises a rate-limit error
+// when no deployment is available.
+type Cooldown struct {
+	AllowedFails int
+	FailureRate  float64
+	For          time.Duration
+}
+
+func (c Cooldown) on() bool { return c.AllowedFails > 0 || c.FailureRate > 0 }
+
 // Validate reports the first problem that would make the model meaningless.
 func (p *Pool) Validate() error {
 	if len(p.Members) == 0 || len(p.Members) > MaxPoolMembers {
@@ -115,6 +147,16 @@ func (p *Pool) Validate() error {
 		return fmt.Errorf("pool: ejection needs a time out (For > 0)")
 	case e.MaxEjected >= len(p.Members) && e.Consecutive > 0:
 		return fmt.Errorf("pool: at most %d of %d members may be ejected (got %d)", len(p.Members)-1, len(p.Members), e.MaxEjected)
+	}
+	switch c := p.Cooldown; {
+	case c.AllowedFails < 0 || c.For < 0 || !(c.FailureRate >= 0 && c.FailureRate < 1):
+		return fmt.Errorf("pool: cooldown needs allowed fails >= 0, a failure rate in [0, 1) and a time >= 0 (got %+v)", c)
+	case c.AllowedFails > 0 && c.FailureRate > 0:
+		return fmt.Errorf("pool: a cooldown counts failures or their rate, not both")
+	case c.on() && c.For == 0:
+		return fmt.Errorf("pool: cooldown needs a time (For > 0)")
+	case c.on() && p.Ejection.Consecutive > 0:
+		return fmt.Errorf("pool: choose ejection or cooldown, not both")
 	}
 	for i, m := range p.Members {
 		if err := CheckMemberName(m.Name); err != nil {
@@ -169,6 +211,9 @@ func (p *Pool) NewServer(rng *rand.Rand) Server {
 	if s.maxEjected == 0 {
 		s.maxEjected = len(p.Members) - 1
 	}
+	if p.Cooldown.on() {
+		s.maxEjected = len(p.Members)
+	}
 	return s
 }
 
@@ -177,21 +222,28 @@ type poolState struct {
 	members    []poolMember
 	rng        *rand.Rand // the balancer's
 	next       int        // round robin's next member
-	ejected    int        // members ejected now
+	ejected    int        // members out now (ejected or cooled down)
 	maxEjected int
-	pending    responseHeap // responses on their way, for ejection
+	pending    responseHeap // responses on their way, for ejection or cooldown
+	allOut     int          // requests answered 429 because every member was out
 }
 
 type poolMember struct {
 	server      Server
 	outstanding durationHeap // when each outstanding response reaches its client
-	// Ejection state: consecutive failures so far, and until when the
+	// Ejection and cooldown state: failures counted so far (in a row,
+	// or by a cooldown), successes this minute and the minute (by
+	// rate), when a count by number is forgotten, and until when the
 	// member is out (0: in).
-	failures     int
-	ejectedUntil time.Duration
-	stats        poolMemberStats
+	failures, successes int
+	minute              int64
+	forget              time.Duration
+	ejectedUntil        time.Duration
+	stats               poolMemberStats
 }
 
+// poolMemberStats counts a member's requests, failed responses, and times
+// it was ejected or cooled down.
 type poolMemberStats struct{ Requests, Failed, Ejections int }
 
 // pendingResponse is a response on its way to its client, for ejection.
@@ -205,6 +257,10 @@ type pendingResponse struct {
 func (s *poolState) Arrive(now time.Duration, req Request) Response {
 	s.observe(now)
 	i := s.choose(now)
+	if i < 0 {
+		s.allOut++
+		return Response{Outcome: policies.Outcome{Class: policies.RetryAfter, Status: 429, ServerWait: s.firstBack() - now}, At: now}
+	}
 	m := &s.members[i]
 	resp := m.server.Arrive(now, req)
 	at := max(resp.At, now)
@@ -214,10 +270,24 @@ func (s *poolState) Arrive(now time.Duration, req Request) Response {
 	if failed {
 		m.stats.Failed++
 	}
-	if s.model.Ejection.Consecutive > 0 {
+	if s.tracks() {
 		s.pending.push(pendingResponse{at: at, member: int32(i), failed: failed})
 	}
 	return resp
+}
+
+// tracks reports whether the pool follows its members' failures.
+func (s *poolState) tracks() bool { return s.model.Ejection.Consecutive > 0 || s.model.Cooldown.on() }
+
+// firstBack is when the first member that is out comes back.
+func (s *poolState) firstBack() time.Duration {
+	first := time.Duration(0)
+	for i := range s.members {
+		if u := s.members[i].ejectedUntil; u > 0 && (first == 0 || u < first) {
+			first = u
+		}
+	}
+	return first
 }
 
 // observe brings the members' state to now: responses that reached their
@@ -230,8 +300,7 @@ func (s *poolState) observe(now time.Duration) {
 			m.outstanding.pop()
 		}
 	}
-	e := s.model.Ejection
-	if e.Consecutive == 0 {
+	if !s.tracks() {
 		return
 	}
 	for len(s.pending) > 0 && s.pending[0].at <= now {
@@ -241,17 +310,51 @@ func (s *poolState) observe(now time.Duration) {
 		if m.ejectedUntil > 0 {
 			continue // what an ejected member answered before does not count again
 		}
-		if !r.failed {
-			m.failures = 0
-			continue
-		}
-		if m.failures++; m.failures >= e.Consecutive && s.ejected < s.maxEjected {
-			m.ejectedUntil, m.failures = r.at+e.For, 0
+		if out, d := s.judge(m, r); out && s.ejected < s.maxEjected {
+			m.ejectedUntil, m.failures, m.successes = r.at+d, 0, 0
 			m.stats.Ejections++
 			s.ejected++
 		}
 	}
 	s.returnEjected(now)
+}
+
+// judge counts response r of member m and says whether m goes out, and
+// for how long.
+func (s *poolState) judge(m *poolMember, r pendingResponse) (bool, time.Duration) {
+	if e := s.model.Ejection; e.Consecutive > 0 {
+		if !r.failed {
+			m.failures = 0
+			return false, 0
+		}
+		m.failures++
+		return m.failures >= e.Consecutive, e.For
+	}
+	c := s.model.Cooldown
+	if c.AllowedFails > 0 {
+		if !r.failed {
+			return false, 0
+		}
+		if m.forget <= r.at {
+			m.failures = 0
+		}
+		if m.failures+1 > c.AllowedFails {
+			return true, c.For
+		}
+		m.failures++
+		m.forget = r.at + c.For
+		return false, 0
+	}
+	if minute := int64(r.at / time.Minute); minute != m.minute {
+		m.minute, m.failures, m.successes = minute, 0, 0
+	}
+	if !r.failed {
+		m.successes++
+		return false, 0
+	}
+	m.failures++
+	total := m.failures + m.successes
+	return total > 1 && float64(m.failures) > c.FailureRate*float64(total), c.For
 }
 
 // returnEjected brings back the members whose ejection ended by now.
@@ -274,6 +377,9 @@ func (s *poolState) in(i int) bool { return s.members[i].ejectedUntil == 0 }
 func (s *poolState) choose(now time.Duration) int {
 	n := len(s.members)
 	avail := n - s.ejected
+	if avail == 0 {
+		return -1
+	}
 	switch s.model.Balancer {
 	case Random:
 		return s.nthIn(s.rng.IntN(avail))
@@ -330,8 +436,10 @@ func (s *poolState) nthIn(k int) int {
 // ReportCounters reports what the members counted (summed under their
 // own names, such as server.wasted), then the pool's: per member
 // pool.NAME.requests, pool.NAME.failed and, with ejection,
-// pool.NAME.ejections; pool.requests (all of them) and
-// pool.busiest_requests (the most any member got).
+// pool.NAME.ejections (with a cooldown, pool.NAME.cooldowns);
+// pool.requests (all that reached a member), pool.busiest_requests (the
+// most any member got), pool.ejections or pool.cooldowns, and with a
+// cooldown pool.unavailable (requests answered 429 with every member out).
 func (s *poolState) ReportCounters(c *Counters) {
 	for i := range s.members {
 		if r, ok := s.members[i].server.(CounterReporter); ok {
@@ -343,20 +451,27 @@ func (s *poolState) ReportCounters(c *Counters) {
 		name := "pool." + s.model.Members[i].Name
 		c.Add(name+".requests", int64(m.stats.Requests))
 		c.Add(name+".failed", int64(m.stats.Failed))
-		if s.model.Ejection.Consecutive > 0 {
+		switch {
+		case s.model.Ejection.Consecutive > 0:
 			c.Add(name+".ejections", int64(m.stats.Ejections))
+		case s.model.Cooldown.on():
+			c.Add(name+".cooldowns", int64(m.stats.Ejections))
 		}
 		total += m.stats.Requests
 		busiest = max(busiest, m.stats.Requests)
 	}
 	c.Add("pool.requests", int64(total))
 	c.Add("pool.busiest_requests", int64(busiest))
-	if s.model.Ejection.Consecutive > 0 {
-		ej := 0
-		for _, m := range s.members {
-			ej += m.stats.Ejections
-		}
+	ej := 0
+	for _, m := range s.members {
+		ej += m.stats.Ejections
+	}
+	switch {
+	case s.model.Ejection.Consecutive > 0:
 		c.Add("pool.ejections", int64(ej))
+	case s.model.Cooldown.on():
+		c.Add("pool.cooldowns", int64(ej))
+		c.Add("pool.unavailable", int64(s.allOut))
 	}
 }
 

@@ -338,3 +338,81 @@ func TestPoolCrashRunDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// A cooldown by count: the failure that takes a member past AllowedFails
+// (counted until For after the last) cools it down for For.
+func TestPoolCooldownByCount(t *testing.T) {
+	ms := time.Millisecond
+	p := &Pool{Members: members(rejectAll(0), admitAll(0)), Cooldown: Cooldown{AllowedFails: 2, For: time.Second}}
+	mustValid(t, p)
+	s := p.NewServer(ServerRand(1)).(*poolState)
+	var toA []time.Duration
+	for i := range 40 {
+		now := time.Duration(i) * 100 * ms
+		before := requestsOf(s)
+		s.Arrive(now, Request{})
+		if chosen(s, before) == 0 {
+			toA = append(toA, now)
+		}
+	}
+	// a fails at 0, 200, 400 ms (answers at once, counted at the next
+	// arrival): the third is past 2 allowed, so a is out from 400 ms to
+	// 1.4 s; round robin gives it the arrival at 1.4 s, then 1.6, 1.8 (out
+	// to 2.8 s), ...
+	want := []time.Duration{0, 200 * ms, 400 * ms, 1400 * ms, 1600 * ms, 1800 * ms, 2800 * ms}
+	if len(toA) < len(want) || !reflect.DeepEqual(toA[:len(want)], want) {
+		t.Fatalf("requests to a at %v, want %v first", toA, want)
+	}
+	if got := stateCounter(t, s, "pool.a.cooldowns"); got < 3 {
+		t.Errorf("a cooled down %d times", got)
+	}
+}
+
+// A cooldown by rate: a member failing 5% of requests is never cooled
+// down at 50%, while one failing most of them is; a count of 3 cools down
+// both, for failures at random.
+func TestPoolCooldownByRate(t *testing.T) {
+	flaky := func(p float64) *ErrorMix {
+		return &ErrorMix{Latency: Fixed(10 * time.Millisecond), Phases: []MixPhase{{Outcomes: []MixOutcome{{P: p, Reject: Rejection{Status: 500, Class: policies.Transient}}}}}}
+	}
+	run := func(c Cooldown) *poolState {
+		p := &Pool{Members: members(flaky(0.05), flaky(0.8)), Cooldown: c}
+		mustValid(t, p)
+		s := p.NewServer(ServerRand(3)).(*poolState)
+		for i := range 6000 {
+			s.Arrive(time.Duration(i)*10*time.Millisecond, Request{})
+		}
+		return s
+	}
+	s := run(Cooldown{FailureRate: 0.5, For: 5 * time.Second})
+	if a, b := stateCounter(t, s, "pool.a.cooldowns"), stateCounter(t, s, "pool.b.cooldowns"); a != 0 || b == 0 {
+		t.Errorf("by rate: a cooled down %d times, b %d; want 0 and some", a, b)
+	}
+	s = run(Cooldown{AllowedFails: 3, For: 5 * time.Second})
+	if a := stateCounter(t, s, "pool.a.cooldowns"); a == 0 {
+		t.Errorf("by count: a (5%% failures) never cooled down")
+	}
+}
+
+// With every member cooled down the pool answers 429 at once, retry-after
+// the time until the first is back.
+func TestPoolAllCooledDown(t *testing.T) {
+	p := &Pool{Members: members(rejectAll(0)), Cooldown: Cooldown{AllowedFails: 1, For: time.Second}}
+	mustValid(t, p)
+	s := p.NewServer(ServerRand(1))
+	s.Arrive(0, Request{})
+	s.Arrive(10*time.Millisecond, Request{}) // the second failure: out until 1.01 s
+	r := s.Arrive(300*time.Millisecond, Request{})
+	if r.Outcome.Status != 429 || r.Outcome.Class != policies.RetryAfter || r.Outcome.ServerWait != 710*time.Millisecond || r.At != 300*time.Millisecond {
+		t.Errorf("all out: %+v at %v, want 429 retry-after 710ms at once", r.Outcome, r.At)
+	}
+	if got := stateCounter(t, s, "pool.unavailable"); got != 1 {
+		t.Errorf("pool.unavailable %d", got)
+	}
+	for _, bad := range []Cooldown{{AllowedFails: 1}, {AllowedFails: 1, FailureRate: 0.5, For: 1}, {FailureRate: 1, For: 1}} {
+		q := &Pool{Members: members(rejectAll(0)), Cooldown: bad}
+		if err := q.Validate(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
