@@ -173,4 +173,5 @@ func registerDistributions() {
 		},
 		func(d sim.Uniform) string { return fmt.Sprintf("uniform in [%v, %v)", d.Min, d.Max) },
 		func(d sim.Uniform) time.Duration { return max(d.Min, 0) })
+	registerMixture()
 }

@@ -220,7 +220,7 @@ func TestModelErrors(t *testing.T) {
 		{`    server: {type: queue, concurrency: 2, service: {exponential: 1s, fixed: 1s}}
 `, burstClients, "m.yaml:3:52: scenarios[0].server.service: want one distribution"},
 		{`    server: {type: queue, concurrency: 2, service: {gamma: 1s}}
-`, burstClients, "scenarios[0].server.service.gamma: unknown field (known fields: fixed, exponential, lognormal, normal, uniform)"},
+`, burstClients, "scenarios[0].server.service.gamma: unknown field (known fields: fixed, exponential, lognormal, normal, uniform, mixture)"},
 		{`    server: {type: contention, network: {normal: {mean: 10ms}}}
 `, burstClients, "m.yaml:3:50: scenarios[0].server.network.normal.stddev: missing: the standard deviation"},
 		{`    server: {type: contention, network: {normal: {stddev: 1ms}}}

@@ -196,3 +196,33 @@ func TestPoolCooldownDecode(t *testing.T) {
 		}
 	}
 }
+
+// A mixture distribution decodes part by part, any distribution in each;
+// its errors name the part's field.
+func TestMixtureDecode(t *testing.T) {
+	s := parseOne(t, withModels("    server: {type: queue, concurrency: 2, service: {mixture: [{p: 0.99, draw: {exponential: 1ms}}, {p: 0.01, draw: 100ms}]}}\n", burstClients))
+	m, ok := s.Server.(*sim.Queue).Service.(*sim.Mixture)
+	if !ok || len(m.Parts) != 2 || m.Parts[1].Draw != sim.Fixed(100*time.Millisecond) || m.Parts[0].P != 0.99 {
+		t.Fatalf("service %+v", s.Server.(*sim.Queue).Service)
+	}
+	if got := kinds.MinResponse(s.Server); got != 0 {
+		t.Errorf("min response %v, want 0 (exponential)", got)
+	}
+	for _, tt := range []struct{ service, want string }{
+		{"{mixture: []}", "scenarios[0].server.service.mixture: want 1 to 64 parts"},
+		{"{mixture: [{p: 0.5, draw: 1ms}]}", "scenarios[0].server.service.mixture: the probabilities add up to 0.5, not 1"},
+		{"{mixture: [{p: 1}]}", "scenarios[0].server.service.mixture[0].draw: missing"},
+		{"{mixture: [{p: 1, draw: {gamma: 1s}}]}", "scenarios[0].server.service.mixture[0].draw.gamma: unknown field"},
+		{"{mixture: [{p: 1, draw: 1ms, weight: 2}]}", "scenarios[0].server.service.mixture[0].weight: unknown field (known fields: p, draw)"},
+		{"{mixture: [{p: 2, draw: 1ms}]}", "scenarios[0].server.service.mixture[0].p: must be between 0 and 1"},
+	} {
+		_, err := Parse("m.yaml", []byte(withModels("    server: {type: queue, concurrency: 2, service: "+tt.service+"}\n", burstClients)))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v,\nwant %q", tt.service, err, tt.want)
+			continue
+		}
+		if n := strings.Count(err.Error(), "\n") + 1; n != 1 {
+			t.Errorf("%s: %d errors for one problem:\n%v", tt.want, n, err)
+		}
+	}
+}

@@ -232,6 +232,9 @@ func forRun(d Distribution) Distribution {
 	if l, ok := d.(LogNormal); ok && l.P99 > l.Median {
 		return logNormalRun{median: l.Median, sigma: l.sigma()}
 	}
+	if m, ok := d.(*Mixture); ok {
+		return m.forRun()
+	}
 	return d
 }
 
