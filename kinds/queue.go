@@ -19,7 +19,9 @@ func registerQueue() {
 	// it rejected because it was full.
 	dropped := metrics.RegisterCount(&metrics.Metric{Name: "server.dropped", Unit: metrics.Count, Better: stats.LowerIsBetter})
 	full := metrics.RegisterCount(&metrics.Metric{Name: "server.queue_full", Unit: metrics.Count, Better: stats.LowerIsBetter})
-	registerServer(&Kind{Name: "queue", Fields: []string{"concurrency", "phases", "trace", "service", "queue_limit", "reject", "retry_after", "reject_after", "drop_abandoned"},
+	// Requests that left the queue at their controlled-delay limit.
+	codelDropped := metrics.RegisterCount(&metrics.Metric{Name: "server.codel_dropped", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	registerServer(&Kind{Name: "queue", Fields: []string{"concurrency", "phases", "trace", "service", "queue_limit", "reject", "retry_after", "reject_after", "drop_abandoned", "codel"},
 		About: "workers serving requests first come, first served: latency grows with load"},
 		serverFuncs[*sim.Queue]{
 			decode:   decodeQueue,
@@ -40,6 +42,9 @@ func registerQueue() {
 				}
 				if q.QueueLimit > 0 {
 					names = append(names, full.Name)
+				}
+				if q.CoDel.Interval > 0 {
+					names = append(names, codelDropped.Name)
 				}
 				return names
 			},
@@ -105,9 +110,20 @@ func decodeQueue(d *schema.Decoder, m *schema.Mapping, path string) *sim.Queue {
 	q.DropAbandoned = m.Boolean("drop_abandoned", false)
 	q.Reject = rejection(m, "overloaded")
 	q.RejectAfter = m.Duration("reject_after", 0)
+	if m.Has("codel") {
+		cm := d.Mapping(m.Get("codel"), m.Field("codel"))
+		q.CoDel = sim.CoDel{Target: cm.Duration("target", 5*time.Millisecond), Interval: cm.Duration("interval", 100*time.Millisecond)}
+		switch {
+		case q.CoDel.Target <= 0:
+			cm.Errorf("target", "must be > 0")
+		case q.CoDel.Interval < q.CoDel.Target:
+			cm.Errorf("interval", "must be at least the target (%v)", q.CoDel.Target)
+		}
+		cm.Finish("target", "interval")
+	}
 	if q.QueueLimit == 0 {
 		for _, f := range []string{"reject_after", "reject", "retry_after"} {
-			if m.Has(f) && (f == "reject_after" || !q.DropAbandoned) {
+			if m.Has(f) && (f == "reject_after" || !q.DropAbandoned && q.CoDel.Interval == 0) {
 				m.Errorf(f, "has no effect: the queue rejects only when it is full (set queue_limit)")
 			}
 		}
@@ -129,6 +145,9 @@ func describeQueue(q *sim.Queue) Table {
 	}
 	if q.DropAbandoned {
 		notes = append(notes, "requests whose client has gone are skipped")
+	}
+	if c := q.CoDel; c.Interval > 0 {
+		notes = append(notes, fmt.Sprintf("controlled delay: a request waits at most %v once the queue has stood for %v (else %v), then fails with %s", c.Target, c.Interval, c.Interval, describeRejection(reject)))
 	}
 	t := Table{
 		Caption: "Server: a queue of workers, first come, first served (" + strings.Join(notes, "; ") + ")",

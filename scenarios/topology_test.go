@@ -226,3 +226,21 @@ func TestMixtureDecode(t *testing.T) {
 		}
 	}
 }
+
+// A queue's codel field: Facebook's values by default, errors at the field.
+func TestQueueCoDelDecode(t *testing.T) {
+	s := parseOne(t, withModels("    server: {type: queue, concurrency: 2, service: 1s, codel: {}, reject: unavailable}\n", burstClients))
+	if q := s.Server.(*sim.Queue); q.CoDel != (sim.CoDel{Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond}) || q.Reject.Status != 503 {
+		t.Fatalf("queue %+v", q)
+	}
+	for _, tt := range []struct{ codel, want string }{
+		{"{target: 0s}", "scenarios[0].server.codel.target: must be > 0"},
+		{"{target: 10ms, interval: 5ms}", "scenarios[0].server.codel.interval: must be at least the target (10ms)"},
+		{"{delay: 5ms}", "scenarios[0].server.codel.delay: unknown field (known fields: target, interval)"},
+	} {
+		_, err := Parse("m.yaml", []byte(withModels("    server: {type: queue, concurrency: 2, service: 1s, codel: "+tt.codel+"}\n", burstClients)))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v,\nwant %q", tt.codel, err, tt.want)
+		}
+	}
+}

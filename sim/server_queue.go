@@ -46,6 +46,23 @@ type Queue struct {
 	// before the request's start (start > Request.GiveUpAt): it takes no
 	// worker time. Without it the server works on such requests anyway.
 	DropAbandoned bool
+	// CoDel, if set (Interval > 0), bounds the time requests wait, as
+	// controlled delay does (see CoDel).
+	CoDel CoDel
+}
+
+// CoDel is controlled delay as Facebook's "Fail at Scale" describes it for
+// server queues: if the queue has not been empty for the last Interval, a
+// request may wait at most Target for a worker; otherwise at most
+// Interval. A request that would wait longer leaves the queue when its
+// limit is reached: it fails then with the queue's Reject and takes no
+// worker time. The decision is made when the request arrives (its start
+// is known then, service being first come, first served), with the
+// queue's state at that moment: a request already waiting keeps the limit
+// it had when it arrived. The paper's values are Target 5 ms and Interval
+// 100 ms.
+type CoDel struct {
+	Target, Interval time.Duration
 }
 
 // WorkerPhase is one stretch of a Queue's concurrency.
@@ -84,6 +101,8 @@ func (q *Queue) Validate() error {
 		return fmt.Errorf("queue: negative reject-after %v", q.RejectAfter)
 	case q.Reject != (Rejection{}) && q.Reject.Class == policies.Success:
 		return fmt.Errorf("queue: a rejection cannot be a success")
+	case q.CoDel != (CoDel{}) && !(q.CoDel.Target > 0 && q.CoDel.Interval >= q.CoDel.Target):
+		return fmt.Errorf("queue: controlled delay needs a target > 0 and an interval >= it (got %v, %v)", q.CoDel.Target, q.CoDel.Interval)
 	}
 	if err := validateDistribution("queue: service time", q.Service); err != nil {
 		return err
@@ -143,7 +162,11 @@ type queueState struct {
 	waiting  durationHeap  // starts of the requests waiting (only with a queue limit)
 	phase    int           // index of the current phase (with Phases)
 	phaseEnd time.Duration // when the current phase ends; unused in the last
-	stats    queueStats
+	// With CoDel: the queue is empty from queuedUntil on (the latest time
+	// a request arrived so far waits until), and has not been empty since
+	// queuedSince.
+	queuedUntil, queuedSince time.Duration
+	stats                    queueStats
 }
 
 // setWorkers changes the number of workers to n at time at: new workers are
@@ -183,6 +206,23 @@ func (s *queueState) startAt(now time.Duration) time.Duration {
 // Arrive decides a request arriving at now (see Queue).
 func (s *queueState) Arrive(now time.Duration, req Request) Response {
 	start := s.startAt(now)
+	// leave is when the request leaves the queue: at its start, or at its
+	// controlled-delay limit when it would wait longer (codelDrop).
+	leave, codelDrop := start, false
+	c := s.model.CoDel
+	if c.Interval > 0 && start > now {
+		since := s.queuedSince
+		if s.queuedUntil <= now {
+			since = now // the queue was empty until this request
+		}
+		limit := c.Interval
+		if now-since >= c.Interval {
+			limit = c.Target // a standing queue
+		}
+		if start-now > limit {
+			leave, codelDrop = now+limit, true
+		}
+	}
 	if limit := s.model.QueueLimit; limit > 0 {
 		for len(s.waiting) > 0 && s.waiting[0] <= now {
 			s.waiting.pop()
@@ -192,7 +232,19 @@ func (s *queueState) Arrive(now time.Duration, req Request) Response {
 				s.stats.QueueFull++
 				return Response{Outcome: s.reject.Outcome(), At: now + s.model.RejectAfter}
 			}
-			s.waiting.push(start)
+			s.waiting.push(leave)
+		}
+	}
+	if c.Interval > 0 && start > now {
+		if s.queuedUntil <= now {
+			s.queuedSince = now
+		}
+		s.queuedUntil = max(s.queuedUntil, leave)
+		if codelDrop {
+			// It leaves the queue at its limit, failed, and takes no
+			// worker time.
+			s.stats.CoDelDropped++
+			return Response{Outcome: s.reject.Outcome(), At: leave}
 		}
 	}
 	if s.model.DropAbandoned && req.GiveUpAt > 0 && start > req.GiveUpAt {
@@ -234,6 +286,9 @@ type queueStats struct {
 	// the queue fixed their start and end when they arrived, so it
 	// finishes them anyway.
 	Cancelled int
+	// CoDelDropped counts requests that left the queue at their
+	// controlled-delay limit.
+	CoDelDropped int
 }
 
 // Cancel counts a request cancelled before its answer (see queueStats).
@@ -244,9 +299,15 @@ func (s *queueState) Cancel(now time.Duration, resp Response) {
 }
 
 // ReportCounters reports what the queue counted: server.served,
-// server.busy_time, server.wasted, server.wasted_time, server.dropped and
-// server.queue_full.
-func (s *queueState) ReportCounters(c *Counters) { s.stats.report(c) }
+// server.busy_time, server.wasted, server.wasted_time, server.dropped,
+// server.queue_full, server.cancelled (when a hedge cancelled a request),
+// and with CoDel server.codel_dropped.
+func (s *queueState) ReportCounters(c *Counters) {
+	s.stats.report(c)
+	if s.model.CoDel.Interval > 0 {
+		c.Add("server.codel_dropped", int64(s.stats.CoDelDropped))
+	}
+}
 
 // report adds the counts to c.
 func (st queueStats) report(c *Counters) {
