@@ -78,6 +78,8 @@ func TestCompareDeterministicAcrossGOMAXPROCS(t *testing.T) {
 		{"compare", "--scenario", "long-outage", "--format", "json"},
 		{"compare", "--scenario", "aws-occ-contention", "--seeds", "4", "--format", "json"},
 		{"compare", "--scenario", "metastable-retry-storm", "--seeds", "3", "--format", "json"},
+		{"compare", "--scenario", "stability-sim-metastable", "--seeds", "3", "--format", "json"},
+		{"compare", "--scenario", "pool-cooldown", "--seeds", "2", "--format", "json"},
 	} {
 		run := func(args ...string) string {
 			t.Helper()
