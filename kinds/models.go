@@ -40,6 +40,7 @@ func registerServers() {
 	registerContention()
 	registerPool()
 	registerCrash()
+	registerBilling()
 }
 
 func registerWorkloads() {

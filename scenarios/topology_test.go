@@ -244,3 +244,21 @@ func TestQueueCoDelDecode(t *testing.T) {
 		}
 	}
 }
+
+func TestBillingDecode(t *testing.T) {
+	s := parseOne(t, withModels("    server: {type: billing, per_request: 0.01, bill_abandoned: false, inner: {phases: [{admit: 1, window: 1s}]}}\n", burstClients))
+	if b := s.Server.(*sim.Billing); b.PerRequest != 0.01 || b.BillAbandoned {
+		t.Fatalf("billing %+v", b)
+	}
+	for _, tt := range []struct{ server, want string }{
+		{"{type: billing, inner: {phases: [{admit: 1, window: 1s}]}}", "scenarios[0].server.per_request: missing: set at least one price"},
+		{"{type: billing, per_request: -1, inner: {phases: [{admit: 1, window: 1s}]}}", "scenarios[0].server.per_request: must be between 0 and 1000"},
+		{"{type: billing, per_request: 1}", "scenarios[0].server.inner: missing"},
+		{"{type: billing, per_request: 1, inner: {type: contention}}", "cannot be billed"},
+	} {
+		_, err := Parse("m.yaml", []byte(withModels("    server: "+tt.server+"\n", burstClients)))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v,\nwant %q", tt.server, err, tt.want)
+		}
+	}
+}

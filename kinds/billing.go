@@ -1,0 +1,99 @@
+package kinds
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/retrysim/retrysim/metrics"
+	"github.com/retrysim/retrysim/schema"
+	"github.com/retrysim/retrysim/sim"
+	"github.com/retrysim/retrysim/stats"
+)
+
+// The billing server (sim.Billing): the bill for an inner server's work.
+func registerBilling() {
+	// Requests billed, and those of them whose client had gone; billed
+	// requests and cost per completed operation.
+	billed := metrics.RegisterCount(&metrics.Metric{Name: "billing.billed", Quantity: "requests billed", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true})
+	abandoned := metrics.RegisterCount(&metrics.Metric{Name: "billing.abandoned", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	perCompletion := metrics.RegisterCounted(&metrics.Metric{Name: "billing.billed_per_completion", Unit: metrics.Ratio, Better: stats.LowerIsBetter, JSONDecimals: 4},
+		func(r *sim.Result) (float64, bool) {
+			v, _ := r.Counters.Get("billing.billed")
+			return float64(v) / float64(r.Completed), r.Completed > 0
+		})
+	cost := metrics.RegisterCounted(&metrics.Metric{Name: "billing.cost_per_completion", Unit: metrics.Ratio, Better: stats.LowerIsBetter, JSONDecimals: 6},
+		func(r *sim.Result) (float64, bool) {
+			v, _ := r.Counters.Get("billing.cost")
+			return float64(v) * sim.BillingUnit / float64(r.Completed), r.Completed > 0
+		})
+	registerServer(&Kind{Name: "billing", Fields: []string{"per_request", "per_input_token", "per_output_token", "input_tokens", "output_tokens", "bill_abandoned", "inner"},
+		About: "bills an inner server's successes (per request and token), work finished after its client left included"},
+		serverFuncs[*sim.Billing]{
+			decode:   decodeBilling,
+			describe: describeBilling,
+			minResponse: func(b *sim.Billing) time.Duration {
+				return MinResponse(b.Inner)
+			},
+			instant: func(b *sim.Billing) bool {
+				k := serverKindOf(b.Inner)
+				return k != nil && k.instant(b.Inner)
+			},
+			metrics: func(*sim.Billing) []string {
+				return []string{billed.Name, abandoned.Name, perCompletion.Name, cost.Name}
+			},
+			inner: func(b *sim.Billing) []sim.ServerModel { return []sim.ServerModel{b.Inner} },
+			clone: func(b *sim.Billing) *sim.Billing {
+				c := *b
+				c.Inner = cloneServer(b.Inner)
+				return &c
+			},
+		})
+}
+
+// decodeBilling reads the prices and the inner server.
+func decodeBilling(d *schema.Decoder, m *schema.Mapping, path string) *sim.Billing {
+	price := func(k string) float64 { return m.Number(k, 0, 0, sim.MaxPrice) }
+	b := &sim.Billing{
+		PerRequest:     price("per_request"),
+		PerInputToken:  price("per_input_token"),
+		PerOutputToken: price("per_output_token"),
+		InputTokens:    int(m.Integer("input_tokens", 0, 0, 1<<31-1)),
+		OutputTokens:   int(m.Integer("output_tokens", 0, 0, 1<<31-1)),
+		BillAbandoned:  m.Boolean("bill_abandoned", true),
+	}
+	if m.Node() != nil && !m.Has("per_request") && !m.Has("per_input_token") && !m.Has("per_output_token") {
+		m.Errorf("per_request", "missing: set at least one price (per_request, per_input_token, per_output_token)")
+	}
+	if !m.Has("inner") {
+		if m.Node() != nil {
+			m.Errorf("inner", "missing: the server whose work is billed, such as {type: queue, ...}")
+		}
+		return b
+	}
+	b.Inner = DecodeServer(d, m.Get("inner"), m.Field("inner"))
+	return b
+}
+
+func describeBilling(b *sim.Billing) Table {
+	var prices []string
+	for _, p := range []struct {
+		v    float64
+		what string
+	}{{b.PerRequest, "per request"}, {b.PerInputToken, "per input token"}, {b.PerOutputToken, "per output token"}} {
+		if p.v > 0 {
+			prices = append(prices, fmt.Sprintf("%g %s", p.v, p.what))
+		}
+	}
+	who := "work finished after its client left included"
+	if !b.BillAbandoned {
+		who = "only answers a client still waits for"
+	}
+	inner := DescribeServer(b.Inner)
+	about := strings.TrimPrefix(inner.Caption, "Server")
+	if k := serverKindOf(b.Inner); k != nil {
+		about = k.Name + about
+	}
+	inner.Caption = fmt.Sprintf("Server: billed %s for each success (%s), in front of %s", strings.Join(prices, ", "), who, about)
+	return inner
+}

@@ -1,0 +1,125 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+// Billing bills the work of another server model: every request Inner
+// answers with a success is billed, a price per request plus a price per
+// input and per output token (the request's sizes, or InputTokens and
+// OutputTokens when it gives none), whether or not its client still waits
+// for the answer: a provider that keeps generating after the client has
+// gone (an attempt timeout, the end of a budget) bills the work all the
+// same. With BillAbandoned false, a success whose response comes after its
+// client stopped waiting (Request.GiveUpAt) is not billed: the provider
+// stops when the connection closes. Failures are not billed.
+type Billing struct {
+	// Prices, >= 0, in any currency unit (say dollars).
+	PerRequest, PerInputToken, PerOutputToken float64
+	// InputTokens and OutputTokens size requests that give no size.
+	InputTokens, OutputTokens int
+	// BillAbandoned bills the successes whose client has gone.
+	BillAbandoned bool
+	Inner         ServerModel
+}
+
+// Validate reports the first problem that would make the model meaningless.
+func (b *Billing) Validate() error {
+	for _, p := range []float64{b.PerRequest, b.PerInputToken, b.PerOutputToken} {
+		if !(p >= 0 && p <= MaxPrice) {
+			return fmt.Errorf("billing: prices must be between 0 and %g (got %v)", float64(MaxPrice), p)
+		}
+	}
+	switch {
+	case b.InputTokens < 0 || b.OutputTokens < 0:
+		return fmt.Errorf("billing: negative default token count")
+	case b.Inner == nil:
+		return fmt.Errorf("billing: no inner server model")
+	}
+	if err := b.Inner.Validate(); err != nil {
+		return err
+	}
+	if DecidesLater(b.Inner) {
+		return fmt.Errorf("billing: the inner %T model decides requests after they arrive; it cannot be billed", b.Inner)
+	}
+	return nil
+}
+
+// MaxPrice bounds each of a Billing's prices, so that a run's cost in
+// billing units (1e-9 of the price's unit) fits its counter.
+const MaxPrice = 1000
+
+// billingUnit is the counter's unit: 1e-9 of a price's unit.
+const billingUnit = 1e9
+
+// MidStreamFailures forwards Inner's (MidStreamer).
+func (b *Billing) MidStreamFailures() bool { return FailsMidStream(b.Inner) }
+
+// Capacity forwards Inner's (CapacityProfile); nil when it has none.
+func (b *Billing) Capacity() []CapacityStep {
+	if p, ok := b.Inner.(CapacityProfile); ok {
+		return p.Capacity()
+	}
+	return nil
+}
+
+// NewServer returns the inner model's state with a bill; the billing
+// draws nothing.
+func (b *Billing) NewServer(rng *rand.Rand) Server {
+	return &billingState{model: b, inner: b.Inner.NewServer(rng)}
+}
+
+type billingState struct {
+	model  *Billing
+	inner  Server
+	billed int64
+	// abandoned counts the billed successes whose client had gone.
+	abandoned int64
+	cost      float64 // in the prices' unit
+}
+
+// Arrive lets the inner model decide, and bills its success.
+func (s *billingState) Arrive(now time.Duration, req Request) Response {
+	resp := s.inner.Arrive(now, req)
+	if resp.Outcome.Class != policies.Success {
+		return resp
+	}
+	gone := req.GiveUpAt > 0 && resp.At > req.GiveUpAt
+	if gone && !s.model.BillAbandoned {
+		return resp
+	}
+	in, out := req.InputTokens, req.OutputTokens
+	if in == 0 {
+		in = s.model.InputTokens
+	}
+	if out == 0 {
+		out = s.model.OutputTokens
+	}
+	s.billed++
+	if gone {
+		s.abandoned++
+	}
+	s.cost += s.model.PerRequest + s.model.PerInputToken*float64(in) + s.model.PerOutputToken*float64(out)
+	return resp
+}
+
+// ReportCounters reports the inner model's counters, then the bill:
+// billing.billed (requests), billing.abandoned (those whose client had
+// gone) and billing.cost (in 1e-9 of the prices' unit, rounded).
+func (s *billingState) ReportCounters(c *Counters) {
+	if r, ok := s.inner.(CounterReporter); ok {
+		r.ReportCounters(c)
+	}
+	c.Add("billing.billed", s.billed)
+	c.Add("billing.abandoned", s.abandoned)
+	c.Add("billing.cost", int64(math.Round(min(s.cost*billingUnit, math.MaxInt64/2))))
+}
+
+// BillingUnit is what one unit of the billing.cost counter is worth in the
+// prices' unit.
+const BillingUnit = 1 / billingUnit
