@@ -416,3 +416,30 @@ func TestPoolAllCooledDown(t *testing.T) {
 		}
 	}
 }
+
+// Sinkholing (stability-sim's lb-sinkholing): a crashed member refuses at
+// once, so it has nothing outstanding and least-outstanding sends it
+// almost everything while it is down; outlier ejection takes it out.
+func TestPoolLeastOutstandingSinkholeAndEjection(t *testing.T) {
+	q := func() *Queue { return &Queue{Concurrency: 20, Service: Exponential{Mean: 50 * time.Millisecond}} }
+	share := func(e Ejection) (float64, Result) {
+		p := &Pool{Balancer: LeastOutstanding, Ejection: e, Members: members(
+			&Crash{Down: []DownWindow{{8 * time.Second, 18 * time.Second}}, Inner: q()}, q(), q())}
+		r, err := Run(Config{Seed: 1, Server: p, Workload: &OpenLoop{Rates: ConstantRate(150), Until: 30 * time.Second},
+			Policy: Policy{Name: "once", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(counter(r, "pool.a.requests")) / float64(counter(r, "pool.requests")), r
+	}
+	sink, r := share(Ejection{})
+	ejected, re := share(Ejection{Consecutive: 5, For: time.Second})
+	// A fair share is a third. Down for a third of the run, a gets most
+	// of the traffic then without ejection, and little with it.
+	if sink < 0.45 || ejected > 0.3 {
+		t.Errorf("a's share of requests: %.2f without ejection (want > 0.45), %.2f with (want < 0.3)", sink, ejected)
+	}
+	if re.Completed <= r.Completed {
+		t.Errorf("ejection completed %d, no more than the sinkhole's %d", re.Completed, r.Completed)
+	}
+}
