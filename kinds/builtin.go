@@ -23,6 +23,7 @@ func init() {
 		backoff: "full-jitter", coordinators: []string{"gate"}})
 	registerCoordinators()
 	registerControls()
+	registerBrookerControls()
 	registerClientPresets()
 	registerModels()
 	registerHedge()

@@ -1,10 +1,12 @@
 package scenarios
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/internal/racetest"
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -259,6 +261,41 @@ func TestBillingDecode(t *testing.T) {
 		_, err := Parse("m.yaml", []byte(withModels("    server: "+tt.server+"\n", burstClients)))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v,\nwant %q", tt.server, err, tt.want)
+		}
+	}
+}
+
+// Brooker's published numbers at failure probability 0.5 ("Fixing
+// retries with token buckets and circuit breakers": adaptive 1.14× load,
+// 57% success; the retry breaker 1.00×, 50%), and 3 retries' theory (1.875×,
+// 93.75%), as means over seeds 1–20 of the built-in brooker-retry-controls.
+func TestBrookerRetryControlsReproduce(t *testing.T) {
+	f, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Lookup("brooker-retry-controls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]float64{"retries-3": {1.875, 0.9375}, "adaptive": {1.14, 0.57}, "breaker": {1.00, 0.50}}
+	seeds, tol := 20, 0.01
+	if racetest.Enabled {
+		seeds, tol = 2, 0.02 // a single-goroutine loop: the race detector only slows it
+	}
+	for i, p := range s.Policies {
+		var load, success float64
+		for seed := uint64(1); seed <= uint64(seeds); seed++ {
+			r, err := sim.Run(s.Config(i, seed))
+			if err != nil {
+				t.Fatal(err)
+			}
+			load += r.Amplification() / float64(seeds)
+			success += float64(r.Completed) / float64(r.Clients) / float64(seeds)
+		}
+		w := want[p.Name]
+		if math.Abs(load-w[0]) > tol || math.Abs(success-w[1]) > tol {
+			t.Errorf("%s: load %.3f×, success %.1f%%; want %.2f×, %.1f%% (±%v)", p.Name, load, 100*success, w[0], 100*w[1], tol)
 		}
 	}
 }
