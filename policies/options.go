@@ -22,6 +22,9 @@ type config struct {
 	rng          *rand.Rand
 	// inputTokens and outputTokens size every attempt (WithRequestTokens).
 	inputTokens, outputTokens int
+	// deadlineHeader, if set, names the header Transport sends the
+	// remaining budget in (WithDeadlineHeader).
+	deadlineHeader string
 }
 
 // WithRequestTokens tells the coordinators the size of the request every

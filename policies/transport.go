@@ -198,6 +198,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		rctx, cancelR := context.WithCancelCause(context.WithValue(ctx, attemptKey{}, true))
 		detach := context.AfterFunc(actx, func() { cancelR(context.Cause(actx)) })
 		r := req.Clone(rctx)
+		if cfg.deadlineHeader != "" {
+			setDeadlineHeader(actx, r.Header, cfg.deadlineHeader, cfg.clock.Now(), budgetEnd)
+		}
 		if sent && req.Body != nil && req.Body != http.NoBody {
 			body, err := req.GetBody()
 			if err != nil {
