@@ -30,6 +30,7 @@ func init() {
 	registerStreamFaults()
 	registerPacer()
 	registerLayers()
+	registerSharedThrottle()
 }
 
 // ceilingFields are the fields of the exponential backoffs.

@@ -106,7 +106,7 @@ func TestParamsSetThroughKinds(t *testing.T) {
 	for _, p := range kinds.Params() {
 		names = append(names, p.Name)
 	}
-	if strings.Join(names, ",") != "clients,capacity,base,delay,outage,response_time,throttle,max_attempts,deadline,concurrency,service_time,requests_per_minute,network,rate,down_for,cap,budget_percent,budget_min_per_second,breaker_failures,breaker_open_for,hedge_delay,hedge_budget_percent" {
+	if strings.Join(names, ",") != "clients,capacity,base,delay,outage,response_time,throttle,max_attempts,deadline,concurrency,service_time,requests_per_minute,network,rate,down_for,cap,budget_percent,budget_min_per_second,breaker_failures,breaker_open_for,hedge_delay,hedge_budget_percent,shared_throttle" {
 		t.Errorf("params %v", names)
 	}
 }

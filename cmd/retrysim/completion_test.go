@@ -62,7 +62,7 @@ func TestBashCompletion(t *testing.T) {
 		{"compare --format =", "table markdown csv json html", 0},
 		{"check --format ''", "table markdown", 0},
 		{"sweep --param cl", "clients=", 0},
-		{"sweep -p ''", "clients= capacity= base= delay= outage= response_time= throttle= max_attempts= deadline= concurrency= service_time= requests_per_minute= network= rate= down_for= cap= budget_percent= budget_min_per_second= breaker_failures= breaker_open_for= hedge_delay= hedge_budget_percent=", 0},
+		{"sweep -p ''", "clients= capacity= base= delay= outage= response_time= throttle= max_attempts= deadline= concurrency= service_time= requests_per_minute= network= rate= down_for= cap= budget_percent= budget_min_per_second= breaker_failures= breaker_open_for= hedge_delay= hedge_budget_percent= shared_throttle=", 0},
 		{"sweep --param clients = 1", "", 0},
 		{"compare --seed ''", "", 0},
 		{"compare --force --form", "--format", 0},
