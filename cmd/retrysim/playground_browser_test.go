@@ -191,6 +191,25 @@ func TestPlaygroundInChromium(t *testing.T) {
 		t.Fatalf("%s shows\n%s\nwant\n%s", url, again, want)
 	}
 
+	// The shared throttle's switch (a choice of the registry's 0/1
+	// parameter): off, the table changes and is still the command's.
+	if err := chromedp.Do(tab, chromedp.Evaluate[chromedp.Void](
+		`const e = document.getElementById('param-shared_throttle'); e.value = '0'; e.dispatchEvent(new Event('change'))`),
+		done("shared_throttle=0")); err != nil {
+		t.Fatalf("switching the shared throttle off: %v; console:\n%s", err, console())
+	}
+	output, command = shown()
+	if command != "retrysim compare --scenario overload-burst --param clients=7 --param shared_throttle=0" {
+		t.Errorf("with the throttle off, the page's command is %q", command)
+	}
+	off, _, code, err := runCLI(t, strings.Fields(command)[1:]...)
+	if code != 0 || output != off {
+		t.Fatalf("with the throttle off, the page shows\n%s\n%s prints (%v)\n%s", output, command, err, off)
+	}
+	if off == want {
+		t.Errorf("switching the shared throttle off changed nothing:\n%s", off)
+	}
+
 	// A big run (2,000 seeds) shows its progress and stops when
 	// cancelled; the next run (one seed, 50 clients) works.
 	tctx, cancelTab := chromedp.NewContext(bctx)

@@ -27,6 +27,7 @@ func TestPlaygroundOutputIsCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	switched := 0 // scenarios with the shared throttle's switch
 	for _, s := range f.Scenarios {
 		yaml, err := scenarios.ShowBuiltin(s.Name)
 		if err != nil {
@@ -42,16 +43,21 @@ func TestPlaygroundOutputIsCompare(t *testing.T) {
 			base = []string{"clients=1000"}
 		}
 		params := base
+		requests := []playground.Request{{Scenario: s.Name, Params: base}}
 		for _, c := range cat.Scenarios[0].Controls {
-			if c.Name == "max_attempts" {
+			switch c.Name {
+			case "max_attempts":
 				params = append(params[:len(params):len(params)], "max_attempts=3")
+			case "shared_throttle": // the switch: off here, on below
+				switched++
+				requests = append(requests, playground.Request{Scenario: s.Name, Params: append(base[:len(base):len(base)], "shared_throttle=0")})
+				params = append(params[:len(params):len(params)], "shared_throttle=1")
 			}
 		}
-		for _, r := range []playground.Request{
-			{Scenario: s.Name, Params: base},
-			{Scenario: s.Name, Seed: "7", Seeds: 3, Format: "json", Params: params},
-			{YAML: string(yaml), Seed: "2", Params: params},
-		} {
+		for _, r := range append(requests,
+			playground.Request{Scenario: s.Name, Seed: "7", Seeds: 3, Format: "json", Params: params},
+			playground.Request{YAML: string(yaml), Seed: "2", Params: params},
+		) {
 			args := r.Args()
 			if r.YAML != "" {
 				path := filepath.Join(dir, s.Name+".yaml")
@@ -79,6 +85,9 @@ func TestPlaygroundOutputIsCompare(t *testing.T) {
 				t.Errorf("command %q, want %q", got.Command, r.Command())
 			}
 		}
+	}
+	if switched == 0 {
+		t.Error("no built-in scenario has the shared_throttle switch")
 	}
 }
 

@@ -161,18 +161,24 @@ function renderScenario() {
     const label = document.createElement('label');
     const title = document.createElement('span');
     title.textContent = c.title + (c.unit === 'duration' ? ' (e.g. 500ms, 5s)' : '');
-    const input = document.createElement('input');
+    // A count of 0 or 1 (shared_throttle) is a switch: a choice, not a field.
+    const onOff = c.unit === 'count' && c.min === '0' && c.max === '1';
+    const input = document.createElement(onOff ? 'select' : 'input');
     input.id = 'param-' + c.name;
     input.name = c.name;
-    input.placeholder = 'as in the file';
     input.title = c.about + ' (' + c.min + ' to ' + c.max + ')';
-    if (c.unit === 'count') {
-      input.type = 'number';
-      input.min = c.min;
-      input.max = c.max;
+    if (onOff) {
+      input.append(option('', 'as in the file'), option('0', '0: off'), option('1', '1: on'));
+    } else {
+      input.placeholder = 'as in the file';
+      if (c.unit === 'count') {
+        input.type = 'number';
+        input.min = c.min;
+        input.max = c.max;
+      }
     }
     input.value = state.p[c.name] || '';
-    input.addEventListener('input', () => {
+    input.addEventListener(onOff ? 'change' : 'input', () => {
       state.p[c.name] = input.value.trim();
       changed();
     });
