@@ -390,7 +390,7 @@ func CompareSeeds(file string, base, now *SeedSet, tol Tolerances) []SeedChange 
 			}
 			c := c0
 			c.Metric, c.Tolerance = m, tol.For(m)
-			c.Base, c.Now = summarize(m, bp.Values[i]), summarize(m, nowSeries)
+			c.Base, c.Now = report.SummarizeSeries(m, bp.Values[i]), report.SummarizeSeries(m, nowSeries)
 			c.Diff = paired(bp.Values[i], nowSeries, m.Better)
 			switch {
 			case c.Base.N == 0 && c.Now.N == 0:
@@ -454,18 +454,6 @@ func baseMeanOverPairs(base, now []float64) float64 {
 	return sum / float64(n)
 }
 
-// summarize summarises the values of m that exist (report.Summarize: a
-// proportion's interval stays inside [0, 1]).
-func summarize(m *metrics.Metric, series []float64) stats.Summary {
-	var vals []float64
-	for _, v := range series {
-		if !math.IsNaN(v) {
-			vals = append(vals, v)
-		}
-	}
-	return report.Summarize(m, vals)
-}
-
 func signed(v float64) string {
 	v = metrics.Round(v, 2)
 	if v == 0 {
@@ -506,7 +494,7 @@ const (
 // stats.MinDifferingPairs; ok is false when values have no spread or a
 // mean of 0 (then nothing can be said).
 func SeedsToDetect(values []float64, change float64) (n int, ok bool) {
-	s := summarize(metrics.Completed, values)
+	s := report.SummarizeSeries(metrics.Completed, values)
 	if s.N < 2 || s.StdDev == 0 || s.Mean == 0 || change <= 0 {
 		return 0, false
 	}
@@ -523,7 +511,7 @@ func PowerWarnings(file string, base *SeedSet) []string {
 	for _, p := range base.Policies {
 		series := p.Series(metrics.Completed)
 		if n, ok := SeedsToDetect(series, DetectChange); ok && n > base.Seeds {
-			mean := summarize(metrics.Completed, series).Mean
+			mean := report.SummarizeSeries(metrics.Completed, series).Mean
 			out = append(out, fmt.Sprintf("%s: %s/%s: %d seeds detect a %s change in completed (mean %s) only by luck; about %d are needed for 80%% power (docs/ci.md)",
 				file, base.Scenario, p.Name, base.Seeds, percent(DetectChange), formatNumber(metrics.Round(mean, 2)), n))
 		}

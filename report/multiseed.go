@@ -251,6 +251,18 @@ func Summarize(metric *metrics.Metric, vals []float64) stats.Summary {
 	return s
 }
 
+// SummarizeSeries is Summarize of the values of a per-seed series that
+// exist: NaN (a seed without a value) is skipped.
+func SummarizeSeries(metric *metrics.Metric, series []float64) stats.Summary {
+	var vals []float64
+	for _, v := range series {
+		if !math.IsNaN(v) {
+			vals = append(vals, v)
+		}
+	}
+	return Summarize(metric, vals)
+}
+
 // perSeed is series as the JSON report writes it: rounded, null for NaN.
 func perSeed(metric *metrics.Metric, series []float64) []*float64 {
 	out := make([]*float64, len(series))

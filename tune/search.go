@@ -375,7 +375,7 @@ func (s *searcher) measure(c *Candidate) {
 	if sub := s.p.Objective.Metric.Subset(); sub != nil {
 		c.subset = s.pooled(c, sub)
 	}
-	c.Objective = summarize(s.p.Objective.Metric, c.objective)
+	c.Objective = report.SummarizeSeries(s.p.Objective.Metric, c.objective)
 }
 
 // pooled is m on each seed: on the objective's scenario, or the mean over
@@ -400,7 +400,7 @@ func (s *searcher) pooled(c *Candidate, m *metrics.Metric) []float64 {
 func measureTarget(t Target, first uint64, series []float64) TargetResult {
 	e := t.Expectation
 	m, _ := metrics.Lookup(e.Metric) // the parser checked it
-	r := TargetResult{Target: t, Summary: summarize(m, series)}
+	r := TargetResult{Target: t, Summary: report.SummarizeSeries(m, series)}
 	if !e.OverSeeds() {
 		r.HasValue, r.Pass = true, true
 		for i := range series {
@@ -438,18 +438,6 @@ func worse(op scenarios.Op, a, b float64) bool {
 		return a < b
 	}
 	return a > b
-}
-
-// summarize summarises the values of m that exist as the reports do
-// (report.Summarize: a share's interval is Wilson's, inside [0, 1]).
-func summarize(m *metrics.Metric, series []float64) stats.Summary {
-	var vals []float64
-	for _, v := range series {
-		if !math.IsNaN(v) {
-			vals = append(vals, v)
-		}
-	}
-	return report.Summarize(m, vals)
 }
 
 // rank orders valid points: feasible first, then fewer failing targets,

@@ -409,7 +409,7 @@ func TestRunnersUpFollowTheSurvivorRule(t *testing.T) {
 		return out
 	}
 	mk := func(idx int, p99, completed []float64) *Candidate {
-		c := &Candidate{Index: []int{idx}, Feasible: true, objective: p99, subset: completed, Objective: summarize(metrics.P99, p99)}
+		c := &Candidate{Index: []int{idx}, Feasible: true, objective: p99, subset: completed, Objective: report.SummarizeSeries(metrics.P99, p99)}
 		return c
 	}
 	chosen := mk(0, series(1000, 10), series(50, 0))
