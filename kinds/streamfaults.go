@@ -23,12 +23,8 @@ func registerStreamFaults() {
 
 // streamFaultMetrics are the metrics of a model with stream faults.
 func streamFaultMetrics(e *sim.ErrorMix) []string {
-	for _, p := range e.Phases {
-		for _, o := range p.Outcomes {
-			if o.Fault.Kind != sim.NoFault {
-				return []string{streamFaults.Name, streamWatchdog.Name, streamWasted.Name}
-			}
-		}
+	if e.StreamFaults() {
+		return []string{streamFaults.Name, streamWatchdog.Name, streamWasted.Name}
 	}
 	return nil
 }
@@ -60,8 +56,14 @@ func decodeStreamFault(d *schema.Decoder, fm *schema.Mapping) (sim.StreamFault, 
 	f.After = int(sm.Integer("after_events", 0, 0, 10_000))
 	f.For = sm.Duration("for", 0)
 	if ok {
-		if err := f.Validate(); err != nil {
-			sm.Errorf("kind", "%v", err)
+		// Blame the field: after_events 0 suits every kind, so an error
+		// that remains without it is about for.
+		noAfter := f
+		noAfter.After = 0
+		if err := noAfter.Validate(); err != nil {
+			sm.Errorf("for", "%v", err)
+		} else if err := f.Validate(); err != nil {
+			sm.Errorf("after_events", "%v", err)
 		}
 	}
 	sm.Finish()
