@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -260,13 +261,13 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 	if format == "" {
 		format = report.Table
 	}
-	if !isFormat(format) {
+	if !slices.Contains(report.Formats(), format) {
 		return nil, fmt.Errorf("unknown format %q (want one of %s)", format, report.FormatNames(report.Formats()))
 	}
 	ref := report.DefaultReference
 	if r.Vs != "" {
-		if ref = policyIndex(s, r.Vs); ref < 0 {
-			return nil, fmt.Errorf("vs %q: scenario %s has no such policy", r.Vs, s.Name)
+		if ref, err = s.PolicyIndex(r.Vs); err != nil {
+			return nil, fmt.Errorf("vs %q: %v", r.Vs, err)
 		}
 	}
 	j := compare.Job{Scenario: s, Seed: seed, Seeds: k, Ref: ref}
@@ -376,24 +377,6 @@ func figures(d *runs.PlotData) ([]Figure, error) {
 		out[i] = Figure{Name: f.Name, Caption: f.Figure.Title, SVG: buf.String()}
 	}
 	return out, nil
-}
-
-func isFormat(f report.Format) bool {
-	for _, g := range report.Formats() {
-		if g == f {
-			return true
-		}
-	}
-	return false
-}
-
-func policyIndex(s *scenarios.Scenario, name string) int {
-	for i := range s.Policies {
-		if s.Policies[i].Name == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // A Control is a sweep parameter (kinds.Params) that a scenario has: the

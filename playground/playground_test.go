@@ -67,7 +67,7 @@ func TestCallErrors(t *testing.T) {
 		{"run", `{"params":["clients=1:3:1"]}`, "one value per parameter"},
 		{"run", `{"params":["clients=0"]}`, "clients must be at least 1"},
 		{"run", `{"params":["rate=5"]}`, "not an open loop"},
-		{"run", `{"vs":"nobody"}`, `vs "nobody"`},
+		{"run", `{"vs":"nobody"}`, `vs "nobody": scenario overload-burst has no such policy (have: immediate, capped-exponential, full-jitter, gated)`},
 		{"run", `{"format":"html"}`, `unknown format "html"`},
 		{"run", `{"yaml":"scenarios:\n  - nme: x\n"}`, "scenario.yaml:2"},
 		{"show", `"nope"`, "nope"},

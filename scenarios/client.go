@@ -31,13 +31,12 @@ func LoadPolicy(path, scenario, name string) (*sim.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range s.Policies {
-		if s.Policies[i].Name == name {
-			p := s.Policies[i]
-			return &p, nil
-		}
+	i, err := s.PolicyIndex(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: policy %q: %w", f.Path, name, err)
 	}
-	return nil, fmt.Errorf("%s: scenario %q has no policy %q", f.Path, scenario, name)
+	p := s.Policies[i]
+	return &p, nil
 }
 
 // ClientOptions returns options for policies.Do and policies.Transport that

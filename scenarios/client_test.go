@@ -69,8 +69,8 @@ func TestClientOptionsRunTheScenarioPolicy(t *testing.T) {
 			t.Errorf("completed %d, models %v: want every operation to switch to the fallback after 2 failures", completed, models)
 		}
 	})
-	// A policy name the scenario does not have is an error naming it.
-	if _, err := scenarios.LoadPolicy("", "limited-fallback", "nope"); err == nil || !strings.Contains(err.Error(), `no policy "nope"`) {
+	// A policy name the scenario does not have is an error naming it and listing those it has.
+	if _, err := scenarios.LoadPolicy("", "limited-fallback", "nope"); err == nil || !strings.Contains(err.Error(), `policy "nope": scenario limited-fallback has no such policy (have: full-jitter, limited-fallback)`) {
 		t.Errorf("unknown policy: err = %v", err)
 	}
 }

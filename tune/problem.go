@@ -14,7 +14,6 @@ import (
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/scenarios"
-	"github.com/retrysim/retrysim/sim"
 	"github.com/retrysim/retrysim/stats"
 	"github.com/retrysim/retrysim/sweep"
 )
@@ -193,13 +192,9 @@ func (p *Problem) Prepare() ([]*scenarios.Scenario, []Target, error) {
 // onePolicy is s with policy name alone (and its expectations), and that
 // policy's expectations as targets on s.
 func onePolicy(s *scenarios.Scenario, name string) (*scenarios.Scenario, []Target, error) {
-	i := slices.IndexFunc(s.Policies, func(p sim.Policy) bool { return p.Name == name })
-	if i < 0 {
-		var have []string
-		for _, p := range s.Policies {
-			have = append(have, p.Name)
-		}
-		return nil, nil, fmt.Errorf("scenario %s has no policy %q (have: %s)", s.Name, name, strings.Join(have, ", "))
+	i, err := s.PolicyIndex(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("policy %q: %w", name, err)
 	}
 	c := s.Clone()
 	c.Policies = c.Policies[i : i+1]

@@ -278,7 +278,7 @@ func TestProblemErrors(t *testing.T) {
 		want   string
 	}{
 		{func(p *Problem) { p.Space = append(p.Space, mustParam(t, "clients=10,20")) }, "clients is a parameter of the scenario, not of a policy"},
-		{func(p *Problem) { p.Policy = "nope" }, "scenario healthy has no policy \"nope\" (have: budgeted, budgeted-breaker)"},
+		{func(p *Problem) { p.Policy = "nope" }, "policy \"nope\": scenario healthy has no such policy (have: budgeted, budgeted-breaker)"},
 		{func(p *Problem) {
 			tg, _ := ParseTarget("elsewhere: completed >= 1")
 			p.Targets = append(p.Targets, tg)

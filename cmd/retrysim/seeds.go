@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -93,13 +92,11 @@ func reference(c *call, s *scenarios.Scenario) (int, error) {
 		return report.DefaultReference, nil
 	}
 	name := c.String("vs")
-	names := make([]string, len(s.Policies))
-	for p := range s.Policies {
-		if names[p] = s.Policies[p].Name; names[p] == name {
-			return p, nil
-		}
+	p, err := s.PolicyIndex(name)
+	if err != nil {
+		return 0, usagef("--vs %q: %v", name, err)
 	}
-	return 0, usagef("--vs %q: scenario %s has no such policy (have: %s)", name, s.Name, strings.Join(names, ", "))
+	return p, nil
 }
 
 // writeWarnings prints the warnings of a document on stderr, for formats

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -109,17 +108,11 @@ func validateExec(ctx context.Context, cmd *cli.Command, s *scenarios.Scenario, 
 	if command == "" || name == "" {
 		return usagef("--exec and --preset go together: the program to run and the scenario's policy it is compared with")
 	}
-	var pol *sim.Policy
-	var names []string
-	for i := range s.Policies {
-		names = append(names, s.Policies[i].Name)
-		if s.Policies[i].Name == name {
-			pol = &s.Policies[i]
-		}
+	i, err := s.PolicyIndex(name)
+	if err != nil {
+		return usagef("--preset %q: %v", name, err)
 	}
-	if pol == nil {
-		return usagef("--preset %q: scenario %s has no such policy (it has %s)", name, s.Name, strings.Join(names, ", "))
-	}
+	pol := &s.Policies[i]
 	clients, ok := kinds.ClientsAllAtOnce(s.Workload)
 	if !ok {
 		return usagef("--exec: scenario %s must have a burst of clients that all start at once (clients: {count: N}, no spread); the program starts its callers together", s.Name)

@@ -27,7 +27,7 @@ func TestValidateExecBadInput(t *testing.T) {
 	}{
 		{"no preset", []string{"validate", "--file", file, "--exec", "true"}, "--exec and --preset go together"},
 		{"no exec", []string{"validate", "--file", file, "--preset", "anthropic-sdk-go"}, "--exec and --preset go together"},
-		{"unknown preset", []string{"validate", "--file", file, "--exec", "true", "--preset", "nope"}, `--preset "nope": scenario e has no such policy (it has anthropic-sdk-go, gated)`},
+		{"unknown preset", []string{"validate", "--file", file, "--exec", "true", "--preset", "nope"}, `--preset "nope": scenario e has no such policy (have: anthropic-sdk-go, gated)`},
 		{"spread", []string{"validate", "--file", file, "--scenario", "spread", "--exec", "true", "--preset", "anthropic-sdk-go"}, "must have a burst of clients that all start at once"},
 		{"gate", []string{"validate", "--file", file, "--exec", "true", "--preset", "gated"}, "shares a gate"},
 		{"format", []string{"validate", "--file", file, "--exec", "true", "--preset", "anthropic-sdk-go", "--format", "csv"}, "csv"},
