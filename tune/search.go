@@ -440,9 +440,12 @@ func worse(op scenarios.Op, a, b float64) bool {
 	return a > b
 }
 
-// rank orders valid points: feasible first, then fewer failing targets,
-// then the better objective (points without one last), then grid order.
-func (s *searcher) rank(a, b *Candidate) int {
+// Rank orders valid points of r, best first, as the search does to pick
+// Chosen, Closest and the runners-up: feasible first, then fewer failing
+// targets, then the better objective (points without one last), then grid
+// order. It is a total order on distinct points, with r's chosen or
+// closest point first.
+func (r *Result) Rank(a, b *Candidate) int {
 	if a.Failing != b.Failing {
 		return cmp.Compare(a.Failing, b.Failing)
 	}
@@ -454,7 +457,7 @@ func (s *searcher) rank(a, b *Candidate) int {
 		return -1
 	}
 	if !na && a.Objective.Mean != b.Objective.Mean {
-		if s.p.Objective.Metric.Better == stats.HigherIsBetter {
+		if r.Objective.Metric.Better == stats.HigherIsBetter {
 			return cmp.Compare(b.Objective.Mean, a.Objective.Mean)
 		}
 		return cmp.Compare(a.Objective.Mean, b.Objective.Mean)
@@ -470,7 +473,7 @@ func (s *searcher) ranked() []*Candidate {
 			out = append(out, c)
 		}
 	}
-	slices.SortStableFunc(out, s.rank)
+	slices.SortStableFunc(out, s.res.Rank)
 	return out
 }
 

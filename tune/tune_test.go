@@ -400,7 +400,7 @@ func TestPolicyFileSingleRunTargets(t *testing.T) {
 func TestRunnersUpFollowTheSurvivorRule(t *testing.T) {
 	t.Parallel()
 	p := &Problem{Objective: Objective{Metric: metrics.P99}}
-	s := &searcher{p: p, res: &Result{}}
+	s := &searcher{p: p, res: &Result{Objective: p.Objective}}
 	series := func(base float64, step float64) []float64 {
 		out := make([]float64, 12)
 		for i := range out {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/metrics"
-	"github.com/retrysim/retrysim/stats"
 	"github.com/retrysim/retrysim/tune"
 )
 
@@ -66,7 +65,8 @@ var (
 // varies: the objective (mean over seeds, with its 95% interval) against
 // it. With more: the points over the two most influential (Influence),
 // each labelled with its objective; a point that varies only in the
-// others is drawn over the same spot, and the label is the best of them.
+// others is drawn over the same spot, and the label is the one the search
+// ranks first (tune's Result.Rank), so the chosen point's spot shows it.
 // Feasible points are filled, the others crossed, the chosen one ringed.
 func TuneFigure(r *tune.Result) (*Figure, error) {
 	var valid []*tune.Candidate
@@ -188,7 +188,7 @@ func tuneScatter(r *tune.Result, valid []*tune.Candidate, m *metrics.Metric, a, 
 		case !seen:
 			spots = append(spots, s)
 			best[s] = c
-		case old != r.Chosen && (c == r.Chosen || better(c, old, m)):
+		case r.Rank(c, old) < 0:
 			best[s] = c
 		}
 	}
@@ -230,21 +230,6 @@ func tuneScatter(r *tune.Result, valid []*tune.Candidate, m *metrics.Metric, a, 
 	l.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(4)}
 	p.Add(l)
 	return p, nil
-}
-
-// better reports whether c ranks above d: feasible first, then the
-// better objective.
-func better(c, d *tune.Candidate, m *metrics.Metric) bool {
-	if c.Feasible != d.Feasible {
-		return c.Feasible
-	}
-	if c.Objective.N == 0 || d.Objective.N == 0 {
-		return d.Objective.N == 0 && c.Objective.N > 0
-	}
-	if m.Better == stats.HigherIsBetter {
-		return c.Objective.Mean > d.Objective.Mean
-	}
-	return c.Objective.Mean < d.Objective.Mean
 }
 
 func addGlyphs(p *gonum.Plot, feasible, other, chosen plotter.XYs) error {
