@@ -190,7 +190,12 @@ func tuneProblem(c *call) (*tune.Problem, tuneSource, error) {
 	if path != "" && path != "-" {
 		src.dir = filepath.Dir(path)
 	}
-	p := &tune.Problem{Policy: c.String("policy"), Levels: int(c.Uint64("levels"))}
+	// The library reads Levels 0 as its default; here 0 is a bad value.
+	levels := c.Uint64("levels")
+	if levels < 2 || levels > tune.MaxLevels {
+		return nil, src, usagef("--levels %d: want 2 to %d", levels, tune.MaxLevels)
+	}
+	p := &tune.Problem{Policy: c.String("policy"), Levels: int(levels)}
 	if p.Policy == "" {
 		return nil, src, usagef("tune needs --policy NAME, the policy whose parameters vary")
 	}

@@ -81,6 +81,9 @@ func TestTuneErrors(t *testing.T) {
 		{append(base[:len(base):len(base)], "--param", "base=1s", "--target", "healthy: fast"), exitUsage, "--target \"healthy: fast\": no comparison"},
 		{append(base[:len(base):len(base)], "--param", "base=1s", "--objective", "speed"), exitUsage, "--objective \"speed\": unknown metric"},
 		{append(base[:len(base):len(base)], "--param", "base=1s", "--scenario", "nope"), exitUsage, "nope"},
+		// --help says 2 to 9: 0 is not the default.
+		{append(base[:len(base):len(base)], "--param", "base=1s", "--levels", "0"), exitUsage, "--levels 0: want 2 to 9"},
+		{append(base[:len(base):len(base)], "--param", "base=1s", "--levels", "10"), exitUsage, "--levels 10: want 2 to 9"},
 		{append(base[:len(base):len(base)], "--param", "base=1s,2s", "--target", "mean(amplification) <= 0.1", "--seeds", "2"), exitFail,
 			"binding: healthy: mean(amplification) <= 0.1 holds at none of the points"},
 	} {
