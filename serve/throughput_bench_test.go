@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/internal/cputime"
 	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -52,8 +53,10 @@ type loadResult struct {
 	// late holds the lateness of every answered request, sorted; lag how
 	// late the generator sent each request after its scheduled time.
 	late, lag []time.Duration
-	// span is from the first request's scheduled send to the last answer.
-	span time.Duration
+	// span is from the first request's scheduled send to the last answer;
+	// cpu the CPU time the process used meanwhile (the generator's, and
+	// serve's if it was there).
+	span, cpu time.Duration
 }
 
 func (r loadResult) rate() float64 {
@@ -84,7 +87,7 @@ func offerFunc(do func() (time.Duration, bool), rate float64, d time.Duration) l
 	lag := make([]time.Duration, n)
 	ok := make([]bool, n)
 	var wg sync.WaitGroup
-	start := time.Now()
+	start, startCPU := time.Now(), cputime.Used()
 	for i := range n {
 		at := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
 		if w := time.Until(at); w > 0 {
@@ -97,7 +100,7 @@ func offerFunc(do func() (time.Duration, bool), rate float64, d time.Duration) l
 		})
 	}
 	wg.Wait()
-	r := loadResult{sent: n, span: time.Since(start)}
+	r := loadResult{sent: n, span: time.Since(start), cpu: cputime.Used() - startCPU}
 	for i := range n {
 		if !ok[i] {
 			r.failed++
@@ -163,6 +166,7 @@ func reportLoad(b *testing.B, r loadResult) {
 	b.ReportMetric(float64(quantile(r.late, 0.99))/1e6, "late-p99-ms")
 	b.ReportMetric(float64(quantile(r.lag, 0.99))/1e6, "send-lag-p99-ms")
 	b.ReportMetric(float64(r.failed), "failed")
+	b.ReportMetric(float64(r.cpu.Microseconds())/float64(max(1, r.sent)), "cpu-us/req")
 }
 
 // BenchmarkServeThroughput/rate=N offers N requests a second for loadRun.
