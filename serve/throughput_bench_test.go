@@ -167,6 +167,9 @@ func reportLoad(b *testing.B, r loadResult) {
 	b.ReportMetric(float64(quantile(r.lag, 0.99))/1e6, "send-lag-p99-ms")
 	b.ReportMetric(float64(r.failed), "failed")
 	b.ReportMetric(float64(r.cpu.Microseconds())/float64(max(1, r.sent)), "cpu-us/req")
+	if r.span > 0 {
+		b.ReportMetric(r.cpu.Seconds()/r.span.Seconds(), "cores") // what the machine gave the process
+	}
 }
 
 // BenchmarkServeThroughput/rate=N offers N requests a second for loadRun.
