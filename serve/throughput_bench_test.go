@@ -143,8 +143,8 @@ func oversleep() (time.Duration, bool) {
 	return max(time.Since(start)-loadResponseTime, 0), true
 }
 
-// loadServer starts serve on loopback with a client that keeps enough
-// connections open for every request in flight.
+// loadServer starts serve on loopback, and a client of at most loadConns
+// connections, all kept open between requests.
 func loadServer(b *testing.B) (*http.Client, string) {
 	srv, err := serve.Listen("127.0.0.1:0", loadModel)
 	if err != nil {
@@ -206,7 +206,7 @@ func BenchmarkServeThroughput(b *testing.B) {
 		var onTimeRate, maxRate float64
 		for b.Loop() {
 			best, onTimeRate, maxRate = loadResult{}, 0, 0
-			for rate := 500.0; rate <= loadMaxRequests; rate *= 1.25 {
+			for rate := 500.0; rate*loadRun.Seconds() <= loadMaxRequests; rate *= 1.25 { // beyond, a run is cut short
 				offer(client, url, rate, loadRun/5)
 				r := offer(client, url, rate, loadRun)
 				maxRate = max(maxRate, r.rate())
