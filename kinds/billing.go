@@ -65,13 +65,7 @@ func decodeBilling(d *schema.Decoder, m *schema.Mapping, path string) *sim.Billi
 	if m.Node() != nil && !m.Has("per_request") && !m.Has("per_input_token") && !m.Has("per_output_token") {
 		m.Errorf("per_request", "missing: set at least one price (per_request, per_input_token, per_output_token)")
 	}
-	if !m.Has("inner") {
-		if m.Node() != nil {
-			m.Errorf("inner", "missing: the server whose work is billed, such as {type: queue, ...}")
-		}
-		return b
-	}
-	b.Inner = DecodeServer(d, m.Get("inner"), m.Field("inner"))
+	b.Inner = decodeInner(d, m, "the server whose work is billed, such as {type: queue, ...}")
 	return b
 }
 

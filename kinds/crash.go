@@ -69,13 +69,7 @@ func decodeCrash(d *schema.Decoder, m *schema.Mapping, path string) *sim.Crash {
 		wm.Finish("from", "until")
 		c.Down = append(c.Down, w)
 	}
-	if !m.Has("inner") {
-		if m.Node() != nil {
-			m.Errorf("inner", "missing: the server that crashes, such as {type: queue, concurrency: 5, service: {exponential: 100ms}}")
-		}
-		return c
-	}
-	c.Inner = DecodeServer(d, m.Get("inner"), m.Field("inner"))
+	c.Inner = decodeInner(d, m, "the server that crashes, such as {type: queue, concurrency: 5, service: {exponential: 100ms}}")
 	return c
 }
 

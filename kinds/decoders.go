@@ -143,3 +143,15 @@ func phaseDuration(pm *schema.Mapping, last bool) time.Duration {
 // Servers.
 
 // Workloads.
+
+// decodeInner decodes a wrapper's inner server; without one it says it is
+// missing (what: the server it wants, with an example) and returns nil.
+func decodeInner(d *schema.Decoder, m *schema.Mapping, what string) sim.ServerModel {
+	if !m.Has("inner") {
+		if m.Node() != nil {
+			m.Errorf("inner", "missing: %s", what)
+		}
+		return nil
+	}
+	return DecodeServer(d, m.Get("inner"), m.Field("inner"))
+}

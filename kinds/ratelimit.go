@@ -94,13 +94,7 @@ func decodeRateLimit(d *schema.Decoder, m *schema.Mapping, path string) *sim.Rat
 	if m.Node() != nil && !m.Has("requests_per_minute") && !m.Has("input_tokens_per_minute") && !m.Has("output_tokens_per_minute") {
 		m.Errorf("requests_per_minute", "missing: set at least one limit (requests_per_minute, input_tokens_per_minute, output_tokens_per_minute)")
 	}
-	if !m.Has("inner") {
-		if m.Node() != nil {
-			m.Errorf("inner", "missing: the server behind the key's limits, such as {type: error-mix, failures: [...]}")
-		}
-		return r
-	}
-	r.Inner = DecodeServer(d, m.Get("inner"), m.Field("inner"))
+	r.Inner = decodeInner(d, m, "the server behind the key's limits, such as {type: error-mix, failures: [...]}")
 	return r
 }
 
