@@ -105,6 +105,7 @@ type run struct {
 	waiter  *chanWaiter
 	lastErr error
 	lastOut Outcome
+	hedges  int // hedges sent (Moment.Hedges)
 }
 
 func (r *run) loop(ctx context.Context, op Operation) error {
@@ -166,7 +167,7 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 // context deadline is a real-clock time; Do's clock may be a fake one).
 func (r *run) moment(ctx context.Context) Moment {
 	now := r.clock.Now()
-	m := Moment{Now: now, Since: now.Sub(r.start), InputTokens: r.inputTokens, OutputTokens: r.outputTokens}
+	m := Moment{Now: now, Since: now.Sub(r.start), InputTokens: r.inputTokens, OutputTokens: r.outputTokens, Hedges: r.hedges}
 	if dl, ok := ctx.Deadline(); ok {
 		m.Cutoff = now.Add(time.Until(dl) - 1)
 	}

@@ -34,6 +34,9 @@ func (r *run) hedged(ctx context.Context, op Operation, a Attempt) (error, bool)
 	var wg sync.WaitGroup
 	out := 0 // copies out
 	launch := func(a Attempt) {
+		if a.Copy > 0 {
+			r.hedges++
+		}
 		out++
 		wg.Go(func() {
 			err, cut := r.attempt(gctx, op, a)

@@ -26,7 +26,9 @@ import (
 //     (its budget, its context's deadline), if MaxAttempts would be passed
 //     (a hedge is an attempt: it counts in Attempts and against
 //     MaxAttempts), or if the hedge budget is empty; a hedge refused once is
-//     not asked for again within that attempt.
+//     not asked for again within that attempt. A hedge is not a retry: the
+//     coordinators, the backoff and the hooks see the attempt's number
+//     within the operation, hedges not counted (Moment.Hedges).
 //   - The attempt ends at its first successful copy; the others are
 //     cancelled (Do cancels their contexts; the simulator tells the server).
 //     A failed copy while others are out changes nothing; when every copy
@@ -251,8 +253,9 @@ func (p *Plan) Hedger() *Hedger {
 
 // Hedge decides whether the pending attempt, of which copies have been
 // sent, sends another copy at m (see Hedging above). On true the copy
-// counts as an attempt sent: it is copy number copies (the first is 0) of
-// attempt Attempts().
+// counts as an attempt sent (Attempts), and the driver counts it in the
+// Moment.Hedges it passes from then on: it is copy number copies (the
+// first is 0) of the pending attempt.
 func (o *Op) Hedge(p *Plan, m Moment, copies int) bool {
 	h := p.Hedger()
 	switch {

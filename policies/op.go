@@ -68,6 +68,11 @@ type Moment struct {
 	// send, when the driver knows it (0: unknown), for coordinators that
 	// pace by tokens (Ask).
 	InputTokens, OutputTokens int
+	// Hedges is how many hedges the operation has sent so far (Op.Hedge
+	// said yes), which a driver of a hedging plan counts: they count in
+	// Attempts and against MaxAttempts, but the coordinators, the backoff
+	// and the hooks see the attempt's number without them.
+	Hedges int
 }
 
 // Op is the retry state machine of one operation. Both drivers run it: Do
@@ -122,8 +127,12 @@ func (o *Op) Start(p *Plan) {
 	}
 }
 
-// Attempts returns the number of attempts sent.
+// Attempts returns the number of attempts sent, hedges included.
 func (o *Op) Attempts() int { return int(o.attempts) }
+
+// number is the pending attempt's number within the operation: the
+// attempts sent less the hedges (see Moment.Hedges), at least 1.
+func (o *Op) number(m Moment) int { return max(int(o.attempts)-m.Hedges, 1) }
 
 // OnFallback reports whether the operation's attempts go to the fallback model.
 func (o *Op) OnFallback() bool { return o.flags&flagFallback != 0 }
@@ -340,8 +349,9 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 	if failed && out.Class == Success {
 		out.Class = Terminal
 	}
+	n := o.number(m)
 	for _, c := range p.Coordinators {
-		c.Observe(m.Now, int(o.attempts), out)
+		c.Observe(m.Now, n, out)
 	}
 	o.releaseAll(p, m.Now, nil, true, out)
 	out.Limits = nil // for the coordinators only: the hooks do not see it (see Outcome.Limits)
@@ -355,7 +365,7 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 	case out.Class != Capacity && p.Fallback != nil && p.Fallback.Consecutive:
 		o.capacity = 0
 	}
-	d, honoured := p.Policy.next(int(o.attempts), o.prev, m.Since, int64(o.waited), out, rng)
+	d, honoured := p.Policy.next(int(o.attempts), n, o.prev, m.Since, int64(o.waited), out, rng)
 	if dl := p.Policy.Deadline; d.Stop == NotStopped && dl > 0 && m.Since >= dl {
 		// The budget is spent: even a retry with no wait would have no
 		// time to run (and with no time passing, it would loop).
@@ -374,11 +384,11 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 	if f := p.Fallback; out.Class == Capacity && f != nil && !o.OnFallback() && f.ShouldSwitch(f.Primary, int(o.capacity)) {
 		o.flags |= flagFallback
 		if h := p.Hooks.OnFallback; h != nil {
-			h(FallbackEvent{Attempt: int(o.attempts), From: f.Primary, To: f.Fallback})
+			h(FallbackEvent{Attempt: n, From: f.Primary, To: f.Fallback})
 		}
 	}
 	if h := p.Hooks.OnRetryScheduled; h != nil {
-		h(RetryEvent{Attempt: int(o.attempts), Outcome: out, Delay: d.Delay, Err: err})
+		h(RetryEvent{Attempt: n, Outcome: out, Delay: d.Delay, Err: err})
 	}
 	return Step{Kind: StepWait, Delay: d.Delay}
 }
@@ -395,7 +405,7 @@ var ErrBudgetEnded = errors.New("the budget ended during the attempt")
 func (o *Op) Expire(p *Plan, m Moment) Step {
 	out := Outcome{Class: Transient}
 	for _, c := range p.Coordinators {
-		c.Observe(m.Now, int(o.attempts), out)
+		c.Observe(m.Now, o.number(m), out)
 	}
 	o.releaseAll(p, m.Now, nil, true, out)
 	o.setLast(out)

@@ -206,7 +206,7 @@ type Decision struct {
 // Next knows no earlier server waits: it applies TotalServerWaitCap to this
 // one alone. Op sums them across the operation.
 func (p Policy) Next(attempts int, prev, elapsed time.Duration, out Outcome, rng *rand.Rand) Decision {
-	d, _ := p.next(attempts, prev, elapsed, 0, out, rng)
+	d, _ := p.next(attempts, attempts, prev, elapsed, 0, out, rng)
 	return d
 }
 
@@ -226,11 +226,15 @@ func waitUnits(w time.Duration) int64 {
 // next is Next given the server waits the operation honoured so far
 // (waited, in ServerWaitUnits); it also returns the server wait this
 // decision honours (0 if none), which counts towards TotalServerWaitCap.
-func (p Policy) next(attempts int, prev, elapsed time.Duration, waited int64, out Outcome, rng *rand.Rand) (Decision, time.Duration) {
+//
+// sent counts the attempts sent, hedges included (for MaxAttempts); number
+// is the failed attempt's number within the operation, hedges not counted
+// (for the backoff).
+func (p Policy) next(sent, number int, prev, elapsed time.Duration, waited int64, out Outcome, rng *rand.Rand) (Decision, time.Duration) {
 	if p.stops(out) {
 		return Decision{Stop: StopTerminal}, 0
 	}
-	if p.MaxAttempts > 0 && attempts >= p.MaxAttempts {
+	if p.MaxAttempts > 0 && sent >= p.MaxAttempts {
 		return Decision{Stop: StopAttempts}, 0
 	}
 	switch w := out.ServerWait; {
@@ -251,7 +255,7 @@ func (p Policy) next(attempts int, prev, elapsed time.Duration, waited int64, ou
 	if out.ServerWait > 0 && !p.AtLeastBackoff {
 		delay = out.ServerWait + p.serverWaitJitter(rng)
 	} else {
-		delay = max(p.Backoff.Delay(attempts-1, prev, rng), out.ServerWait, 0)
+		delay = max(p.Backoff.Delay(number-1, prev, rng), out.ServerWait, 0)
 	}
 	if !p.StartsInTime(elapsed + delay) {
 		return Decision{Stop: StopDeadline}, 0

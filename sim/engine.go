@@ -358,6 +358,15 @@ func moment(o *operation, now time.Duration) policies.Moment {
 	return policies.Moment{Now: epoch.Add(now), Since: now - o.start}
 }
 
+// momentOf is operation i's moment, with the hedges it sent.
+func (r *runner) momentOf(i int32, now time.Duration) policies.Moment {
+	m := moment(&r.ops[i], now)
+	if r.hedges != nil {
+		m.Hedges = int(r.hedges[i].hedges)
+	}
+	return m
+}
+
 func (r *runner) waiter(i int32) policies.Waiter {
 	if r.waiters == nil {
 		return nil
@@ -562,7 +571,7 @@ func (r *runner) respond(i int32, now time.Duration) {
 		if r.lay != nil {
 			r.lay.cur[i] = 0 // the inner layers' loops end with the budget
 		}
-		r.giveUp(i, now, o.op.Expire(r.planOf(i), moment(o, now)))
+		r.giveUp(i, now, o.op.Expire(r.planOf(i), r.momentOf(i, now)))
 		return
 	}
 	if r.lay != nil {
@@ -586,14 +595,14 @@ func (r *runner) conclude(i int32, now time.Duration) {
 		if f := r.cfg.Observer.OnComplete; f != nil {
 			f(now, int(i))
 		}
-		o.op.After(r.planOf(i), moment(o, now), r.withLimits(policies.Outcome{}, now), false, nil, r.rng)
+		o.op.After(r.planOf(i), r.momentOf(i, now), r.withLimits(policies.Outcome{}, now), false, nil, r.rng)
 		if r.chain != nil {
 			r.follow(i, now, true)
 		}
 		return
 	}
 	was := o.op.OnFallback()
-	st := o.op.After(r.planOf(i), moment(o, now), r.withLimits(o.outcome(), now), true, nil, r.rng)
+	st := o.op.After(r.planOf(i), r.momentOf(i, now), r.withLimits(o.outcome(), now), true, nil, r.rng)
 	if !was && o.op.OnFallback() {
 		r.res.Fallbacks++
 	}

@@ -42,7 +42,8 @@ type hedgeState struct {
 	next   time.Duration // when the next hedge is due; -1 for none
 	sent   time.Duration // when the first copy was sent
 	delay  time.Duration // between copies, read when the first was sent
-	copies int           // copies sent
+	copies int32         // copies of the pending attempt sent
+	hedges int32         // hedges the operation sent (policies.Moment.Hedges)
 	c      [policies.MaxHedges + 1]hedgeCopy
 }
 
@@ -74,7 +75,7 @@ func (r *runner) sendHedged(i int32, now time.Duration) {
 	if h.delay > 0 {
 		h.next = now + h.delay
 	} else {
-		for r.err == nil && o.op.Hedge(p, moment(o, now), h.copies) {
+		for r.err == nil && o.op.Hedge(p, r.momentOf(i, now), int(h.copies)) {
 			r.sendCopy(i, now)
 		}
 	}
@@ -86,13 +87,16 @@ func (r *runner) sendCopy(i int32, now time.Duration) {
 	o, h := &r.ops[i], &r.hedges[i]
 	k := h.copies
 	h.copies++
+	if k > 0 {
+		h.hedges++
+	}
 	r.res.Attempts++
 	if f := r.cfg.Observer.OnSend; f != nil {
 		f(now, int(i), o.op.Attempts() > 1)
 	}
 	req := r.request(i, now)
 	giveUp := req.GiveUpAt
-	req.Copy = k
+	req.Copy = int(k)
 	if s, ok := h.firstSuccess(); ok && (req.GiveUpAt == 0 || s < req.GiveUpAt) {
 		req.GiveUpAt = s
 	}
@@ -160,7 +164,7 @@ func (r *runner) hedgeEvent(i int32, now time.Duration) {
 	}
 	// The hedge due.
 	h.next = -1
-	if o.op.Hedge(p, moment(o, now), h.copies) {
+	if o.op.Hedge(p, r.momentOf(i, now), int(h.copies)) {
 		r.sendCopy(i, now)
 		h.next = now + h.delay
 	}
