@@ -24,6 +24,12 @@ type Attempt struct {
 // context ends or the attempt timeout passes. A failed operation must leave
 // nothing behind that a repeat would duplicate (retry the model call, never a
 // tool call with side effects).
+//
+// With a Hedger among Do's coordinators, the copies of an attempt run
+// concurrently, each in its own goroutine: the function runs concurrently
+// with itself, so what it shares between calls must be safe for that. A
+// copy's panic is re-raised in Do's goroutine once the other copies have
+// returned.
 type Operation func(ctx context.Context, a Attempt) error
 
 // attemptKey marks the context of an attempt run by Do, so that a Transport
@@ -59,9 +65,9 @@ func InAttempt(ctx context.Context) bool { return ctx.Value(attemptKey{}) != nil
 //     told to use the fallback model.
 //
 // Without options Do uses DefaultPolicy (a 2-minute budget). Do starts no
-// goroutines, except one per copy of a hedged attempt (a Hedger among its
-// coordinators), and it waits for those: when it returns, nothing of it is
-// left running.
+// goroutines, except for a hedged attempt (a Hedger among its
+// coordinators): one per copy, and one per hedge delay that it waits out;
+// it waits for those: when it returns, nothing of it is left running.
 func Do(ctx context.Context, op Operation, opts ...Option) error {
 	if op == nil {
 		return errors.New("policies.Do: nil operation")

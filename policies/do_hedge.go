@@ -17,8 +17,10 @@ func (r *run) send(ctx context.Context, op Operation) (err error, cut bool) {
 
 // copyResult is how one copy of a hedged attempt ended.
 type copyResult struct {
-	err error
-	cut bool
+	err      error
+	cut      bool
+	panicked bool
+	panicVal any // what the copy's operation panicked with
 }
 
 // hedged runs the attempt a as copies, one goroutine each, each with its
@@ -39,8 +41,16 @@ func (r *run) hedged(ctx context.Context, op Operation, a Attempt) (error, bool)
 		}
 		out++
 		wg.Go(func() {
+			done := false
+			defer func() {
+				if !done {
+					// Re-raised in Do's goroutine, where the caller can recover it.
+					results <- copyResult{panicked: true, panicVal: recover()}
+				}
+			}()
 			err, cut := r.attempt(gctx, op, a)
-			results <- copyResult{err, cut}
+			done = true
+			results <- copyResult{err: err, cut: cut}
 		})
 	}
 	var timer chan struct{} // fires when the next hedge is due; nil: none
@@ -77,9 +87,14 @@ func (r *run) hedged(ctx context.Context, op Operation, a Attempt) (error, bool)
 		case last = <-results:
 			out--
 		}
-		if last.err == nil || out == 0 {
+		if last.err == nil || out == 0 || last.panicked {
 			break
 		}
+	}
+	if last.panicked {
+		cancel()
+		wg.Wait()
+		panic(last.panicVal)
 	}
 	if last.err == nil {
 		r.op.HedgeLatency(&r.plan, r.clock.Now().Sub(sent))
