@@ -434,7 +434,7 @@ func (r *runner) sendTo(i int32, now, giveUp time.Duration, retry bool) {
 	giveUp = req.GiveUpAt
 	resp := r.server.Arrive(now, req)
 	if resp.Stream != nil {
-		r.watch(now, &resp)
+		r.watch(now, giveUp, &resp)
 	}
 	if resp.Pending && giveUp > 0 && resp.At > giveUp {
 		// The client stops waiting before the server decides: its attempt

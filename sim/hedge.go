@@ -101,7 +101,7 @@ func (r *runner) sendCopy(i int32, now time.Duration) {
 		req.GiveUpAt = s
 	}
 	resp := r.server.Arrive(now, req)
-	r.watch(now, &resp)
+	r.watch(now, req.GiveUpAt, &resp)
 	if resp.Pending {
 		r.err = fmt.Errorf("server model %T left a hedged request pending", r.cfg.Server)
 		return

@@ -136,18 +136,37 @@ func streamCut(t policies.StreamTimeline) policies.Outcome {
 }
 
 // watch applies the policy's stream watchdog to a faulted response sent
-// at now, and counts the content it wasted.
-func (r *runner) watch(now time.Duration, resp *Response) {
+// at now whose client gives up at giveUp (0: never), and counts the
+// content it wasted: the events that came before the attempt ended, at
+// the cut, the watchdog or the give-up, whichever is first. The watchdog
+// fires only before both the cut and the give-up.
+func (r *runner) watch(now, giveUp time.Duration, resp *Response) {
 	if resp.Stream == nil || !resp.Stream.Faulted || resp.Pending {
 		return
 	}
 	r.faults++
-	n := resp.Stream.Content
-	if at, c, ok := r.plan.Policy.Watchdog().Fires(*resp.Stream); ok && now+at < resp.At {
+	t := *resp.Stream
+	end := resp.At
+	if giveUp > 0 && giveUp < end {
+		end = giveUp
+	}
+	n := t.Content
+	if at, c, ok := r.plan.Policy.Watchdog().Fires(t); ok && now+at < end {
 		resp.At = now + at
 		resp.Outcome = (&policies.StreamError{Content: c, Stalled: true}).Outcome()
-		n = c
+		n, end = c, now+at
 		r.stalled++
+	}
+	if n > 0 && end-now <= t.Last() {
+		// Ended before the last event: count those before the end.
+		n = 0
+		if d := end - now; d > t.First {
+			n = 1
+			if t.Gap > 0 {
+				n += int((d - t.First - 1) / t.Gap)
+			}
+		}
+		n = min(n, t.Content)
 	}
 	r.faultEvents += int64(n)
 }
