@@ -20,7 +20,8 @@ import (
 
 // Canceller is an optional interface of a Server that is told when a
 // client cancels a request it sent before its answer came: a hedged copy
-// whose sibling succeeded first. resp is what Arrive answered.
+// whose sibling succeeded first. resp is what Arrive answered. A wrapper
+// forwards it (cancel.go).
 type Canceller interface {
 	Cancel(now time.Duration, resp Response)
 }

@@ -102,12 +102,12 @@ func (s *crashState) Arrive(now time.Duration, req Request) Response {
 	}
 	if s.window < len(down) && now >= down[s.window].From {
 		s.stats.Refused++
-		return Response{Outcome: connectionReset, At: now}
+		return Response{Outcome: connectionReset, At: now, Ticket: ownTicket}
 	}
 	resp := s.inner.Arrive(now, req)
 	if s.window < len(down) && resp.At > down[s.window].From {
 		s.stats.Reset++
-		return Response{Outcome: connectionReset, At: down[s.window].From}
+		return Response{Outcome: connectionReset, At: down[s.window].From, Ticket: ownTicket}
 	}
 	return resp
 }

@@ -259,7 +259,7 @@ func (s *poolState) Arrive(now time.Duration, req Request) Response {
 	i := s.choose(now)
 	if i < 0 {
 		s.allOut++
-		return Response{Outcome: policies.Outcome{Class: policies.RetryAfter, Status: 429, ServerWait: s.firstBack() - now}, At: now}
+		return Response{Outcome: policies.Outcome{Class: policies.RetryAfter, Status: 429, ServerWait: s.firstBack() - now}, At: now, Ticket: poolTicket(ownTicket, -1, len(s.members))}
 	}
 	m := &s.members[i]
 	resp := m.server.Arrive(now, req)
@@ -273,6 +273,7 @@ func (s *poolState) Arrive(now time.Duration, req Request) Response {
 	if s.tracks() {
 		s.pending.push(pendingResponse{at: at, member: int32(i), failed: failed})
 	}
+	resp.Ticket = poolTicket(resp.Ticket, i, len(s.members))
 	return resp
 }
 

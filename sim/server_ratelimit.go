@@ -182,7 +182,7 @@ func (s *rateLimitState) Arrive(now time.Duration, req Request) Response {
 		w, ok := s.buckets[k].wait(need[k])
 		if !ok {
 			s.stats.TooLarge++
-			return Response{Outcome: policies.Outcome{Class: policies.Terminal, Status: http.StatusRequestEntityTooLarge}, At: now + m.RejectAfter}
+			return Response{Outcome: policies.Outcome{Class: policies.Terminal, Status: http.StatusRequestEntityTooLarge}, At: now + m.RejectAfter, Ticket: ownTicket}
 		}
 		wait = max(wait, w)
 	}
@@ -206,7 +206,7 @@ func (s *rateLimitState) Arrive(now time.Duration, req Request) Response {
 			wait = (wait + u - 1) / u * u
 		}
 		s.stats.RateLimited++
-		return Response{Outcome: policies.Outcome{Class: policies.RetryAfter, Status: http.StatusTooManyRequests, ServerWait: wait}, At: now + m.RejectAfter}
+		return Response{Outcome: policies.Outcome{Class: policies.RetryAfter, Status: http.StatusTooManyRequests, ServerWait: wait}, At: now + m.RejectAfter, Ticket: ownTicket}
 	}
 	for k := range s.buckets {
 		if s.buckets[k].limit > 0 {
