@@ -113,6 +113,13 @@ func EstimateOf(s *scenarios.Scenario, seeds int) Estimate {
 			break
 		}
 	}
+	hedging := int64(0) // the most a hedging policy adds per client
+	for i := range s.Policies {
+		if h, ok := maxHedges(&s.Policies[i]); ok {
+			hedging = max(hedging, sim.HedgeBytes(h))
+		}
+	}
+	perClient += hedging
 	perRun := float64(bytesPerRun) + clients*float64(perClient)
 	if split, ok := s.Workload.(sim.ProcessSplit); ok && split.ClientProcesses() > 1 {
 		// Only processes with an operation get a retry layer.
@@ -143,10 +150,22 @@ func processBytes(p *sim.Policy) float64 {
 	return float64(bytesPerProcess + int64(coordinators)*bytesPerCoordinator)
 }
 
+// maxHedges is the most hedges p's Hedger sends beside an attempt; ok is
+// false if p does not hedge.
+func maxHedges(p *sim.Policy) (n int, ok bool) {
+	for _, c := range p.Coordinators {
+		if h, isHedge := c.(policies.HedgeConfig); isHedge {
+			return h.WithDefaults().MaxHedges, true
+		}
+	}
+	return 0, false
+}
+
 // attemptBound is the most attempts one operation of p can make: its
 // max_attempts, or, when only a deadline bounds it, one attempt at the start
 // and one per shortest possible gap between attempts (the server's response
-// time plus the smallest wait the backoff can draw) until the deadline;
+// time plus the smallest wait the backoff can draw) until the deadline,
+// each with its hedges (copies count as attempts);
 // times each inner layer's max attempts.
 func attemptBound(server sim.ServerModel, p *sim.Policy) float64 {
 	bound := math.Inf(1)
@@ -155,7 +174,11 @@ func attemptBound(server sim.ServerModel, p *sim.Policy) float64 {
 	}
 	if d := p.Rules.Deadline; d > 0 {
 		gap := max(kinds.MinResponse(server)+kinds.MinWait(p.Rules.Backoff), time.Nanosecond)
-		bound = min(bound, 1+float64(d/gap))
+		perAttempt := 1.0
+		if h, ok := maxHedges(p); ok {
+			perAttempt += float64(h) // hedges count against max_attempts, not the deadline
+		}
+		bound = min(bound, (1+float64(d/gap))*perAttempt)
 	}
 	if math.IsInf(bound, 1) {
 		// Neither bound: the loader refuses such policies; count one

@@ -104,7 +104,8 @@ func perRunMemory(s *scenarios.Scenario) float64 {
 }
 
 // The work estimate against what runs do, on every built-in scenario (each
-// server model and workload) at 2000 operations or more: its memory is
+// server model and workload) and the hedging example at 2000 operations
+// or more: its memory is
 // within 2× of the most bytes a run of the scenario allocates (one run's
 // peak heap, bounded from above), and its events bound every policy's.
 // The estimated events are a bound, not a guess, so they may be far above
@@ -115,7 +116,15 @@ func TestEstimateAgainstMeasured(t *testing.T) {
 	if racetest.Enabled {
 		ops = 1000
 	}
-	for _, s := range scaledBuiltins(t, ops, 100_000) {
+	hedging, err := scenarios.Load("../docs/examples/hedging.yaml") // hedging is no built-in's
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := scaledBuiltins(t, ops, 100_000)
+	for _, s := range hedging.Scenarios {
+		all = append(all, scaleTo(t, s, ops))
+	}
+	for _, s := range all {
 		m := measure(t, s)
 		est := perRunMemory(s)
 		t.Logf("%s: %d operations, estimate %.0f B per run, %.2f of the %.0f B a run allocated", s.Name, s.Operations(), est, est/m.allocated, m.allocated)

@@ -104,7 +104,8 @@ type runner struct {
 	trace func(at time.Duration, i int32, kind eventKind)
 	// hedges holds each operation's copies, for a policy that hedges;
 	// nil otherwise (hedge.go).
-	hedges []hedgeState
+	hedges      []hedgeState
+	hedgeCopies []hedgeCopy // the copies of every hedges[i]
 	// faults counts the faulted streams the run met, stalled those the
 	// watchdog ended, faultEvents the content they sent (streamfaults.go).
 	faults, stalled, faultEvents int64

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/retrysim/retrysim/policies"
 )
@@ -45,8 +46,21 @@ type hedgeState struct {
 	delay  time.Duration // between copies, read when the first was sent
 	copies int32         // copies of the pending attempt sent
 	hedges int32         // hedges the operation sent (policies.Moment.Hedges)
-	c      [policies.MaxHedges + 1]hedgeCopy
+	// c is the operation's copies, 1+MaxHedges of the policy's Hedger, in
+	// the runner's hedgeCopies.
+	c []hedgeCopy
 }
+
+// hedgeStateBytes is what hedging adds to an operation besides its
+// copies, and hedgeCopyBytes what each copy takes (runs' work estimate).
+const (
+	hedgeStateBytes = int64(unsafe.Sizeof(hedgeState{}))
+	hedgeCopyBytes  = int64(unsafe.Sizeof(hedgeCopy{}))
+)
+
+// HedgeBytes is the memory hedging adds to each operation of a policy
+// whose Hedger sends at most maxHedges hedges an attempt.
+func HedgeBytes(maxHedges int) int64 { return hedgeStateBytes + int64(1+maxHedges)*hedgeCopyBytes }
 
 // initHedges prepares the copies of n operations when the policy hedges.
 func (r *runner) initHedges(n int) error {
@@ -62,6 +76,16 @@ func (r *runner) initHedges(n int) error {
 		clear(r.hedges)
 	} else {
 		r.hedges = make([]hedgeState, n)
+	}
+	w := 1 + r.plan.Hedger().Config().MaxHedges
+	if cap(r.hedgeCopies) >= n*w {
+		r.hedgeCopies = r.hedgeCopies[:n*w]
+		clear(r.hedgeCopies)
+	} else {
+		r.hedgeCopies = make([]hedgeCopy, n*w)
+	}
+	for i := range r.hedges {
+		r.hedges[i].c = r.hedgeCopies[i*w : (i+1)*w : (i+1)*w]
 	}
 	return nil
 }

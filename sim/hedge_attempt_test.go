@@ -35,3 +35,11 @@ func TestSimHedgeIsNotARetry(t *testing.T) {
 		t.Errorf("arrivals %v; want %v", got, want)
 	}
 }
+
+// docs/scenarios.md ("How much work a run does") gives hedging's memory
+// per client: 56 bytes plus 40 per copy of an attempt.
+func TestHedgeBytesAsDocumented(t *testing.T) {
+	if got := sim.HedgeBytes(1); got != 56+2*40 {
+		t.Errorf("HedgeBytes(1) = %d; docs/scenarios.md says %d", got, 56+2*40)
+	}
+}
