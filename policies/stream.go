@@ -157,6 +157,7 @@ type watch struct {
 	cancel  context.CancelCauseFunc
 	mu      sync.Mutex
 	timer   *time.Timer // nil when no timer runs (FirstByte and Idle 0 after the first event)
+	gen     uint64      // bumped by each content event: a fire armed before it is stale
 	content int
 	fired   bool
 	stopped bool
@@ -174,7 +175,7 @@ func watched(ctx context.Context, w Watchdog) (context.Context, func() (int, boo
 	}
 	wctx = context.WithValue(wctx, progressKey{}, wt)
 	wt.mu.Lock()
-	wt.timer = time.AfterFunc(first, wt.fire)
+	wt.arm(first)
 	wt.mu.Unlock()
 	return wctx, func() (int, bool) {
 		wt.mu.Lock()
@@ -196,18 +197,31 @@ func (w *watch) event() {
 		return
 	}
 	w.content++
+	w.gen++ // a fire already on its way (its timer expired) must not count
 	switch {
 	case w.idle > 0:
-		w.timer.Reset(w.idle)
+		w.arm(w.idle)
 	case w.timer != nil:
 		w.timer.Stop()
 		w.timer = nil
 	}
 }
 
-func (w *watch) fire() {
+// arm starts a timer that fires after d, for the current generation;
+// w.mu is held.
+func (w *watch) arm(d time.Duration) {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	g := w.gen
+	w.timer = time.AfterFunc(d, func() { w.fire(g) })
+}
+
+// fire ends the attempt as stalled, unless a content event came since the
+// timer of generation gen was armed.
+func (w *watch) fire(gen uint64) {
 	w.mu.Lock()
-	if w.stopped || w.fired {
+	if w.stopped || w.fired || gen != w.gen {
 		w.mu.Unlock()
 		return
 	}
