@@ -85,9 +85,12 @@ func TestDoHedgesAgainstServeOnLoopback(t *testing.T) {
 }
 
 // Do's stream watchdog over real loopback sockets: every stream stalls
-// after two text deltas for a minute; the watchdog ends each attempt soon
-// after its last delta, the operation gives up after its attempts, and
-// serve sees the clients go.
+// after two text deltas for a minute; the watchdog ends each attempt, the
+// operation gives up after its attempts, and serve sees the clients go.
+// The real clock makes no promise on a loaded machine that a delta comes
+// within the idle timeout, so the test asserts bounds (at most 2 deltas
+// an attempt, each attempt ended by the watchdog, not by the minute's
+// cut); the exact counts are the synctest tests' (sameworld_streams_test.go).
 func TestDoWatchdogAgainstServeOnLoopback(t *testing.T) {
 	model := &sim.ErrorMix{Phases: []sim.MixPhase{{Outcomes: []sim.MixOutcome{{P: 1,
 		Fault: sim.StreamFault{Kind: sim.StallAfter, After: 2, For: time.Minute}}}}},
@@ -129,12 +132,12 @@ func TestDoWatchdogAgainstServeOnLoopback(t *testing.T) {
 		StreamIdleTimeout: 200 * time.Millisecond}))
 	var pe *policies.Error
 	var se *policies.StreamError
-	if !errors.As(err, &pe) || pe.Reason != policies.StopAttempts || !errors.As(pe.Last, &se) || !se.Stalled || se.Content != 2 ||
-		pe.LastOutcome != (policies.Outcome{Class: policies.Transient, Status: 200}) {
-		t.Fatalf("err %v; want StopAttempts after a stall with 2 content events", err)
+	if !errors.As(err, &pe) || pe.Reason != policies.StopAttempts || !errors.As(pe.Last, &se) || !se.Stalled || se.Content > 2 ||
+		pe.LastOutcome.Class != policies.Transient {
+		t.Fatalf("err %v; want StopAttempts after a stall the watchdog ended, with at most 2 content events", err)
 	}
-	if len(seen) != 2 || seen[0] != 2 || seen[1] != 2 {
-		t.Errorf("content events per attempt %v, want [2 2]", seen)
+	if len(seen) != 2 || seen[0] > 2 || seen[1] > 2 {
+		t.Errorf("content events per attempt %v, want 2 attempts of at most 2", seen)
 	}
 	waitFor(t, 5*time.Second, "serve to see the stalled clients go", func() bool {
 		st := srv.Handler.Stats()
