@@ -31,8 +31,9 @@ import (
 // StreamTimeline is how a faulted stream unfolds from the attempt's send,
 // as the simulator's server models and serve's faults describe it.
 type StreamTimeline struct {
-	// Faulted says the stream stalls or is cut. A healthy stream is taken
-	// to send content steadily: the watchdog never ends it.
+	// Faulted says the stream stalls or is cut; Fires ignores a timeline
+	// that is not. (The simulator gives a healthy stream as Faulted, with
+	// End when its message_stop comes, to apply the watchdog to its gaps.)
 	Faulted bool
 	// Content is the number of content events before the stall or the
 	// cut; the first comes First after the send, the next ones Gap apart.

@@ -434,7 +434,7 @@ func (r *runner) sendTo(i int32, now, giveUp time.Duration, retry bool) {
 	req := r.requestUntil(i, giveUp)
 	giveUp = req.GiveUpAt
 	resp := r.server.Arrive(now, req)
-	if resp.Stream != nil {
+	if resp.Stream != nil || resp.Events > 0 {
 		r.watch(now, giveUp, &resp)
 	}
 	if resp.Pending && giveUp > 0 && resp.At > giveUp {

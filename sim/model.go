@@ -69,6 +69,11 @@ type Response struct {
 	// (the engine applies it). Times are relative to the arrival. A
 	// pointer, so that the answers of healthy requests stay small.
 	Stream *policies.StreamTimeline
+	// Events, if > 0, says a successful answer is a healthy stream of that
+	// many content events, the j-th j·(At−arrival)/(Events+1) after the
+	// arrival (as StreamFault's schedule): the engine's stream watchdog
+	// may end it, as Do's would, when its timeouts are below that gap.
+	Events int32
 }
 
 // Decider is an optional interface of a Server that leaves some requests

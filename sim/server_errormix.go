@@ -169,7 +169,7 @@ func (s *mixState) Arrive(now time.Duration, req Request) Response {
 		}
 	}
 	if failed == nil {
-		return Response{At: now + s.latency.Sample(s.rng)}
+		return Response{At: now + s.latency.Sample(s.rng), Events: int32(m.streamEvents())}
 	}
 	if fault.Kind != NoFault {
 		t := fault.Timeline(s.latency.Sample(s.rng), m.streamEvents())

@@ -27,7 +27,7 @@ func TestErrorMixRules(t *testing.T) {
 		want  Response
 		stats mixStats
 	}{
-		{"never fails", FailWithProbability(0, overloaded, Fixed(300*ms)), Request{}, Response{At: 300 * ms}, mixStats{}},
+		{"never fails", FailWithProbability(0, overloaded, Fixed(300*ms)), Request{}, Response{At: 300 * ms, Events: 10}, mixStats{}}, // a healthy stream of the default 10 events
 		{"always fails", FailWithProbability(1, overloaded, Fixed(300*ms)), Request{}, Response{Outcome: overloaded.Outcome(), At: 300 * ms}, mixStats{}},
 		{"fail latency", &ErrorMix{Phases: []MixPhase{{Outcomes: []MixOutcome{{P: 1, Reject: limited2s}}}}, Latency: Fixed(300 * ms), FailLatency: Fixed(10 * ms)},
 			Request{}, Response{Outcome: limited2s.Outcome(), At: 10 * ms}, mixStats{}},

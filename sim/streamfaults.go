@@ -141,6 +141,10 @@ func streamCut(t policies.StreamTimeline) policies.Outcome {
 // the cut, the watchdog or the give-up, whichever is first. The watchdog
 // fires only before both the cut and the give-up.
 func (r *runner) watch(now, giveUp time.Duration, resp *Response) {
+	if resp.Stream == nil && resp.Events > 0 && !resp.Pending {
+		r.watchHealthy(now, giveUp, resp)
+		return
+	}
 	if resp.Stream == nil || !resp.Stream.Faulted || resp.Pending {
 		return
 	}
@@ -171,10 +175,33 @@ func (r *runner) watch(now, giveUp time.Duration, resp *Response) {
 	r.faultEvents += int64(n)
 }
 
+// watchHealthy applies the watchdog to a healthy stream (Response.Events)
+// sent at now: it ends the attempt when a gap between its content events
+// is longer than the timeouts, before the answer and the give-up. Such an
+// attempt counts in stream.watchdog, and its events in
+// stream.wasted_events.
+func (r *runner) watchHealthy(now, giveUp time.Duration, resp *Response) {
+	w := r.plan.Policy.Watchdog()
+	if !w.On() || resp.Outcome.Class != policies.Success {
+		return
+	}
+	full, events := resp.At-now, int(resp.Events)
+	gap := full / time.Duration(events+1)
+	t := policies.StreamTimeline{Faulted: true, Content: events, First: gap, Gap: gap, End: full}
+	at, c, ok := w.Fires(t)
+	if !ok || now+at >= resp.At || (giveUp > 0 && now+at >= giveUp) {
+		return
+	}
+	resp.At = now + at
+	resp.Outcome = (&policies.StreamError{Content: c, Stalled: true}).Outcome()
+	r.stalled++
+	r.faultEvents += int64(c)
+}
+
 // reportStreams adds stream.faulted, stream.watchdog and
 // stream.wasted_events to the counters of a run that met a fault.
 func (r *runner) reportStreams() {
-	if r.faults == 0 {
+	if r.faults == 0 && r.stalled == 0 {
 		return
 	}
 	r.res.Counters.Add("stream.faulted", r.faults)
