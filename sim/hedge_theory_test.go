@@ -12,7 +12,10 @@ import (
 
 // The hedging check from theory. Two independent M/M/1 servers (one worker
 // each, exponential service at rate μ, first come first served) behind a
-// random balancer; a request's copies go to distinct servers. Replicating
+// random balancer; a request's copies go to distinct servers (the test
+// tells the model which operation sends, through Observer.OnSend, so that
+// a hedge sent later than other operations' requests finds its own
+// attempt's first server). Replicating
 // every request at once (hedge delay 0) puts each server at 2ρ instead of ρ;
 // if the two sojourns were independent, the mean latency would be that of
 // the faster of two M/M/1 sojourns at 2ρ, 1/(2μ(1−2ρ)), against
@@ -26,27 +29,49 @@ type mm1s struct {
 	service             time.Duration // mean
 	slow                []float64
 	slowFrom, slowUntil time.Duration
+	// op is the operation whose request arrives next: the Observer's
+	// OnSend sets it (observe).
+	op int
+	// clashes counts copies sent to a server that already had a copy of
+	// the same attempt.
+	clashes int
+}
+
+// observe is the OnSend that tells m which operation sends.
+func (m *mm1s) observe(then func(at time.Duration, op int, retry bool)) func(time.Duration, int, bool) {
+	return func(at time.Duration, op int, retry bool) {
+		m.op = op
+		if then != nil {
+			then(at, op, retry)
+		}
+	}
 }
 
 func (m *mm1s) Validate() error { return nil }
 
 func (m *mm1s) NewServer(rng *rand.Rand) sim.Server {
-	return &mm1sState{m: m, rng: rng, free: make([]time.Duration, m.n)}
+	return &mm1sState{m: m, rng: rng, free: make([]time.Duration, m.n), first: map[int]int{}, used: map[int]uint64{}}
 }
 
 type mm1sState struct {
 	m     *mm1s
 	rng   *rand.Rand
 	free  []time.Duration // when each server's worker is free
-	first int             // the server of the attempt's first copy
-	sent  []int           // requests per server
+	first map[int]int     // by operation, the server of its attempt's first copy
+	used  map[int]uint64  // by operation, the servers its attempt's copies went to
 }
 
 func (s *mm1sState) Arrive(now time.Duration, req sim.Request) sim.Response {
+	op := s.m.op
 	if req.Copy == 0 {
-		s.first = s.rng.IntN(s.m.n)
+		s.first[op] = s.rng.IntN(s.m.n)
+		s.used[op] = 0
 	}
-	k := (s.first + req.Copy) % s.m.n
+	k := (s.first[op] + req.Copy) % s.m.n
+	if s.used[op]&(1<<k) != 0 {
+		s.m.clashes++
+	}
+	s.used[op] |= 1 << k
 	service := time.Duration(s.rng.ExpFloat64() * float64(s.m.service))
 	if s.m.slow != nil && now >= s.m.slowFrom && now < s.m.slowUntil {
 		service = time.Duration(float64(service) * s.m.slow[k])
@@ -67,14 +92,19 @@ func meanLatency(t *testing.T, seed uint64, rho float64, requests int, replicate
 	if replicate {
 		pol.Name, pol.Coordinators = "replicated", []policies.Spec{policies.HedgeConfig{}}
 	}
+	model := &mm1s{n: 2, service: service}
 	res, err := sim.Run(sim.Config{
 		Seed:     seed,
-		Server:   &mm1s{n: 2, service: service},
+		Server:   model,
 		Workload: &sim.OpenLoop{Rates: []sim.RateStep{{PerSecond: perSecond}}, Until: time.Duration(float64(requests) / perSecond * float64(time.Second))},
 		Policy:   pol,
+		Observer: sim.Observer{OnSend: model.observe(nil)},
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if model.clashes > 0 {
+		t.Errorf("ρ %g: %d copies went to a server their attempt had used", rho, model.clashes)
 	}
 	if res.Completed != res.Clients {
 		t.Fatalf("ρ %g: %d of %d completed", rho, res.Completed, res.Clients)
@@ -138,22 +168,26 @@ func TestHedgeBudgetCapsLoadInAnOutage(t *testing.T) {
 		pol := sim.Policy{Name: "hedged", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 2},
 			Coordinators: []policies.Spec{policies.HedgeConfig{Delay: 40 * time.Millisecond, BudgetPercent: budget, BudgetBurst: 5}}}
 		sends, hedges := 0, 0
+		model := &mm1s{n: 2, service: 10 * time.Millisecond, slow: []float64{20, 1}, slowFrom: from, slowUntil: until}
 		_, err := sim.Run(sim.Config{
 			Seed:     7,
-			Server:   &mm1s{n: 2, service: 10 * time.Millisecond, slow: []float64{20, 1}, slowFrom: from, slowUntil: until},
+			Server:   model,
 			Workload: &sim.OpenLoop{Rates: []sim.RateStep{{PerSecond: 40}}, Until: 50 * time.Second},
 			Policy:   pol,
-			Observer: sim.Observer{OnSend: func(at time.Duration, _ int, hedge bool) {
+			Observer: sim.Observer{OnSend: model.observe(func(at time.Duration, _ int, hedge bool) {
 				if at >= from && at < until {
 					sends++
 					if hedge {
 						hedges++
 					}
 				}
-			}},
+			})},
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if model.clashes > 0 {
+			t.Errorf("budget %g%%: %d hedges went to their attempt's first server", budget, model.clashes)
 		}
 		firsts = sends - hedges
 		return float64(hedges) / float64(firsts), firsts
