@@ -115,7 +115,7 @@ func EstimateOf(s *scenarios.Scenario, seeds int) Estimate {
 	}
 	hedging := int64(0) // the most a hedging policy adds per client
 	for i := range s.Policies {
-		if h, ok := maxHedges(&s.Policies[i]); ok {
+		if h, ok := s.Policies[i].MaxHedges(); ok {
 			hedging = max(hedging, sim.HedgeBytes(h))
 		}
 	}
@@ -150,17 +150,6 @@ func processBytes(p *sim.Policy) float64 {
 	return float64(bytesPerProcess + int64(coordinators)*bytesPerCoordinator)
 }
 
-// maxHedges is the most hedges p's Hedger sends beside an attempt; ok is
-// false if p does not hedge.
-func maxHedges(p *sim.Policy) (n int, ok bool) {
-	for _, c := range p.Coordinators {
-		if h, isHedge := c.(policies.HedgeConfig); isHedge {
-			return h.WithDefaults().MaxHedges, true
-		}
-	}
-	return 0, false
-}
-
 // attemptBound is the most attempts one operation of p can make: its
 // max_attempts, or, when only a deadline bounds it, one attempt at the start
 // and one per shortest possible gap between attempts (the server's response
@@ -175,7 +164,7 @@ func attemptBound(server sim.ServerModel, p *sim.Policy) float64 {
 	if d := p.Rules.Deadline; d > 0 {
 		gap := max(kinds.MinResponse(server)+kinds.MinWait(p.Rules.Backoff), time.Nanosecond)
 		perAttempt := 1.0
-		if h, ok := maxHedges(p); ok {
+		if h, ok := p.MaxHedges(); ok {
 			perAttempt += float64(h) // hedges count against max_attempts, not the deadline
 		}
 		bound = min(bound, (1+float64(d/gap))*perAttempt)

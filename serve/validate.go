@@ -280,7 +280,7 @@ func control(p sim.Policy) string {
 	if p.Rules.Watchdog().On() {
 		return "a stream watchdog"
 	}
-	if p.Hedges() {
+	if _, hedges := p.MaxHedges(); hedges {
 		return "hedging" // its clients count one request at a time
 	}
 	if len(p.Layers) > 0 {

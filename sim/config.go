@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
@@ -82,13 +81,16 @@ func (p *Policy) Queues() bool {
 	return false
 }
 
-// Hedges reports whether p sends hedged copies of its attempts (a
-// policies.HedgeConfig among its coordinators).
-func (p *Policy) Hedges() bool {
-	return slices.ContainsFunc(p.Coordinators, func(s policies.Spec) bool {
-		_, ok := s.(policies.HedgeConfig)
-		return ok
-	})
+// MaxHedges is the most hedged copies p sends beside an attempt; ok is
+// false if p does not hedge (no policies.HedgeConfig among its
+// coordinators).
+func (p *Policy) MaxHedges() (n int, ok bool) {
+	for _, s := range p.Coordinators {
+		if h, isHedge := s.(policies.HedgeConfig); isHedge {
+			return h.WithDefaults().MaxHedges, true
+		}
+	}
+	return 0, false
 }
 
 // MayStop reports whether a coordinator of p stops operations locally
