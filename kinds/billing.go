@@ -62,9 +62,7 @@ func decodeBilling(d *schema.Decoder, m *schema.Mapping, path string) *sim.Billi
 		OutputTokens:   int(m.Integer("output_tokens", 0, 0, 1<<31-1)),
 		BillAbandoned:  m.Boolean("bill_abandoned", true),
 	}
-	if m.Node() != nil && !m.Has("per_request") && !m.Has("per_input_token") && !m.Has("per_output_token") {
-		m.Errorf("per_request", "missing: set at least one price (per_request, per_input_token, per_output_token)")
-	}
+	needOneOf(m, "price", "per_request", "per_input_token", "per_output_token")
 	b.Inner = decodeInner(d, m, "the server whose work is billed, such as {type: queue, ...}")
 	return b
 }

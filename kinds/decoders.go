@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -154,4 +155,13 @@ func decodeInner(d *schema.Decoder, m *schema.Mapping, what string) sim.ServerMo
 		return nil
 	}
 	return DecodeServer(d, m.Get("inner"), m.Field("inner"))
+}
+
+// needOneOf says, at the first of fields, that a mapping that is there
+// sets none of them; what names them ("price").
+func needOneOf(m *schema.Mapping, what string, fields ...string) {
+	if m.Node() == nil || slices.ContainsFunc(fields, m.Has) {
+		return
+	}
+	m.Errorf(fields[0], "missing: set at least one %s (%s)", what, strings.Join(fields, ", "))
 }

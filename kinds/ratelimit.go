@@ -91,9 +91,7 @@ func decodeRateLimit(d *schema.Decoder, m *schema.Mapping, path string) *sim.Rat
 	if m.Has("max_retry_after") && !m.Has("retry_after_growth") {
 		m.Errorf("max_retry_after", "bounds a growing retry-after: set retry_after_growth too")
 	}
-	if m.Node() != nil && !m.Has("requests_per_minute") && !m.Has("input_tokens_per_minute") && !m.Has("output_tokens_per_minute") {
-		m.Errorf("requests_per_minute", "missing: set at least one limit (requests_per_minute, input_tokens_per_minute, output_tokens_per_minute)")
-	}
+	needOneOf(m, "limit", "requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute")
 	r.Inner = decodeInner(d, m, "the server behind the key's limits, such as {type: error-mix, failures: [...]}")
 	return r
 }

@@ -109,6 +109,9 @@ type runner struct {
 	// faults counts the faulted streams the run met, stalled those the
 	// watchdog ended, faultEvents the content they sent (streamfaults.go).
 	faults, stalled, faultEvents int64
+	// watchdog is the policy's stream watchdog, read once per run: a
+	// healthy stream is watched only when it is on.
+	watchdog policies.Watchdog
 }
 
 // waiter wakes operation i of a run when a coordinator (the in-flight
@@ -131,6 +134,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		return Result{}, err
 	}
 	r.plan = plan
+	r.watchdog = plan.Policy.Watchdog()
 	r.plans, r.procs = nil, 1
 	if split, ok := cfg.Workload.(ProcessSplit); ok && split.ClientProcesses() > 1 {
 		if r.procs = split.ClientProcesses(); r.procs > MaxProcesses {
@@ -434,7 +438,7 @@ func (r *runner) sendTo(i int32, now, giveUp time.Duration, retry bool) {
 	req := r.requestUntil(i, giveUp)
 	giveUp = req.GiveUpAt
 	resp := r.server.Arrive(now, req)
-	if resp.Stream != nil || resp.Events > 0 {
+	if resp.Stream != nil || resp.Events > 0 && r.watchdog.On() {
 		r.watch(now, giveUp, &resp)
 	}
 	if resp.Pending && giveUp > 0 && resp.At > giveUp {

@@ -155,7 +155,7 @@ func (r *runner) watch(now, giveUp time.Duration, resp *Response) {
 		end = giveUp
 	}
 	n := t.Content
-	if at, c, ok := r.plan.Policy.Watchdog().Fires(t); ok && now+at < end {
+	if at, c, ok := r.watchdog.Fires(t); ok && now+at < end {
 		resp.At = now + at
 		resp.Outcome = (&policies.StreamError{Content: c, Stalled: true}).Outcome()
 		n, end = c, now+at
@@ -181,7 +181,7 @@ func (r *runner) watch(now, giveUp time.Duration, resp *Response) {
 // attempt counts in stream.watchdog, and its events in
 // stream.wasted_events.
 func (r *runner) watchHealthy(now, giveUp time.Duration, resp *Response) {
-	w := r.plan.Policy.Watchdog()
+	w := r.watchdog
 	if !w.On() || resp.Outcome.Class != policies.Success {
 		return
 	}
