@@ -27,12 +27,8 @@ func (h *Handler) playFault(w http.ResponseWriter, ctx context.Context, rc *http
 		}
 		return
 	}
-	w.Header().Set(r.api.requestIDHeader(), r.requestID)
-	w.Header().Set("content-type", "text/event-stream")
-	w.Header().Set("cache-control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	send := sender(w, rc)
-	if !send(r.openingEvents()...) {
+	send, ok := openStream(w, rc, r)
+	if !ok {
 		return
 	}
 	for k := range t.Content {

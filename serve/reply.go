@@ -122,6 +122,17 @@ func (r reply) closing() []event {
 	}
 }
 
+// openStream answers HTTP 200 as an event stream and sends r's opening
+// events; ok is false if the client has gone. send sends further events.
+func openStream(w http.ResponseWriter, rc *http.ResponseController, r reply) (send func(...event) bool, ok bool) {
+	w.Header().Set(r.api.requestIDHeader(), r.requestID)
+	w.Header().Set("content-type", "text/event-stream")
+	w.Header().Set("cache-control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	send = sender(w, rc)
+	return send, send(r.openingEvents()...)
+}
+
 // stream sends an admitted streamed answer: the opening at once, the text
 // deltas spread evenly over the model's response time, the closing events
 // when the response is due. If the model breaks the stream, an error event
@@ -130,12 +141,8 @@ func (r reply) closing() []event {
 // error-mix), which gets half the deltas before the event.
 func (h *Handler) stream(w http.ResponseWriter, ctx context.Context, rc *http.ResponseController, d decision, r reply) {
 	h.setRateLimits(w.Header(), r.api)
-	w.Header().Set(r.api.requestIDHeader(), r.requestID)
-	w.Header().Set("content-type", "text/event-stream")
-	w.Header().Set("cache-control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	send := sender(w, rc)
-	if !send(r.openingEvents()...) {
+	send, ok := openStream(w, rc, r)
+	if !ok {
 		return
 	}
 	span := d.due.Sub(d.arrival)
