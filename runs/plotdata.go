@@ -52,8 +52,21 @@ type Timeline struct {
 	// end of each bucket: a level, not a count per bucket. The client-side
 	// view of the server's queue and work in progress.
 	InFlight []int `json:"in_flight"`
+	// Members, for a scenario whose server is a pool (sim.Pool), count
+	// per member the requests the pool sent it and those it failed, by
+	// the time it decided them (their arrival), in the pool's member
+	// order; nil for any other server. Over a member they add up to its
+	// counters pool.NAME.requests and pool.NAME.failed.
+	Members []MemberTimeline `json:"members,omitempty"`
 
 	answered []int // responses per bucket, while recording
+}
+
+// MemberTimeline is one pool member's requests and failures per bucket.
+type MemberTimeline struct {
+	Name     string `json:"name"`
+	Requests []int  `json:"requests"`
+	Failed   []int  `json:"failed"`
 }
 
 // ClassCounts counts rejected attempts per bucket by policies.Class.
@@ -75,11 +88,14 @@ type LocalCounts struct {
 // counts returns every series of t that counts events per bucket (all but
 // InFlight), in a fixed order.
 func (t *Timeline) counts() []*[]int {
-	return []*[]int{&t.Admitted, &t.Wasted, &t.Rejected,
+	c := []*[]int{&t.Admitted, &t.Wasted, &t.Rejected,
 		&t.RejectedBy.RetryAfter, &t.RejectedBy.Capacity, &t.RejectedBy.Transient, &t.RejectedBy.Terminal,
 		&t.FirstAttempts, &t.Retries, &t.Completed, &t.GaveUp,
-		&t.LocalRejected.Budget, &t.LocalRejected.Throttled, &t.LocalRejected.CircuitOpen,
-		&t.answered}
+		&t.LocalRejected.Budget, &t.LocalRejected.Throttled, &t.LocalRejected.CircuitOpen}
+	for i := range t.Members {
+		c = append(c, &t.Members[i].Requests, &t.Members[i].Failed)
+	}
+	return append(c, &t.answered) // last: check leaves it out
 }
 
 // Buckets returns the number of buckets of t.
@@ -155,6 +171,20 @@ func recordTimeline(ctx context.Context, cfg sim.Config, p int, bucket time.Dura
 			}
 		},
 	}
+	if pool, ok := cfg.Server.(*sim.Pool); ok {
+		t.Members = make([]MemberTimeline, len(pool.Members))
+		for i, m := range pool.Members {
+			t.Members[i].Name = m.Name
+		}
+		cfg.Server = pool.Observed(func(at time.Duration, member int, failed bool) {
+			i := t.at(at)
+			m := &t.Members[member]
+			m.Requests[i]++
+			if failed {
+				m.Failed[i]++
+			}
+		})
+	}
 	var runner sim.Runner
 	r, err := runOne(ctx, &runner, cfg, p)
 	t.finish()
@@ -214,6 +244,7 @@ func coarsened(s []int, merge func(a, b int) int) []int {
 // clone returns a copy of t that shares no memory with it.
 func (t Timeline) clone() Timeline {
 	c := t
+	c.Members = slices.Clone(t.Members)
 	for _, s := range c.counts() {
 		*s = slices.Clone(*s)
 	}
@@ -252,6 +283,39 @@ func (t *Timeline) check(asked time.Duration) error {
 		if w > t.Admitted[i] {
 			return fmt.Errorf("timeline of %q: bucket %d wastes %d attempts of %d admitted", t.Policy, i, w, t.Admitted[i])
 		}
+	}
+	if len(t.Members) > sim.MaxPoolMembers {
+		return fmt.Errorf("timeline of %q: %d pool members, over %d", t.Policy, len(t.Members), sim.MaxPoolMembers)
+	}
+	for _, m := range t.Members {
+		if err := sim.CheckMemberName(m.Name); err != nil {
+			return fmt.Errorf("timeline of %q: %w", t.Policy, err)
+		}
+		for i, f := range m.Failed {
+			if f > m.Requests[i] {
+				return fmt.Errorf("timeline of %q: member %q fails %d of %d requests in bucket %d", t.Policy, m.Name, f, m.Requests[i], i)
+			}
+		}
+	}
+	return nil
+}
+
+// checkMembers says what is wrong with the pool members of timelines read
+// from a file, for a scenario with server model s: they must be the
+// pool's, by name and in order, or none for a server that is not a pool.
+func checkMembers(t *Timeline, s sim.ServerModel) error {
+	var want []string
+	if pool, ok := s.(*sim.Pool); ok {
+		for _, m := range pool.Members {
+			want = append(want, m.Name)
+		}
+	}
+	got := make([]string, len(t.Members))
+	for i, m := range t.Members {
+		got[i] = m.Name
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("timeline of %q: pool members %q, want %q", t.Policy, got, want)
 	}
 	return nil
 }

@@ -269,6 +269,9 @@ func (m *Merged) PlotData(g int, gr Group) (*PlotData, error) {
 				if err := t.check(gr.Bucket); err != nil {
 					return nil, fmt.Errorf("group %d: %w", g+1, err)
 				}
+				if err := checkMembers(&t, s.Server); err != nil {
+					return nil, fmt.Errorf("group %d: %w", g+1, err)
+				}
 				timelines[i] = t.clone()
 			}
 		}

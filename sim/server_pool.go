@@ -35,6 +35,8 @@ type Pool struct {
 	// down after failures, as LiteLLM's router does (see Cooldown); not
 	// with Ejection.
 	Cooldown Cooldown
+
+	observe PoolObserver // set on a copy by Observed
 }
 
 // PoolMember is one server of a Pool.
@@ -269,6 +271,9 @@ func (s *poolState) Arrive(now time.Duration, req Request) Response {
 	m.stats.Requests++
 	if failed {
 		m.stats.Failed++
+	}
+	if s.model.observe != nil {
+		s.model.observe(now, i, failed)
 	}
 	if s.tracks() {
 		s.pending.push(pendingResponse{at: at, member: int32(i), failed: failed})
