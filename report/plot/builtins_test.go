@@ -16,11 +16,13 @@ import (
 	"github.com/retrysim/retrysim/internal/racetest"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/sim"
 )
 
 // Every figure of every built-in scenario (but the giant ones) renders, at
 // the size docs/plots.md documents (900×600 pt; the timeline and load
-// figures 200 pt per row of two panels when that is taller), and gives
+// figures 200 pt per row of two panels when that is taller, as the members
+// figure of a pool, which only a pool has), and gives
 // each policy the same colour in every figure that colours policies; every
 // figure's legend is outside its panels' data (legendOutsideData).
 func TestBuiltinFigures(t *testing.T) {
@@ -29,7 +31,7 @@ func TestBuiltinFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	size := regexp.MustCompile(`<svg width="([0-9.]+)pt" height="([0-9.]+)pt"`)
-	checked, noCapacity := 0, 0
+	checked, noCapacity, pools := 0, 0, 0
 	for _, s := range f.Scenarios {
 		if s.Operations() > 20_000 || (racetest.Enabled && s.Operations() > 500) {
 			continue
@@ -48,8 +50,17 @@ func TestBuiltinFigures(t *testing.T) {
 			}
 		}
 		svgs := renderAll(t, d, SVG)
-		if len(svgs) != 5 {
-			t.Errorf("%s: %d figures, want 5", s.Name, len(svgs))
+		_, pool := s.Server.(*sim.Pool)
+		want := 5
+		if pool {
+			want = 6 // and members
+			if !strings.Contains(string(svgs["members"]), s.Policies[0].Name+": pool members") {
+				t.Errorf("%s: no pool members panel for %s", s.Name, s.Policies[0].Name)
+			}
+			pools++
+		}
+		if len(svgs) != want {
+			t.Errorf("%s: %d figures, want %d", s.Name, len(svgs), want)
 		}
 		rows := (len(s.Policies) + 1) / 2
 		for name, svg := range svgs {
@@ -60,7 +71,7 @@ func TestBuiltinFigures(t *testing.T) {
 			w, _ := strconv.ParseFloat(string(m[1]), 64)
 			h, _ := strconv.ParseFloat(string(m[2]), 64)
 			wantH := 600.0
-			if name == "timeline" || name == "load" {
+			if name == "timeline" || name == "load" || name == "members" {
 				wantH = max(600, 200*float64(rows))
 			}
 			if w != 900 || h != wantH {
@@ -92,6 +103,9 @@ func TestBuiltinFigures(t *testing.T) {
 	}
 	if noCapacity == 0 {
 		t.Error("no built-in scenario without a capacity was checked")
+	}
+	if pools < 2 {
+		t.Errorf("only %d built-in pool scenarios checked", pools)
 	}
 	if checked < 5 {
 		t.Errorf("only %d built-in scenarios checked", checked)

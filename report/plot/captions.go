@@ -13,4 +13,6 @@ var howToRead = map[string]string{
 		"Hollow bars: the policy completes under 95% of the share the best one completes, so its lower attempts may be work it abandoned.",
 	"distributions": "Spread over the seeds per policy: box from the first to the third quartile, line at the median, whiskers to 1.5×IQR, circles beyond. " +
 		"Panels marked (completed only) describe only the operations that completed; the label above each box says what share that is. Hollow: as in outcomes.",
+	"members": "For a pool, per policy on the first seed: the requests the balancer sent each member per bucket (solid, one colour per member) and those the member failed (dashed, same colour). " +
+		"A solid line that drops to 0 while the others rise is a member ejected or cooled down; a dashed line that meets its solid one is a member failing everything (a crash); requests the pool answered itself (every member out) are on no line.",
 }

@@ -28,7 +28,8 @@ type NamedFigure struct {
 }
 
 // Figures returns every plot of d, in a fixed order: timeline, load, cdf,
-// outcomes, and with more than one seed, distributions.
+// outcomes, with more than one seed distributions, and for a pool
+// (HasMembers) members.
 func Figures(d *runs.PlotData) ([]NamedFigure, error) {
 	out := []NamedFigure{}
 	tl, err := TimelineFigure(d)
@@ -57,6 +58,13 @@ func Figures(d *runs.PlotData) ([]NamedFigure, error) {
 			return nil, err
 		}
 		out = append(out, NamedFigure{"distributions", dist})
+	}
+	if HasMembers(d) {
+		m, err := MembersFigure(d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, NamedFigure{"members", m})
 	}
 	return out, nil
 }

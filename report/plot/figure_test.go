@@ -122,3 +122,13 @@ func TestPlotPNG(t *testing.T) {
 		}
 	}
 }
+
+// The members figure of a pool scenario, byte for byte: one panel per
+// policy, a line per member.
+func TestPlotMembersSVGGolden(t *testing.T) {
+	svgs := renderAll(t, plotData(t, "pool-cooldown", 1), SVG)
+	if _, ok := svgs["members"]; !ok || len(svgs) != 5 {
+		t.Fatalf("pool-cooldown on one seed gave %d figures, want timeline, load, cdf, outcomes, members", len(svgs))
+	}
+	golden.Check(t, "plot-pool-cooldown-members.svg", svgs["members"])
+}
