@@ -201,6 +201,11 @@ type Document struct {
 	Scenario string         `json:"scenario"`
 	Seed     uint64         `json:"seed"`
 	Results  []PolicyResult `json:"results"`
+	// PoolMembers and Layers are the counters of a pool's members and of
+	// a layered policy's retry layers, per policy (docs/output.md); left
+	// out when no run has any.
+	PoolMembers []BreakdownRow `json:"pool_members,omitempty"`
+	Layers      []BreakdownRow `json:"layers,omitempty"`
 }
 
 // JSON returns the document for c.
@@ -208,6 +213,14 @@ func (c *Comparison) JSON() Document {
 	doc := Document{Schema: SingleSeedSchema, Scenario: c.Scenario, Seed: c.Seed, Results: make([]PolicyResult, len(c.Results))}
 	for i := range c.Results {
 		doc.Results[i] = Row(&c.Results[i], c.metrics())
+	}
+	for _, t := range breakdownTables(c.Results) {
+		switch t.json {
+		case "pool_members":
+			doc.PoolMembers = t.rows
+		case "layers":
+			doc.Layers = t.rows
+		}
 	}
 	return doc
 }
@@ -337,7 +350,10 @@ func CSVColumns(set []*metrics.Metric) []string {
 
 func writeCSV(w io.Writer, c *Comparison) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(append([]string{"scenario", "seed"}, CSVColumns(c.metrics())...)); err != nil {
+	// The breakdowns' counters are columns after the metrics' (a run
+	// without pools or layers has none).
+	extra := breakdownCSVColumns(c.Results)
+	if err := cw.Write(slices.Concat([]string{"scenario", "seed"}, CSVColumns(c.metrics()), extra)); err != nil {
 		return err
 	}
 	for i := range c.Results {
@@ -350,6 +366,7 @@ func writeCSV(w io.Writer, c *Comparison) error {
 			}
 			row = append(row, cell)
 		}
+		row = append(row, breakdownCSVCells(&c.Results[i], extra)...)
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -381,5 +398,8 @@ func writeTable(w io.Writer, markdown bool, c *Comparison) error {
 		fmt.Fprintln(w)
 	}
 	// Text columns (policy, gave_up_by) left, numbers right.
-	return WriteTable(w, markdown, Columns(set), rows, textColumns(set))
+	if err := WriteTable(w, markdown, Columns(set), rows, textColumns(set)); err != nil {
+		return err
+	}
+	return writeBreakdowns(w, markdown, c)
 }
