@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrysim/retrysim/internal/golden"
 	"github.com/retrysim/retrysim/internal/racetest"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
@@ -206,5 +207,25 @@ func checkBreakdownSums(t *testing.T, out string, pool, layered bool) {
 				t.Errorf("%s: innermost layer %+v, attempts %d", r.Policy, last, r.Attempts)
 			}
 		}
+	}
+}
+
+// The pool members table docs/output.md shows is what compare prints.
+func TestOutputDocPoolMembersSample(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(docsRoot, "docs", "output.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "```text\npool members\n")
+	if start < 0 {
+		t.Fatal("docs/output.md has no pool members sample")
+	}
+	start += len("```text\n")
+	sample := doc[start : start+strings.Index(doc[start:], "```")]
+	out, _, _, _ := runCLI(t, "compare", "--scenario", "pool-cooldown")
+	if !strings.HasSuffix(out, "\n"+sample) {
+		t.Errorf("docs/output.md's pool members sample is not what compare prints:\n%s", golden.Diff(sample, out))
 	}
 }

@@ -27,8 +27,9 @@ func plotCommand() *cli.Command {
 		UsageText: "retrysim plot --plot-dir DIR [--scenario NAME | --file PATH] [--seed N]\n" +
 			"              [--seeds K] [--plot-format png,svg] [--bucket DURATION]\n" +
 			"              [--param NAME=VALUE]... [--force]\n\n" +
-			"Writes DIR/timeline, DIR/load, DIR/cdf, DIR/outcomes and, with\n" +
-			"--seeds K > 1, DIR/distributions, each as .png and .svg (1200×800).\n" +
+			"Writes DIR/timeline, DIR/load, DIR/cdf, DIR/outcomes, with\n" +
+			"--seeds K > 1 DIR/distributions, and for a pool DIR/members (each\n" +
+			"member's requests and failures), each as .png and .svg (1200×800).\n" +
 			"The timeline (admitted and rejected) and load (offered load, goodput\n" +
 			"and in flight against capacity) show the first seed; the CDF pools\n" +
 			"every seed. --plot-format may also list json and csv: DIR/timeline.json\n" +
