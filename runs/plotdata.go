@@ -58,6 +58,10 @@ type Timeline struct {
 	// order; nil for any other server. Over a member they add up to its
 	// counters pool.NAME.requests and pool.NAME.failed.
 	Members []MemberTimeline `json:"members,omitempty"`
+	// PoolUnavailable counts, for a pool with a cooldown, the requests it
+	// answered itself with 429 because every member was out (the counter
+	// pool.unavailable); nil for any other server.
+	PoolUnavailable []int `json:"pool_unavailable,omitempty"`
 
 	answered []int // responses per bucket, while recording
 }
@@ -94,6 +98,9 @@ func (t *Timeline) counts() []*[]int {
 		&t.LocalRejected.Budget, &t.LocalRejected.Throttled, &t.LocalRejected.CircuitOpen}
 	for i := range t.Members {
 		c = append(c, &t.Members[i].Requests, &t.Members[i].Failed)
+	}
+	if t.PoolUnavailable != nil {
+		c = append(c, &t.PoolUnavailable)
 	}
 	return append(c, &t.answered) // last: check leaves it out
 }
@@ -176,8 +183,15 @@ func recordTimeline(ctx context.Context, cfg sim.Config, p int, bucket time.Dura
 		for i, m := range pool.Members {
 			t.Members[i].Name = m.Name
 		}
+		if pool.AllOut() {
+			t.PoolUnavailable = []int{}
+		}
 		cfg.Server = pool.Observed(func(at time.Duration, member int, failed bool) {
 			i := t.at(at)
+			if member < 0 {
+				t.PoolUnavailable[i]++
+				return
+			}
 			m := &t.Members[member]
 			m.Requests[i]++
 			if failed {
@@ -302,13 +316,19 @@ func (t *Timeline) check(asked time.Duration) error {
 
 // checkMembers says what is wrong with the pool members of timelines read
 // from a file, for a scenario with server model s: they must be the
-// pool's, by name and in order, or none for a server that is not a pool.
+// pool's, by name and in order, or none for a server that is not a pool;
+// PoolUnavailable is there for a pool with a cooldown only.
 func checkMembers(t *Timeline, s sim.ServerModel) error {
 	var want []string
+	allOut := false
 	if pool, ok := s.(*sim.Pool); ok {
 		for _, m := range pool.Members {
 			want = append(want, m.Name)
 		}
+		allOut = pool.AllOut()
+	}
+	if (t.PoolUnavailable != nil) != allOut {
+		return fmt.Errorf("timeline of %q: pool_unavailable %v, want it only for a pool with a cooldown", t.Policy, t.PoolUnavailable != nil)
 	}
 	got := make([]string, len(t.Members))
 	for i, m := range t.Members {

@@ -8,9 +8,9 @@ import (
 	"github.com/retrysim/retrysim/internal/scenariotest"
 )
 
-// A pool's member timelines add up to its per-member counters, for every
-// policy; a coarser bucket keeps the totals; a server that is not a pool
-// has none.
+// A pool's member timelines add up to its per-member counters, and its
+// own 429s to pool.unavailable, for every policy; a coarser bucket keeps
+// the totals; a server that is not a pool has none.
 func TestTimelinePoolMembers(t *testing.T) {
 	s := scenariotest.Builtin(t, "pool-cooldown")
 	for p := range s.Policies {
@@ -40,6 +40,9 @@ func TestTimelinePoolMembers(t *testing.T) {
 		if !failedSome {
 			t.Errorf("%s: no member failed", tl.Policy)
 		}
+		if want, _ := r.Counters.Get("pool.unavailable"); len(tl.PoolUnavailable) != tl.Buckets() || int64(sum(tl.PoolUnavailable)) != want || want == 0 {
+			t.Errorf("%s: %d answered by the pool in %d buckets, the counter says %d", tl.Policy, sum(tl.PoolUnavailable), len(tl.PoolUnavailable), want)
+		}
 		if err := tl.check(time.Second); err != nil {
 			t.Fatal(err)
 		}
@@ -56,8 +59,16 @@ func TestTimelinePoolMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if other.Members != nil {
-		t.Errorf("overload-burst has member timelines: %+v", other.Members)
+	if other.Members != nil || other.PoolUnavailable != nil {
+		t.Errorf("overload-burst has member timelines: %+v, %v", other.Members, other.PoolUnavailable)
+	}
+	// A pool without a cooldown never answers itself: no such series.
+	crash, _, err := RecordTimeline(scenariotest.Builtin(t, "stability-sim-metastable").Config(0, 1), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(crash.Members) != 2 || crash.PoolUnavailable != nil {
+		t.Errorf("stability-sim-metastable: %d members, pool_unavailable %v", len(crash.Members), crash.PoolUnavailable)
 	}
 }
 
@@ -94,6 +105,11 @@ func TestTimelinePoolMembersCheck(t *testing.T) {
 	}
 	if err := checkMembers(&tl, scenariotest.Builtin(t, "overload-burst").Server); err == nil {
 		t.Error("members for a server that is not a pool passed")
+	}
+	tl = record()
+	tl.PoolUnavailable = nil
+	if err := checkMembers(&tl, s.Server); err == nil || !strings.Contains(err.Error(), "pool_unavailable") {
+		t.Errorf("no pool_unavailable for a pool with a cooldown: %v", err)
 	}
 }
 

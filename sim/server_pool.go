@@ -261,6 +261,9 @@ func (s *poolState) Arrive(now time.Duration, req Request) Response {
 	i := s.choose(now)
 	if i < 0 {
 		s.allOut++
+		if s.model.observe != nil {
+			s.model.observe(now, -1, true)
+		}
 		return Response{Outcome: policies.Outcome{Class: policies.RetryAfter, Status: 429, ServerWait: s.firstBack() - now}, At: now, Ticket: poolTicket(ownTicket, -1, len(s.members))}
 	}
 	m := &s.members[i]

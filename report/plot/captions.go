@@ -14,5 +14,5 @@ var howToRead = map[string]string{
 	"distributions": "Spread over the seeds per policy: box from the first to the third quartile, line at the median, whiskers to 1.5×IQR, circles beyond. " +
 		"Panels marked (completed only) describe only the operations that completed; the label above each box says what share that is. Hollow: as in outcomes.",
 	"members": "For a pool, per policy on the first seed: the requests the balancer sent each member per bucket (solid, one colour per member) and those the member failed (dashed, same colour). " +
-		"A solid line that drops to 0 while the others rise is a member ejected or cooled down; a dashed line that meets its solid one is a member failing everything (a crash); requests the pool answered itself (every member out) are on no line.",
+		"A solid line that drops to 0 while the others rise is a member ejected or cooled down; a dashed line that meets its solid one is a member failing everything (a crash); the grey dotted line is the requests the pool answered itself with 429, every member being cooled down.",
 }

@@ -87,9 +87,9 @@ func HasMembers(d *runs.PlotData) bool {
 // how many of those the member failed (dashed, same colour): one panel
 // per policy, titled "POLICY: pool members". Up to maxMemberLines members
 // get their own lines; more are summed. Requests the pool answered
-// itself with every member cooled down are in no member's line (the
-// counter pool.unavailable counts them). The y axis is shared or per
-// panel as in TimelineFigure.
+// itself with every member cooled down (pool.unavailable) are a grey
+// dotted line of their own, when there are any. The y axis is shared or
+// per panel as in TimelineFigure.
 func MembersFigure(d *runs.PlotData) (*Figure, error) {
 	if !HasMembers(d) {
 		return nil, fmt.Errorf("%s: no pool members to plot", d.Scenario)
@@ -121,6 +121,16 @@ func MembersFigure(d *runs.PlotData) (*Figure, error) {
 		}
 		l.peaks[p] = max(l.peaks[p], 1)
 	}
+	unavailable := slices.ContainsFunc(d.Timelines, func(t runs.Timeline) bool {
+		return slices.ContainsFunc(t.PoolUnavailable, func(n int) bool { return n > 0 })
+	})
+	if unavailable {
+		for p := range d.Timelines {
+			for _, v := range d.Timelines[p].PoolUnavailable {
+				l.peaks[p] = max(l.peaks[p], float64(v))
+			}
+		}
+	}
 	l.sharedMax = slices.Max(l.peaks)
 	l.perPanel = slices.Min(l.peaks) < l.sharedMax/4
 	per := plotDuration(l.bucket)
@@ -147,6 +157,16 @@ func MembersFigure(d *runs.PlotData) (*Figure, error) {
 			fail.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 			p.Add(req, fail)
 			fig.addLegend(ml.label, req)
+		}
+		if unavailable && t.PoolUnavailable != nil {
+			line, err := bucketLine(t.PoolUnavailable, t.Bucket, l.end, l.unit)
+			if err != nil {
+				return nil, err
+			}
+			line.Color, line.Width = colorMemberKey, vg.Points(1.5)
+			line.Dashes = []vg.Length{vg.Points(1.5), vg.Points(2)}
+			p.Add(line)
+			fig.addLegend("429 from the pool: every member out", line)
 		}
 		l.place(fig, p, pi)
 	}
