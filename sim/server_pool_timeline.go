@@ -11,7 +11,7 @@ import "time"
 type PoolObserver func(at time.Duration, member int, failed bool)
 
 // Observed returns a copy of p whose runs tell observe of each request
-// sent to a member, for per-member timelines; p itself is not changed.
+// they decide, for per-member timelines; p itself is not changed.
 // The copy shares p's members, which runs only read.
 func (p *Pool) Observed(observe PoolObserver) *Pool {
 	c := *p
