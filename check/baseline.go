@@ -102,6 +102,9 @@ func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 		Scenario string            `json:"scenario"`
 		Seed     uint64            `json:"seed"`
 		Results  []json.RawMessage `json:"results"`
+		// A pool's or layered policy's counters; not compared.
+		PoolMembers []report.BreakdownRow `json:"pool_members"`
+		Layers      []report.BreakdownRow `json:"layers"`
 	}
 	if err := dec.Decode(&doc); err != nil {
 		return nil, bad("not a single-seed JSON report: %v", jsonErr(data, err))
@@ -109,7 +112,8 @@ func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, bad("unexpected data after the JSON document")
 	}
-	out := &report.Document{Schema: report.SingleSeedSchema, Scenario: doc.Scenario, Seed: doc.Seed}
+	out := &report.Document{Schema: report.SingleSeedSchema, Scenario: doc.Scenario, Seed: doc.Seed,
+		PoolMembers: doc.PoolMembers, Layers: doc.Layers}
 	seen := map[string]bool{}
 	for i, raw := range doc.Results {
 		pr, err := decodeResult(raw, set)

@@ -39,7 +39,8 @@ var kindCases = []kindCase{
 
 // Every scenario of a newer kind (pool, crash, billing, layers, codel,
 // mixture, Brooker's controls) runs in every command: compare (its pool
-// members or retry layers table adds up to the attempts), plot and report
+// members or retry layers table adds up to the attempts, and its JSON
+// reads back as check's baseline and in diff), plot and report
 // (a pool gets its members figure, nothing else does), sweep (both points
 // run, and differ), check (the expectations hold), and compare and plot
 // sharded in two and merged, byte for byte as unsharded.
@@ -88,7 +89,19 @@ func TestEveryKindEveryCommand(t *testing.T) {
 				if got := strings.Contains(table, "\nretry layers\n"); got != layered {
 					t.Errorf("retry layers table %v, want %v:\n%s", got, layered, table)
 				}
-				checkBreakdownSums(t, cli("compare", "--format", "json"), pool, layered)
+				base := cli("compare", "--format", "json")
+				checkBreakdownSums(t, base, pool, layered)
+				// The report reads back: as check's baseline, in diff.
+				file := filepath.Join(scratch, "baseline.json")
+				if err := os.WriteFile(file, []byte(base), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if out := cli("check", "--baseline", file); !strings.Contains(out, "PASS") {
+					t.Errorf("check --baseline:\n%s", out)
+				}
+				if _, errOut, code, _ := runCLI(t, "diff", file, file); code != 0 {
+					t.Errorf("diff of a report with itself: exit %d\n%s", code, errOut)
+				}
 			})
 			t.Run("plot", func(t *testing.T) {
 				dir := filepath.Join(scratch, "plots")
