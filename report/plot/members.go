@@ -99,19 +99,13 @@ func MembersFigure(d *runs.PlotData) (*Figure, error) {
 			return nil, fmt.Errorf("%s: policies' timelines have different pool members", d.Scenario)
 		}
 	}
-	l, err := layoutTimelines(d, func(t *runs.Timeline, i int) float64 {
-		most := 0
-		for _, m := range t.Members {
-			most = max(most, m.Requests[i])
-		}
-		return float64(most)
-	})
+	l, err := layoutTimelines(d, func(*runs.Timeline, int) float64 { return 0 })
 	if err != nil {
 		return nil, err
 	}
 	drawn := drawnMembers(d)
-	// The peaks without the pool's capacity, which no one member reaches;
-	// a summed line of other members counts too.
+	// The peaks are the lines' (a summed line of other members too), not
+	// the pool's capacity, which no one member reaches.
 	for p := range d.Timelines {
 		l.peaks[p] = 0
 		for _, ml := range memberLines(&d.Timelines[p], drawn) {
