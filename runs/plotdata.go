@@ -52,7 +52,7 @@ type Timeline struct {
 	// end of each bucket: a level, not a count per bucket. The client-side
 	// view of the server's queue and work in progress.
 	InFlight []int `json:"in_flight"`
-	// Members, for a scenario whose server is a pool (sim.Pool), count
+	// Members, for a scenario whose server is a pool (sim.MemberModel), count
 	// per member the requests the pool sent it and those it failed, by
 	// the time it decided them (their arrival), in the pool's member
 	// order; nil for any other server. Over a member they add up to its
@@ -178,10 +178,11 @@ func recordTimeline(ctx context.Context, cfg sim.Config, p int, bucket time.Dura
 			}
 		},
 	}
-	if pool, ok := cfg.Server.(*sim.Pool); ok {
-		t.Members = make([]MemberTimeline, len(pool.Members))
-		for i, m := range pool.Members {
-			t.Members[i].Name = m.Name
+	if pool, ok := cfg.Server.(sim.MemberModel); ok {
+		names := pool.MemberNames()
+		t.Members = make([]MemberTimeline, len(names))
+		for i, name := range names {
+			t.Members[i].Name = name
 		}
 		if pool.AllOut() {
 			t.PoolUnavailable = []int{}
@@ -321,10 +322,8 @@ func (t *Timeline) check(asked time.Duration) error {
 func checkMembers(t *Timeline, s sim.ServerModel) error {
 	var want []string
 	allOut := false
-	if pool, ok := s.(*sim.Pool); ok {
-		for _, m := range pool.Members {
-			want = append(want, m.Name)
-		}
+	if pool, ok := s.(sim.MemberModel); ok {
+		want = pool.MemberNames()
 		allOut = pool.AllOut()
 	}
 	if (t.PoolUnavailable != nil) != allOut {
