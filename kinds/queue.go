@@ -21,7 +21,9 @@ func registerQueue() {
 	full := metrics.RegisterCount(&metrics.Metric{Name: "server.queue_full", Unit: metrics.Count, Better: stats.LowerIsBetter})
 	// Requests that left the queue at their controlled-delay limit.
 	codelDropped := metrics.RegisterCount(&metrics.Metric{Name: "server.codel_dropped", Unit: metrics.Count, Better: stats.LowerIsBetter})
-	registerServer(&Kind{Name: "queue", Fields: []string{"concurrency", "phases", "trace", "service", "queue_limit", "reject", "retry_after", "reject_after", "drop_abandoned", "codel"},
+	// Requests an adaptive-LIFO queue took newest first.
+	lifo := metrics.RegisterCount(&metrics.Metric{Name: "server.lifo", Unit: metrics.Count})
+	registerServer(&Kind{Name: "queue", Fields: []string{"concurrency", "phases", "trace", "service", "queue_limit", "reject", "retry_after", "reject_after", "drop_abandoned", "codel", "adaptive_lifo"},
 		About: "workers serving requests first come, first served: latency grows with load"},
 		serverFuncs[*sim.Queue]{
 			decode:   decodeQueue,
@@ -45,6 +47,9 @@ func registerQueue() {
 				}
 				if q.CoDel.Interval > 0 {
 					names = append(names, codelDropped.Name)
+				}
+				if q.LIFO.On() {
+					names = append(names, lifo.Name)
 				}
 				return names
 			},
@@ -121,6 +126,18 @@ func decodeQueue(d *schema.Decoder, m *schema.Mapping, path string) *sim.Queue {
 		}
 		cm.Finish("target", "interval")
 	}
+	if m.Has("adaptive_lifo") {
+		lm := d.Mapping(m.Get("adaptive_lifo"), m.Field("adaptive_lifo"))
+		def := 100 * time.Millisecond
+		if q.CoDel.Interval > 0 {
+			def = q.CoDel.Interval
+		}
+		q.LIFO.Interval = lm.Duration("interval", def)
+		if q.LIFO.Interval <= 0 {
+			lm.Errorf("interval", "must be > 0: how long the queue must stand before the newest requests go first")
+		}
+		lm.Finish("interval")
+	}
 	if q.QueueLimit == 0 {
 		for _, f := range []string{"reject_after", "reject", "retry_after"} {
 			if m.Has(f) && (f == "reject_after" || !q.DropAbandoned && q.CoDel.Interval == 0) {
@@ -146,11 +163,18 @@ func describeQueue(q *sim.Queue) Table {
 	if q.DropAbandoned {
 		notes = append(notes, "requests whose client has gone are skipped")
 	}
+	if q.LIFO.On() {
+		notes = append(notes, fmt.Sprintf("adaptive LIFO: newest first once the queue has stood for %v", q.LIFO.Interval))
+	}
 	if c := q.CoDel; c.Interval > 0 {
 		notes = append(notes, fmt.Sprintf("controlled delay: a request waits at most %v once the queue has stood for %v (else %v), then fails with %s", c.Target, c.Interval, c.Interval, describeRejection(reject)))
 	}
+	order := "first come, first served"
+	if q.LIFO.On() {
+		order = "adaptive LIFO"
+	}
 	t := Table{
-		Caption: "Server: a queue of workers, first come, first served (" + strings.Join(notes, "; ") + ")",
+		Caption: "Server: a queue of workers, " + order + " (" + strings.Join(notes, "; ") + ")",
 		Header:  []string{"phase", "from", "until", "workers"},
 		Numeric: []bool{true, true, true, true},
 	}

@@ -430,7 +430,6 @@ func (r *runner) attemptEnd(now time.Duration) time.Duration {
 // waiting at giveUp (0: never) or at the end of its budget, whichever
 // comes first. retry says the attempt is not the operation's first.
 func (r *runner) sendTo(i int32, now, giveUp time.Duration, retry bool) {
-	o := &r.ops[i]
 	r.res.Attempts++
 	if f := r.cfg.Observer.OnSend; f != nil {
 		f(now, int(i), retry)
@@ -441,7 +440,18 @@ func (r *runner) sendTo(i int32, now, giveUp time.Duration, retry bool) {
 	if resp.Stream != nil || resp.Events > 0 && r.watchdog.On() {
 		r.watch(now, giveUp, &resp)
 	}
-	if resp.Pending && giveUp > 0 && resp.At > giveUp {
+	if resp.Pending {
+		r.pend(i, resp, giveUp)
+		return
+	}
+	r.deliver(i, now, resp, giveUp)
+}
+
+// pend waits for the server's decision on operation i's pending request
+// (resp, from Arrive or Decide), whose client stops waiting at giveUp.
+func (r *runner) pend(i int32, resp Response, giveUp time.Duration) {
+	o := &r.ops[i]
+	if giveUp > 0 && resp.At > giveUp {
 		// The client stops waiting before the server decides: its attempt
 		// ends at giveUp; the server decides anyway, at resp.At.
 		if resp.At > Horizon {
@@ -452,15 +462,11 @@ func (r *runner) sendTo(i int32, now, giveUp time.Duration, retry bool) {
 		r.await(i, policies.Outcome{Class: policies.Transient}, resp.At, giveUp)
 		return
 	}
-	if resp.Pending {
-		// The server decides at resp.At (see Decider). Until then the
-		// operation's outcome fields, unused while a request is out, hold
-		// the request's ticket and when its client stops waiting.
-		o.status, o.wait = resp.Ticket, giveUp
-		r.schedule(resp.At, i, evDecide)
-		return
-	}
-	r.deliver(i, now, resp, giveUp)
+	// The server decides at resp.At (see Decider). Until then the
+	// operation's outcome fields, unused while a request is out, hold
+	// the request's ticket and when its client stops waiting.
+	o.status, o.wait = resp.Ticket, giveUp
+	r.schedule(resp.At, i, evDecide)
 }
 
 // request is operation i's attempt sent at now, as the server sees it.
@@ -499,7 +505,12 @@ func (r *runner) decide(i int32, now time.Duration) {
 		r.err = r.cannotDecide()
 		return
 	}
-	r.deliver(i, now, r.decider.Decide(now, o.status), o.wait)
+	resp := r.decider.Decide(now, o.status)
+	if resp.Pending {
+		r.pend(i, resp, o.wait)
+		return
+	}
+	r.deliver(i, now, resp, o.wait)
 }
 
 // deliver schedules the server's response resp, decided at now, to
@@ -517,7 +528,16 @@ func (r *runner) decideDetached(at time.Duration, i, ticket int32) {
 		r.err = r.cannotDecide()
 		return
 	}
-	r.decided(at, i, r.decider.Decide(at, ticket).Outcome.Class, true)
+	resp := r.decider.Decide(at, ticket)
+	if resp.Pending {
+		if resp.At > Horizon {
+			r.err = fmt.Errorf("server model %T: a decision would pass the simulator's horizon of %v", r.cfg.Server, Horizon)
+			return
+		}
+		r.q.pushDetached(resp.At, i, resp.Ticket)
+		return
+	}
+	r.decided(at, i, resp.Outcome.Class, true)
 }
 
 // cannotDecide is the error of a run whose server left a request pending

@@ -89,7 +89,10 @@ type Response struct {
 type Decider interface {
 	// Decide decides the pending request with the given ticket at now, the
 	// time its pending response named, and returns what the client
-	// receives and when (At >= now). It is never pending again.
+	// receives and when (At >= now). It may leave the request pending
+	// again (Pending, At > now): the engine then asks again at At, as it
+	// would after Arrive (an adaptive-LIFO queue does, until a worker
+	// takes the request).
 	Decide(now time.Duration, ticket int32) Response
 }
 

@@ -49,6 +49,10 @@ type Queue struct {
 	// CoDel, if set (Interval > 0), bounds the time requests wait, as
 	// controlled delay does (see CoDel).
 	CoDel CoDel
+	// LIFO, if on, serves the newest waiting request first while the
+	// queue is congested (see AdaptiveLIFO); off, the queue is first
+	// come, first served.
+	LIFO AdaptiveLIFO
 }
 
 // CoDel is controlled delay as Facebook's "Fail at Scale" describes it for
@@ -104,6 +108,9 @@ func (q *Queue) Validate() error {
 	case q.CoDel != (CoDel{}) && !(q.CoDel.Target > 0 && q.CoDel.Interval >= q.CoDel.Target):
 		return fmt.Errorf("queue: controlled delay needs a target > 0 and an interval >= it (got %v, %v)", q.CoDel.Target, q.CoDel.Interval)
 	}
+	if err := q.LIFO.validate(); err != nil {
+		return err
+	}
 	if err := validateDistribution("queue: service time", q.Service); err != nil {
 		return err
 	}
@@ -145,6 +152,9 @@ func (q *Queue) NewServer(rng *rand.Rand) Server {
 	} else {
 		s.phaseEnd = q.Phases[0].Duration
 		s.setWorkers(0, q.Phases[0].Concurrency)
+	}
+	if q.LIFO.On() {
+		return &lifoState{queueState: *s}
 	}
 	if q.QueueLimit > 0 {
 		s.waiting = make(durationHeap, 0, min(q.QueueLimit, 1<<16))
