@@ -240,10 +240,11 @@ func NewHandler(model sim.ServerModel, opts ...Option) (*Handler, error) {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	if sim.DecidesLater(model) {
-		// Its decisions would have to wait for requests that arrive later,
-		// which one HTTP exchange per attempt cannot model.
+		// Its decisions would have to wait for requests that arrive later
+		// (a contention write, an adaptive-LIFO queue's turn), which one
+		// HTTP exchange per attempt answered at arrival cannot model.
 		return nil, &UnsupportedError{Command: "serve", What: "the " + kindName(model) +
-			" server model decides requests after they arrive (a read, then a write); serve answers each request as it arrives"}
+			" server model decides requests after they arrive (an answer depends on requests that arrive later); serve answers each request as it arrives"}
 	}
 	c := config{speed: 1, seed: 1, maxBody: DefaultMaxBody, maxBodies: DefaultMaxBodies, maxInFlight: DefaultMaxInFlight}
 	for _, o := range opts {

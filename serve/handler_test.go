@@ -322,4 +322,8 @@ func TestNewHandlerRefusesBadOptions(t *testing.T) {
 	if _, err := serve.NewHandler(&sim.Contention{Network: sim.Fixed(0)}); err == nil || !strings.Contains(err.Error(), "decides requests after they arrive") {
 		t.Errorf("a model that decides later: %v", err)
 	}
+	lifo := &sim.Queue{Concurrency: 1, Service: sim.Fixed(time.Millisecond), LIFO: sim.AdaptiveLIFO{Interval: time.Millisecond}}
+	if _, err := serve.NewHandler(lifo); err == nil || !strings.Contains(err.Error(), "the queue server model decides requests after they arrive") {
+		t.Errorf("an adaptive-LIFO queue: %v", err)
+	}
 }
