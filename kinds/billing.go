@@ -27,7 +27,10 @@ func registerBilling() {
 			v, _ := r.Counters.Get("billing.cost")
 			return float64(v) * sim.BillingUnit / float64(r.Completed), r.Completed > 0
 		})
-	registerServer(&Kind{Name: "billing", Fields: []string{"per_request", "per_input_token", "per_output_token", "input_tokens", "output_tokens", "bill_abandoned", "inner"},
+	// Streams billed in part (partial_streams) and their output tokens.
+	partial := metrics.RegisterCount(&metrics.Metric{Name: "billing.partial", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	partialTokens := metrics.RegisterCount(&metrics.Metric{Name: "billing.partial_output_tokens", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	registerServer(&Kind{Name: "billing", Fields: []string{"per_request", "per_input_token", "per_output_token", "input_tokens", "output_tokens", "bill_abandoned", "partial_streams", "inner"},
 		About: "bills an inner server's successes (per request and token), work finished after its client left included"},
 		serverFuncs[*sim.Billing]{
 			decode:   decodeBilling,
@@ -39,8 +42,12 @@ func registerBilling() {
 				k := serverKindOf(b.Inner)
 				return k != nil && k.instant(b.Inner)
 			},
-			metrics: func(*sim.Billing) []string {
-				return []string{billed.Name, abandoned.Name, perCompletion.Name, cost.Name}
+			metrics: func(b *sim.Billing) []string {
+				names := []string{billed.Name, abandoned.Name, perCompletion.Name, cost.Name}
+				if b.PartialStreams {
+					names = append(names, partial.Name, partialTokens.Name)
+				}
+				return names
 			},
 			inner: func(b *sim.Billing) []sim.ServerModel { return []sim.ServerModel{b.Inner} },
 			clone: func(b *sim.Billing) *sim.Billing {
@@ -61,6 +68,7 @@ func decodeBilling(d *schema.Decoder, m *schema.Mapping, path string) *sim.Billi
 		InputTokens:    int(m.Integer("input_tokens", 0, 0, 1<<31-1)),
 		OutputTokens:   int(m.Integer("output_tokens", 0, 0, 1<<31-1)),
 		BillAbandoned:  m.Boolean("bill_abandoned", true),
+		PartialStreams: m.Boolean("partial_streams", false),
 	}
 	needOneOf(m, "price", "per_request", "per_input_token", "per_output_token")
 	b.Inner = decodeInner(d, m, "the server whose work is billed, such as {type: queue, ...}")
@@ -80,6 +88,9 @@ func describeBilling(b *sim.Billing) Table {
 	who := "work finished after its client left included"
 	if !b.BillAbandoned {
 		who = "only answers a client still waits for"
+	}
+	if b.PartialStreams {
+		who += "; a stream cut or left before its end for the events sent"
 	}
 	inner := DescribeServer(b.Inner)
 	about := strings.TrimPrefix(inner.Caption, "Server")

@@ -73,6 +73,8 @@ type Response struct {
 	// many content events, the j-th j·(At−arrival)/(Events+1) after the
 	// arrival (as StreamFault's schedule): the engine's stream watchdog
 	// may end it, as Do's would, when its timeouts are below that gap.
+	// With Stream set, it is the events the whole answer would have had
+	// (the schedule's), for a model that bills the part sent.
 	Events int32
 }
 

@@ -25,7 +25,17 @@ type Billing struct {
 	InputTokens, OutputTokens int
 	// BillAbandoned bills the successes whose client has gone.
 	BillAbandoned bool
-	Inner         ServerModel
+	// PartialStreams bills a streamed answer (Response.Events, a stream
+	// fault) for the part the provider sent: one whose stream was cut,
+	// ended by the policy's stream watchdog, or left by its client
+	// (Request.GiveUpAt) before its last content event is billed its
+	// per-request price, its input tokens and the output tokens of the
+	// content events sent (OutputTokens·sent/events, rounded down), if it
+	// sent at least one; BillAbandoned does not apply to streams (the
+	// provider stops when the stream is closed). A stream sent whole is
+	// billed as any success.
+	PartialStreams bool
+	Inner          ServerModel
 }
 
 // Validate reports the first problem that would make the model meaningless.
@@ -81,11 +91,29 @@ type billingState struct {
 	// abandoned counts the billed successes whose client had gone.
 	abandoned int64
 	cost      float64 // in the prices' unit
+	// With PartialStreams: the streams billed in part and their output
+	// tokens, and the bill of the last answer, if a stream, not counted
+	// yet (the engine may still say the watchdog ended it: StreamEnded).
+	partial, partialTokens int64
+	stream                 streamBill
+}
+
+// streamBill is a streamed answer's bill: sent of events content events.
+type streamBill struct {
+	on            bool
+	sent, events  int
+	whole         bool // sent whole: billed as any success
+	input, output int
 }
 
 // Arrive lets the inner model decide, and bills its success.
 func (s *billingState) Arrive(now time.Duration, req Request) Response {
+	s.commitStream()
 	resp := s.inner.Arrive(now, req)
+	if s.model.PartialStreams && resp.Events > 0 && !resp.Pending {
+		s.billStream(now, req, resp)
+		return resp
+	}
 	if resp.Outcome.Class != policies.Success {
 		return resp
 	}
@@ -93,13 +121,7 @@ func (s *billingState) Arrive(now time.Duration, req Request) Response {
 	if gone && !s.model.BillAbandoned {
 		return resp
 	}
-	in, out := req.InputTokens, req.OutputTokens
-	if in == 0 {
-		in = s.model.InputTokens
-	}
-	if out == 0 {
-		out = s.model.OutputTokens
-	}
+	in, out := s.sizes(req)
 	s.billed++
 	if gone {
 		s.abandoned++
@@ -108,16 +130,86 @@ func (s *billingState) Arrive(now time.Duration, req Request) Response {
 	return resp
 }
 
+// sizes are the request's tokens, or the model's defaults.
+func (s *billingState) sizes(req Request) (in, out int) {
+	in, out = req.InputTokens, req.OutputTokens
+	if in == 0 {
+		in = s.model.InputTokens
+	}
+	if out == 0 {
+		out = s.model.OutputTokens
+	}
+	return in, out
+}
+
+// billStream notes the bill of a streamed answer sent at now: the content
+// events that come before its cut and its client's give-up.
+func (s *billingState) billStream(now time.Duration, req Request, resp Response) {
+	events := int(resp.Events)
+	var t policies.StreamTimeline
+	switch {
+	case resp.Stream != nil:
+		t = *resp.Stream
+	case resp.Outcome.Class == policies.Success:
+		gap := (resp.At - now) / time.Duration(events+1) // as the engine's watchdog reads it
+		t = policies.StreamTimeline{Content: events, First: gap, Gap: gap, End: resp.At - now}
+	default:
+		return
+	}
+	b := streamBill{on: true, sent: t.Content, events: events, whole: resp.Stream == nil}
+	if req.GiveUpAt > 0 && resp.At > req.GiveUpAt {
+		b.sent, b.whole = min(b.sent, eventsBefore(t, req.GiveUpAt-now)), false
+	}
+	b.input, b.output = s.sizes(req)
+	s.stream = b
+}
+
+// StreamEnded is told that the policy's watchdog ended the last answer
+// after events content events (StreamEnder).
+func (s *billingState) StreamEnded(resp Response, events int) {
+	if s.stream.on {
+		s.stream.sent, s.stream.whole = min(s.stream.sent, events), false
+	}
+	streamEndedInner(s.inner, resp, events)
+}
+
+// commitStream counts the last streamed answer's bill.
+func (s *billingState) commitStream() {
+	b := s.stream
+	if !b.on {
+		return
+	}
+	s.stream = streamBill{}
+	out := b.output
+	if !b.whole {
+		if b.sent == 0 {
+			return
+		}
+		out = int(int64(b.output) * int64(b.sent) / int64(b.events))
+		s.partial++
+		s.partialTokens += int64(out)
+	}
+	s.billed++
+	s.cost += s.model.PerRequest + s.model.PerInputToken*float64(b.input) + s.model.PerOutputToken*float64(out)
+}
+
 // ReportCounters reports the inner model's counters, then the bill:
 // billing.billed (requests), billing.abandoned (those whose client had
-// gone) and billing.cost (in 1e-9 of the prices' unit, rounded).
+// gone) and billing.cost (in 1e-9 of the prices' unit, rounded); with
+// PartialStreams, billing.partial (streams billed in part) and
+// billing.partial_output_tokens (their output tokens).
 func (s *billingState) ReportCounters(c *Counters) {
+	s.commitStream()
 	if r, ok := s.inner.(CounterReporter); ok {
 		r.ReportCounters(c)
 	}
 	c.Add("billing.billed", s.billed)
 	c.Add("billing.abandoned", s.abandoned)
 	c.Add("billing.cost", int64(math.Round(min(s.cost*billingUnit, math.MaxInt64/2))))
+	if s.model.PartialStreams {
+		c.Add("billing.partial", s.partial)
+		c.Add("billing.partial_output_tokens", s.partialTokens)
+	}
 }
 
 // BillingUnit is what one unit of the billing.cost counter is worth in the

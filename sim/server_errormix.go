@@ -174,7 +174,7 @@ func (s *mixState) Arrive(now time.Duration, req Request) Response {
 	if fault.Kind != NoFault {
 		t := fault.Timeline(s.latency.Sample(s.rng), m.streamEvents())
 		s.stats.Faults++
-		return Response{Outcome: streamCut(t), At: now + t.End, Stream: &t}
+		return Response{Outcome: streamCut(t), At: now + t.End, Stream: &t, Events: int32(m.streamEvents())}
 	}
 	if m.Stream && failed.Class == policies.Capacity {
 		full := s.latency.Sample(s.rng)

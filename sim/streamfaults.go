@@ -155,7 +155,9 @@ func (r *runner) watch(now, giveUp time.Duration, resp *Response) {
 		end = giveUp
 	}
 	n := t.Content
-	if at, c, ok := r.watchdog.Fires(t); ok && now+at < end {
+	at, c, fired := r.watchdog.Fires(t)
+	fired = fired && now+at < end
+	if fired {
 		resp.At = now + at
 		resp.Outcome = (&policies.StreamError{Content: c, Stalled: true}).Outcome()
 		n, end = c, now+at
@@ -163,16 +165,45 @@ func (r *runner) watch(now, giveUp time.Duration, resp *Response) {
 	}
 	if n > 0 && end-now <= t.Last() {
 		// Ended before the last event: count those before the end.
-		n = 0
-		if d := end - now; d > t.First {
-			n = 1
-			if t.Gap > 0 {
-				n += int((d - t.First - 1) / t.Gap)
-			}
-		}
-		n = min(n, t.Content)
+		n = eventsBefore(t, end-now)
+	}
+	if fired {
+		r.streamEnded(*resp, n)
 	}
 	r.faultEvents += int64(n)
+}
+
+// eventsBefore is the number of the timeline's content events that come
+// before d after the send: all of them when d is after the last.
+func eventsBefore(t policies.StreamTimeline, d time.Duration) int {
+	if d > t.Last() {
+		return t.Content
+	}
+	n := 0
+	if d > t.First {
+		n = 1
+		if t.Gap > 0 {
+			n += int((d - t.First - 1) / t.Gap)
+		}
+	}
+	return min(n, t.Content)
+}
+
+// StreamEnder is an optional interface of a Server that wants to know when
+// the policy's stream watchdog ends a stream sooner than its answer said
+// (a billing server bills the events sent). The engine calls it right
+// after the Arrive that gave resp, with the content events sent before the
+// watchdog ended the attempt. A wrapper forwards it to the model that
+// answered, as it forwards Cancel.
+type StreamEnder interface {
+	StreamEnded(resp Response, events int)
+}
+
+// streamEnded tells the server, if it asks, of a stream the watchdog ended.
+func (r *runner) streamEnded(resp Response, events int) {
+	if e, ok := r.server.(StreamEnder); ok {
+		e.StreamEnded(resp, events)
+	}
 }
 
 // watchHealthy applies the watchdog to a healthy stream (Response.Events)
@@ -196,6 +227,7 @@ func (r *runner) watchHealthy(now, giveUp time.Duration, resp *Response) {
 	resp.Outcome = (&policies.StreamError{Content: c, Stalled: true}).Outcome()
 	r.stalled++
 	r.faultEvents += int64(c)
+	r.streamEnded(*resp, c)
 }
 
 // reportStreams adds stream.faulted, stream.watchdog and
