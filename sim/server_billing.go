@@ -28,7 +28,7 @@ type Billing struct {
 	// PartialStreams bills a streamed answer (Response.Events, a stream
 	// fault) for the part the provider sent: one whose stream was cut,
 	// ended by the policy's stream watchdog, or left by its client
-	// (Request.GiveUpAt) before its last content event is billed its
+	// (Request.GiveUpAt) before its end is billed its
 	// per-request price, its input tokens and the output tokens of the
 	// content events sent (OutputTokens·sent/events, rounded down), if it
 	// sent at least one; BillAbandoned does not apply to streams (the
