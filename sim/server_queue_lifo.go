@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"sort"
 	"time"
 )
 
@@ -57,8 +58,9 @@ type lifoState struct {
 
 // lifoForecast saves wake-ups when nothing removes a waiting request but a
 // pick (no controlled delay, no DropAbandoned): the line then has no holes,
-// and a request with k requests older or k newer than it, whichever is
-// fewer, is taken at the (k+1)-th pick from now or later. The pick times
+// and a request with m requests older and n newer than it is taken at the
+// (m+1)-th pick if that comes before the queue is congested, else n picks
+// after the first congested one, or later (see wake). The pick times
 // are known while the queue does not empty: the workers' free times, with
 // the service times drawn ahead in the order the picks will use them (the
 // draws are the ones start would make, so the run is the same). A request
@@ -107,7 +109,6 @@ func (s *lifoState) Arrive(now time.Duration, req Request) Response {
 	if s.startAt(now) == now { // nobody waits: advance left no free worker else
 		return Response{At: s.start(now, req.GiveUpAt)}
 	}
-	free := s.nextFree()
 	if limit := s.model.QueueLimit; limit > 0 && s.waiting >= limit {
 		s.stats.QueueFull++
 		return Response{Outcome: s.reject.Outcome(), At: now + s.model.RejectAfter}
@@ -135,7 +136,7 @@ func (s *lifoState) Arrive(now time.Duration, req Request) Response {
 	s.line = append(s.line, lifoEntry{ticket: t, seq: s.seq})
 	s.seq++
 	s.waiting++
-	return s.pending(t, free)
+	return s.pending(t, s.wake(&s.reqs[t]))
 }
 
 // pending leaves request t waiting until the next time a worker is free
@@ -186,9 +187,34 @@ func (s *lifoState) wake(r *lifoRequest) time.Duration {
 		f.sim = append(f.sim[:0], s.free...)
 		f.phase, f.invalid = s.phase, false
 	}
-	older := r.pos - s.front
-	k := int(min(older, int64(s.waiting)-1-older))
-	for len(f.picks) <= k {
+	// Picks before the queue has stood for the interval (congested) take
+	// the oldest, later ones the newest, until the queue empties: r goes
+	// after its older requests if that comes first, else after the picks
+	// up to congested and then its newer ones (more may arrive).
+	older := int(r.pos - s.front)
+	newer := s.waiting - 1 - older
+	congested := s.since + s.model.LIFO.Interval
+	var k int
+	switch {
+	case s.forecast(0) >= congested:
+		k = newer
+	case s.forecast(older) < congested:
+		k = older
+	default:
+		k = sort.Search(older, func(j int) bool { return s.fc.picks[j] >= congested }) + newer
+	}
+	at := s.forecast(k)
+	if s.phase < len(s.model.Phases)-1 {
+		at = min(at, s.phaseEnd) // a phase change may add workers
+	}
+	return at
+}
+
+// forecast returns the time of the j-th pick from now (0: the next), as
+// long as the queue stands, extending the forecast as needed.
+func (s *lifoState) forecast(j int) time.Duration {
+	f := &s.fc
+	for len(f.picks) <= j {
 		n := len(f.picks)
 		for len(f.ahead) <= n {
 			f.ahead = append(f.ahead, s.service.Sample(s.rng))
@@ -197,11 +223,7 @@ func (s *lifoState) wake(r *lifoRequest) time.Duration {
 		f.picks = append(f.picks, at)
 		f.sim.replaceTop(at + f.ahead[n])
 	}
-	at := f.picks[k]
-	if s.phase < len(s.model.Phases)-1 {
-		at = min(at, s.phaseEnd) // a phase change may add workers
-	}
-	return at
+	return f.picks[j]
 }
 
 // nextFree is the earliest time a worker is free, after the phase changes
