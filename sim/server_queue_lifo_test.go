@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -252,6 +253,72 @@ func TestQueueLIFOForecastChangesNothing(t *testing.T) {
 		with.Events = without.Events
 		if !reflect.DeepEqual(with, without) {
 			t.Errorf("service %v: the forecast changes the run: completed %d vs %d, attempts %d vs %d", service, with.Completed, without.Completed, with.Attempts, without.Attempts)
+		}
+	}
+}
+
+// checkedQueue runs a queue and fails the test on an answer before the
+// time it is given (a pick the queue made while the request slept), or a
+// pending answer that does not move time on.
+type checkedQueue struct {
+	*Queue
+	t *testing.T
+}
+
+func (c checkedQueue) NewServer(rng *rand.Rand) Server {
+	return &checkedServer{c.Queue.NewServer(rng).(*lifoState), c.t}
+}
+
+type checkedServer struct {
+	*lifoState
+	t *testing.T
+}
+
+func (s *checkedServer) Arrive(now time.Duration, req Request) Response {
+	return s.check("Arrive", now, s.lifoState.Arrive(now, req))
+}
+
+func (s *checkedServer) Decide(now time.Duration, ticket int32) Response {
+	r := s.check("Decide", now, s.lifoState.Decide(now, ticket))
+	if r.Pending && r.At == now {
+		s.t.Fatalf("Decide at %v: pending again at the same time", now)
+	}
+	return r
+}
+
+func (s *checkedServer) check(what string, now time.Duration, r Response) Response {
+	if r.At < now {
+		s.t.Fatalf("%s at %v: answer at %v, in the past", what, now, r.At)
+	}
+	return r
+}
+
+// Every discipline variant, through the engine with timeouts and retries:
+// no answer comes before its decision, and every attempt is decided once.
+func TestQueueLIFONeverAnswersLate(t *testing.T) {
+	for _, v := range []struct {
+		name string
+		set  func(q *Queue)
+	}{
+		{"lifo", func(q *Queue) { q.CoDel = CoDel{} }},
+		{"lifo+codel", func(q *Queue) {}},
+		{"lifo+drop", func(q *Queue) { q.CoDel, q.DropAbandoned = CoDel{}, true }},
+		{"lifo+limit", func(q *Queue) { q.CoDel, q.QueueLimit = CoDel{}, 20 }},
+		{"lifo, fixed service", func(q *Queue) { q.CoDel, q.Service = CoDel{}, Fixed(100*ms) }},
+		{"lifo, 2 workers", func(q *Queue) {
+			q.CoDel, q.Phases = CoDel{}, []WorkerPhase{{Duration: 5 * sec, Concurrency: 2}, {Duration: 5 * sec, Concurrency: 0}, {Concurrency: 8}}
+		}},
+	} {
+		for seed := uint64(1); seed <= 2; seed++ {
+			cfg := lifoMetastable(seed)
+			q := *cfg.Server.(*Queue)
+			v.set(&q)
+			cfg.Server = checkedQueue{&q, t}
+			cfg.Workload = &OpenLoop{Rates: ConstantRate(70), Until: 35 * sec}
+			r := mustRun(t, cfg)
+			if r.Admitted+r.Rejected != r.Attempts {
+				t.Errorf("%s, seed %d: admitted %d + rejected %d != attempts %d", v.name, seed, r.Admitted, r.Rejected, r.Attempts)
+			}
 		}
 	}
 }
