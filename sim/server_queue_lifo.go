@@ -19,8 +19,10 @@ import (
 // (Response.Pending): its start depends on requests that arrive later,
 // so the queue decides it at each time a worker may take it (the next
 // time a worker is free, or its controlled-delay limit) and leaves it
-// pending again until one does. Each waiting request is thus looked at
-// once per pick while it waits: long queues cost events.
+// pending again until one does. With controlled delay or DropAbandoned,
+// each waiting request is thus looked at once per pick while it waits
+// (long queues cost events); without, a forecast of the picks wakes it
+// only at the first pick that could take it (lifoForecast).
 type AdaptiveLIFO struct {
 	// Interval > 0 turns the discipline on; 0 means first come, first
 	// served.
@@ -66,10 +68,6 @@ type lifoState struct {
 // draws are the ones start would make, so the run is the same). A request
 // then sleeps until that pick (or the next phase change) instead of waking
 // at every pick.
-// lifoForecasts turns the forecast on; tests turn it off to check that it
-// changes nothing but the events.
-var lifoForecasts = true
-
 type lifoForecast struct {
 	ahead   []time.Duration // service draws made ahead, for the next starts in order
 	picks   []time.Duration // the next pick times, from now, while the queue stands
@@ -77,6 +75,10 @@ type lifoForecast struct {
 	phase   int             // the phase picks was computed in
 	invalid bool
 }
+
+// lifoForecasts turns the forecast on; tests turn it off to check that it
+// changes nothing but the events.
+var lifoForecasts = true
 
 // lifoRequest is a request the queue has left pending.
 type lifoRequest struct {
