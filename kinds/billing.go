@@ -17,12 +17,12 @@ func registerBilling() {
 	// requests and cost per completed operation.
 	billed := metrics.RegisterCount(&metrics.Metric{Name: "billing.billed", Quantity: "requests billed", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true})
 	abandoned := metrics.RegisterCount(&metrics.Metric{Name: "billing.abandoned", Unit: metrics.Count, Better: stats.LowerIsBetter})
-	perCompletion := metrics.RegisterCounted(&metrics.Metric{Name: "billing.billed_per_completion", Unit: metrics.Ratio, Better: stats.LowerIsBetter, JSONDecimals: 4},
+	perCompletion := metrics.RegisterCounted(&metrics.Metric{Name: "billing.billed_per_completion", Unit: metrics.Ratio, Better: stats.LowerIsBetter, JSONDecimals: 4, Missing: "nothing completed"},
 		func(r *sim.Result) (float64, bool) {
 			v, _ := r.Counters.Get("billing.billed")
 			return float64(v) / float64(r.Completed), r.Completed > 0
 		})
-	cost := metrics.RegisterCounted(&metrics.Metric{Name: "billing.cost_per_completion", Unit: metrics.Ratio, Better: stats.LowerIsBetter, JSONDecimals: 6},
+	cost := metrics.RegisterCounted(&metrics.Metric{Name: "billing.cost_per_completion", Unit: metrics.Ratio, Better: stats.LowerIsBetter, JSONDecimals: 6, Missing: "nothing completed"},
 		func(r *sim.Result) (float64, bool) {
 			v, _ := r.Counters.Get("billing.cost")
 			return float64(v) * sim.BillingUnit / float64(r.Completed), r.Completed > 0

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -56,5 +57,16 @@ func TestBillingPartialStreamsDecode(t *testing.T) {
 	_, err := Parse("m.yaml", []byte(withModels("    server: {type: billing, per_output_token: 0.001, partial_streams: 1, inner: {type: error-mix, response_time: 1s, failures: [{probability: 0.1, reject: server-error}]}}\n", burstClients)))
 	if err == nil || !strings.Contains(err.Error(), "scenarios[0].server.partial_streams") {
 		t.Errorf("a non-boolean partial_streams: %v", err)
+	}
+}
+
+// A policy that completes nothing has no billed-per-completion value: the
+// metrics say they may be missing, so that a shard of such a run merges
+// (the shard reader refused its null before).
+func TestBillingPerCompletionMayBeMissing(t *testing.T) {
+	for _, name := range []string{"billing.billed_per_completion", "billing.cost_per_completion"} {
+		if m, ok := metrics.Lookup(name); !ok || !m.MayBeMissing() {
+			t.Errorf("%s: registered %v, may be missing %v", name, ok, ok && m.MayBeMissing())
+		}
 	}
 }

@@ -35,6 +35,8 @@ var kindCases = []kindCase{
 	{scenario: "brooker-retry-controls", param: "max_attempts=2,4"},                                    // retry bucket, retry breaker
 	{scenario: "mixture-tail", file: "testdata/kinds-mixture.yaml", param: "rate=100,200", race: true}, // mixture service
 	{scenario: "mixture-response", file: "testdata/kinds-mixture.yaml", param: "clients=20,50"},        // mixture response time
+	{scenario: "metastable-lifo", param: "concurrency=8,10"},                                           // adaptive-LIFO queue
+	{scenario: "partial-billing", file: "testdata/kinds-partial-billing.yaml", param: "rate=10,20"},    // billing of partial streams
 }
 
 // Every scenario of a newer kind (pool, crash, billing, layers, codel,
