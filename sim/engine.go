@@ -112,6 +112,14 @@ type runner struct {
 	// watchdog is the policy's stream watchdog, read once per run: a
 	// healthy stream is watched only when it is on.
 	watchdog policies.Watchdog
+	// limit is the latest time an event may be scheduled at without more
+	// ado: the horizon, or, while a layer schedules, the end of an attempt
+	// around it that it does not know (beyond). deadline is the policy's
+	// deadline, or 0 while a layer it does not reach sends (layers.go).
+	limit, deadline time.Duration
+	// operations is the run's number of operations; ops holds orphaned
+	// layer operations after them (layers.go).
+	operations int
 }
 
 // waiter wakes operation i of a run when a coordinator (the in-flight
@@ -135,6 +143,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	}
 	r.plan = plan
 	r.watchdog = plan.Policy.Watchdog()
+	r.limit, r.deadline = Horizon, plan.Policy.Deadline
 	r.plans, r.procs = nil, 1
 	if split, ok := cfg.Workload.(ProcessSplit); ok && split.ClientProcesses() > 1 {
 		if r.procs = split.ClientProcesses(); r.procs > MaxProcesses {
@@ -189,10 +198,17 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 			r.waiters[i] = waiter{r: r, i: int32(i)}
 		}
 	}
-	r.q.init(n, n)
+	r.operations = n
 	r.lay = nil
 	if len(cfg.Policy.Layers) > 0 {
-		r.lay = newLayers(cfg.Policy.Layers, n)
+		if r.lay, err = newLayers(cfg.Policy.Layers, n, cfg.Seed); err != nil {
+			return Result{}, fmt.Errorf("policy %q: %w", cfg.Policy.Name, err)
+		}
+	}
+	if r.lay != nil && r.lay.orphaning() {
+		r.q.init(MaxOperations, n) // event keys name orphans' slots too
+	} else {
+		r.q.init(n, n)
 	}
 	serverPCG := newStream(cfg.Seed, streamServer, 0)
 	r.server = cfg.Server.NewServer(rand.New(&serverPCG))
@@ -283,11 +299,14 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 			r.decide(i, at)
 		case evHedge:
 			r.hedgeEvent(i, at)
+		case evTier:
+			r.tierEvent(i, at)
 		}
 	}
 	if r.err != nil {
 		return Result{}, r.err
 	}
+	r.ops = r.ops[:n] // drop the orphans' slots
 	slices.Sort(r.res.Latencies)
 	slices.Sort(r.res.GiveUps)
 	r.res.Retries = r.res.Attempts - r.firstAttempts()
@@ -324,9 +343,8 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 // schedule makes kind the pending event of operation i, at time at. An
 // operation has at most one pending event.
 func (r *runner) schedule(at time.Duration, i int32, kind eventKind) {
-	if at > Horizon {
-		r.err = fmt.Errorf("policy %q: virtual time would pass the simulator's horizon of %v (client %d, attempt %d); set a deadline or fewer attempts",
-			r.cfg.Policy.Name, Horizon, i, r.ops[i].op.Attempts()+1)
+	if at > r.limit {
+		r.beyond(at, i, kind)
 		return
 	}
 	r.ops[i].next = kind
@@ -341,7 +359,7 @@ func (r *runner) schedule(at time.Duration, i int32, kind eventKind) {
 
 func (r *runner) firstAttempts() int {
 	n := 0
-	for i := range r.ops {
+	for i := range r.ops[:r.operations] {
 		if r.ops[i].op.Attempts() > 0 {
 			n++
 		}
@@ -432,7 +450,7 @@ func (r *runner) attemptEnd(now time.Duration) time.Duration {
 func (r *runner) sendTo(i int32, now, giveUp time.Duration, retry bool) {
 	r.res.Attempts++
 	if f := r.cfg.Observer.OnSend; f != nil {
-		f(now, int(i), retry)
+		f(now, r.owner(i), retry)
 	}
 	req := r.requestUntil(i, giveUp)
 	giveUp = req.GiveUpAt
@@ -484,14 +502,14 @@ func (r *runner) requestUntil(i int32, timeout time.Duration) Request {
 	}
 	req := Request{Fallback: o.op.OnFallback(), GiveUpAt: giveUp}
 	if r.sizer != nil {
-		req.InputTokens, req.OutputTokens = r.sizer.Tokens(int(i))
+		req.InputTokens, req.OutputTokens = r.sizer.Tokens(r.owner(i))
 	}
 	return req
 }
 
 // budgetEnd is when operation o's budget (deadline) ends; 0 for none.
 func (r *runner) budgetEnd(o *operation) time.Duration {
-	if d := r.plan.Policy.Deadline; d > 0 {
+	if d := r.deadline; d > 0 {
 		return o.start + d
 	}
 	return 0
@@ -503,6 +521,10 @@ func (r *runner) decide(i int32, now time.Duration) {
 	o := &r.ops[i]
 	if r.decider == nil {
 		r.err = r.cannotDecide()
+		return
+	}
+	if r.lay != nil {
+		r.decideInner(i, now)
 		return
 	}
 	resp := r.decider.Decide(now, o.status)
@@ -572,10 +594,10 @@ func (r *runner) decided(now time.Duration, i int32, class policies.Class, late 
 		r.res.Rejected++
 	}
 	if f := r.cfg.Observer.OnDecision; f != nil {
-		f(now, int(i), class)
+		f(now, r.owner(i), class)
 	}
 	if f := r.cfg.Observer.OnWasted; f != nil && late && class == policies.Success {
-		f(now, int(i))
+		f(now, r.owner(i))
 	}
 }
 
@@ -588,7 +610,7 @@ func (r *runner) respond(i int32, now time.Duration) {
 		if o.cut {
 			class = policies.Transient // the client stopped waiting
 		}
-		f(now, int(i), class)
+		f(now, r.owner(i), class)
 	}
 	if o.cut {
 		o.cut = false
@@ -683,9 +705,9 @@ func (r *runner) follow(i int32, now time.Duration, completed bool) {
 	if !ok {
 		return
 	}
-	if next != r.started || next >= len(r.ops) || start < now {
+	if next != r.started || next >= r.operations || start < now {
 		r.err = fmt.Errorf("workload chain: after operation %d ended at %v it named operation %d at %v; want operation %d (of %d), at %v or later",
-			i, now, next, start, r.started, len(r.ops), now)
+			i, now, next, start, r.started, r.operations, now)
 		return
 	}
 	r.started++

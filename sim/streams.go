@@ -9,6 +9,7 @@ const (
 	streamStart                      // one per operation: its start time
 	streamServer                     // one per run: the server's draws
 	streamWorkload                   // one per run: a workload's drawn starts and chain
+	streamOrphan                     // one per orphaned layer operation, in the order they are made (layers.go)
 )
 
 // newStream returns the PCG stream for (seed, kind, id).

@@ -1,0 +1,210 @@
+package sim
+
+import (
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+)
+
+// sidecar is a layer that retries with a fixed wait and, with orphans,
+// does not receive its caller's deadline.
+func sidecar(attempts int, wait time.Duration, orphans bool) Layer {
+	l := layer("sidecar", attempts, wait, 0)
+	l.NoDeadlinePropagation = orphans
+	return l
+}
+
+func layerCount(t *testing.T, r Result, name string) int64 {
+	t.Helper()
+	v, ok := r.Counters.Get(name)
+	if !ok {
+		t.Fatalf("no counter %s in %v", name, r.Counters)
+	}
+	return v
+}
+
+// runSends runs p against an always-500 server answering in 100 ms and
+// returns the result and when each attempt reached the server.
+func runSends(t *testing.T, clients int, p Policy) (Result, []time.Duration) {
+	t.Helper()
+	var sends []time.Duration
+	r, err := Run(Config{Seed: 1, Server: rejectAll(100 * time.Millisecond), Workload: &Burst{Clients: clients}, Policy: p,
+		Observer: Observer{OnSend: func(at time.Duration, op int, _ bool) {
+			if op >= clients {
+				t.Errorf("OnSend names operation %d of %d", op, clients)
+			}
+			sends = append(sends, at)
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, sends
+}
+
+// The app tries twice with a 200 ms attempt timeout around a sidecar that
+// tries 4 times, 50 ms apart, against a server that fails every request
+// after 100 ms. With deadline propagation the sidecar stops with each app
+// attempt (2 requests each); without, each sidecar loop goes on to its 4
+// requests after the app gave up on it, 2 of them sent after.
+func TestLayersOrphansKeepSending(t *testing.T) {
+	ms := time.Millisecond
+	r, sends := runSends(t, 1, layeredPolicy(2, 0, 200*ms, sidecar(4, 50*ms, false)))
+	if want := []time.Duration{0, 150 * ms, 200 * ms, 350 * ms}; !reflect.DeepEqual(sends, want) || r.GiveUps[0] != 400*ms {
+		t.Errorf("propagated: sends at %v, gave up at %v; want %v, 400ms", sends, r.GiveUps, want)
+	}
+	if got := layerCount(t, r, "layers.after_giveup"); got != 0 {
+		t.Errorf("propagated: %d attempts after the caller gave up, want 0", got)
+	}
+
+	r, sends = runSends(t, 1, layeredPolicy(2, 0, 200*ms, sidecar(4, 50*ms, true)))
+	want := []time.Duration{0, 150 * ms, 200 * ms, 300 * ms, 350 * ms, 450 * ms, 500 * ms, 650 * ms}
+	if !reflect.DeepEqual(sends, want) || r.GaveUp != 1 || r.GiveUps[0] != 400*ms || r.Completed != 0 {
+		t.Errorf("orphans: sends at %v, gave up %d at %v; want sends at %v, one give-up at 400ms", sends, r.GaveUp, r.GiveUps, want)
+	}
+	for name, want := range map[string]int64{
+		"layers.after_giveup": 4, "layers.sidecar.after_giveup": 4, "layers.sidecar.attempts_in": 2, "layers.sidecar.attempts": 8,
+		"layers.outer.attempts": 2, "layers.outer.retries.transient": 1, "layers.sidecar.retries.transient": 6, "layers.sidecar.retries.capacity": 0,
+	} {
+		if got := layerCount(t, r, name); got != want {
+			t.Errorf("orphans: %s = %d, want %d", name, got, want)
+		}
+	}
+	if r.Attempts != 8 || r.Retries != 7 {
+		t.Errorf("orphans: %d attempts, %d retries; want 8, 7", r.Attempts, r.Retries)
+	}
+}
+
+// An orphan's success reaches nobody: the server recovers at 250 ms, after
+// the app (one attempt, 200 ms timeout) gave up; the orphaned sidecar's
+// next request succeeds, and the operation still gave up.
+func TestLayersOrphanSuccessIsDiscarded(t *testing.T) {
+	ms := time.Millisecond
+	recovering := &CapacityWindows{ResponseTime: Fixed(100 * ms), Phases: []Phase{
+		{Duration: 250 * ms, Reject: Rejection{Status: 503, Class: policies.Capacity}}, {Admit: 100, Window: time.Second, Reject: overloaded}}}
+	r, err := Run(Config{Seed: 1, Server: recovering, Workload: &Burst{Clients: 1}, Policy: layeredPolicy(1, 0, 200*ms, sidecar(4, 50*ms, true))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Completed != 0 || r.GaveUp != 1 || r.Attempts != 3 || r.Admitted != 1 {
+		t.Errorf("%d completed, %d gave up, %d attempts, %d admitted; want 0, 1, 3 (the orphan stops at its success), 1", r.Completed, r.GaveUp, r.Attempts, r.Admitted)
+	}
+	if got := layerCount(t, r, "layers.sidecar.retries.capacity"); got != 2 {
+		t.Errorf("sidecar retried %d capacity failures, want 2", got)
+	}
+}
+
+// The policy's deadline ends an inner layer's wait too: a wait that
+// passes it is not sat out, and no request is sent after it.
+func TestLayersBudgetEndsInnerWaits(t *testing.T) {
+	p := layeredPolicy(3, 0, 0, layer("sdk", 3, 2*time.Second, 0))
+	p.Rules.Deadline = time.Second
+	r, sends := runSends(t, 1, p)
+	if len(sends) != 1 || r.GaveUp != 1 || r.GiveUps[0] != time.Second || r.GaveUpBy[policies.StopDeadline] != 1 {
+		t.Errorf("sends at %v, gave up at %v (%v); want one send, a give-up at the 1s deadline", sends, r.GiveUps, r.GaveUpBy)
+	}
+}
+
+// Without propagation the policy's deadline is the caller's alone: the
+// sidecar's loop goes on after it (sends at 0, 150 ms; the deadline at
+// 300 ms; then 300 and 450 ms by the orphan).
+func TestLayersBudgetOrphans(t *testing.T) {
+	ms := time.Millisecond
+	p := layeredPolicy(5, 0, 0, sidecar(4, 50*ms, true))
+	p.Rules.Deadline = 300 * ms
+	r, sends := runSends(t, 1, p)
+	want := []time.Duration{0, 150 * ms, 300 * ms, 450 * ms}
+	if !reflect.DeepEqual(sends, want) || r.GiveUps[0] != 300*ms || r.GaveUpBy[policies.StopDeadline] != 1 {
+		t.Errorf("sends at %v, gave up at %v (%v); want %v, a give-up at the deadline", sends, r.GiveUps, r.GaveUpBy, want)
+	}
+	if got := layerCount(t, r, "layers.after_giveup"); got != 2 {
+		t.Errorf("%d attempts after the caller gave up, want 2", got)
+	}
+}
+
+// Propagation is per layer: the app's timeout abandons the SDK, which
+// receives it, but the sidecar inside the SDK goes on; the SDK's own
+// timeout (200 ms, 2 attempts) orphans the sidecar as well.
+func TestLayersOrphansNested(t *testing.T) {
+	ms := time.Millisecond
+	sdk := layer("sdk", 2, 0, 200*ms)
+	r, sends := runSends(t, 1, layeredPolicy(1, 0, 0, sdk, sidecar(4, 50*ms, true)))
+	want := []time.Duration{0, 150 * ms, 200 * ms, 300 * ms, 350 * ms, 450 * ms, 500 * ms, 650 * ms}
+	if !reflect.DeepEqual(sends, want) || r.GiveUps[0] != 400*ms {
+		t.Errorf("sdk timeout: sends at %v, gave up at %v; want %v, 400ms", sends, r.GiveUps, want)
+	}
+	if got := layerCount(t, r, "layers.sdk.after_giveup"); got != 0 {
+		t.Errorf("the sdk, which receives the deadline, made %d attempts after its caller gave up", got)
+	}
+	// The app's 300 ms timeout abandons the SDK (in its second attempt,
+	// sent at 200 ms) and orphans the sidecar inside it, whose request
+	// sent at 200 ms is answered then: 2 requests after the first
+	// orphan's caller gave up, 3 after the second's.
+	r, sends = runSends(t, 1, layeredPolicy(1, 0, 300*ms, sdk, sidecar(4, 50*ms, true)))
+	if !reflect.DeepEqual(sends, want) || r.GiveUps[0] != 300*ms {
+		t.Errorf("app timeout: sends at %v, gave up at %v; want %v, 300ms", sends, r.GiveUps, want)
+	}
+	if got := layerCount(t, r, "layers.after_giveup"); got != 5 {
+		t.Errorf("app timeout: %d attempts after a caller gave up, want 5", got)
+	}
+}
+
+// A layer's coordinators are shared by every operation of the run at that
+// layer: a sidecar's retry quota of 50 tokens at 5 a retry allows 10
+// retries in all, however many callers send through it, orphans included.
+func TestLayerCoordinatorsShared(t *testing.T) {
+	for _, orphans := range []bool{false, true} {
+		sc := sidecar(5, 10*time.Millisecond, orphans)
+		sc.Coordinators = []policies.Spec{policies.RetryQuotaConfig{Capacity: 50, RetryCost: 5}}
+		r, _ := runSends(t, 20, layeredPolicy(2, 0, 150*time.Millisecond, sc))
+		if got := layerCount(t, r, "layers.sidecar.retries.transient"); got != 10 || r.Attempts != 40+10 {
+			t.Errorf("orphans %v: the sidecar retried %d times, %d attempts; want 10 retries, 50 attempts", orphans, got, r.Attempts)
+		}
+	}
+}
+
+// A layer refuses coordinators it cannot drive, with the layer's name.
+func TestLayerCoordinatorsRefused(t *testing.T) {
+	for _, s := range []policies.Spec{policies.LimitConfig{MaxInFlight: 2}, policies.HedgeConfig{Delay: time.Second}, policies.PacerConfig{}} {
+		sc := sidecar(3, 0, false)
+		sc.Coordinators = []policies.Spec{s}
+		cfg := Config{Server: rejectAll(0), Workload: &Burst{Clients: 1}, Policy: layeredPolicy(1, 0, 0, sc)}
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `layer "sidecar"`) {
+			t.Errorf("%T: %v", s, err)
+		}
+	}
+}
+
+// Orphans draw from streams of their own: a run with orphans and jitter
+// is the same twice and whatever GOMAXPROCS.
+func TestLayersOrphansDeterministic(t *testing.T) {
+	sc := Layer{Name: "sidecar", NoDeadlinePropagation: true, Rules: policies.Policy{Backoff: policies.FullJitter{Base: 20 * time.Millisecond, Factor: 2, Cap: time.Second}, MaxAttempts: 4}}
+	cfg := Config{Seed: 7, Server: &ErrorMix{Latency: Exponential{Mean: 80 * time.Millisecond},
+		Phases: []MixPhase{{Outcomes: []MixOutcome{{P: 0.6, Reject: Rejection{Status: 503, Class: policies.Capacity}}}}}},
+		Workload: &OpenLoop{Rates: ConstantRate(200), Until: 5 * time.Second},
+		Policy: Policy{Name: "app", Rules: policies.Policy{Backoff: policies.FullJitter{Base: 10 * time.Millisecond, Factor: 2, Cap: time.Second}, MaxAttempts: 3, AttemptTimeout: 150 * time.Millisecond},
+			Layers: []Layer{sc}}}
+	var rs []Result
+	for _, procs := range []int{1, 2, 1} {
+		old := runtime.GOMAXPROCS(procs)
+		var x Runner // reused memory must not matter either
+		r, err := x.Run(cfg)
+		if err == nil && procs == 1 && len(rs) == 2 {
+			r, err = x.Run(cfg)
+		}
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	if !reflect.DeepEqual(rs[0], rs[1]) || !reflect.DeepEqual(rs[0], rs[2]) {
+		t.Error("results differ between runs")
+	}
+	if got := layerCount(t, rs[0], "layers.after_giveup"); got < 100 {
+		t.Errorf("only %d attempts after the caller gave up: the case does not exercise orphans", got)
+	}
+}
