@@ -53,6 +53,7 @@ func TestCountedMetricsOrder(t *testing.T) {
 		"billing.billed", "billing.abandoned", "billing.billed_per_completion", "billing.cost_per_completion", "billing.partial", "billing.partial_output_tokens",
 		"sessions.completed", "sessions.failed", "sessions.resumed", "sessions.turns_repeated", "sessions.tokens_wasted",
 		"hedge.sent", "hedge.denied", "hedge.cancelled", "server.stream_faults", "stream.watchdog", "stream.wasted_events",
+		"layers.after_giveup", "layers.retrying_retry_after", "layers.retrying_capacity", "layers.retrying_transient", "layers.retrying_terminal",
 		"recovery.goodput_during", "recovery.goodput_after", "recovery.recovered", "recovery.time_to_recover_ms"}
 	names := metrics.Names()
 	if got := names[len(names)-len(counted):]; !slices.Equal(got, counted) {

@@ -149,8 +149,8 @@ func withLayers(layers string) string {
 }
 
 // A policy's layers decode as policies of their own (presets too), and
-// a layer that has what layers do not (a deadline, coordinators, its own
-// layers) is an error at its field.
+// a layer that has what layers do not (a deadline, an in-flight limit, its
+// own layers) is an error at its field.
 func TestLayersDecode(t *testing.T) {
 	s := parseOne(t, withLayers("[{name: sdk, type: anthropic-sdk}, {name: sidecar, type: immediate, delay: 0s, max_attempts: 5, attempt_timeout: 2s}]"))
 	ls := s.Policies[0].Layers
@@ -164,7 +164,7 @@ func TestLayersDecode(t *testing.T) {
 		{"[]", "scenarios[0].policies[0].layers: the list is empty"},
 		{"[{name: sdk, type: immediate}]", "scenarios[0].policies[0].layers[0].max_attempts: set max_attempts or deadline"},
 		{"[{name: sdk, type: immediate, max_attempts: 2, deadline: 1s}]", "scenarios[0].policies[0].layers[0].deadline: an inner layer has no deadline"},
-		{"[{name: sdk, type: immediate, max_attempts: 2, breaker: {}}]", "scenarios[0].policies[0].layers[0].type: an inner layer has no coordinators"},
+		{"[{name: sdk, type: immediate, max_attempts: 2, max_in_flight: 2}]", "scenarios[0].policies[0].layers[0].max_in_flight: an inner layer's coordinators must not queue"},
 		{"[{name: sdk, type: immediate, max_attempts: 2, layers: [{name: x, type: immediate, max_attempts: 2}]}]", "scenarios[0].policies[0].layers[0].layers: list every layer"},
 		{"[{name: sdk, type: immediate, max_attempts: 2}, {name: sdk, type: immediate, max_attempts: 2}]", `scenarios[0].policies[0].layers[1].name: two layers are called "sdk"`},
 		{"[{name: outer, type: immediate, max_attempts: 2}]", `scenarios[0].policies[0].layers[0].name: "outer" names the policy's own layer`},

@@ -209,7 +209,7 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("policy %q hedges and has retry layers inside; a layered policy cannot hedge (yet)", c.Policy.Name)
 		}
 	}
-	if err := validateLayers(c.Policy.Layers); err != nil {
+	if err := ValidateLayers(c.Policy.Layers); err != nil {
 		return fmt.Errorf("policy %q: %w", c.Policy.Name, err)
 	}
 	return nil

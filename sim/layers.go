@@ -65,7 +65,8 @@ const evTier = evHedge + 1
 // MaxLayers bounds Policy.Layers.
 const MaxLayers = 8
 
-func validateLayers(ls []Layer) error {
+// ValidateLayers checks a policy's layers as a run does.
+func ValidateLayers(ls []Layer) error {
 	if len(ls) > MaxLayers {
 		return fmt.Errorf("%d retry layers, at most %d", len(ls), MaxLayers)
 	}
