@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
@@ -464,19 +465,29 @@ func (r *runner) newSlot(parent int32) (int32, bool) {
 			return 0, false
 		}
 		s = int32(len(r.ops))
-		r.ops = append(r.ops, operation{})
+		r.ops = append(doubled(r.ops, 1), operation{})
 		r.src.pcg = &r.ops[parent].pcg // the slice may have moved
 		L := len(lay.defs)
-		lay.ops = append(lay.ops, make([]policies.Op, L)...)
-		lay.start = append(lay.start, make([]time.Duration, L)...)
-		lay.end = append(lay.end, make([]time.Duration, L)...)
-		lay.cur, lay.root = append(lay.cur, 0), append(lay.root, 0)
-		lay.due, lay.dueKind = append(lay.due, 0), append(lay.dueKind, 0)
+		lay.ops = append(doubled(lay.ops, L), make([]policies.Op, L)...)
+		lay.start = append(doubled(lay.start, L), make([]time.Duration, L)...)
+		lay.end = append(doubled(lay.end, L), make([]time.Duration, L)...)
+		lay.cur, lay.root = append(doubled(lay.cur, 1), 0), append(doubled(lay.root, 1), 0)
+		lay.due, lay.dueKind = append(doubled(lay.due, 1), 0), append(doubled(lay.dueKind, 1), 0)
 		lay.parent = append(lay.parent, parent)
 	}
 	r.ops[s].pcg = newStream(lay.seed, streamOrphan, lay.orphans)
 	lay.orphans++
 	return s, true
+}
+
+// doubled returns s with room for extra more elements, doubling its
+// capacity when it has none: append grows large slices by a quarter, and
+// the orphans' arrays start as large as the run's operations.
+func doubled[T any](s []T, extra int) []T {
+	if cap(s)-len(s) >= extra {
+		return s
+	}
+	return slices.Grow(s, max(extra, len(s)))
 }
 
 // owner is the operation whose work slot i does: i itself, or the

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"reflect"
 	"runtime"
 	"strings"
@@ -206,5 +207,26 @@ func TestLayersOrphansDeterministic(t *testing.T) {
 	}
 	if got := layerCount(t, rs[0], "layers.after_giveup"); got < 100 {
 		t.Errorf("only %d attempts after the caller gave up: the case does not exercise orphans", got)
+	}
+}
+
+// Orphans' slots are reused once they end: one worker running 50
+// operations back to back leaves 100 orphans (2 per operation, each
+// living 350 ms past its operation's end), but never more than a few at
+// once, and the run keeps only that many slots.
+func TestLayersOrphanSlotsReused(t *testing.T) {
+	ms := time.Millisecond
+	cfg := Config{Seed: 1, Server: rejectAll(100 * ms), Workload: &ClosedLoop{Workers: 1, PerWorker: 50},
+		Policy: layeredPolicy(2, 0, 200*ms, sidecar(4, 50*ms, true))}
+	var x runner
+	r, err := x.run(context.Background(), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := layerCount(t, r, "layers.after_giveup"); got != 200 || r.Attempts != 400 {
+		t.Fatalf("%d attempts, %d after the caller gave up; want 400, 200", r.Attempts, got)
+	}
+	if slots := len(x.lay.parent); slots > 4 || x.lay.orphans != 100 {
+		t.Errorf("%d orphan slots for %d orphans: their slots are not reused", slots, x.lay.orphans)
 	}
 }
