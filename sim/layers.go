@@ -521,7 +521,7 @@ func (lay *layers) sent(r *runner, i int32, k int) {
 	if k < len(lay.defs) {
 		lay.sends[k]++
 	}
-	if i >= lay.base {
+	if i >= lay.base && k > 0 {
 		lay.late[k-1]++ // an orphan's root is level 1 or deeper
 	}
 	op := &r.ops[i].op

@@ -230,3 +230,18 @@ func TestLayersOrphanSlotsReused(t *testing.T) {
 		t.Errorf("%d orphan slots for %d orphans: their slots are not reused", slots, x.lay.orphans)
 	}
 }
+
+// A layer whose coordinator refuses its first attempt answers its caller
+// 503: the sidecar's breaker opens after 2 failures (the app's first 2
+// attempts, one request each, retried as transient failures), then
+// refuses the app's 3rd and 4th attempts without a request; the app
+// retries the first refusal as a capacity failure.
+func TestLayerRefusalIs503(t *testing.T) {
+	sc := sidecar(1, 0, false)
+	sc.Coordinators = []policies.Spec{policies.BreakerConfig{ConsecutiveFailures: 2, OpenFor: time.Minute}}
+	r, _ := runSends(t, 1, layeredPolicy(4, 10*time.Millisecond, 0, sc))
+	if r.Attempts != 2 || layerCount(t, r, "layers.outer.attempts") != 4 ||
+		layerCount(t, r, "layers.outer.retries.transient") != 2 || layerCount(t, r, "layers.outer.retries.capacity") != 1 {
+		t.Errorf("%d attempts, counters %v; want 2 attempts of 4 app attempts, the app retrying 2 transient failures and 1 refusal", r.Attempts, r.Counters)
+	}
+}
