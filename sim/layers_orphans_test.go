@@ -245,3 +245,41 @@ func TestLayerRefusalIs503(t *testing.T) {
 		t.Errorf("%d attempts, counters %v; want 2 attempts of 4 app attempts, the app retrying 2 transient failures and 1 refusal", r.Attempts, r.Counters)
 	}
 }
+
+// Orphans against a server that decides requests later (one row under
+// optimistic concurrency, decided when the write arrives): the decisions
+// an orphan's requests wait for move to the orphan; every request sent is
+// decided, and the run is the same twice.
+func TestLayersOrphansDecidedLater(t *testing.T) {
+	ms := time.Millisecond
+	sc := Layer{Name: "sidecar", NoDeadlinePropagation: true, Rules: policies.Policy{Backoff: policies.Constant{Wait: 5 * ms}, MaxAttempts: 3}}
+	cfg := Config{Seed: 3, Server: &Contention{Network: FoldedNormal{Mean: 10 * ms, StdDev: 2 * ms}}, Workload: Burst{Clients: 30},
+		Policy: Policy{Name: "app", Rules: policies.Policy{Backoff: policies.Constant{Wait: ms}, MaxAttempts: 3, AttemptTimeout: 15 * ms},
+			Layers: []Layer{sc}}}
+	var rs []Result
+	for range 2 {
+		r, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	if !reflect.DeepEqual(rs[0], rs[1]) {
+		t.Error("results differ between runs")
+	}
+	// An orphan takes a pending decision at least once.
+	var x runner
+	moved := 0
+	x.trace = func(_ time.Duration, i int32, kind eventKind) {
+		if kind == evTier && x.lay.dueKind[i] == evDecide {
+			moved++
+		}
+	}
+	if _, err := x.run(context.Background(), &cfg); err != nil || moved == 0 {
+		t.Errorf("%d pending decisions moved to an orphan (%v)", moved, err)
+	}
+	r := rs[0]
+	if r.Admitted+r.Rejected != r.Attempts || layerCount(t, r, "layers.after_giveup") == 0 {
+		t.Errorf("%d attempts, %d decided, %d after the caller gave up", r.Attempts, r.Admitted+r.Rejected, layerCount(t, r, "layers.after_giveup"))
+	}
+}
