@@ -616,7 +616,8 @@ func (r *runner) respond(i int32, now time.Duration) {
 		o.cut = false
 		o.class, o.status, o.wait = policies.Transient, 0, 0 // a timeout, as Do classifies it
 		if r.lay != nil {
-			r.lay.cur[i] = 0 // the inner layers' loops end with the budget
+			r.abandon(i, now, 1, int(r.lay.cur[i]), true) // the inner layers' loops end with the budget
+			r.lay.cur[i] = 0
 		}
 		r.giveUp(i, now, o.op.Expire(r.planOf(i), r.momentOf(i, now)))
 		return

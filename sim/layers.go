@@ -414,18 +414,42 @@ func (r *runner) decideInner(i int32, now time.Duration) {
 func (r *runner) timedOut(i int32, now time.Duration, j int, at time.Duration, kind eventKind) {
 	lay := r.lay
 	c := int(lay.cur[i])
+	last := c // the innermost level abandoned
 	for m := j + 1; m <= c; m++ {
 		if lay.defs[m-1].NoDeadlinePropagation {
 			r.orphan(i, m, at, kind)
+			last = m - 1
 			break
 		}
 	}
 	if r.err != nil {
 		return
 	}
+	r.abandon(i, now, j+1, last, last < c || kind != evReady)
 	o := &r.ops[i]
 	o.class, o.status, o.wait = policies.Transient, 0, 0
 	r.up(i, now, j+1)
+}
+
+// abandon tells the coordinators of slot i's levels from..to, whose
+// caller gave up at now, that their operations end there: an attempt in
+// flight (every level's but the innermost's, whose only if inFlight)
+// timed out, as Expire tells it; the innermost's pending attempt, if not
+// sent, is given back.
+func (r *runner) abandon(i int32, now time.Duration, from, to int, inFlight bool) {
+	lay := r.lay
+	for k := from; k <= to; k++ {
+		p := &lay.plans[k-1]
+		if len(p.Coordinators) == 0 {
+			continue
+		}
+		m := policies.Moment{Now: epoch.Add(now), Since: now - lay.start[int(i)*len(lay.defs)+k-1]}
+		if k < to || inFlight {
+			lay.op(i, k).Expire(p, m)
+		} else {
+			lay.op(i, k).Abandon(p, m.Now, nil)
+		}
+	}
 }
 
 // orphan moves levels m..cur of slot i, whose caller gave up, to a slot of

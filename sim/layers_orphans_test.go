@@ -283,3 +283,20 @@ func TestLayersOrphansDecidedLater(t *testing.T) {
 		t.Errorf("%d attempts, %d decided, %d after the caller gave up", r.Attempts, r.Admitted+r.Rejected, layerCount(t, r, "layers.after_giveup"))
 	}
 }
+
+// A layer abandoned with its caller's attempt tells its coordinators that
+// its attempt timed out: the sidecar's breaker (2 failures in a row)
+// opens after the app's 150 ms timeout cuts 2 of its 300 ms requests, and
+// refuses the app's last 2 attempts.
+func TestLayerAbandonedAttemptsReachCoordinators(t *testing.T) {
+	slow := &CapacityWindows{ResponseTime: Fixed(300 * time.Millisecond), Phases: []Phase{{Admit: 1000, Window: time.Second, Reject: overloaded}}}
+	sc := sidecar(1, 0, false)
+	sc.Coordinators = []policies.Spec{policies.BreakerConfig{ConsecutiveFailures: 2, OpenFor: time.Minute}}
+	r, err := Run(Config{Seed: 1, Server: slow, Workload: &Burst{Clients: 1}, Policy: layeredPolicy(4, 10*time.Millisecond, 150*time.Millisecond, sc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Attempts != 2 || r.Completed != 0 {
+		t.Errorf("%d attempts, %d completed; want 2 requests, then the open breaker refuses", r.Attempts, r.Completed)
+	}
+}
