@@ -107,8 +107,10 @@ func decodeLayers(d *schema.Decoder, m *schema.Mapping, p *sim.Policy, _ bool) {
 			lm.Errorf("deadline", "an inner layer has no deadline of its own; bound it with the attempt_timeout of the layer around it")
 		case l.Rules.MaxAttempts == 0:
 			lm.Errorf("max_attempts", "missing: an inner layer needs max_attempts")
-		case l.Fallback != nil:
+		case l.Fallback != nil && lm.Has("fallback"):
 			lm.Errorf("fallback", "an inner layer has no fallback (yet)")
+		case l.Fallback != nil:
+			lm.Errorf("type", "this type falls back to another model, and an inner layer has no fallback (yet)")
 		case lm.Has("max_in_flight"):
 			lm.Errorf("max_in_flight", "an inner layer's coordinators must not queue operations; put the in-flight limit on the outermost policy")
 		case lm.Has("hedge"):

@@ -29,6 +29,7 @@ func TestLayersTiersDecode(t *testing.T) {
 	for _, tt := range []struct{ layers, want string }{
 		{"[{name: sdk, type: immediate, max_attempts: 2, hedge: {delay: 1s}}]", "layers[0].hedge: an inner layer cannot hedge"},
 		{"[{name: sdk, type: immediate, max_attempts: 2, fallback: {}}]", "layers[0].fallback: an inner layer has no fallback"},
+		{"[{name: cli, type: claude-code}]", "layers[0].type: this type falls back to another model"},
 		{"[{name: sdk, type: immediate, max_attempts: 2, pacer: {}}]", "layers[0].pacer: only the outermost policy gets the rate-limit headers"},
 		{"[{name: sdk, type: immediate, max_attempts: 2, propagate_deadline: maybe}]", "layers[0].propagate_deadline"},
 	} {
