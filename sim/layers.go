@@ -126,14 +126,14 @@ func validateLayerCoordinator(s policies.Spec) error {
 }
 
 // retryClasses are the classes whose retries each level counts
-// (layers.NAME.retries.CLASS); the names are those expectations use.
+// (layers.NAME.retries_CLASS); the names are those expectations use.
 var retryClasses = [...]struct {
 	class policies.Class
 	name  string
 }{{policies.RetryAfter, "retry_after"}, {policies.Capacity, "capacity"}, {policies.Transient, "transient"}, {policies.Terminal, "terminal"}}
 
 // RetryClassNames are the class names of the counters
-// layers.NAME.retries.CLASS, in order.
+// layers.NAME.retries_CLASS, in order.
 func RetryClassNames() []string {
 	names := make([]string, len(retryClasses))
 	for i, c := range retryClasses {
@@ -586,11 +586,11 @@ func (r *runner) afterInner(i int32, now time.Duration, k int) {
 }
 
 // report adds each level's counts: layers.outer.attempts and
-// layers.outer.retries.CLASS for the policy's own, then for each layer
+// layers.outer.retries_CLASS for the policy's own, then for each layer
 // layers.NAME.attempts_in (its operations: attempts of the level around
 // it), layers.NAME.attempts (its attempts), layers.NAME.after_giveup (its
 // attempts made after a caller around it gave up) and
-// layers.NAME.retries.CLASS; layers.after_giveup is the innermost's.
+// layers.NAME.retries_CLASS; layers.after_giveup is the innermost's.
 func (lay *layers) report(r *runner, c *Counters) {
 	c.Add("layers.outer.attempts", lay.sends[0])
 	lay.reportRetries(c, "outer", 0)
@@ -609,6 +609,6 @@ func (lay *layers) report(r *runner, c *Counters) {
 
 func (lay *layers) reportRetries(c *Counters, name string, k int) {
 	for n, rc := range retryClasses {
-		c.Add("layers."+name+".retries."+rc.name, lay.retries[k][n])
+		c.Add("layers."+name+".retries_"+rc.name, lay.retries[k][n])
 	}
 }

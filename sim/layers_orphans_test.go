@@ -68,7 +68,7 @@ func TestLayersOrphansKeepSending(t *testing.T) {
 	}
 	for name, want := range map[string]int64{
 		"layers.after_giveup": 4, "layers.sidecar.after_giveup": 4, "layers.sidecar.attempts_in": 2, "layers.sidecar.attempts": 8,
-		"layers.outer.attempts": 2, "layers.outer.retries.transient": 1, "layers.sidecar.retries.transient": 6, "layers.sidecar.retries.capacity": 0,
+		"layers.outer.attempts": 2, "layers.outer.retries_transient": 1, "layers.sidecar.retries_transient": 6, "layers.sidecar.retries_capacity": 0,
 	} {
 		if got := layerCount(t, r, name); got != want {
 			t.Errorf("orphans: %s = %d, want %d", name, got, want)
@@ -93,7 +93,7 @@ func TestLayersOrphanSuccessIsDiscarded(t *testing.T) {
 	if r.Completed != 0 || r.GaveUp != 1 || r.Attempts != 3 || r.Admitted != 1 {
 		t.Errorf("%d completed, %d gave up, %d attempts, %d admitted; want 0, 1, 3 (the orphan stops at its success), 1", r.Completed, r.GaveUp, r.Attempts, r.Admitted)
 	}
-	if got := layerCount(t, r, "layers.sidecar.retries.capacity"); got != 2 {
+	if got := layerCount(t, r, "layers.sidecar.retries_capacity"); got != 2 {
 		t.Errorf("sidecar retried %d capacity failures, want 2", got)
 	}
 }
@@ -161,7 +161,7 @@ func TestLayerCoordinatorsShared(t *testing.T) {
 		sc := sidecar(5, 10*time.Millisecond, orphans)
 		sc.Coordinators = []policies.Spec{policies.RetryQuotaConfig{Capacity: 50, RetryCost: 5}}
 		r, _ := runSends(t, 20, layeredPolicy(2, 0, 150*time.Millisecond, sc))
-		if got := layerCount(t, r, "layers.sidecar.retries.transient"); got != 10 || r.Attempts != 40+10 {
+		if got := layerCount(t, r, "layers.sidecar.retries_transient"); got != 10 || r.Attempts != 40+10 {
 			t.Errorf("orphans %v: the sidecar retried %d times, %d attempts; want 10 retries, 50 attempts", orphans, got, r.Attempts)
 		}
 	}
@@ -241,7 +241,7 @@ func TestLayerRefusalIs503(t *testing.T) {
 	sc.Coordinators = []policies.Spec{policies.BreakerConfig{ConsecutiveFailures: 2, OpenFor: time.Minute}}
 	r, _ := runSends(t, 1, layeredPolicy(4, 10*time.Millisecond, 0, sc))
 	if r.Attempts != 2 || layerCount(t, r, "layers.outer.attempts") != 4 ||
-		layerCount(t, r, "layers.outer.retries.transient") != 2 || layerCount(t, r, "layers.outer.retries.capacity") != 1 {
+		layerCount(t, r, "layers.outer.retries_transient") != 2 || layerCount(t, r, "layers.outer.retries_capacity") != 1 {
 		t.Errorf("%d attempts, counters %v; want 2 attempts of 4 app attempts, the app retrying 2 transient failures and 1 refusal", r.Attempts, r.Counters)
 	}
 }
