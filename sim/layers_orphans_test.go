@@ -300,3 +300,23 @@ func TestLayerAbandonedAttemptsReachCoordinators(t *testing.T) {
 		t.Errorf("%d attempts, %d completed; want 2 requests, then the open breaker refuses", r.Attempts, r.Completed)
 	}
 }
+
+// An orphan's own timeouts abandon the layers inside it that receive its
+// deadline: the SDK (no propagation, 2 attempts of 200 ms) goes on after
+// the app's 250 ms timeout, and its second attempt's end at 400 ms cuts
+// the HTTP client inside it (which propagates), whose request sent at
+// 350 ms is the only one after the app gave up.
+func TestLayersOrphanTimesOutInside(t *testing.T) {
+	ms := time.Millisecond
+	sdk := layer("sdk", 2, 0, 200*ms)
+	sdk.NoDeadlinePropagation = true
+	r, sends := runSends(t, 1, layeredPolicy(1, 0, 250*ms, sdk, layer("http", 3, 50*ms, 0)))
+	if want := []time.Duration{0, 150 * ms, 200 * ms, 350 * ms}; !reflect.DeepEqual(sends, want) || r.GiveUps[0] != 250*ms {
+		t.Errorf("sends at %v, gave up at %v; want %v, 250ms", sends, r.GiveUps, want)
+	}
+	for name, want := range map[string]int64{"layers.after_giveup": 1, "layers.http.after_giveup": 1, "layers.sdk.after_giveup": 0, "layers.sdk.attempts": 2, "layers.http.attempts_in": 2, "layers.http.attempts": 4} {
+		if got := layerCount(t, r, name); got != want {
+			t.Errorf("%s = %d, want %d", name, got, want)
+		}
+	}
+}
