@@ -43,7 +43,8 @@ type Estimate struct {
 	// Memory bounds the bytes the runs in flight at once take, about
 	// bytesPerClient per client per run (more when a policy queues), plus
 	// the retry layers of the client processes that have an operation
-	// (processBytes).
+	// (processBytes) and the orphans of retry layers that go on after
+	// their caller gave up (orphanBytes).
 	Memory float64
 	// Kept is what the caller keeps of the runs (metrics, latencies), in
 	// bytes; Estimate leaves it 0 for the caller to fill in.
@@ -121,6 +122,11 @@ func EstimateOf(s *scenarios.Scenario, seeds int) Estimate {
 	}
 	perClient += hedging
 	perRun := float64(bytesPerRun) + clients*float64(perClient)
+	orphans := 0.0
+	for i := range s.Policies {
+		orphans = max(orphans, orphanBytes(s, &s.Policies[i], clients))
+	}
+	perRun += orphans
 	if split, ok := s.Workload.(sim.ProcessSplit); ok && split.ClientProcesses() > 1 {
 		// Only processes with an operation get a retry layer.
 		processes := min(clients, float64(split.ClientProcesses()))

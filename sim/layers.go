@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/retrysim/retrysim/policies"
 )
@@ -611,4 +612,27 @@ func (lay *layers) reportRetries(c *Counters, name string, k int) {
 	for n, rc := range retryClasses {
 		c.Add("layers."+name+".retries_"+rc.name, lay.retries[k][n])
 	}
+}
+
+// OrphanSlotBytes is what one orphan slot of a policy with layers retry
+// layers takes: its operation and each level's state (what newSlot
+// appends).
+func OrphanSlotBytes(layers int) int64 {
+	perLevel := int64(unsafe.Sizeof(policies.Op{})) + 2*int64(unsafe.Sizeof(time.Duration(0)))
+	return int64(unsafe.Sizeof(operation{})) + int64(layers)*perLevel + 2 + int64(unsafe.Sizeof(time.Duration(0))) + 1 + 4
+}
+
+// OrphansPerOperation bounds the orphans one operation of p can have at
+// once, given the attempts outer sends at most: each attempt of the
+// level around a layer that does not receive its caller's deadline may
+// leave one behind. 0 when every layer receives it.
+func (p *Policy) OrphansPerOperation(outer float64) float64 {
+	n, attempts := 0.0, outer
+	for _, l := range p.Layers {
+		if l.NoDeadlinePropagation {
+			n += attempts
+		}
+		attempts *= float64(l.Rules.MaxAttempts)
+	}
+	return n
 }
