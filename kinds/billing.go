@@ -55,6 +55,11 @@ func registerBilling() {
 				c.Inner = cloneServer(b.Inner)
 				return &c
 			},
+			scale: func(b *sim.Billing, f float64) (*sim.Billing, error) {
+				var err error
+				b.Inner, err = scaleServer(b.Inner, f)
+				return b, err
+			},
 		})
 }
 

@@ -30,4 +30,12 @@ func registerBrookerControls() {
 			c = c.WithDefaults()
 			return fmt.Sprintf("retry breaker (retries while failures are at most %g of attempts since the start)", c.MaxFailureRatio)
 		})
+	setScale("retry_breaker", scaleFree) // a ratio of failures to attempts
+	setScale("retry_bucket", scaleSpec(func(c policies.RetryBucketConfig, f float64) (policies.RetryBucketConfig, error) {
+		// Deposits and costs come with the calls; the bucket scales.
+		c = c.WithDefaults()
+		c.Capacity *= f
+		c.Threshold *= f
+		return c, nil
+	}))
 }

@@ -175,7 +175,8 @@ func registerCoordinators() {
 			}
 			return ""
 		},
-		is: isSpec[policies.GateConfig],
+		is:    isSpec[policies.GateConfig],
+		scale: scaleFree, // it holds everyone at once
 	})
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: "throttle", Fields: []string{"throttle"}, Params: []*Param{paramThrottle},
@@ -198,6 +199,15 @@ func registerCoordinators() {
 		},
 		is:    isSpec[policies.ThrottleConfig],
 		paces: true,
+		scale: func(p *sim.Policy, f float64) error {
+			// A longer period scales the rate without rounding its count.
+			t, _ := specOf[policies.ThrottleConfig](p)
+			t.Per = time.Duration(float64(t.Per) / f)
+			var err error
+			t.MaxQueue, err = scaleCount(t.MaxQueue, f, "throttle queue slots")
+			setSpec(p, t)
+			return err
+		},
 	})
 	paramThrottle.setters = append(paramThrottle.setters, forPolicies(func(p *sim.Policy, v int64) bool {
 		t, ok := specOf[policies.ThrottleConfig](p)
@@ -234,6 +244,16 @@ func registerCoordinators() {
 			return c
 		},
 		is: isSpec[policies.LimitConfig],
+		scale: func(p *sim.Policy, f float64) error {
+			l, _ := specOf[policies.LimitConfig](p)
+			var err error
+			if l.MaxInFlight, err = scaleCount(l.MaxInFlight, f, "max_in_flight"); err != nil {
+				return err
+			}
+			l.MaxQueue, err = scaleCount(l.MaxQueue, f, "max_queue")
+			setSpec(p, l)
+			return err
+		},
 	})
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: "fallback", Fields: []string{"fallback"},

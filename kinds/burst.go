@@ -25,6 +25,11 @@ func registerBurst() {
 				return fmt.Sprintf("%d clients, one operation each, starting at t = 0", w.Clients)
 			},
 			clone: func(w sim.Burst) sim.Burst { return w },
+			scale: func(w sim.Burst, f float64) (sim.Burst, error) {
+				var err error
+				w.Clients, err = scaleCount(w.Clients, f, "clients")
+				return w, err
+			},
 		},
 		workloadParam[sim.Burst]{paramClients, func(w sim.Burst, v int64) (sim.Burst, error) {
 			w.Clients = int(v)

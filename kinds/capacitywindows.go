@@ -30,6 +30,16 @@ func registerCapacityWindows() {
 				c.FallbackPhases = slices.Clone(s.FallbackPhases)
 				return &c
 			},
+			scale: func(s *sim.CapacityWindows, f float64) (*sim.CapacityWindows, error) {
+				for _, phases := range [][]sim.Phase{s.Phases, s.FallbackPhases} {
+					for i := range phases {
+						if err := scalePhase(&phases[i], i == len(phases)-1, f); err != nil {
+							return s, err
+						}
+					}
+				}
+				return s, nil
+			},
 		},
 		serverParam[*sim.CapacityWindows]{paramCapacity, func(s *sim.CapacityWindows, v int64) error {
 			last := &s.Phases[len(s.Phases)-1]
@@ -154,4 +164,21 @@ func noServerWait(phases []sim.Phase) bool {
 		}
 	}
 	return true
+}
+
+// scalePhase scales a phase's admissions by f, or, when they are too few
+// to scale, lengthens its window by 1/f, as long as the window still fits
+// in the phase (last: it lasts for ever).
+func scalePhase(ph *sim.Phase, last bool, f float64) error {
+	n, err := scaleCount(ph.Admit, f, "admissions per window")
+	if err == nil {
+		ph.Admit = n
+		return nil
+	}
+	window := time.Duration(float64(ph.Window) / f)
+	if !last && window > ph.Duration {
+		return err
+	}
+	ph.Window = window
+	return nil
 }

@@ -24,6 +24,11 @@ func registerClosedLoop() {
 				return s
 			},
 			clone: func(w *sim.ClosedLoop) *sim.ClosedLoop { c := *w; return &c },
+			scale: func(w *sim.ClosedLoop, f float64) (*sim.ClosedLoop, error) {
+				var err error
+				w.Workers, err = scaleCount(w.Workers, f, "workers")
+				return w, err
+			},
 		},
 		workloadParam[*sim.ClosedLoop]{paramClients, func(w *sim.ClosedLoop, v int64) (*sim.ClosedLoop, error) {
 			w.Workers = int(v)

@@ -30,6 +30,8 @@ func registerContention() {
 				return []string{reads.Name, writes.Name, conflicts.Name}
 			},
 			clone: func(c *sim.Contention) *sim.Contention { x := *c; return &x },
+			// No scale: a client may write once per other client's
+			// commit, so the work grows as the square of the clients.
 		},
 		serverParam[*sim.Contention]{paramNetwork, func(c *sim.Contention, v int64) error {
 			if n, ok := c.Network.(sim.FoldedNormal); ok && n.Mean > 0 {

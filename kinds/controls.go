@@ -28,6 +28,13 @@ func registerControls() {
 			}
 		},
 		describeBreaker)
+	setScale("breaker", scaleSpec(func(c policies.BreakerConfig, f float64) (policies.BreakerConfig, error) {
+		// Runs and ratios of failures do not depend on the clients; the
+		// requests a window needs do (at least 1).
+		c = c.WithDefaults()
+		c.MinRequests = max(1, int(math.Round(float64(c.MinRequests)*f)))
+		return c, nil
+	}))
 	registerControl("adaptive_throttle", "adaptive throttling", "adaptive_throttle: {k, window} rejects locally with probability (requests − k·accepts)/(requests + 1) (throttled)",
 		false,
 		func(m *schema.Mapping) policies.AdaptiveThrottleConfig {
@@ -37,6 +44,7 @@ func registerControls() {
 			c = c.WithDefaults()
 			return fmt.Sprintf("adaptive throttling (k %g over %v)", c.K, c.Window)
 		})
+	setScale("adaptive_throttle", scaleFree) // a ratio of requests to accepts
 	registerControl("retry_throttling", "gRPC retry throttling", "retry_throttling: {max_tokens, token_ratio} is gRPC's retry throttling (budget)",
 		false,
 		func(m *schema.Mapping) policies.RetryThrottlingConfig {
@@ -46,6 +54,14 @@ func registerControls() {
 			c = c.WithDefaults()
 			return fmt.Sprintf("gRPC retry throttling (%d tokens, a failure −1, a success +%g; retries while above %g)", c.MaxTokens, c.TokenRatio, float64(c.MaxTokens)/2)
 		})
+	// The shared budgets: tokens come and go with the requests, so a bucket
+	// scaled with the clients drains and fills in the same time.
+	setScale("retry_throttling", scaleSpec(func(c policies.RetryThrottlingConfig, f float64) (policies.RetryThrottlingConfig, error) {
+		c = c.WithDefaults()
+		var err error
+		c.MaxTokens, err = scaleCount(c.MaxTokens, f, "max_tokens")
+		return c, err
+	}))
 	registerControl("ratio_budget", "a retry budget", "ratio_budget: {percent, min_per_second, window, count_retries} allows retries up to a share of requests (budget)",
 		false,
 		func(m *schema.Mapping) policies.RatioBudgetConfig {
@@ -64,6 +80,19 @@ func registerControls() {
 			}
 			return fmt.Sprintf("retry budget %d%% %s over %v, plus %d a second", c.Percent, of, c.Window, c.MinPerSecond)
 		})
+	setScale("ratio_budget", scaleSpec(func(c policies.RatioBudgetConfig, f float64) (policies.RatioBudgetConfig, error) {
+		// A share of requests, plus a reserve that scales with them; a
+		// reserve below half a retry a second rounds to none.
+		c = c.WithDefaults()
+		if c.Percent == 0 {
+			c.Percent = -1
+		}
+		c.MinPerSecond = int(math.Round(float64(c.MinPerSecond) * f))
+		if c.MinPerSecond == 0 {
+			c.MinPerSecond = -1
+		}
+		return c, nil
+	}))
 	registerControl("retry_quota", "a retry quota", "retry_quota: {capacity, retry_cost, timeout_retry_cost, throttle_retry_cost, success_refund, refund_every_success} is the AWS SDKs' retry token bucket (budget)",
 		false,
 		func(m *schema.Mapping) policies.RetryQuotaConfig {
@@ -81,6 +110,12 @@ func registerControls() {
 			return fmt.Sprintf("retry quota of %d tokens (a retry costs %d, after a timeout %d, after a rejection %d; %s success refunds %d)",
 				c.Capacity, c.RetryCost, c.TimeoutRetryCost, c.ThrottleRetryCost, which, c.SuccessRefund)
 		})
+	setScale("retry_quota", scaleSpec(func(c policies.RetryQuotaConfig, f float64) (policies.RetryQuotaConfig, error) {
+		c = c.WithDefaults()
+		var err error
+		c.Capacity, err = scaleCount(c.Capacity, f, "capacity")
+		return c, err
+	}))
 	registerControl("cubic_rate", "an adaptive send rate", "cubic_rate: {beta, scale, smoothing, min_fill_rate, throttle_on_capacity} is the AWS SDKs' adaptive send-rate limiter",
 		true,
 		func(m *schema.Mapping) policies.CubicRateConfig {
@@ -93,6 +128,14 @@ func registerControls() {
 			}
 		},
 		func(c policies.CubicRateConfig) string { return c.String() })
+	setScale("cubic_rate", scaleSpec(func(c policies.CubicRateConfig, f float64) (policies.CubicRateConfig, error) {
+		// A send rate: the cubic curve's scale and the lowest rate go with
+		// it (its K, a time, stays).
+		c = c.WithDefaults()
+		c.Scale *= f
+		c.MinFillRate *= f
+		return c, nil
+	}))
 }
 
 // registerControl registers one control whose config, a spec of type C,

@@ -33,6 +33,11 @@ func registerCrash() {
 				x.Inner = cloneServer(c.Inner)
 				return &x
 			},
+			scale: func(c *sim.Crash, f float64) (*sim.Crash, error) {
+				var err error
+				c.Inner, err = scaleServer(c.Inner, f)
+				return c, err
+			},
 		},
 		serverParam[*sim.Crash]{paramDownFor, func(c *sim.Crash, v int64) error {
 			for i := range c.Down {

@@ -26,7 +26,7 @@ const (
 	DefaultNetwork       = 10 * time.Millisecond
 	DefaultNetworkStdDev = 2 * time.Millisecond
 	// MaxClients bounds a burst so that a typo cannot exhaust memory.
-	MaxClients = 50_000_000
+	MaxClients = 100_000_000
 )
 
 // rejections are the outcomes a server can give a request it does not admit.

@@ -61,6 +61,8 @@ func registerErrorMix() {
 				}
 				return &c
 			},
+			// Failures at random whatever the load: nothing to scale.
+			scale: func(e *sim.ErrorMix, _ float64) (*sim.ErrorMix, error) { return e, nil },
 		},
 		serverParam[*sim.ErrorMix]{paramResponseTime, func(e *sim.ErrorMix, v int64) error {
 			e.Latency = sim.Fixed(time.Duration(v))

@@ -27,6 +27,8 @@ func registerHedge() {
 			}
 		},
 		describeHedge)
+	// Per attempt, against a share of attempts (its burst aside).
+	setScale("hedge", scaleFree)
 	hedges := func(p *sim.Policy) bool { _, ok := specOf[policies.HedgeConfig](p); return ok }
 	registerParam(&Param{Name: "hedge_delay", Field: "hedge.delay", Title: "hedge: delay", Unit: Duration, Max: int64(MaxDuration),
 		About: "wait before a hedge (the delay until a percentile is known)", missing: "no policy of this scenario hedges",

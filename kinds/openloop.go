@@ -23,6 +23,16 @@ func registerOpenLoop() {
 				c.Rates = slices.Clone(w.Rates)
 				return &c
 			},
+			scale: func(w *sim.OpenLoop, f float64) (*sim.OpenLoop, error) {
+				for i := range w.Rates {
+					w.Rates[i].PerSecond *= f
+				}
+				var err error
+				if w.Processes > 1 { // each keeps its share of the arrivals
+					w.Processes, err = scaleCount(w.Processes, f, "processes")
+				}
+				return w, err
+			},
 		},
 		workloadParam[*sim.OpenLoop]{paramRate, func(w *sim.OpenLoop, v int64) (*sim.OpenLoop, error) {
 			if len(w.Rates) != 1 {

@@ -34,4 +34,7 @@ func registerPacer() {
 			}
 			return "rate-limit pacer by the headers' " + strings.Join(by, " and ")
 		})
+	// Both read the key's headers, and the key scales with the clients.
+	setScale("reset_gate", scaleFree)
+	setScale("pacer", scaleFree)
 }

@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -74,6 +75,20 @@ func registerPool() {
 					c.Members[i].Server = cloneServer(p.Members[i].Server)
 				}
 				return &c
+			},
+			scale: func(p *sim.Pool, f float64) (*sim.Pool, error) {
+				// The members stay; each serves its share of fewer clients.
+				// Failures counted in a window come more slowly.
+				if p.Cooldown.AllowedFails > 0 {
+					return p, errors.New("a cooldown after a count of failures depends on the load")
+				}
+				for i := range p.Members {
+					var err error
+					if p.Members[i].Server, err = scaleServer(p.Members[i].Server, f); err != nil {
+						return p, err
+					}
+				}
+				return p, nil
 			},
 		})
 }

@@ -58,6 +58,19 @@ func registerQueue() {
 				c.Phases = slices.Clone(q.Phases)
 				return &c
 			},
+			scale: func(q *sim.Queue, f float64) (*sim.Queue, error) {
+				var err error
+				if q.Concurrency, err = scaleCount(q.Concurrency, f, "workers"); err != nil {
+					return q, err
+				}
+				for i := range q.Phases {
+					if q.Phases[i].Concurrency, err = scaleCount(q.Phases[i].Concurrency, f, "workers"); err != nil {
+						return q, err
+					}
+				}
+				q.QueueLimit, err = scaleCount(q.QueueLimit, f, "queue slots")
+				return q, err
+			},
 		},
 		serverParam[*sim.Queue]{paramConcurrency, func(q *sim.Queue, v int64) error {
 			if len(q.Phases) == 0 {

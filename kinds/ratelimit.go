@@ -68,6 +68,9 @@ func registerRateLimit() {
 				c.Inner = cloneServer(r.Inner)
 				return &c
 			},
+			// No scale: a 429's retry-after is the time to the key's next
+			// token, which a key scaled down would lengthen (a pilot of
+			// shared-key-agents at a tenth predicted a quarter of its events).
 		},
 		serverParam[*sim.RateLimit]{paramRequestsPerMinute, func(r *sim.RateLimit, v int64) error {
 			r.RequestsPerMinute = v

@@ -348,6 +348,10 @@ type coordinatorKind struct {
 	// noun names the coordinator in a sentence ("a circuit breaker"); ""
 	// names it by the kind's name.
 	noun string
+	// scale, if set, scales the coordinator's capacities (rates, slots)
+	// of p by f for the work estimate's pilot (scale.go); nil: it cannot
+	// be scaled.
+	scale func(p *sim.Policy, f float64) error
 }
 
 var coordinatorKinds []*coordinatorKind
@@ -460,6 +464,9 @@ type serverKind struct {
 	inner func(s sim.ServerModel) []sim.ServerModel
 	// clone returns a copy that can be changed alone.
 	clone func(s sim.ServerModel) sim.ServerModel
+	// scale scales the capacity of a clone by f (scale.go); nil: the model
+	// cannot be scaled.
+	scale func(s sim.ServerModel, f float64) (sim.ServerModel, error)
 }
 
 var serverKinds []*serverKind
@@ -473,6 +480,7 @@ type serverFuncs[M sim.ServerModel] struct {
 	metrics     func(s M) []string
 	inner       func(s M) []sim.ServerModel
 	clone       func(s M) M
+	scale       func(s M, f float64) (M, error)
 }
 
 // serverParam is a sweepable parameter of a server of type M: set changes
@@ -510,6 +518,9 @@ func registerServer[M sim.ServerModel](k *Kind, f serverFuncs[M], ps ...serverPa
 			return f.inner(s.(M))
 		},
 		clone: func(s sim.ServerModel) sim.ServerModel { return f.clone(s.(M)) },
+	}
+	if f.scale != nil {
+		sk.scale = func(s sim.ServerModel, x float64) (sim.ServerModel, error) { return f.scale(s.(M), x) }
 	}
 	for _, p := range ps {
 		k.Params = append(k.Params, p.param)
@@ -569,6 +580,9 @@ type workloadKind struct {
 	describe func(w sim.Workload) string
 	metrics  func(w sim.Workload) []string
 	clone    func(w sim.Workload) sim.Workload
+	// scale scales the clients of a clone by f (scale.go); nil: the
+	// workload cannot be scaled.
+	scale func(w sim.Workload, f float64) (sim.Workload, error)
 }
 
 var workloadKinds []*workloadKind
@@ -580,6 +594,7 @@ type workloadFuncs[W sim.Workload] struct {
 	describe func(w W) string
 	metrics  func(w W) []string
 	clone    func(w W) W
+	scale    func(w W, f float64) (W, error)
 }
 
 // workloadParam is a sweepable parameter of a workload of type W: set
@@ -605,6 +620,9 @@ func registerWorkload[W sim.Workload](k *Kind, f workloadFuncs[W], ps ...workloa
 			return f.metrics(w.(W))
 		},
 		clone: func(w sim.Workload) sim.Workload { return f.clone(w.(W)) },
+	}
+	if f.scale != nil {
+		wk.scale = func(w sim.Workload, x float64) (sim.Workload, error) { return f.scale(w.(W), x) }
 	}
 	for _, p := range ps {
 		k.Params = append(k.Params, p.param)

@@ -34,6 +34,11 @@ func registerAgentSessions() {
 				return names
 			},
 			clone: func(w *sim.AgentSessions) *sim.AgentSessions { c := *w; return &c },
+			scale: func(w *sim.AgentSessions, f float64) (*sim.AgentSessions, error) {
+				var err error
+				w.Sessions, err = scaleCount(w.Sessions, f, "sessions")
+				return w, err
+			},
 		},
 		workloadParam[*sim.AgentSessions]{paramClients, func(w *sim.AgentSessions, v int64) (*sim.AgentSessions, error) {
 			w.Sessions = int(v)

@@ -14,7 +14,8 @@ import (
 
 // Work estimates and the limits the CLI applies to them. The figures are
 // upper bounds from the scenario's own limits (clients, max attempts,
-// deadline), not predictions: a run usually does far less. docs/scenarios.md
+// deadline), not predictions: a run usually does far less; a pilot run
+// (predict.go) predicts the events and the time shown. docs/scenarios.md
 // ("How much work a run does") explains them.
 const (
 	// EventsPerAttempt bounds the engine events one attempt costs: its
@@ -51,12 +52,22 @@ type Estimate struct {
 	Kept float64
 	// Workers is how many runs go in parallel (see ParallelWorkers).
 	Workers int
+	// Predicted is the events of all runs that pilot runs predict
+	// (Plan.Predict); 0 when there is no prediction, and then NoPilot may
+	// say why. PilotFactor is the smallest share of a scenario's
+	// operations a pilot ran (1: at full size).
+	Predicted, PilotFactor float64
+	NoPilot                string
 }
 
-// Time is a rough wall time for the estimated events: NsPerEvent per
-// event, spread over the workers.
+// Time is a rough wall time for the predicted events, or else the bound's:
+// NsPerEvent per event, spread over the workers.
 func (e Estimate) Time() time.Duration {
-	ns := e.Events * NsPerEvent / float64(max(e.Workers, 1))
+	events := e.Events
+	if e.Predicted > 0 {
+		events = e.Predicted
+	}
+	ns := events * NsPerEvent / float64(max(e.Workers, 1))
 	if ns >= math.MaxInt64 {
 		return time.Duration(math.MaxInt64)
 	}
@@ -65,6 +76,7 @@ func (e Estimate) Time() time.Duration {
 
 // Add returns the estimate of running e and then o: events, runs and what
 // is kept add up; the memory of runs in flight is the larger of the two.
+// (The prediction is Plan.Predict's, of the sum: not added.)
 func (e Estimate) Add(o Estimate) Estimate {
 	return Estimate{
 		Runs:    e.Runs + o.Runs,
@@ -94,10 +106,22 @@ func (e Estimate) Refusal() string {
 // Long reports whether the estimate is worth a warning.
 func (e Estimate) Long() bool { return e.Events > WarnEvents }
 
-// String summarises the estimate for a message.
+// String summarises the estimate for a message: the bound, and the time
+// of the prediction, or else of the bound ("at most").
 func (e Estimate) String() string {
-	return fmt.Sprintf("up to %s engine events in %d runs, ~%s on %d core(s), up to %s of memory",
-		count(e.Events), e.Runs, roughTime(e.Time()), max(e.Workers, 1), bytesText(e.TotalMemory()))
+	predicted := "at most ~" + roughTime(e.Time())
+	switch {
+	case e.Predicted > 0 && e.PilotFactor >= 1:
+		predicted = fmt.Sprintf("%s predicted by a pilot run, ~%s", count(e.Predicted), roughTime(e.Time()))
+	case e.Predicted > 0:
+		predicted = fmt.Sprintf("%s predicted by a pilot run at 1/%.0f scale, ~%s", count(e.Predicted), 1/e.PilotFactor, roughTime(e.Time()))
+	case e.NoPilot != "":
+		predicted += " (from the bound: " + e.NoPilot + ")"
+	default:
+		predicted += " (from the bound)"
+	}
+	return fmt.Sprintf("up to %s engine events in %d runs, %s on %d core(s), up to %s of memory",
+		count(e.Events), e.Runs, predicted, max(e.Workers, 1), bytesText(e.TotalMemory()))
 }
 
 // EstimateOf bounds the work of running every policy of s on seeds seeds.

@@ -144,13 +144,15 @@ func TestEstimateAgainstMeasured(t *testing.T) {
 // BenchmarkEstimate runs every policy of each built-in scenario once per
 // iteration, scaled to small (2000 operations) and large (100,000)
 // runs, and the 1,000,000 clients of huge-burst, and reports the work
-// estimate over the measurement: est-events/measured (the estimate is a
-// bound: ≥ 1), est-time/measured and est-time/cpu (the estimate's time on
-// one core, from its events, over the runs' wall and CPU time) and
-// est-memory/measured (one run's estimated memory over the most bytes a
-// run allocated). The large runs leave out a scenario estimated at more
-// than 1.5e9 events: aws-occ-contention, whose clients may each write once
-// per other client's commit, so that its work grows as their square.
+// estimate over the measurement: bound-events/measured (the bound: ≥ 1),
+// pred-events/measured (the pilot's prediction; 0 when there is none and
+// the estimate keeps its bound), pred-time/measured and pred-time/cpu (the
+// estimate's time on one core, from the prediction or else the bound,
+// over the runs' wall and CPU time), est-memory/measured (one run's
+// estimated memory over the most bytes a run allocated) and pilot-ms (the
+// pilot's wall time). The large runs leave out a scenario estimated at
+// more than 1.5e9 events: aws-occ-contention, whose clients may each write
+// once per other client's commit, so that its work grows as their square.
 func BenchmarkEstimate(b *testing.B) {
 	f, err := scenarios.Builtin()
 	if err != nil {
@@ -168,25 +170,46 @@ func BenchmarkEstimate(b *testing.B) {
 			if s == huge && size.name == "small" || size.name == "large" && EstimateOf(s, 1).Events > 1.5e9 {
 				continue
 			}
-			b.Run(fmt.Sprintf("%s/%s", size.name, s.Name), func(b *testing.B) {
-				var m measured
-				for b.Loop() {
-					m = measure(b, s)
-				}
-				e := EstimateOf(s, 1)
-				events := 0
-				for _, n := range m.events {
-					events += n
-				}
-				oneCore := time.Duration(e.Events * NsPerEvent)
-				b.ReportMetric(float64(s.Operations()), "operations")
-				b.ReportMetric(e.Events/float64(events), "est-events/measured")
-				b.ReportMetric(float64(oneCore)/float64(m.wall), "est-time/measured")
-				b.ReportMetric(float64(oneCore)/float64(m.cpu), "est-time/cpu")
-				b.ReportMetric(perRunMemory(s)/m.allocated, "est-memory/measured")
-			})
+			b.Run(fmt.Sprintf("%s/%s", size.name, s.Name), func(b *testing.B) { benchmarkEstimate(b, s) })
 		}
 	}
+}
+
+// BenchmarkEstimateHuge is BenchmarkEstimate on the big scenario files of
+// docs/scale.md: 10,000,000 clients (about 1.2 GB) and 50,000,000 arrivals
+// (about 5 GB). Run it alone: -bench BenchmarkEstimateHuge -benchtime 1x.
+func BenchmarkEstimateHuge(b *testing.B) {
+	for _, file := range []string{"huge-burst-10m.yaml", "open-loop-50m.yaml"} {
+		f, err := scenarios.Load("../docs/" + file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(f.Scenarios[0].Name, func(b *testing.B) { benchmarkEstimate(b, f.Scenarios[0]) })
+	}
+}
+
+func benchmarkEstimate(b *testing.B, s *scenarios.Scenario) {
+	start := time.Now()
+	pilot := RunPilot(b.Context(), s)
+	pilotTime := time.Since(start)
+	var m measured
+	for b.Loop() {
+		m = measure(b, s)
+	}
+	e := EstimateOf(s, 1)
+	events := 0
+	for _, n := range m.events {
+		events += n
+	}
+	e.Predicted = pilot.Events
+	oneCore := e.Time() * time.Duration(max(e.Workers, 1))
+	b.ReportMetric(float64(s.Operations()), "operations")
+	b.ReportMetric(e.Events/float64(events), "bound-events/measured")
+	b.ReportMetric(pilot.Events/float64(events), "pred-events/measured")
+	b.ReportMetric(float64(oneCore)/float64(m.wall), "pred-time/measured")
+	b.ReportMetric(float64(oneCore)/float64(m.cpu), "pred-time/cpu")
+	b.ReportMetric(perRunMemory(s)/m.allocated, "est-memory/measured")
+	b.ReportMetric(float64(pilotTime)/1e6, "pilot-ms")
 }
 
 // The big scenario files docs/performance.md measures load, have the

@@ -266,10 +266,10 @@ func TestModelErrors(t *testing.T) {
 `, "scenarios[0].clients.processes: must be between 1 and 1000000"},
 		{"", `    clients: {type: open-loop, rates: [{per_second: 1}, {at: 0s, per_second: 2}], until: 1s, max_attempts: 1}
 `, "scenarios[0].clients.rates[1].at: must be after the previous rate's (0s), got 0s"},
-		{"", `    clients: {type: open-loop, rate: 1000000, until: 100s, max_attempts: 1}
-`, "scenarios[0].clients: the workload may start 100000000 operations in a run; at most 50000000 are supported"},
-		{"", `    clients: {type: closed-loop, workers: 10000, per_worker: 10000, max_attempts: 1}
-`, "scenarios[0].clients: the workload may start 100000000 operations in a run; at most 50000000 are supported"},
+		{"", `    clients: {type: open-loop, rate: 1000000, until: 200s, max_attempts: 1}
+`, "scenarios[0].clients: the workload may start 200000000 operations in a run; at most 100000000 are supported"},
+		{"", `    clients: {type: closed-loop, workers: 20000, per_worker: 10000, max_attempts: 1}
+`, "scenarios[0].clients: the workload may start 200000000 operations in a run; at most 100000000 are supported"},
 		{"", `    clients: {type: closed-loop, workers: 10, max_attempts: 1}
 `, "scenarios[0].clients.per_worker: missing"},
 		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, resume: again, max_repeats: 1, max_attempts: 1}

@@ -87,7 +87,7 @@ func TestBadInputErrors(t *testing.T) {
 		{"negative duration", "deadline: 20s", "deadline: -3s", "x.yaml:12:17: scenarios[0].clients.deadline: must not be negative, got -3s", nil},
 		{"duration without unit", "deadline: 20s", "deadline: 20", `x.yaml:12:17: scenarios[0].clients.deadline: want a duration with a unit such as "2s" or "100ms", got number "20"`, nil},
 		{"zero clients", "count: 20", "count: 0", "x.yaml:10:14: scenarios[0].clients.count: must be between 1 and", nil},
-		{"too many clients", "count: 20", "count: 900000000", "scenarios[0].clients.count: must be between 1 and 50000000", nil},
+		{"too many clients", "count: 20", "count: 900000000", "scenarios[0].clients.count: must be between 1 and 100000000", nil},
 		{"zero-length window", "window: 1s", "window: 0s", "x.yaml:8:19: scenarios[0].server.phases[1].window: must be > 0 when the phase admits requests", nil},
 		{"admitting phase without window", "          window: 1s\n", "", "x.yaml:7:11: scenarios[0].server.phases[1].window: must be > 0", nil},
 		{"endless phase before the last", "        - duration: 2s\n", "        - duration: 0s\n", "scenarios[0].server.phases[0].duration: must be > 0: only the last phase may run on forever", nil},

@@ -67,11 +67,11 @@ func TestSyntaxErrorAtEndOfFileWithoutNewline(t *testing.T) {
 func TestHugeNumbersAreTooLarge(t *testing.T) {
 	for _, tt := range []struct{ old, new, want string }{
 		{"count: 20", "count: 99999999999999999999",
-			"x.yaml:10:14: scenarios[0].clients.count: too large: must be between 1 and 50000000, got 99999999999999999999"},
+			"x.yaml:10:14: scenarios[0].clients.count: too large: must be between 1 and 100000000, got 99999999999999999999"},
 		{"count: 20", "count: 9223372036854775808",
-			"x.yaml:10:14: scenarios[0].clients.count: too large: must be between 1 and 50000000, got 9223372036854775808"},
+			"x.yaml:10:14: scenarios[0].clients.count: too large: must be between 1 and 100000000, got 9223372036854775808"},
 		{"count: 20", "count: -99999999999999999999",
-			"x.yaml:10:14: scenarios[0].clients.count: too small: must be between 1 and 50000000, got -99999999999999999999"},
+			"x.yaml:10:14: scenarios[0].clients.count: too small: must be between 1 and 100000000, got -99999999999999999999"},
 		{"  - name: s\n", "  - name: s\n    seed: 99999999999999999999\n",
 			"x.yaml:3:11: scenarios[0].seed: too large: must be at most 18446744073709551615, got 99999999999999999999"},
 	} {

@@ -72,7 +72,7 @@ func RampRate(from, to float64, start, over time.Duration) []RateStep {
 }
 
 // MaxOpenLoopArrivals bounds an open loop's expected arrivals, Λ(Until).
-const MaxOpenLoopArrivals = 50_000_000
+const MaxOpenLoopArrivals = 100_000_000
 
 // Validate reports the first problem with the rates or Until.
 func (w *OpenLoop) Validate() error {

@@ -78,7 +78,7 @@ func execute(ctx context.Context, c *call, plan func(*call) (job, error)) error 
 	}
 	st := merging(c)
 	if st == nil {
-		if err := checkWork(c, j.plan.Work()); err != nil {
+		if err := checkWork(ctx, c, j.plan); err != nil {
 			return err
 		}
 	}

@@ -264,6 +264,7 @@ func runShard(ctx context.Context, c *call, plan runs.Plan) error {
 	// Say what the shard runs, and refuse (without --force) a part over
 	// the limits.
 	est, seeds, all := plan.ShardWork(sh)
+	est = plan.Predict(ctx, est, &sh)
 	fmt.Fprintf(c.stderr, "retrysim: shard %s: %d of %d seed(s) in %d group(s): %s\n", sh, seeds, all, len(plan.Groups), est)
 	if refusal := est.Refusal(); refusal != "" && !c.Bool("force") {
 		return usagef("refusing to start shard %s: %s; use more shards, or pass --force to run it anyway", sh, refusal)

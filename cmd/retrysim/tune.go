@@ -124,7 +124,7 @@ func tuneJob(c *call) (job, error) {
 
 // tuneStage runs a stage of the refinement here.
 func tuneStage(ctx context.Context, c *call, plan runs.Plan) (*runs.Results, error) {
-	if err := checkWork(c, plan.Work()); err != nil {
+	if err := checkWork(ctx, c, plan); err != nil {
 		return nil, err
 	}
 	w := startWatch(c, "tune: refinement", plan)
