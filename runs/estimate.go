@@ -21,10 +21,15 @@ const (
 	// EventsPerAttempt bounds the engine events one attempt costs: its
 	// send, its response and the wake-up before the next attempt.
 	EventsPerAttempt = 3
-	// NsPerEvent is the engine's cost per event on one core, rounded up from
-	// docs/performance.md (377 ns/event at 1,000,000 clients on the
-	// development machine). It only turns events into a rough time.
-	NsPerEvent = 400
+	// NsPerEvent is the engine's cost per event on one core in a run of
+	// 1,000,000 operations or more, rounded up from docs/performance.md
+	// (377 ns/event at 1,000,000 clients on the development machine; 405
+	// of CPU at 100,000,000 arrivals, docs/scale.md); SmallNsPerEvent in a
+	// run of up to 10,000, whose state fits in the caches (145–320 ns of
+	// CPU by model, BenchmarkEstimate). They only turn events into a rough
+	// time (NsPerEventAt).
+	NsPerEvent      = 400
+	SmallNsPerEvent = 220
 	// RefuseEvents and RefuseMemory are the limits above which a command
 	// refuses to start without --force.
 	RefuseEvents = 1e11
@@ -58,16 +63,39 @@ type Estimate struct {
 	// operations a pilot ran (1: at full size).
 	Predicted, PilotFactor float64
 	NoPilot                string
+	// Cost and PredictedCost are Events and Predicted with each run's
+	// events weighed by NsPerEventAt its size: nanoseconds on one core.
+	Cost, PredictedCost float64
 }
 
-// Time is a rough wall time for the predicted events, or else the bound's:
-// NsPerEvent per event, spread over the workers.
-func (e Estimate) Time() time.Duration {
-	events := e.Events
-	if e.Predicted > 0 {
-		events = e.Predicted
+// NsPerEventAt is the engine's cost per event on one core in a run of ops
+// operations: SmallNsPerEvent up to 10,000, NsPerEvent from 1,000,000,
+// and between them growing with the logarithm of ops, as the runs' state
+// leaves the caches.
+func NsPerEventAt(ops int) float64 {
+	const lo, hi = 1e4, 1e6
+	switch x := float64(ops); {
+	case x <= lo:
+		return SmallNsPerEvent
+	case x >= hi:
+		return NsPerEvent
+	default:
+		return SmallNsPerEvent * math.Pow(NsPerEvent/SmallNsPerEvent, math.Log(x/lo)/math.Log(hi/lo))
 	}
-	ns := events * NsPerEvent / float64(max(e.Workers, 1))
+}
+
+// Time is a rough wall time for the predicted events, or else the bound's,
+// spread over the workers: their Cost (NsPerEvent per event when the
+// estimate has none).
+func (e Estimate) Time() time.Duration {
+	cost := e.Cost
+	if e.Predicted > 0 {
+		cost = e.PredictedCost
+	}
+	if cost == 0 {
+		cost = e.Events * NsPerEvent
+	}
+	ns := cost / float64(max(e.Workers, 1))
 	if ns >= math.MaxInt64 {
 		return time.Duration(math.MaxInt64)
 	}
@@ -81,6 +109,7 @@ func (e Estimate) Add(o Estimate) Estimate {
 	return Estimate{
 		Runs:    e.Runs + o.Runs,
 		Events:  e.Events + o.Events,
+		Cost:    e.Cost + o.Cost,
 		Memory:  max(e.Memory, o.Memory),
 		Kept:    e.Kept + o.Kept,
 		Workers: max(e.Workers, o.Workers),
@@ -165,6 +194,7 @@ func EstimateOf(s *scenarios.Scenario, seeds int) Estimate {
 	return Estimate{
 		Runs:    runs,
 		Events:  perSeed * float64(seeds),
+		Cost:    perSeed * float64(seeds) * NsPerEventAt(s.Operations()),
 		Memory:  float64(workers) * perRun,
 		Workers: workers,
 	}

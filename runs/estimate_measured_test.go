@@ -201,7 +201,7 @@ func benchmarkEstimate(b *testing.B, s *scenarios.Scenario) {
 	for _, n := range m.events {
 		events += n
 	}
-	e.Predicted = pilot.Events
+	e.Predicted, e.PredictedCost = pilot.Events, pilot.Events*NsPerEventAt(s.Operations())
 	oneCore := e.Time() * time.Duration(max(e.Workers, 1))
 	b.ReportMetric(float64(s.Operations()), "operations")
 	b.ReportMetric(e.Events/float64(events), "bound-events/measured")

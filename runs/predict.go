@@ -15,11 +15,12 @@ import (
 const (
 	// PilotOperations is the size of a pilot: a scenario of up to this many
 	// operations is piloted whole, a bigger one scaled down to about this.
-	PilotOperations = 20_000
+	PilotOperations = 10_000
 	// PilotEvents bounds the engine events of a pilot, all policies
-	// together (about half a second): past it the pilot stops and the
-	// estimate keeps its bound.
-	PilotEvents = 2_000_000
+	// together (about a quarter of a second): past it the pilot stops and
+	// runs again a tenth as large, and past it again the estimate keeps
+	// its bound.
+	PilotEvents = 1_000_000
 )
 
 // Pilot is what a pilot run of a scenario predicts.
@@ -31,15 +32,21 @@ type Pilot struct {
 	// for a pilot at full size.
 	Factor float64
 	Why    string
+	over   bool // it ran past PilotEvents
 }
 
 // RunPilot runs every policy of s once on its seed, on s itself when it
 // has at most PilotOperations operations, else on a copy of s scaled down
 // to about that many (kinds.Scale: clients and every shared capacity by the
 // same factor), and predicts the events of a run of s as the pilot's
-// divided by the factor. Deterministic: the same s gives the same Pilot.
+// divided by the factor. A pilot that runs past PilotEvents runs again a
+// tenth as large. Deterministic: the same s gives the same Pilot.
 func RunPilot(ctx context.Context, s *scenarios.Scenario) Pilot {
-	return runPilot(ctx, s, PilotOperations)
+	p := runPilot(ctx, s, PilotOperations)
+	if p.over && s.Operations() > PilotOperations/10 {
+		p = runPilot(ctx, s, PilotOperations/10)
+	}
+	return p
 }
 
 func runPilot(ctx context.Context, s *scenarios.Scenario, size int) Pilot {
@@ -71,14 +78,14 @@ func runPilot(ctx context.Context, s *scenarios.Scenario, size int) Pilot {
 		r, err := runner.RunContext(ctx, cfg)
 		switch {
 		case over:
-			return Pilot{Why: fmt.Sprintf("the pilot ran past %s events", count(PilotEvents))}
+			return Pilot{Why: fmt.Sprintf("the pilot ran past %s events", count(PilotEvents)), over: true}
 		case err != nil:
 			return Pilot{Why: "the pilot failed: " + err.Error()}
 		}
 		events += r.Events
 	}
 	if events > PilotEvents {
-		return Pilot{Why: fmt.Sprintf("the pilot ran past %s events", count(PilotEvents))}
+		return Pilot{Why: fmt.Sprintf("the pilot ran past %s events", count(PilotEvents)), over: true}
 	}
 	return Pilot{Events: float64(events) / factor, Factor: factor}
 }
@@ -114,7 +121,7 @@ func (p Plan) Predict(ctx context.Context, e Estimate, sh *Shard) Estimate {
 		owned = OwnedSeeds(p.Groups, *sh)
 	}
 	pilots := map[*scenarios.Scenario]Pilot{}
-	total, least := 0.0, 1.0
+	total, cost, least := 0.0, 0.0, 1.0
 	for g, gr := range p.Groups {
 		n, plot := gr.Seeds, gr.Plot
 		if sh != nil {
@@ -137,8 +144,9 @@ func (p Plan) Predict(ctx context.Context, e Estimate, sh *Shard) Estimate {
 			return e
 		}
 		total += float64(n) * pl.Events
+		cost += float64(n) * pl.Events * NsPerEventAt(gr.Scenario.Operations())
 		least = min(least, pl.Factor)
 	}
-	e.Predicted, e.PilotFactor = total, least
+	e.Predicted, e.PredictedCost, e.PilotFactor = total, cost, least
 	return e
 }
