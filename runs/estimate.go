@@ -135,22 +135,24 @@ func (e Estimate) Refusal() string {
 // Long reports whether the estimate is worth a warning.
 func (e Estimate) Long() bool { return e.Events > WarnEvents }
 
-// String summarises the estimate for a message: the bound, and the time
-// of the prediction, or else of the bound ("at most").
+// String summarises the estimate for a message: the bound, and the
+// prediction and its time, or else the bound's time ("at most") and why
+// there is no prediction.
 func (e Estimate) String() string {
-	predicted := "at most ~" + roughTime(e.Time())
+	cores := max(e.Workers, 1)
+	var work string
 	switch {
 	case e.Predicted > 0 && e.PilotFactor >= 1:
-		predicted = fmt.Sprintf("%s predicted by a pilot run, ~%s", count(e.Predicted), roughTime(e.Time()))
+		work = fmt.Sprintf("%s predicted by a pilot run, ~%s on %d core(s)", count(e.Predicted), roughTime(e.Time()), cores)
 	case e.Predicted > 0:
-		predicted = fmt.Sprintf("%s predicted by a pilot run at 1/%.0f scale, ~%s", count(e.Predicted), 1/e.PilotFactor, roughTime(e.Time()))
+		work = fmt.Sprintf("%s predicted by a pilot run at 1/%.0f scale, ~%s on %d core(s)", count(e.Predicted), 1/e.PilotFactor, roughTime(e.Time()), cores)
 	case e.NoPilot != "":
-		predicted += " (from the bound: " + e.NoPilot + ")"
+		work = fmt.Sprintf("at most ~%s on %d core(s) (from the bound: %s)", roughTime(e.Time()), cores, e.NoPilot)
 	default:
-		predicted += " (from the bound)"
+		work = fmt.Sprintf("at most ~%s on %d core(s) (from the bound)", roughTime(e.Time()), cores)
 	}
-	return fmt.Sprintf("up to %s engine events in %d runs, %s on %d core(s), up to %s of memory",
-		count(e.Events), e.Runs, predicted, max(e.Workers, 1), bytesText(e.TotalMemory()))
+	return fmt.Sprintf("up to %s engine events in %d runs, %s, up to %s of memory",
+		count(e.Events), e.Runs, work, bytesText(e.TotalMemory()))
 }
 
 // EstimateOf bounds the work of running every policy of s on seeds seeds.

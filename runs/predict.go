@@ -21,6 +21,9 @@ const (
 	// runs again a tenth as large, and past it again the estimate keeps
 	// its bound.
 	PilotEvents = 1_000_000
+	// PlanPilotEvents bounds the events of all the pilots of a plan (a
+	// sweep pilots every point): past it the estimate keeps its bound.
+	PlanPilotEvents = 4_000_000
 )
 
 // Pilot is what a pilot run of a scenario predicts.
@@ -32,7 +35,8 @@ type Pilot struct {
 	// for a pilot at full size.
 	Factor float64
 	Why    string
-	over   bool // it ran past PilotEvents
+	used   int  // the events the pilot processed
+	over   bool // it ran past its budget
 }
 
 // RunPilot runs every policy of s once on its seed, on s itself when it
@@ -42,14 +46,22 @@ type Pilot struct {
 // divided by the factor. A pilot that runs past PilotEvents runs again a
 // tenth as large. Deterministic: the same s gives the same Pilot.
 func RunPilot(ctx context.Context, s *scenarios.Scenario) Pilot {
-	p := runPilot(ctx, s, PilotOperations)
-	if p.over && s.Operations() > PilotOperations/10 {
-		p = runPilot(ctx, s, PilotOperations/10)
+	return pilotWithin(ctx, s, PilotEvents)
+}
+
+// pilotWithin is RunPilot within budget events, both tries together.
+func pilotWithin(ctx context.Context, s *scenarios.Scenario, budget int) Pilot {
+	p := runPilot(ctx, s, PilotOperations, budget)
+	if p.over && s.Operations() > PilotOperations/10 && budget > p.used {
+		used := p.used
+		p = runPilot(ctx, s, PilotOperations/10, budget-used)
+		p.used += used
 	}
 	return p
 }
 
-func runPilot(ctx context.Context, s *scenarios.Scenario, size int) Pilot {
+// runPilot pilots s at about size operations, within budget events.
+func runPilot(ctx context.Context, s *scenarios.Scenario, size, budget int) Pilot {
 	ops := s.Operations()
 	pilot := s
 	if ops > size {
@@ -65,29 +77,31 @@ func runPilot(ctx context.Context, s *scenarios.Scenario, size int) Pilot {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events := 0
+	past := func(used int) Pilot {
+		return Pilot{Why: fmt.Sprintf("the pilot ran past %s events", count(float64(budget))), used: used, over: true}
+	}
 	var runner sim.Runner
 	for p := range pilot.Policies {
 		cfg := pilot.Config(p, s.Seed)
-		over := false
+		seen := 0 // events of this run so far
 		cfg.OnProgress = func(n int) {
-			if events+n > PilotEvents {
-				over = true
+			if seen = n; events+n > budget {
 				cancel()
 			}
 		}
 		r, err := runner.RunContext(ctx, cfg)
 		switch {
-		case over:
-			return Pilot{Why: fmt.Sprintf("the pilot ran past %s events", count(PilotEvents)), over: true}
+		case events+seen > budget:
+			return past(events + seen)
 		case err != nil:
-			return Pilot{Why: "the pilot failed: " + err.Error()}
+			return Pilot{Why: "the pilot failed: " + err.Error(), used: events + seen}
 		}
 		events += r.Events
 	}
-	if events > PilotEvents {
-		return Pilot{Why: fmt.Sprintf("the pilot ran past %s events", count(PilotEvents)), over: true}
+	if events > budget {
+		return past(events)
 	}
-	return Pilot{Events: float64(events) / factor, Factor: factor}
+	return Pilot{Events: float64(events) / factor, Factor: factor, used: events}
 }
 
 // scaledDown returns a copy of s with its clients and capacities
@@ -113,8 +127,9 @@ func scaledDown(s *scenarios.Scenario, f float64) (*scenarios.Scenario, error) {
 // Predict returns e with the prediction of pilot runs for the plan's runs
 // (shard sh's part when sh is not nil): each group's seeds, and its
 // timeline run, times the events its scenario's pilot predicts. When a
-// group's scenario has no prediction, e keeps its bound and says why.
-// The pilots run one after another, each in well under a second.
+// group's scenario has no prediction, or the pilots of all groups run
+// past PlanPilotEvents, e keeps its bound and says why. The pilots run
+// one after another, about a second at most in all.
 func (p Plan) Predict(ctx context.Context, e Estimate, sh *Shard) Estimate {
 	var owned [][]int
 	if sh != nil {
@@ -122,6 +137,7 @@ func (p Plan) Predict(ctx context.Context, e Estimate, sh *Shard) Estimate {
 	}
 	pilots := map[*scenarios.Scenario]Pilot{}
 	total, cost, least := 0.0, 0.0, 1.0
+	left := PlanPilotEvents
 	for g, gr := range p.Groups {
 		n, plot := gr.Seeds, gr.Plot
 		if sh != nil {
@@ -136,11 +152,19 @@ func (p Plan) Predict(ctx context.Context, e Estimate, sh *Shard) Estimate {
 		}
 		pl, ok := pilots[gr.Scenario]
 		if !ok {
-			pl = RunPilot(ctx, gr.Scenario)
+			if left <= 0 {
+				e.NoPilot = fmt.Sprintf("the pilots of the plan ran past %s events", count(PlanPilotEvents))
+				return e
+			}
+			budget := min(PilotEvents, left)
+			pl = pilotWithin(ctx, gr.Scenario, budget)
+			if left -= pl.used; pl.over && budget < PilotEvents {
+				pl.Why = fmt.Sprintf("the pilots of the plan ran past %s events", count(PlanPilotEvents))
+			}
 			pilots[gr.Scenario] = pl
 		}
 		if pl.Events == 0 {
-			e.Predicted, e.NoPilot = 0, pl.Why
+			e.NoPilot = pl.Why
 			return e
 		}
 		total += float64(n) * pl.Events

@@ -4,6 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/retrysim/retrysim/internal/scenariotest"
+	"github.com/retrysim/retrysim/runs"
 )
 
 // Work that is clearly absurd is refused with exit 2 and a message naming
@@ -46,5 +49,25 @@ func TestLongWorkWarns(t *testing.T) {
 		if code != exitInterrupted || !strings.HasPrefix(errOut, "retrysim: warning: this is a long run: up to ") {
 			t.Errorf("%v: exit %d, stderr %q; want a warning, then exit 130", args, code, errOut)
 		}
+	}
+}
+
+// --verbose prints the work estimate before the run, with the events a
+// pilot run predicts (long-outage is small: the pilot runs it whole, so it
+// predicts the events the run then reports); the long-run warning gives the
+// prediction too.
+func TestWorkEstimatePredicts(t *testing.T) {
+	t.Parallel()
+	_, errOut, code, _ := runCLI(t, "compare", "--scenario", "long-outage", "--verbose")
+	if code != 0 || !strings.HasPrefix(errOut, "retrysim: work estimate: up to 1.7e+06 engine events in 5 runs, 16598 predicted by a pilot run, ~") ||
+		!strings.Contains(errOut, "total: 16598 events in ") {
+		t.Errorf("compare --verbose: exit %d, stderr %q", code, errOut)
+	}
+	var stderr strings.Builder
+	c := &call{flags: flagValues{}, stderr: &stderr}
+	plan := runs.Plan{Groups: []runs.Group{{Scenario: scenariotest.Builtin(t, "huge-burst"), Seeds: 100}}}
+	if err := checkWork(t.Context(), c, plan); err != nil || !strings.HasPrefix(stderr.String(),
+		"retrysim: warning: this is a long run: up to 3.1e+09 engine events in 100 runs, 1.4e+09 predicted by a pilot run at 1/100 scale, ~") {
+		t.Errorf("huge-burst × 100 seeds: %v, stderr %q", err, stderr.String())
 	}
 }
