@@ -212,10 +212,10 @@ func benchmarkEstimate(b *testing.B, s *scenarios.Scenario) {
 	b.ReportMetric(float64(pilotTime)/1e6, "pilot-ms")
 }
 
-// The big scenario files docs/performance.md measures load, have the
-// sizes it says, and run without --force.
+// The big scenario files docs/performance.md and docs/scale.md measure
+// load, have the sizes they say, and run without --force.
 func TestBigScenarioFiles(t *testing.T) {
-	for file, ops := range map[string]int{"huge-burst-10m.yaml": 10_000_000, "open-loop-50m.yaml": 50_000_000} {
+	for file, ops := range map[string]int{"huge-burst-10m.yaml": 10_000_000, "open-loop-50m.yaml": 50_000_000, "open-loop-100m.yaml": 100_000_000} {
 		f, err := scenarios.Load("../docs/" + file)
 		if err != nil {
 			t.Fatal(err)

@@ -31,16 +31,17 @@ func TestPilotPredictsEvents(t *testing.T) {
 		all = append(all, scaleTo(t, s, ops))
 	}
 	for _, s := range all {
+		if racetest.Enabled && EstimateOf(s, 1).Events > 2e6 {
+			continue // the plain go test runs it
+		}
 		events := 0
 		for _, n := range measure(t, s).events {
 			events += n
 		}
-		whole := runPilot(t.Context(), s, s.Operations(), PilotEvents)
-		switch {
-		case whole.Why != "" && events <= PilotEvents:
-			t.Errorf("%s: no pilot at full size (%s), for %d events", s.Name, whole.Why, events)
-		case whole.Why == "" && (whole.Events != float64(events) || whole.Factor != 1):
-			t.Errorf("%s: a pilot at full size predicts %+v, want the %d events of its seed", s.Name, whole, events)
+		if events <= PilotEvents { // else it would stop past them
+			if whole := runPilot(t.Context(), s, s.Operations(), PilotEvents); whole.Events != float64(events) || whole.Factor != 1 {
+				t.Errorf("%s: a pilot at full size predicts %+v, want the %d events of its seed", s.Name, whole, events)
+			}
 		}
 		small := runPilot(t.Context(), s, s.Operations()/10, PilotEvents)
 		ratio := small.Events / float64(events)

@@ -12,8 +12,9 @@ func TestAutoWorkersBoundsMemory(t *testing.T) {
 	for _, tt := range []struct{ cores, clients, want int }{
 		{2, 20, 2},                    // small runs: every core
 		{24, 1_000_000, 24},           // huge-burst: 24 × 120 MB fits
-		{24, scenarios.MaxClients, 2}, // 50M clients: 2 × 6 GB fit in 16 GiB
-		{2, scenarios.MaxClients, 2},  // fewer cores than that: the cores
+		{24, 50_000_000, 2},           // 50M clients: 2 × 8 GB fit in 16 GiB
+		{2, 50_000_000, 2},            // fewer cores than that: the cores
+		{24, scenarios.MaxClients, 1}, // 100M clients: 16 GB, one at a time
 		{64, 200_000_000, 1},          // beyond the budget: still one
 		{2, 0, 2},                     // an open loop expecting no arrivals
 	} {
