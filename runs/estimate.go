@@ -22,10 +22,10 @@ const (
 	// send, its response and the wake-up before the next attempt.
 	EventsPerAttempt = 3
 	// NsPerEvent is the engine's cost per event on one core in a run of
-	// 1,000,000 operations or more, rounded up from docs/performance.md
+	// 300,000 operations or more, rounded up from docs/performance.md
 	// (377 ns/event at 1,000,000 clients on the development machine; 405
 	// of CPU at 100,000,000 arrivals, docs/scale.md); SmallNsPerEvent in a
-	// run of up to 10,000, whose state fits in the caches (145–320 ns of
+	// run of up to 10,000, whose state fits in the caches (130–350 ns of
 	// CPU by model, BenchmarkEstimate). They only turn events into a rough
 	// time (NsPerEventAt).
 	NsPerEvent      = 400
@@ -69,11 +69,11 @@ type Estimate struct {
 }
 
 // NsPerEventAt is the engine's cost per event on one core in a run of ops
-// operations: SmallNsPerEvent up to 10,000, NsPerEvent from 1,000,000,
-// and between them growing with the logarithm of ops, as the runs' state
-// leaves the caches.
+// operations: SmallNsPerEvent up to 10,000, NsPerEvent from 300,000, and
+// between them growing with the logarithm of ops, as the runs' state leaves
+// the caches (fitted to BenchmarkEstimate's large runs, docs/scale.md).
 func NsPerEventAt(ops int) float64 {
-	const lo, hi = 1e4, 1e6
+	const lo, hi = 1e4, 3e5
 	switch x := float64(ops); {
 	case x <= lo:
 		return SmallNsPerEvent
