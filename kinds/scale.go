@@ -35,24 +35,42 @@ func Scale(s Parts, f float64) (Parts, error) {
 	if c.Workload, err = wk.scale(c.Workload, f); err != nil {
 		return s, fmt.Errorf("%s workload: %w", KindName(c.Workload), err)
 	}
-	if split, ok := c.Workload.(sim.ProcessSplit); ok && split.ClientProcesses() > 1 {
-		// Every process has its coordinators to itself, and the workload
-		// scaled the processes with the clients.
-		return c, nil
-	}
+	// With processes, every process has its coordinators to itself, and
+	// the workload scaled the processes with the clients; a retry layer's
+	// coordinators are one set per run whatever the processes.
+	split, ok := c.Workload.(sim.ProcessSplit)
+	perProcess := ok && split.ClientProcesses() > 1
 	for i := range c.Policies {
 		p := &c.Policies[i]
-		for _, spec := range p.Coordinators {
-			r := specRank(spec)
-			if r == len(coordinatorKinds) || coordinatorKinds[r].scale == nil {
-				return s, fmt.Errorf("policy %q: %s shared by every client cannot be scaled", p.Name, CoordinatorNoun(spec))
+		if !perProcess {
+			if err := scaleCoordinators(p, p.Name, f); err != nil {
+				return s, err
 			}
-			if err := coordinatorKinds[r].scale(p, f); err != nil {
-				return s, fmt.Errorf("policy %q: %s: %w", p.Name, CoordinatorNoun(spec), err)
+		}
+		for j := range p.Layers {
+			l := &p.Layers[j]
+			inner := sim.Policy{Coordinators: l.Coordinators}
+			if err := scaleCoordinators(&inner, p.Name+"/"+l.Name, f); err != nil {
+				return s, err
 			}
+			l.Coordinators = inner.Coordinators
 		}
 	}
 	return c, nil
+}
+
+// scaleCoordinators scales the coordinators of p (named name in errors).
+func scaleCoordinators(p *sim.Policy, name string, f float64) error {
+	for _, spec := range p.Coordinators {
+		r := specRank(spec)
+		if r == len(coordinatorKinds) || coordinatorKinds[r].scale == nil {
+			return fmt.Errorf("policy %q: %s shared by every client cannot be scaled", name, CoordinatorNoun(spec))
+		}
+		if err := coordinatorKinds[r].scale(p, f); err != nil {
+			return fmt.Errorf("policy %q: %s: %w", name, CoordinatorNoun(spec), err)
+		}
+	}
+	return nil
 }
 
 // scaleServer scales a clone of a server model as its kind does.

@@ -22,7 +22,7 @@ func TestScale(t *testing.T) {
 			policies.ThrottleConfig{Count: 3, Per: time.Second, MaxQueue: 1000},
 			policies.LimitConfig{MaxInFlight: 200},
 			policies.RetryQuotaConfig{},
-		}}},
+		}, Layers: []sim.Layer{{Name: "sdk", Coordinators: []policies.Spec{policies.RetryThrottlingConfig{MaxTokens: 100}}}}}},
 	}
 	got, err := Scale(parts, 0.1)
 	if err != nil {
@@ -45,7 +45,11 @@ func TestScale(t *testing.T) {
 	if rq, _ := specOf[policies.RetryQuotaConfig](p); rq.Capacity != policies.DefaultRetryQuota().Capacity/10 {
 		t.Errorf("retry quota scaled by 0.1: %+v", rq)
 	}
-	if parts.Server.(*sim.Queue).Phases[1].Concurrency != 50 || parts.Policies[0].Coordinators[2].(policies.LimitConfig).MaxInFlight != 200 {
+	if rt, _ := specOf[policies.RetryThrottlingConfig](&sim.Policy{Coordinators: p.Layers[0].Coordinators}); rt.MaxTokens != 10 {
+		t.Errorf("a layer's gRPC throttling scaled by 0.1: %+v", rt)
+	}
+	if parts.Server.(*sim.Queue).Phases[1].Concurrency != 50 || parts.Policies[0].Coordinators[2].(policies.LimitConfig).MaxInFlight != 200 ||
+		parts.Policies[0].Layers[0].Coordinators[0].(policies.RetryThrottlingConfig).MaxTokens != 100 {
 		t.Error("Scale changed the parts it was given")
 	}
 
