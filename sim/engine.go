@@ -476,7 +476,9 @@ func (r *runner) pend(i int32, resp Response, giveUp time.Duration) {
 			r.schedule(resp.At, i, evDecide) // fails the run, as any event past the horizon
 			return
 		}
-		r.q.pushDetached(resp.At, i, resp.Ticket)
+		// The decision is the operation's, not the slot's: an orphan's slot
+		// may be reused before it comes.
+		r.q.pushDetached(resp.At, int32(r.owner(i)), resp.Ticket)
 		r.await(i, policies.Outcome{Class: policies.Transient}, resp.At, giveUp)
 		return
 	}

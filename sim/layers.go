@@ -476,10 +476,11 @@ func (r *runner) orphan(i int32, m int, at time.Duration, kind eventKind) {
 	r.unbound()
 }
 
-// newSlot returns a free orphan slot for work of operation parent, with
-// a fresh random stream; false when the run has no room for it (r.err).
-func (r *runner) newSlot(parent int32) (int32, bool) {
+// newSlot returns a free orphan slot for work that slot from gives up
+// (for the same operation), with a fresh random stream; false when the run has no room for it (r.err).
+func (r *runner) newSlot(from int32) (int32, bool) {
 	lay := r.lay
+	parent := int32(r.owner(from)) // an orphan of an orphan works for the same operation
 	var s int32
 	if n := len(lay.free); n > 0 {
 		s, lay.free = lay.free[n-1], lay.free[:n-1]
@@ -491,7 +492,7 @@ func (r *runner) newSlot(parent int32) (int32, bool) {
 		}
 		s = int32(len(r.ops))
 		r.ops = append(doubled(r.ops, 1), operation{})
-		r.src.pcg = &r.ops[parent].pcg // the slice may have moved
+		r.src.pcg = &r.ops[from].pcg // the slice may have moved
 		L := len(lay.defs)
 		lay.ops = append(doubled(lay.ops, L), make([]policies.Op, L)...)
 		lay.start = append(doubled(lay.start, L), make([]time.Duration, L)...)

@@ -320,3 +320,42 @@ func TestLayersOrphanTimesOutInside(t *testing.T) {
 		}
 	}
 }
+
+// Observers name operations, never orphan slots: not when an orphan's own
+// attempt times out and orphans the layer inside it (its slot's parent is
+// the operation, not the first orphan's slot), and not when a decision
+// owed to a finished orphan comes after its slot went to another
+// operation's orphan.
+func TestLayersObserversNameOperations(t *testing.T) {
+	ms := time.Millisecond
+	mid := layer("mid", 2, 0, 150*ms)
+	mid.NoDeadlinePropagation = true
+	r, _ := runSends(t, 2, layeredPolicy(2, 0, 120*ms, mid, sidecar(3, 30*ms, true)))
+	if got := layerCount(t, r, "layers.sidecar.after_giveup"); got == 0 {
+		t.Fatal("no orphan of an orphan sent anything: the case is not tested")
+	}
+
+	// 50 ms of waits, past the app's 30 ms timeout; a request cut at the
+	// sidecar's 15 ms is decided later, detached.
+	sc := layer("sidecar", 6, 10*ms, 15*ms)
+	sc.NoDeadlinePropagation = true
+	lifo := &Queue{Concurrency: 1, Service: Exponential{Mean: 20 * ms}, QueueLimit: 4, LIFO: AdaptiveLIFO{Interval: 20 * ms}}
+	sends, decisions := map[int]int{}, map[int]int{}
+	r, err := Run(Config{Seed: 1, Server: lifo, Workload: &OpenLoop{Rates: ConstantRate(100), Until: 2 * time.Second},
+		Policy: layeredPolicy(3, ms, 30*ms, sc),
+		Observer: Observer{
+			OnSend:     func(_ time.Duration, op int, _ bool) { sends[op]++ },
+			OnDecision: func(_ time.Duration, op int, _ policies.Class) { decisions[op]++ },
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if layerCount(t, r, "layers.after_giveup") == 0 || r.Attempts != r.Admitted+r.Rejected {
+		t.Fatalf("%d attempts, %d decided, %d after a caller gave up: the case is not tested (%v)", r.Attempts, r.Admitted+r.Rejected, layerCount(t, r, "layers.after_giveup"), r.Counters)
+	}
+	for op, n := range sends {
+		if op >= r.Clients || decisions[op] != n {
+			t.Errorf("operation %d of %d: %d sends, %d decisions", op, r.Clients, n, decisions[op])
+		}
+	}
+}
