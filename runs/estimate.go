@@ -176,6 +176,12 @@ func EstimateOf(s *scenarios.Scenario, seeds int) Estimate {
 		}
 	}
 	perClient += hedging
+	layered := int64(0) // the most a policy's retry layers add per client
+	for i := range s.Policies {
+		p := &s.Policies[i]
+		layered = max(layered, sim.LayerBytes(len(p.Layers), p.Orphaning()))
+	}
+	perClient += layered
 	perRun := float64(bytesPerRun) + clients*float64(perClient)
 	orphans := 0.0
 	for i := range s.Policies {

@@ -124,6 +124,25 @@ func TestEstimateAgainstMeasured(t *testing.T) {
 	for _, s := range hedging.Scenarios {
 		all = append(all, scaleTo(t, s, ops))
 	}
+	// The most retry layers a policy may have (sim.MaxLayers), one
+	// attempt each: their state is most of what a run allocates.
+	deep, err := scenarios.Parse("deep.yaml", []byte(`scenarios:
+  - name: eight-layers
+    server: {response_time: 100ms, phases: [{reject: unavailable}]}
+    clients: {count: 2000}
+    policies:
+      - name: app
+        type: immediate
+        max_attempts: 2
+        layers: [{name: l1, type: immediate, max_attempts: 1}, {name: l2, type: immediate, max_attempts: 1},
+                 {name: l3, type: immediate, max_attempts: 1}, {name: l4, type: immediate, max_attempts: 1},
+                 {name: l5, type: immediate, max_attempts: 1}, {name: l6, type: immediate, max_attempts: 1},
+                 {name: l7, type: immediate, max_attempts: 1}, {name: l8, type: immediate, max_attempts: 1, propagate_deadline: false}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all = append(all, scaleTo(t, deep.Scenarios[0], ops))
 	for _, s := range all {
 		m := measure(t, s)
 		est := perRunMemory(s)

@@ -615,25 +615,48 @@ func (lay *layers) reportRetries(c *Counters, name string, k int) {
 	}
 }
 
-// OrphanSlotBytes is what one orphan slot of a policy with layers retry
-// layers takes: its operation and each level's state (what newSlot
-// appends).
-func OrphanSlotBytes(layers int) int64 {
+// LayerBytes is what retry layers take per operation of a run (newLayers):
+// each level's state and times, plus the level and root marks, and with
+// orphaning the parked event (due, dueKind).
+func LayerBytes(layers int, orphaning bool) int64 {
+	if layers == 0 {
+		return 0
+	}
 	perLevel := int64(unsafe.Sizeof(policies.Op{})) + 2*int64(unsafe.Sizeof(time.Duration(0)))
-	return int64(unsafe.Sizeof(operation{})) + int64(layers)*perLevel + 2 + int64(unsafe.Sizeof(time.Duration(0))) + 1 + 4
+	n := int64(layers)*perLevel + 2
+	if orphaning {
+		n += int64(unsafe.Sizeof(time.Duration(0))) + 1
+	}
+	return n
+}
+
+// OrphanSlotBytes is what one orphan slot of a policy with layers retry
+// layers takes: its operation, its layers' state and its parent (what
+// newSlot appends).
+func OrphanSlotBytes(layers int) int64 {
+	return int64(unsafe.Sizeof(operation{})) + LayerBytes(layers, true) + 4
+}
+
+// Orphaning reports whether some layer of p goes on after its caller
+// gave up.
+func (p *Policy) Orphaning() bool {
+	return slices.ContainsFunc(p.Layers, func(l Layer) bool { return l.NoDeadlinePropagation })
 }
 
 // OrphansPerOperation bounds the orphans one operation of p can have at
 // once, given the attempts outer sends at most: each attempt of the
 // level around a layer that does not receive its caller's deadline may
-// leave one behind. 0 when every layer receives it.
+// leave one behind, if some level around that layer gives up on time (an
+// attempt timeout, or the policy's deadline). 0 when none can.
 func (p *Policy) OrphansPerOperation(outer float64) float64 {
 	n, attempts := 0.0, outer
+	timed := p.Rules.AttemptTimeout > 0 || p.Rules.Deadline > 0
 	for _, l := range p.Layers {
-		if l.NoDeadlinePropagation {
+		if l.NoDeadlinePropagation && timed {
 			n += attempts
 		}
 		attempts *= float64(l.Rules.MaxAttempts)
+		timed = timed || l.Rules.AttemptTimeout > 0
 	}
 	return n
 }
