@@ -76,6 +76,16 @@ func MinResponse(s sim.ServerModel) time.Duration {
 	return 0
 }
 
+// ExtraEventsPerAttempt is how many engine events an attempt may cost a
+// server model beyond the work estimate's per-attempt events: a model that
+// decides requests after they arrive may wake a request more than once.
+func ExtraEventsPerAttempt(s sim.ServerModel) float64 {
+	if k := serverKindOf(s); k != nil {
+		return k.extraEvents(s)
+	}
+	return 0
+}
+
 // kindNames lists the names of a category's kinds.
 func kindNames(c Category) string {
 	var names []string

@@ -13,6 +13,10 @@ import (
 	"github.com/retrysim/retrysim/stats"
 )
 
+// lifoExtraEvents is what an adaptive-LIFO queue adds to an attempt's
+// events in the work estimate's bound.
+const lifoExtraEvents = 7
+
 // The queue server (sim.Queue): workers serving requests first come, first served.
 func registerQueue() {
 	// Requests the queue skipped because their client had gone, and those
@@ -36,6 +40,16 @@ func registerQueue() {
 					return min(q.RejectAfter, minDistribution(q.Service))
 				}
 				return minDistribution(q.Service)
+			},
+			extraEvents: func(q *sim.Queue) float64 {
+				if q.LIFO.On() {
+					// A waiting request is decided again at each pick that
+					// could take it and woken when later arrivals push its
+					// forecast back: 6.6 to 9.1 events an attempt measured
+					// on metastable-lifo at 1 to 44 times its rate, against 3.
+					return lifoExtraEvents
+				}
+				return 0
 			},
 			metrics: func(q *sim.Queue) []string {
 				names := []string{serverWasted.Name, serverWastedMs.Name}

@@ -453,6 +453,9 @@ type serverKind struct {
 	// model can give (0 when it does not know better), for the work
 	// estimate.
 	minResponse func(s sim.ServerModel) time.Duration
+	// extraEvents is how many engine events an attempt may cost the model
+	// beyond the estimate's EventsPerAttempt (0 for most), for the bound.
+	extraEvents func(s sim.ServerModel) float64
 	// instant reports whether the model answers every request at the
 	// instant it arrives, with no server wait (false when it does not
 	// know): retries with no wait against it never let time pass.
@@ -476,6 +479,7 @@ type serverFuncs[M sim.ServerModel] struct {
 	decode      func(d *schema.Decoder, m *schema.Mapping, path string) M
 	describe    func(s M) Table
 	minResponse func(s M) time.Duration
+	extraEvents func(s M) float64
 	instant     func(s M) bool
 	metrics     func(s M) []string
 	inner       func(s M) []sim.ServerModel
@@ -503,6 +507,12 @@ func registerServer[M sim.ServerModel](k *Kind, f serverFuncs[M], ps ...serverPa
 				return 0
 			}
 			return f.minResponse(s.(M))
+		},
+		extraEvents: func(s sim.ServerModel) float64 {
+			if f.extraEvents == nil {
+				return 0
+			}
+			return f.extraEvents(s.(M))
 		},
 		instant: func(s sim.ServerModel) bool { return f.instant != nil && f.instant(s.(M)) },
 		metrics: func(s sim.ServerModel) []string {

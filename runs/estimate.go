@@ -160,7 +160,7 @@ func EstimateOf(s *scenarios.Scenario, seeds int) Estimate {
 	clients := float64(s.Operations())
 	perSeed := 0.0
 	for i := range s.Policies {
-		perSeed += clients * (1 + EventsPerAttempt*attemptBound(s.Server, &s.Policies[i]))
+		perSeed += clients * (1 + (EventsPerAttempt+kinds.ExtraEventsPerAttempt(s.Server))*attemptBound(s.Server, &s.Policies[i]))
 	}
 	perClient := bytesPerClient
 	for i := range s.Policies {
