@@ -79,10 +79,13 @@ func (h *radixHeap) init(capacity int) {
 	h.base = radixKey(0)
 	h.n = 0
 	h.run, h.runHead = h.run[:0], 0
+	if cap(h.run) < 2*sortMax {
+		h.run = make([]event, 0, 2*sortMax)
+	}
 	h.full = [len(h.full)]uint64{}
 	h.buckets = [radixBuckets]radixBucket{}
 	// Each non-empty bucket has at most one block that is not full.
-	blocks := capacity>>blockBits + min(capacity, 32) + 1
+	blocks := capacity>>blockBits + min(capacity, radixBuckets) + 1
 	if len(h.links) < blocks {
 		h.store = make([]event, blocks<<blockBits)
 		h.links = make([]int32, blocks)
@@ -202,6 +205,7 @@ func (h *radixHeap) spill(b int) {
 	k := bk.head
 	for left := bk.count; left > 0; {
 		blk := h.store[int(k)<<blockBits:][:min(left, blockSize)]
+		next := h.links[k]
 		if small {
 			h.run = append(h.run, blk...)
 		} else {
@@ -214,7 +218,6 @@ func (h *radixHeap) spill(b int) {
 			}
 		}
 		left -= int32(len(blk))
-		next := h.links[k]
 		h.links[k] = h.free
 		h.free = k
 		k = next
