@@ -149,8 +149,8 @@ func (h *radixHeap) insert(e event) {
 	}
 }
 
-// push adds e. If e is before base (the engine never schedules an event
-// before the last one it popped), every held event is moved around e first.
+// push adds e. If e is before base (virtual time going back: no run in the
+// tests of sim and runs does it), every held event is moved around e first.
 func (h *radixHeap) push(e event) {
 	k := radixKey(e.at)
 	if k < h.base {

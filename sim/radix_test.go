@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/retrysim/retrysim/internal/racetest"
 )
 
 // TestRadixHeapOrder pushes and pops at random against a reference sorted
@@ -34,7 +36,11 @@ func TestRadixHeapOrder(t *testing.T) {
 			if tc.name == "negative" {
 				now = -time.Hour
 			}
-			for step := 0; step < 100_000; step++ {
+			steps := 100_000
+			if racetest.Enabled {
+				steps = 20_000
+			}
+			for step := 0; step < steps; step++ {
 				// About 4000 pending once filled.
 				if popPercent := 10 + 40*min(len(ref)/4000, 1); len(ref) > 0 && rng.IntN(100) < popPercent {
 					got := h.pop()
