@@ -246,6 +246,6 @@ func (x *Runner) RunContext(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res, err := x.r.run(ctx, &cfg)
 	// Keep the buffers; drop everything that belongs to this run.
-	x.r = runner{ops: x.r.ops[:0], q: queue{items: x.r.q.items[:0], fifo: x.r.q.fifo}, starts: x.r.starts[:0]}
+	x.r = runner{ops: x.r.ops[:0], q: x.r.q.buffers(), starts: x.r.starts[:0]}
 	return res, err
 }

@@ -40,9 +40,9 @@ func (e event) before(o event) bool {
 //
 //   - a FIFO for events scheduled in time order, such as responses that all
 //     take the same time: appending keeps it sorted, at no cost;
-//   - a 4-ary min-heap for the rest. A 4-ary heap is half as deep as a binary
-//     one and its four children sit side by side in memory, so a pop touches
-//     fewer cache lines.
+//   - a radix heap for the rest (radix.go), which relies on virtual time
+//     never going back: far fewer cache misses than a comparison heap of
+//     millions of events.
 //
 // Both hold values, not pointers, and allocate only when they grow.
 type queue struct {
@@ -52,11 +52,7 @@ type queue struct {
 	fifoHead int
 	fifoLen  int
 
-	// items is the heap; it starts 3 events (48 bytes) into its backing
-	// array (see setCap), so that when the array is 64-byte aligned (as
-	// large allocations are), the four children 4i+1..4i+4 of every event
-	// share one 64-byte cache line.
-	items []event
+	heap radixHeap
 	// detached holds the decisions servers owe requests whose client has
 	// stopped waiting (pushDetached), a binary heap; usually empty.
 	detached   []detached
@@ -83,12 +79,7 @@ func (q *queue) init(n, capacity int) {
 		q.maxSeq = min(q.maxSeq, testMaxSeq)
 	}
 	// Reuse the buffers of an earlier run when they are big enough.
-	if cap(q.items) >= capacity {
-		q.items = q.items[:0]
-	} else {
-		q.items = nil
-		q.setCap(capacity)
-	}
+	q.heap.init(capacity)
 	if size := 1 << bits.Len(uint(max(capacity, 16)-1)); len(q.fifo) < size {
 		q.fifo = make([]event, size)
 	}
@@ -101,17 +92,13 @@ func (q *queue) init(n, capacity int) {
 // only setMaxSeq (export_test.go) sets it.
 var testMaxSeq uint64
 
-// heapOffset is where the heap starts in buf; see queue.items.
-const heapOffset = 3
-
-// setCap moves the heap to a new buffer with room for capacity events.
-func (q *queue) setCap(capacity int) {
-	buf := make([]event, heapOffset+capacity)
-	n := copy(buf[heapOffset:], q.items)
-	q.items = buf[heapOffset : heapOffset+n : heapOffset+capacity]
+// buffers returns an empty queue holding q's buffers, for a later run to
+// reuse (see init).
+func (q *queue) buffers() queue {
+	return queue{fifo: q.fifo, heap: radixHeap{run: q.heap.run[:0], store: q.heap.store, links: q.heap.links}, detached: q.detached[:0]}
 }
 
-func (q *queue) len() int { return len(q.items) + q.fifoLen }
+func (q *queue) len() int { return q.heap.n + q.fifoLen }
 
 // next returns a new event for client at time at, with the next sequence
 // number.
@@ -163,22 +150,7 @@ func (q *queue) push(at time.Duration, client int32) {
 }
 
 func (q *queue) pushHeap(e event) {
-	if len(q.items) == cap(q.items) {
-		q.setCap(max(2*cap(q.items), 16))
-	}
-	q.items = q.items[:len(q.items)+1]
-	// Sift up.
-	h := q.items
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 4
-		if !e.before(h[p]) {
-			break
-		}
-		h[i] = h[p]
-		i = p
-	}
-	h[i] = e
+	q.heap.push(e)
 	if q.log != nil {
 		q.log(e, false)
 	}
@@ -189,62 +161,13 @@ func (q *queue) pushHeap(e event) {
 func (q *queue) pop() (time.Duration, int32) {
 	if q.fifoLen > 0 {
 		f := q.fifo[q.fifoHead]
-		if len(q.items) == 0 || f.before(q.items[0]) {
+		if q.heap.n == 0 || f.before(q.heap.top()) {
 			q.fifoHead = (q.fifoHead + 1) & (len(q.fifo) - 1)
 			q.fifoLen--
 			return f.at, int32(f.key & q.clientMask)
 		}
 	}
-	h := q.items
-	top := h[0]
-	n := len(h) - 1
-	last := h[n]
-	h = h[:n]
-	q.items = h
-	if n > 0 {
-		// Move the hole at the root down along the smallest children to a
-		// leaf, then sift the last event up from there: the last event is
-		// usually late, so this saves a comparison per level.
-		i := 0
-		for {
-			c := 4*i + 1
-			if c+3 < n {
-				m := c
-				if h[c+1].before(h[m]) {
-					m = c + 1
-				}
-				if h[c+2].before(h[m]) {
-					m = c + 2
-				}
-				if h[c+3].before(h[m]) {
-					m = c + 3
-				}
-				h[i] = h[m]
-				i = m
-				continue
-			}
-			if c >= n {
-				break
-			}
-			m := c
-			for j := c + 1; j < n; j++ {
-				if h[j].before(h[m]) {
-					m = j
-				}
-			}
-			h[i] = h[m]
-			i = m
-		}
-		for i > 0 {
-			p := (i - 1) / 4
-			if !last.before(h[p]) {
-				break
-			}
-			h[i] = h[p]
-			i = p
-		}
-		h[i] = last
-	}
+	top := q.heap.pop()
 	return top.at, int32(top.key & q.clientMask)
 }
 
@@ -253,14 +176,14 @@ func (q *queue) pop() (time.Duration, int32) {
 func (q *queue) peek() (int32, bool) {
 	if q.fifoLen > 0 {
 		f := q.fifo[q.fifoHead]
-		if len(q.items) == 0 || f.before(q.items[0]) {
+		if q.heap.n == 0 || f.before(q.heap.top()) {
 			return int32(f.key & q.clientMask), true
 		}
 	}
-	if len(q.items) == 0 {
+	if q.heap.n == 0 {
 		return 0, false
 	}
-	return int32(q.items[0].key & q.clientMask), true
+	return int32(q.heap.top().key & q.clientMask), true
 }
 
 // detached is a decision a server owes a request whose client has stopped
@@ -297,7 +220,7 @@ func (q *queue) detachedFirst() bool {
 	if q.fifoLen > 0 && q.fifo[q.fifoHead].before(d) {
 		return false
 	}
-	return len(q.items) == 0 || d.before(q.items[0])
+	return q.heap.n == 0 || d.before(q.heap.top())
 }
 
 // popDetached removes the earliest detached decision and returns its time,
@@ -334,10 +257,8 @@ func (q *queue) popDetached() (time.Duration, int32, int32) {
 // order of their current ones. Every comparison between two events comes out
 // as before, so the heap stays valid and the run's order is unchanged.
 func (q *queue) renumber() {
-	seqs := make([]uint64, 0, len(q.items)+q.fifoLen)
-	for _, e := range q.items {
-		seqs = append(seqs, e.key>>q.clientBits)
-	}
+	seqs := make([]uint64, 0, q.heap.n+q.fifoLen)
+	q.heap.each(func(e *event) { seqs = append(seqs, e.key>>q.clientBits) }, false)
 	mask := len(q.fifo) - 1
 	for i := range q.fifoLen {
 		seqs = append(seqs, q.fifo[(q.fifoHead+i)&mask].key>>q.clientBits)
@@ -350,14 +271,12 @@ func (q *queue) renumber() {
 		rank, _ := slices.BinarySearch(seqs, e.key>>q.clientBits)
 		e.key = uint64(rank)<<q.clientBits | e.key&q.clientMask
 	}
-	for i := range q.items {
-		rerank(&q.items[i])
-	}
+	q.heap.each(rerank, true)
 	for i := range q.fifoLen {
 		rerank(&q.fifo[(q.fifoHead+i)&mask])
 	}
 	for i := range q.detached {
 		rerank(&q.detached[i].e)
 	}
-	q.seq = uint64(len(q.items) + q.fifoLen + len(q.detached))
+	q.seq = uint64(q.heap.n + q.fifoLen + len(q.detached))
 }
