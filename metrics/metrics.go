@@ -425,14 +425,15 @@ func anyPolicy(ps []sim.Policy, f func(*sim.Policy) bool) bool {
 	return false
 }
 
-// Lookup finds a metric by name.
+// Lookup finds a metric by name: a registered one, or a part's counter
+// (Counter).
 func Lookup(name string) (*Metric, bool) {
 	for _, m := range registry {
 		if m.Name == name {
 			return m, true
 		}
 	}
-	return nil, false
+	return Counter(name)
 }
 
 // Names returns the names of every metric, in registry order.

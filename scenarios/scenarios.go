@@ -73,14 +73,55 @@ func (s *Scenario) Config(i int, seed uint64) sim.Config {
 func (s *Scenario) Operations() int { return s.Workload.Operations() }
 
 // Metrics returns the metrics reported for the scenario: those of
-// metrics.For its policies, and the optional ones its server and workload
-// count (such as the server's wasted work, or the sessions completed).
+// metrics.For its policies, the optional ones its server and workload
+// count (such as the server's wasted work, or the sessions completed), and
+// then the parts' counters its expectations name (metrics.Counter), in the
+// order they first appear.
 func (s *Scenario) Metrics() []*metrics.Metric {
 	counted := kinds.Counted(s.Server, s.Workload)
 	if s.Incident != (sim.Incident{}) {
 		counted = append(counted, RecoveryNames()...)
 	}
-	return metrics.For(s.Policies, counted...)
+	out := metrics.For(s.Policies, counted...)
+	for _, e := range s.Expect {
+		if m, ok := metrics.Counter(e.Metric); ok && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// partMissing says which part a counter of one (metrics.Counter) that e
+// names is missing from the scenario: a member of its pool, a retry layer
+// of e's policy; "" when it has the part, or e names another metric.
+func (s *Scenario) partMissing(e Expect) string {
+	kind, part, _, ok := metrics.CounterPart(e.Metric)
+	if _, counter := metrics.Counter(e.Metric); !ok || !counter {
+		return ""
+	}
+	switch kind {
+	case "pool":
+		pool, ok := s.Server.(sim.MemberModel)
+		if !ok {
+			return "a pool member, but the scenario's server is not a pool"
+		}
+		if names := pool.MemberNames(); !slices.Contains(names, part) {
+			return fmt.Sprintf("pool member %q, which the pool lacks (its members: %s)", part, strings.Join(names, ", "))
+		}
+	case "layers":
+		p := &s.Policies[e.Policy]
+		names := []string{"outer"}
+		for _, l := range p.Layers {
+			names = append(names, l.Name)
+		}
+		if len(p.Layers) == 0 {
+			return fmt.Sprintf("retry layer %q, but policy %q has no layers", part, p.Name)
+		}
+		if !slices.Contains(names, part) {
+			return fmt.Sprintf("retry layer %q, which policy %q lacks (its levels: %s)", part, p.Name, strings.Join(names, ", "))
+		}
+	}
+	return ""
 }
 
 // Lookup returns the scenario called name, or an error listing those there are.
@@ -250,7 +291,9 @@ func decodeScenario(d *schema.Decoder, n *yaml.Node, path string) *Scenario {
 		// have no value to check.
 		reported := s.Metrics()
 		for _, e := range s.Expect {
-			if m, ok := metrics.Lookup(e.Metric); ok && m.Optional() && !slices.Contains(reported, m) {
+			if why := s.partMissing(e); why != "" {
+				d.Errorf(e.node, e.field, "%s names %s", e.Metric, why)
+			} else if m, ok := metrics.Lookup(e.Metric); ok && m.Optional() && !slices.Contains(reported, m) {
 				d.Errorf(e.node, e.field, "%s is not reported for this scenario: its server, workload and policies do not count it", e.Metric)
 			}
 		}
