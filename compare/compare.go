@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -36,7 +35,7 @@ func (j Job) Group() runs.Group {
 // other formats leave to the caller).
 func (j Job) Write(w io.Writer, format report.Format, g *runs.GroupResult) (warnings []string, err error) {
 	if j.Seeds == 1 {
-		cmp := report.Comparison{Scenario: j.Scenario.Name, Seed: j.Seed, Results: g.Whole, Metrics: metrics.WithoutCounters(j.Scenario.Metrics()), Ref: j.Ref}
+		cmp := report.Comparison{Scenario: j.Scenario.Name, Seed: j.Seed, Results: g.Whole, Metrics: j.Scenario.OneSeedMetrics(), Ref: j.Ref}
 		return nil, report.Write(w, format, &cmp)
 	}
 	doc := report.StatsVs(g.Runs, j.Ref)

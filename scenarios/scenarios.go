@@ -91,6 +91,11 @@ func (s *Scenario) Metrics() []*metrics.Metric {
 	return out
 }
 
+// OneSeedMetrics are the metrics of a one-seed report's rows: Metrics
+// without the parts' counters, which its breakdown tables (pool members,
+// retry layers) carry.
+func (s *Scenario) OneSeedMetrics() []*metrics.Metric { return metrics.WithoutCounters(s.Metrics()) }
+
 // partMissing says which part a counter of one (metrics.Counter) that e
 // names is missing from the scenario: a member of its pool, a retry layer
 // of e's policy; "" when it has the part, or e names another metric.
