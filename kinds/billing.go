@@ -97,11 +97,7 @@ func describeBilling(b *sim.Billing) Table {
 	if b.PartialStreams {
 		who += "; a stream cut or left before its end for the events sent"
 	}
-	inner := DescribeServer(b.Inner)
-	about := strings.TrimPrefix(inner.Caption, "Server")
-	if k := serverKindOf(b.Inner); k != nil {
-		about = k.Name + about
-	}
+	inner, about := describeInner(b.Inner)
 	inner.Caption = fmt.Sprintf("Server: billed %s for each success (%s), in front of %s", strings.Join(prices, ", "), who, about)
 	return inner
 }

@@ -83,11 +83,7 @@ func describeCrash(c *sim.Crash) Table {
 	for _, w := range c.Down {
 		spans = append(spans, fmt.Sprintf("%v–%v", w.From, w.Until))
 	}
-	inner := DescribeServer(c.Inner)
-	about := strings.TrimPrefix(inner.Caption, "Server")
-	if k := serverKindOf(c.Inner); k != nil {
-		about = k.Name + about
-	}
+	inner, about := describeInner(c.Inner)
 	inner.Caption = fmt.Sprintf("Server: down %s (what it holds fails at once as a connection reset, new requests are refused, it comes back empty); otherwise %s",
 		strings.Join(spans, ", "), about)
 	return inner

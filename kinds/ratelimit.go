@@ -99,6 +99,17 @@ func decodeRateLimit(d *schema.Decoder, m *schema.Mapping, path string) *sim.Rat
 	return r
 }
 
+// describeInner returns the table of a wrapper's inner server s, and what
+// the wrapper's caption calls it: its kind and the rest of its caption.
+func describeInner(s sim.ServerModel) (Table, string) {
+	inner := DescribeServer(s)
+	about := strings.TrimPrefix(inner.Caption, "Server")
+	if k := serverKindOf(s); k != nil {
+		about = k.Name + about
+	}
+	return inner, about
+}
+
 func describeRateLimit(r *sim.RateLimit) Table {
 	var limits []string
 	for _, l := range []struct {
@@ -109,11 +120,7 @@ func describeRateLimit(r *sim.RateLimit) Table {
 			limits = append(limits, fmt.Sprintf("%d %s", l.n, l.what))
 		}
 	}
-	inner := DescribeServer(r.Inner)
-	about := strings.TrimPrefix(inner.Caption, "Server")
-	if k := serverKindOf(r.Inner); k != nil {
-		about = k.Name + about
-	}
+	inner, about := describeInner(r.Inner)
 	inner.Caption = fmt.Sprintf("Server: one API key limited to %s per minute (429 with retry-after), in front of %s",
 		strings.Join(limits, ", "), about)
 	return inner

@@ -94,14 +94,7 @@ func (s *contentionState) Arrive(now time.Duration, req Request) Response {
 		// counts it as rejected.
 		return Response{Outcome: policies.Outcome{Class: policies.Transient}, At: sent}
 	}
-	var t int32
-	if n := len(s.free); n > 0 {
-		t = s.free[n-1]
-		s.free = s.free[:n-1]
-	} else {
-		t = int32(len(s.pending))
-		s.pending = append(s.pending, pendingWrite{})
-	}
+	t := takeTicket(&s.free, &s.pending)
 	s.pending[t] = pendingWrite{read: read, back: d4, atArrival: d1 == 0, seen: s.commits}
 	return Response{Pending: true, At: sent + d3, Ticket: t}
 }
@@ -140,3 +133,16 @@ func (st contentionStats) report(c *Counters) {
 // TimeScale is a contention server's timeline bucket: 100 ms, about ten
 // message delays of the AWS study (its runs take 2 to 60 s).
 func (c *Contention) TimeScale() time.Duration { return 100 * time.Millisecond }
+
+// takeTicket returns a ticket for a request a server decides later: the
+// last freed one, or a new slot at the end of items.
+func takeTicket[T any](free *[]int32, items *[]T) int32 {
+	if n := len(*free); n > 0 {
+		t := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return t
+	}
+	var zero T
+	*items = append(*items, zero)
+	return int32(len(*items) - 1)
+}

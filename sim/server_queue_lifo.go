@@ -126,14 +126,7 @@ func (s *lifoState) Arrive(now time.Duration, req Request) Response {
 		}
 		r.dropAt = now + limit
 	}
-	var t int32
-	if n := len(s.tickets); n > 0 {
-		t = s.tickets[n-1]
-		s.tickets = s.tickets[:n-1]
-	} else {
-		t = int32(len(s.reqs))
-		s.reqs = append(s.reqs, lifoRequest{})
-	}
+	t := takeTicket(&s.tickets, &s.reqs)
 	s.reqs[t] = r
 	s.line = append(s.line, lifoEntry{ticket: t, seq: s.seq})
 	s.seq++

@@ -136,22 +136,15 @@ func tuneLine(r *tune.Result, valid []*tune.Candidate, m *metrics.Metric, a int)
 	p := newPanel("", xt, "mean "+m.Name)
 	p.Add(gridLines())
 	var xs []float64
-	var feasible, other, chosen, errs plotter.XYs
+	var g glyphSets
+	var errs plotter.XYs
 	for _, c := range valid {
 		if c.Objective.N == 0 {
 			continue
 		}
 		x := axisValue(q, c.Values[a])
 		xs = append(xs, x)
-		pt := plotter.XY{X: x, Y: c.Objective.Mean}
-		if c.Feasible {
-			feasible = append(feasible, pt)
-		} else {
-			other = append(other, pt)
-		}
-		if c == r.Chosen {
-			chosen = append(chosen, pt)
-		}
+		g.add(r, c, plotter.XY{X: x, Y: c.Objective.Mean})
 		errs = append(errs, plotter.XY{X: x, Y: c.Objective.CILow}, plotter.XY{X: x, Y: c.Objective.CIHigh})
 	}
 	if len(xs) == 0 {
@@ -166,7 +159,22 @@ func tuneLine(r *tune.Result, valid []*tune.Candidate, m *metrics.Metric, a int)
 		l.Color = infeasibleColor
 		p.Add(l)
 	}
-	return p, addGlyphs(p, feasible, other, chosen)
+	return p, g.draw(p)
+}
+
+// glyphSets are a tune plot's points by how they are drawn: feasible, not,
+// and the chosen one (drawn over its set's glyph).
+type glyphSets struct{ feasible, other, chosen plotter.XYs }
+
+func (g *glyphSets) add(r *tune.Result, c *tune.Candidate, pt plotter.XY) {
+	if c.Feasible {
+		g.feasible = append(g.feasible, pt)
+	} else {
+		g.other = append(g.other, pt)
+	}
+	if c == r.Chosen {
+		g.chosen = append(g.chosen, pt)
+	}
 }
 
 func tuneScatter(r *tune.Result, valid []*tune.Candidate, m *metrics.Metric, a, b int, others bool) (*gonum.Plot, error) {
@@ -193,20 +201,13 @@ func tuneScatter(r *tune.Result, valid []*tune.Candidate, m *metrics.Metric, a, 
 		}
 	}
 	var xs, ys []float64
-	var feasible, other, chosen plotter.XYs
+	var g glyphSets
 	labels := plotter.XYLabels{}
 	for _, s := range spots {
 		c := best[s]
 		xs, ys = append(xs, s.x), append(ys, s.y)
 		pt := plotter.XY{X: s.x, Y: s.y}
-		if c.Feasible {
-			feasible = append(feasible, pt)
-		} else {
-			other = append(other, pt)
-		}
-		if c == r.Chosen {
-			chosen = append(chosen, pt)
-		}
+		g.add(r, c, pt)
 		text := "none"
 		if c.Objective.N > 0 {
 			text = strconv.FormatFloat(metrics.Round(c.Objective.Mean, m.Decimals()), 'f', -1, 64)
@@ -216,7 +217,7 @@ func tuneScatter(r *tune.Result, valid []*tune.Candidate, m *metrics.Metric, a, 
 	}
 	logAxis(&p.X, xs)
 	logAxis(&p.Y, ys)
-	if err := addGlyphs(p, feasible, other, chosen); err != nil {
+	if err := g.draw(p); err != nil {
 		return nil, err
 	}
 	l, err := plotter.NewLabels(labels)
@@ -232,25 +233,26 @@ func tuneScatter(r *tune.Result, valid []*tune.Candidate, m *metrics.Metric, a, 
 	return p, nil
 }
 
-func addGlyphs(p *gonum.Plot, feasible, other, chosen plotter.XYs) error {
-	for _, g := range []struct {
+// draw adds g's points to p.
+func (g *glyphSets) draw(p *gonum.Plot) error {
+	for _, set := range []struct {
 		pts    plotter.XYs
 		shape  draw.GlyphDrawer
 		colour color.Color
 		radius vg.Length
 	}{
-		{other, draw.CrossGlyph{}, infeasibleColor, vg.Points(4)},
-		{feasible, draw.CircleGlyph{}, feasibleColor, vg.Points(4)},
-		{chosen, draw.RingGlyph{}, color.Black, vg.Points(9)},
+		{g.other, draw.CrossGlyph{}, infeasibleColor, vg.Points(4)},
+		{g.feasible, draw.CircleGlyph{}, feasibleColor, vg.Points(4)},
+		{g.chosen, draw.RingGlyph{}, color.Black, vg.Points(9)},
 	} {
-		if len(g.pts) == 0 {
+		if len(set.pts) == 0 {
 			continue
 		}
-		sc, err := plotter.NewScatter(g.pts)
+		sc, err := plotter.NewScatter(set.pts)
 		if err != nil {
 			return err
 		}
-		sc.Shape, sc.Color, sc.Radius = g.shape, g.colour, g.radius
+		sc.Shape, sc.Color, sc.Radius = set.shape, set.colour, set.radius
 		p.Add(sc)
 	}
 	return nil
