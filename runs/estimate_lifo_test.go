@@ -31,6 +31,7 @@ func TestEstimateBoundsLIFOPerPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("%s, %d operations: %.1f events an attempt", s.Policies[p].Name, s.Operations(), float64(r.Events)/float64(r.Attempts))
 		alone := *s
 		alone.Policies = s.Policies[p : p+1]
 		if bound := EstimateOf(&alone, 1).Events; float64(r.Events) > bound {
