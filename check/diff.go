@@ -24,6 +24,17 @@ type Diff struct {
 	FirstSeed                uint64
 	Seeds                    int
 	Changes                  []SeedChange
+	Family                   Family
+	// All shows every row in a table; by default only those that changed
+	// (Shown), then a count of the others.
+	All bool
+}
+
+// Shown reports whether a table of the diff shows c without --all: it
+// failed, changed significantly (better, worse, not comparable), or a
+// value appeared or vanished.
+func (c *SeedChange) Shown() bool {
+	return c.Fail || c.Verdict != Unchanged || c.Metric == nil || (c.Base.N == 0) != (c.Now.N == 0)
 }
 
 // Worse counts the metrics that are worse beyond their tolerance.
@@ -39,13 +50,14 @@ func (d *Diff) Worse() int {
 
 // NewDiff compares new with old. They must be on the same seeds; their
 // scenarios may have other names (another file, another version).
-func NewDiff(oldFile string, old *SeedSet, newFile string, new *SeedSet, tol Tolerances) (*Diff, error) {
+func NewDiff(oldFile string, old *SeedSet, newFile string, new *SeedSet, tol Tolerances, alpha float64) (*Diff, error) {
 	if old.FirstSeed != new.FirstSeed || old.Seeds != new.Seeds {
 		return nil, fmt.Errorf("%s is on %s and %s on %s: a diff pairs the same seeds (run both with the same --seed and --seeds)",
 			oldFile, seedRange(old.FirstSeed, old.Seeds), newFile, seedRange(new.FirstSeed, new.Seeds))
 	}
+	cs, fam := CompareSeeds(oldFile, old, new, tol, alpha)
 	return &Diff{OldFile: oldFile, NewFile: newFile, OldScenario: old.Scenario, NewScenario: new.Scenario,
-		FirstSeed: old.FirstSeed, Seeds: old.Seeds, Changes: CompareSeeds(oldFile, old, new, tol)}, nil
+		FirstSeed: old.FirstSeed, Seeds: old.Seeds, Changes: cs, Family: fam}, nil
 }
 
 func seedRange(first uint64, n int) string {
@@ -90,33 +102,46 @@ func WriteDiff(w io.Writer, format report.Format, d *Diff) error {
 		if d.NewScenario != d.OldScenario {
 			scen += " → " + d.NewScenario
 		}
-		how := fmt.Sprintf("paired by seed, two-sided signed-rank test, α = %.2f; ~ means no significant difference", stats.Alpha)
+		how := fmt.Sprintf("Paired by seed, two-sided signed-rank test, p adjusted for the family: %s. ~ means no significant difference.", d.Family.Describe())
 		if d.Seeds == 1 {
-			how = "one seed: no test, every difference shown (run both with --seeds N for a paired test)"
+			how = "One seed: no test, every difference shown (run both with --seeds N for a paired test)."
 		}
-		fmt.Fprintf(w, "%s → %s: scenario %s, %s (%s)\n\n", d.OldFile, d.NewFile, scen, seedRange(d.FirstSeed, d.Seeds), how)
-		rows := make([][]string, len(d.Changes))
+		fmt.Fprintf(w, "%s → %s: scenario %s, %s\n%s\n\n", d.OldFile, d.NewFile, scen, seedRange(d.FirstSeed, d.Seeds), how)
+		var rows [][]string
 		for i := range d.Changes {
-			rows[i] = d.Changes[i].diffRow()
+			if d.All || d.Changes[i].Shown() {
+				rows = append(rows, d.Changes[i].diffRow())
+			}
 		}
-		if err := report.WriteTable(w, format == report.Markdown, diffHeader, rows, textExcept(8, 2, 3, 4, 5)); err != nil {
-			return err
+		if len(rows) > 0 {
+			if err := report.WriteTable(w, format == report.Markdown, diffHeader, rows, textExcept(8, 2, 3, 4, 5)); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
 		}
-		_, err := fmt.Fprintf(w, "\n%d of %d metrics worse beyond tolerance.\n", d.Worse(), len(d.Changes))
+		if hidden := len(d.Changes) - len(rows); hidden > 0 {
+			what := "show no significant change"
+			if d.Seeds == 1 {
+				what = "are unchanged"
+			}
+			fmt.Fprintf(w, "%d other metrics %s (--all shows them).\n", hidden, what)
+		}
+		_, err := fmt.Fprintf(w, "%d of %d metrics worse beyond tolerance.\n", d.Worse(), len(d.Changes))
 		return err
 	case report.CSV:
 		cw := csv.NewWriter(w)
-		cw.Write([]string{"policy", "metric", "better", "old_n", "old_mean", "new_n", "new_mean", "delta_mean", "delta_percent", "p_value", "verdict", "fail", "note"})
+		cw.Write([]string{"policy", "metric", "better", "old_n", "old_mean", "new_n", "new_mean", "delta_mean", "delta_percent", "p_value", "p_adjusted", "verdict", "fail", "note"})
 		for i := range d.Changes {
 			j := d.Changes[i].jsonRow()
 			cw.Write([]string{j.Policy, j.Metric, j.Better, strconv.Itoa(j.Old.N), num(j.Old.Mean), strconv.Itoa(j.New.N), num(j.New.Mean),
-				num(j.DeltaMean), num(j.DeltaPercent), num(j.P), j.Verdict, strconv.FormatBool(j.Fail), j.Note})
+				num(j.DeltaMean), num(j.DeltaPercent), num(j.P), num(j.PAdjusted), j.Verdict, strconv.FormatBool(j.Fail), j.Note})
 		}
 		cw.Flush()
 		return cw.Error()
 	case report.JSON:
 		doc := diffJSON{Schema: DiffSchema, Old: d.OldFile, New: d.NewFile, OldScenario: d.OldScenario, NewScenario: d.NewScenario,
-			FirstSeed: d.FirstSeed, Seeds: d.Seeds, Test: "wilcoxon-signed-rank", Alpha: stats.Alpha, Rows: []diffRowJSON{}}
+			FirstSeed: d.FirstSeed, Seeds: d.Seeds, Test: "wilcoxon-signed-rank", Alpha: d.Family.Alpha,
+			Correction: Correction, Tests: d.Family.Tests, Distinct: d.Family.Distinct, Counted: d.Family.Counted, Rows: []diffRowJSON{}}
 		if d.Seeds == 1 {
 			doc.Test = "none (one seed)"
 		}
@@ -139,8 +164,14 @@ type diffJSON struct {
 	FirstSeed   uint64        `json:"first_seed"`
 	Seeds       int           `json:"seeds"`
 	Test        string        `json:"test"`
-	Alpha       float64       `json:"alpha"`
-	Rows        []diffRowJSON `json:"rows"`
+	// Alpha is the family-wise false-alarm rate over the Tests (Distinct,
+	// Counted: Family's) that Correction adjusts for.
+	Alpha      float64       `json:"alpha"`
+	Correction string        `json:"correction"`
+	Tests      int           `json:"tests"`
+	Distinct   int           `json:"distinct_tests"`
+	Counted    int           `json:"counted_tests"`
+	Rows       []diffRowJSON `json:"rows"`
 }
 
 type sideJSON struct {
@@ -160,6 +191,7 @@ type diffRowJSON struct {
 	DeltaMean    *float64 `json:"delta_mean"`
 	DeltaPercent *float64 `json:"delta_percent"`
 	P            *float64 `json:"p_value"`
+	PAdjusted    *float64 `json:"p_adjusted"`
 	Verdict      string   `json:"verdict"`
 	Fail         bool     `json:"fail"`
 	Note         string   `json:"note"`
@@ -194,7 +226,7 @@ func (c *SeedChange) jsonRow() diffRowJSON {
 		j.DeltaMean = ptr(c.Diff.DeltaMean, dec)
 		j.DeltaPercent = ptr(c.Diff.DeltaPercent, 2)
 		if c.Seeds > 1 {
-			j.P = ptr(c.Diff.Test.P, 4)
+			j.P, j.PAdjusted = ptr(c.Diff.Test.P, 4), ptr(c.AdjustedP, 4)
 		}
 	}
 	return j

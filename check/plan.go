@@ -49,6 +49,9 @@ type Plan struct {
 	// Tolerance is that of the metrics compared with baselines; without a
 	// default, a multi-seed baseline's is DefaultTolerance.
 	Tolerance Tolerances
+	// Alpha is the family-wise false-alarm rate of the comparisons with
+	// multi-seed baselines, all of them one family; 0 for DefaultAlpha.
+	Alpha float64
 }
 
 // NewPlan is the plan of checking list on seeds (0: each scenario's own)
@@ -103,12 +106,17 @@ func (p *Plan) Report(res *runs.Results) *Report {
 			if !tol.DefaultSet {
 				tol.Default = DefaultTolerance(b.Multi)
 			}
-			rep.Seeds = append(rep.Seeds, CompareSeeds(b.File, b.Multi, FromMultiSeed(now), tol)...)
+			rep.Seeds = append(rep.Seeds, compareSeeds(b.File, b.Multi, FromMultiSeed(now), tol)...)
 			continue
 		}
 		doc := document(now)
 		rep.Baseline = append(rep.Baseline, CompareBaseline(b.File, b.Doc, &doc, p.Tolerance)...)
 	}
+	alpha := p.Alpha
+	if alpha == 0 {
+		alpha = DefaultAlpha
+	}
+	rep.Family = judge(rep.Seeds, alpha)
 	return rep
 }
 

@@ -252,6 +252,27 @@ func AbsoluteTolerance(m *metrics.Metric) float64 {
 	return 0.5
 }
 
+// ScaleShare is the least change of a metric that can fail a multi-seed
+// gate, as a share of the metric's scale in the scenario: its largest
+// mean over the baseline's policies. 3 more attempts matter to a policy
+// that sends 7, not to a scenario whose policies send 600 (docs/ci.md,
+// "What counts as a change").
+const ScaleShare = 0.01
+
+// metricScale is every metric's largest absolute mean over base's
+// policies (over the seeds that have it).
+func metricScale(base *SeedSet) map[*metrics.Metric]float64 {
+	scale := map[*metrics.Metric]float64{}
+	for _, p := range base.Policies {
+		for i, m := range p.Metrics {
+			if s := report.SummarizeSeries(m, p.Values[i]); s.N > 0 {
+				scale[m] = max(scale[m], math.Abs(s.Mean))
+			}
+		}
+	}
+	return scale
+}
+
 // Tolerances are the relative tolerances of a gate: Default for every
 // metric but those named in PerMetric.
 type Tolerances struct {
@@ -339,35 +360,57 @@ type SeedChange struct {
 	// Base and Now summarise the values over the seeds where each has one.
 	Base, Now stats.Summary
 	// Diff is the paired comparison (Now − Base) over the seeds where both
-	// have a value.
-	Diff      stats.Difference
+	// have a value; its verdict is at the level of one test.
+	Diff stats.Difference
+	// AdjustedP is Diff's p-value adjusted for the family of every test
+	// the gate made (judge); 1 for a change that was not tested.
+	AdjustedP float64
 	Tolerance Tolerance
-	Verdict   SeedVerdict
-	// Fail: significantly worse beyond the tolerance, or a value that
-	// existed and is gone on every seed, or a missing policy.
+	// Verdict is the family's: a test that is significant after the
+	// adjustment, then the survivor rule.
+	Verdict SeedVerdict
+	// Fail: significantly worse beyond the tolerance, or a missing policy.
 	Fail bool
-	// Note says why a metric is not comparable, or why it failed without a
-	// test.
+	// Note says why a metric is not comparable, or how a value that
+	// appeared or vanished was judged.
 	Note string
+
+	baseValues, nowValues []float64
+	// subset and presence index the changes, in the same slice, of the
+	// count that Metric is over (metrics.Metric.Subset) and of the one
+	// that says whether it exists (Presence); -1 if not compared.
+	subset, presence int
 }
 
 // CompareSeeds compares every metric of every policy of base with now, the
 // same scenario run on the same seeds, paired by seed with the two-sided
-// signed-rank test at stats.Alpha. A metric fails only when it is both
-// significantly worse and worse beyond its tolerance (on the mean of the
-// paired differences); an improvement never fails. A metric over completed
+// signed-rank test, as one family at level alpha (judge): the probability
+// that anything fails when only the draws changed is at most alpha. A
+// metric fails only when it is significantly worse after the family's
+// adjustment and worse beyond its tolerance (on the mean of the paired
+// differences); an improvement never fails. A metric over completed
 // operations (or give-ups) only that metrics.Comparable refuses to rank,
 // because what it is over changed significantly, is not comparable and
-// does not fail: the completions say what changed. A
-// policy of base missing from now fails; policies new in now are not
-// compared, nor metrics now does not have. It panics if the seeds differ.
-func CompareSeeds(file string, base, now *SeedSet, tol Tolerances) []SeedChange {
+// does not fail: the completions say what changed. A metric that had a
+// value and has none now (or the reverse) on every seed is judged through
+// the count that says whether it exists (metrics.Metric.Presence): that
+// nothing gives up any more is not a failure. A policy of base missing
+// from now fails; policies new in now are not compared, nor metrics now
+// does not have. It panics if the seeds differ.
+func CompareSeeds(file string, base, now *SeedSet, tol Tolerances, alpha float64) ([]SeedChange, Family) {
+	cs := compareSeeds(file, base, now, tol)
+	return cs, judge(cs, alpha)
+}
+
+// compareSeeds makes the paired tests of CompareSeeds; judge decides.
+func compareSeeds(file string, base, now *SeedSet, tol Tolerances) []SeedChange {
 	if base.FirstSeed != now.FirstSeed || base.Seeds != now.Seeds {
 		panic("check.CompareSeeds: the runs are on different seeds")
 	}
+	scale := metricScale(base)
 	var out []SeedChange
 	for _, bp := range base.Policies {
-		c0 := SeedChange{File: file, Scenario: base.Scenario, Policy: bp.Name, FirstSeed: base.FirstSeed, Seeds: base.Seeds}
+		c0 := SeedChange{File: file, Scenario: base.Scenario, Policy: bp.Name, FirstSeed: base.FirstSeed, Seeds: base.Seeds, AdjustedP: 1, subset: -1, presence: -1}
 		np := now.Policy(bp.Name)
 		if np == nil {
 			c := c0
@@ -376,13 +419,7 @@ func CompareSeeds(file string, base, now *SeedSet, tol Tolerances) []SeedChange 
 			out = append(out, c)
 			continue
 		}
-		// Did the completions (or give-ups) change significantly?
-		subsets := map[*metrics.Metric]stats.Difference{}
-		for _, sm := range []*metrics.Metric{metrics.Completed, metrics.GaveUp} {
-			if b, n := bp.Series(sm), np.Series(sm); b != nil && n != nil {
-				subsets[sm] = paired(b, n, sm.Better)
-			}
-		}
+		first := len(out)
 		for i, m := range bp.Metrics {
 			nowSeries := np.Series(m)
 			if nowSeries == nil {
@@ -392,33 +429,83 @@ func CompareSeeds(file string, base, now *SeedSet, tol Tolerances) []SeedChange 
 			c.Metric, c.Tolerance = m, tol.For(m)
 			c.Base, c.Now = report.SummarizeSeries(m, bp.Values[i]), report.SummarizeSeries(m, nowSeries)
 			c.Diff = paired(bp.Values[i], nowSeries, m.Better)
-			switch {
-			case c.Base.N == 0 && c.Now.N == 0:
-				c.Note = m.MissingReason()
-			case c.Base.N > 0 && c.Now.N == 0:
-				c.Verdict, c.Fail = Worsened, true
-				c.Note = fmt.Sprintf("had a value on %d seeds and now has none (%s)", c.Base.N, m.MissingReason())
-			case !metrics.Comparable(m, subsets[m.Subset()].Verdict, c.Diff.Verdict):
-				sub := subsets[m.Subset()]
-				verb := "completes"
-				if m.Subset() == metrics.GaveUp {
-					verb = "gives up"
-				}
-				c.Verdict = NotComparable
-				c.Note = fmt.Sprintf("over %s, and the policy now %s %s per run", m.Over, verb, signed(sub.DeltaMean))
-				if base.Seeds > 1 {
-					c.Note += fmt.Sprintf(" (p = %s)", formatP(sub.Test.P))
-				}
-			case c.Diff.Verdict == stats.Worse:
-				c.Verdict = Worsened
-				c.Fail = !c.Tolerance.Allows(math.Abs(c.Diff.DeltaMean), baseMeanOverPairs(bp.Values[i], nowSeries))
-			case c.Diff.Verdict == stats.Better:
-				c.Verdict = Improved
+			if base.Seeds > 1 {
+				c.Tolerance.Absolute = max(c.Tolerance.Absolute, ScaleShare*scale[m])
 			}
+			c.baseValues, c.nowValues = bp.Values[i], nowSeries
 			out = append(out, c)
+		}
+		// Link each metric to the counts it is over and exists with.
+		for i := first; i < len(out); i++ {
+			for j := first; j < len(out); j++ {
+				switch out[j].Metric {
+				case out[i].Metric.Subset():
+					out[i].subset = j
+				case out[i].Metric.Presence():
+					out[i].presence = j
+				}
+			}
+			if out[i].Metric.Presence() == out[i].Metric.Subset() {
+				out[i].presence = out[i].subset
+			}
 		}
 	}
 	return out
+}
+
+// verdictAt is c's verdict at the family's level, before the survivor
+// rule: on one seed any difference (paired's), else the sign of a test
+// that is significant after the adjustment.
+func (c *SeedChange) verdictAt(alpha float64) SeedVerdict {
+	if c.Seeds == 1 {
+		return c.Diff.Verdict
+	}
+	if c.Diff.Pairs == 0 || c.AdjustedP >= alpha {
+		return Unchanged
+	}
+	if (c.Diff.Test.WPlus > c.Diff.Test.WMinus) == (c.Metric.Better == stats.HigherIsBetter) {
+		return Improved
+	}
+	return Worsened
+}
+
+// decide sets cs[i]'s verdict and failure from its adjusted test.
+func decide(cs []SeedChange, i int, alpha float64) {
+	c := &cs[i]
+	if c.Metric == nil {
+		return // a missing policy: already decided
+	}
+	m := c.Metric
+	v := c.verdictAt(alpha)
+	switch {
+	case c.Base.N == 0 && c.Now.N == 0:
+		c.Verdict, c.Note = Unchanged, m.MissingReason()
+	case c.Diff.Pairs == 0:
+		// It exists on one side only: what says whether it exists
+		// decides (nothing gives up any more: gave_up fell).
+		c.Verdict = Unchanged
+		c.Note = fmt.Sprintf("had a value on %d seeds, now on %d (%s)", c.Base.N, c.Now.N, m.MissingReason())
+		if c.presence >= 0 {
+			p := &cs[c.presence]
+			c.Note += fmt.Sprintf(": judged by %s (%s)", p.Metric.Name, p.verdictAt(alpha))
+		}
+	case c.subset >= 0 && !metrics.Comparable(m, cs[c.subset].verdictAt(alpha), v):
+		sub := &cs[c.subset]
+		verb := "completes"
+		if m.Subset() == metrics.GaveUp {
+			verb = "gives up"
+		}
+		c.Verdict = NotComparable
+		c.Note = fmt.Sprintf("over %s, and the policy now %s %s per run", m.Over, verb, signed(sub.Diff.DeltaMean))
+		if c.Seeds > 1 {
+			c.Note += fmt.Sprintf(" (adjusted p = %s)", formatP(sub.AdjustedP))
+		}
+	case v == Worsened:
+		c.Verdict = Worsened
+		c.Fail = !c.Tolerance.Allows(math.Abs(c.Diff.DeltaMean), baseMeanOverPairs(c.baseValues, c.nowValues))
+	default:
+		c.Verdict = v
+	}
 }
 
 // paired is stats.Paired, but on a single seed, where no test is possible,
@@ -576,12 +663,13 @@ func (c *SeedChange) ChangeText() string {
 	return text
 }
 
-// PText is the test's p-value, or "" without pairs or with one seed.
+// PText is the test's p-value adjusted for the family (judge), or ""
+// without pairs or with one seed.
 func (c *SeedChange) PText() string {
 	if c.Diff.Pairs == 0 || c.Seeds == 1 {
 		return ""
 	}
-	return formatP(c.Diff.Test.P)
+	return formatP(c.AdjustedP)
 }
 
 // Explain says plainly what the comparison found.
@@ -600,9 +688,9 @@ func (c *SeedChange) Explain() string {
 	case c.Verdict == Unchanged && c.Seeds == 1:
 		return fmt.Sprintf("%s unchanged at %s", name, c.MeanText(c.Now))
 	case c.Verdict == Unchanged:
-		return fmt.Sprintf("%s: no significant change over %d paired seeds (%s → %s, p = %s)", name, c.Diff.Pairs, c.MeanText(c.Base), c.MeanText(c.Now), c.PText())
+		return fmt.Sprintf("%s: no significant change over %d paired seeds (%s → %s, adjusted p = %s)", name, c.Diff.Pairs, c.MeanText(c.Base), c.MeanText(c.Now), c.PText())
 	}
-	over := fmt.Sprintf("over %d paired seeds, p = %s", c.Diff.Pairs, c.PText())
+	over := fmt.Sprintf("over %d paired seeds, adjusted p = %s", c.Diff.Pairs, c.PText())
 	if c.Seeds == 1 {
 		over = "on one seed (no test)"
 	}

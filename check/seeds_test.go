@@ -64,7 +64,7 @@ func TestSeedGateCatchesChangesNotNoise(t *testing.T) {
 	tol := Tolerances{Default: DefaultSeedTolerance}
 
 	// (a) The same runs again: nothing differs, nothing fails.
-	same := CompareSeeds("baseline.json", base, FromMultiSeed(collect(t, gateScenario(t, "500ms"), 1, seeds)), tol)
+	same, _ := CompareSeeds("baseline.json", base, FromMultiSeed(collect(t, gateScenario(t, "500ms"), 1, seeds)), tol, DefaultAlpha)
 	for _, c := range same {
 		if c.Verdict != Unchanged || c.Fail || c.Diff.Test.N != 0 {
 			t.Errorf("(a) same runs: %s", c.Explain())
@@ -72,7 +72,7 @@ func TestSeedGateCatchesChangesNotNoise(t *testing.T) {
 	}
 
 	// (b) The base delay doubled: worse latencies, significantly.
-	doubled := CompareSeeds("baseline.json", base, FromMultiSeed(collect(t, gateScenario(t, "1s"), 1, seeds)), tol)
+	doubled, _ := CompareSeeds("baseline.json", base, FromMultiSeed(collect(t, gateScenario(t, "1s"), 1, seeds)), tol, DefaultAlpha)
 	var latencyFails int
 	for _, c := range doubled {
 		if c.Fail && c.Metric != nil && (c.Metric.Unit == metrics.Milliseconds || c.Metric == metrics.Completed) {
@@ -91,7 +91,8 @@ func TestSeedGateCatchesChangesNotNoise(t *testing.T) {
 	// tolerance.
 	other := FromMultiSeed(collect(t, gateScenario(t, "500ms"), 1001, seeds))
 	other.FirstSeed = base.FirstSeed
-	if f := failures(CompareSeeds("baseline.json", base, other, tol)); len(f) > 0 {
+	if cs, _ := CompareSeeds("baseline.json", base, other, tol, DefaultAlpha); len(failures(cs)) > 0 {
+		f := failures(cs)
 		t.Errorf("(c) other draws of the same policy failed: %q", f)
 	}
 }
@@ -110,7 +111,7 @@ func TestSeedGateSurvivorMetricsNotComparable(t *testing.T) {
 		// Fewer complete, and those that do are quick.
 		Values: [][]float64{{12, 11, 12, 13, 12, 11, 10, 12}, {300, 310, 320, 330, 340, 350, 360, 370}},
 	}}}
-	cs := CompareSeeds("b.json", base, now, Tolerances{Default: DefaultSeedTolerance})
+	cs, _ := CompareSeeds("b.json", base, now, Tolerances{Default: DefaultSeedTolerance}, DefaultAlpha)
 	if cs[0].Metric != metrics.Completed || !cs[0].Fail {
 		t.Fatalf("completed: %s, want a failure", cs[0].Explain())
 	}
@@ -208,7 +209,7 @@ func TestSeedGateSlowerAndFewerFails(t *testing.T) {
 		Metrics: []*metrics.Metric{metrics.Completed, metrics.P99},
 		Values:  [][]float64{{12, 11, 12, 13, 12, 11, 10, 12}, {3000, 3100, 3200, 3300, 3400, 3500, 3600, 3700}},
 	}}}
-	cs := CompareSeeds("b.json", base, now, Tolerances{Default: DefaultSeedTolerance})
+	cs, _ := CompareSeeds("b.json", base, now, Tolerances{Default: DefaultSeedTolerance}, DefaultAlpha)
 	if cs[1].Verdict != Worsened || !cs[1].Fail {
 		t.Fatalf("p99 slower while completing fewer: %s, want worse and a failure", cs[1].Explain())
 	}
@@ -222,7 +223,8 @@ func TestSeedGateShareIntervalInsideUnit(t *testing.T) {
 	set := &SeedSet{Scenario: "s", FirstSeed: 1, Seeds: 4, Policies: []SeedPolicy{{
 		Name: "p", Metrics: []*metrics.Metric{metrics.GoodputShare}, Values: [][]float64{vals},
 	}}}
-	c := CompareSeeds("b.json", set, set, Tolerances{Default: DefaultSeedTolerance})[0]
+	cs, _ := CompareSeeds("b.json", set, set, Tolerances{Default: DefaultSeedTolerance}, DefaultAlpha)
+	c := cs[0]
 	if c.Base.CILow < 0 || c.Base.CIHigh > 1 || c.Base.CIHigh <= c.Base.Mean {
 		t.Errorf("interval [%v, %v] around %v", c.Base.CILow, c.Base.CIHigh, c.Base.Mean)
 	}

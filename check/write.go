@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/retrysim/retrysim/report"
-	"github.com/retrysim/retrysim/stats"
 )
 
 // Formats returns the formats WriteCheck accepts.
@@ -17,8 +16,10 @@ func Formats() []report.Format { return []report.Format{report.Table, report.Mar
 type Report struct {
 	Checks   []Result
 	Baseline []Change
-	// Seeds are the metrics compared with multi-seed baselines.
-	Seeds []SeedChange
+	// Seeds are the metrics compared with multi-seed baselines, and
+	// Family how they were tested, as one family.
+	Seeds  []SeedChange
+	Family Family
 	// Warnings are non-fatal problems, such as a baseline with too few
 	// seeds to see a change.
 	Warnings []string
@@ -139,7 +140,7 @@ func WriteCheck(w io.Writer, format report.Format, r *Report) error {
 				return err
 			}
 		}
-		fmt.Fprintf(w, "%d of %d metrics show no significant change (paired by seed, signed-rank test, α = %.2f).\n", unchanged, len(r.Seeds), stats.Alpha)
+		fmt.Fprintf(w, "%d of %d metrics show no significant change (paired by seed, signed-rank test; %s).\n", unchanged, len(r.Seeds), r.Family.Describe())
 		gap()
 	}
 	if len(r.Warnings) > 0 {

@@ -47,6 +47,11 @@ const (
 	OverCompleted
 	// OverGaveUp: the operations that gave up, and only those.
 	OverGaveUp
+	// OverKept: the whole run, but what the policy abandoned is missing
+	// from it, so abandoning work improves it (the time until goodput
+	// recovers is short once clients have given up). It ranks as a metric
+	// over completed operations does.
+	OverKept
 )
 
 // String says what a population is, for tables and captions.
@@ -56,6 +61,8 @@ func (p Population) String() string {
 		return "completed operations only"
 	case OverGaveUp:
 		return "give-ups only"
+	case OverKept:
+		return "what was not abandoned"
 	}
 	return "every operation"
 }
@@ -64,7 +71,7 @@ func (p Population) String() string {
 // (Completed for a latency), or nil for a metric over the whole run.
 func (m *Metric) Subset() *Metric {
 	switch m.Over {
-	case OverCompleted:
+	case OverCompleted, OverKept:
 		return Completed
 	case OverGaveUp:
 		return GaveUp
@@ -126,6 +133,15 @@ type Metric struct {
 	// Detail metrics are not columns of the single-run table, which stays
 	// one screen wide; the JSON, the CSV and the statistics carry them.
 	Detail bool
+	// Cost, if set, says why the metric may read better for a policy that
+	// gives up early: it measures the work the policy spent (requests,
+	// bills), so less of it is cheaper, and the completions beside it say
+	// what the saving bought. A metric without Cost never reads better
+	// for a policy that abandons work (TestGiveUpEarlyIsNeverBetter).
+	Cost string
+	// PresentWith, if set, is the count whose value says whether the
+	// metric exists on a run (completed for a latency); see Presence.
+	PresentWith *Metric
 	// Added, if set, is when the metric was added (e.g. "2026-12"): JSON
 	// reports recorded before may lack it, and baselines are read without
 	// it (MayBeAbsent).
@@ -158,6 +174,18 @@ func (m *Metric) MissingReason() string {
 		return m.Missing
 	}
 	return "nothing completed"
+}
+
+// Presence returns the count whose value says whether m exists on a run
+// (a latency exists when something completed): PresentWith, else the
+// operations m is computed over (Subset). A metric that stops existing
+// on every seed is judged through it: nothing gave up is not a failure.
+// It is nil for a metric that exists on every run.
+func (m *Metric) Presence() *Metric {
+	if m.PresentWith != nil {
+		return m.PresentWith
+	}
+	return m.Subset()
 }
 
 // MayBeAbsent reports whether a JSON report (a baseline) may lack the

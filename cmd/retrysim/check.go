@@ -37,9 +37,13 @@ func checkCommand() *cli.Command {
 		Usage: "verify scenario expectations (and a baseline) for CI",
 		UsageText: "retrysim check [--file PATH] [--scenario NAME ...] [--seeds K]\n" +
 			"               [--format table|markdown] [--junit FILE]\n" +
-			"               [--baseline FILE ... [--tolerance 5%]] [--force]\n\n" +
+			"               [--baseline FILE ... [--tolerance 5%] [--alpha 0.05]]\n" +
+			"               [--force]\n\n" +
 			"Exits 0 when every expectation holds and no metric is worse than its\n" +
 			"baseline beyond the tolerance, 1 when something fails, 2 on bad input.\n" +
+			"Against multi-seed baselines every metric is a paired test, and all of\n" +
+			"them together are one family: the chance that the check fails when\n" +
+			"only the random draws changed is at most --alpha.\n" +
 			"See docs/ci.md.\n\n" +
 			"Examples:\n" +
 			"   retrysim check --file scenarios.yaml\n" +
@@ -54,6 +58,7 @@ func checkCommand() *cli.Command {
 			&cli.StringFlag{Name: "junit", Usage: "also write the results as JUnit XML to `FILE`"},
 			&cli.StringSliceFlag{Name: "baseline", Usage: "compare with `FILE`, written by 'retrysim compare --format json' (repeatable; '-' reads stdin)"},
 			&cli.StringSliceFlag{Name: "tolerance", Usage: "how much worse than the baseline a metric may get, relative to its baseline value: `[METRIC=]PCT`, e.g. 5% for every metric or latency_ms.p99=10% for one (repeatable; default 0 for a single-seed baseline, 5% for a multi-seed one)"},
+			alphaFlag(),
 			forceFlag(),
 		}, shardFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -130,6 +135,13 @@ func checkPlan(c *call) (*check.Plan, error) {
 	if c.IsSet("tolerance") && len(c.StringSlice("baseline")) == 0 {
 		return nil, usagef("--tolerance applies to --baseline, which is not given")
 	}
+	alpha, err := alphaOf(c.String("alpha"))
+	if err != nil {
+		return nil, err
+	}
+	if c.IsSet("alpha") && len(c.StringSlice("baseline")) == 0 {
+		return nil, usagef("--alpha applies to --baseline, which is not given")
+	}
 	list, err := checkedScenarios(c, f)
 	if err != nil {
 		return nil, err
@@ -139,6 +151,7 @@ func checkPlan(c *call) (*check.Plan, error) {
 		return nil, err
 	}
 	plan := check.NewPlan(list, seeds, baselines, tol)
+	plan.Alpha = alpha
 	if plan.Empty() {
 		return nil, usagef("nothing to check: no expectations in %s for the chosen scenarios and no --baseline (docs/ci.md shows how to write them)", f.Path)
 	}

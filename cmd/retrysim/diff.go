@@ -23,13 +23,18 @@ func diffCommand() *cli.Command {
 		Name:  "diff",
 		Usage: "compare two JSON reports, metric by metric, paired by seed",
 		UsageText: "retrysim diff OLD.json NEW.json [--format table|markdown|json|csv]\n" +
-			"              [--tolerance [METRIC=]PCT ...] [--fail-on worse]\n\n" +
+			"              [--tolerance [METRIC=]PCT ...] [--alpha 0.05] [--all]\n" +
+			"              [--fail-on worse]\n\n" +
 			"OLD and NEW are reports of 'retrysim compare --format json', both on one\n" +
 			"seed or both with the same --seed and --seeds N (from any retrysim\n" +
 			"version or scenario file with this schema). With many seeds each metric\n" +
-			"is paired seed by seed and tested (two-sided signed-rank, α = 0.05):\n" +
+			"is paired seed by seed and tested (two-sided signed-rank); all the tests\n" +
+			"are one family, whose chance of showing any change when only the random\n" +
+			"draws differ is at most --alpha (Holm's correction; docs/statistics.md).\n" +
 			"'~' means no significant difference. A latency is not compared for a\n" +
-			"policy whose completions changed: it describes other operations.\n" +
+			"policy whose completions changed: it describes other operations. The\n" +
+			"table shows the metrics that changed, then a count of the rest (--all:\n" +
+			"every metric); JSON and CSV carry every metric.\n" +
 			"Exits 0 (also when something is worse) unless --fail-on worse;\nsee docs/ci.md.\n\n" +
 			"Examples:\n" +
 			"   retrysim compare --seeds 30 --format json > old.json\n" +
@@ -38,6 +43,8 @@ func diffCommand() *cli.Command {
 		Flags: []cli.Flag{
 			formatFlag(check.DiffFormats()),
 			&cli.StringSliceFlag{Name: "tolerance", Usage: "how much worse a metric may get before it counts as worse beyond tolerance: `[METRIC=]PCT` (repeatable; default 0 on one seed, 5% over many)"},
+			alphaFlag(),
+			&cli.BoolFlag{Name: "all", Usage: "show every metric in the table, not only those that changed"},
 			&cli.StringFlag{Name: "fail-on", Usage: "exit 1 when a metric is `worse` beyond its tolerance", Validator: func(s string) error {
 				if s != "worse" {
 					return fmt.Errorf("--fail-on %q: the only value is worse", s)
@@ -61,6 +68,10 @@ func diffAction(ctx context.Context, cmd *cli.Command) error {
 	tol, err := check.ParseTolerances(cmd.StringSlice("tolerance"))
 	if err != nil {
 		return usagef("--tolerance: %v", err)
+	}
+	alpha, err := alphaOf(cmd.String("alpha"))
+	if err != nil {
+		return err
 	}
 	read := func(path string) (*check.SeedSet, string, error) {
 		doc, multi, err := readReport(newCall(cmd), path)
@@ -86,10 +97,11 @@ func diffAction(ctx context.Context, cmd *cli.Command) error {
 	if !tol.DefaultSet {
 		tol.Default = check.DefaultTolerance(old)
 	}
-	d, err := check.NewDiff(oldName, old, newName, now, tol)
+	d, err := check.NewDiff(oldName, old, newName, now, tol, alpha)
 	if err != nil {
 		return usageError{err}
 	}
+	d.All = cmd.Bool("all")
 	if err := check.WriteDiff(cmd.Root().Writer, format(newCall(cmd)), d); err != nil {
 		return err
 	}
@@ -114,4 +126,19 @@ func readReport(c *call, path string) (doc *report.Document, multi *check.SeedSe
 		return nil, nil, fmt.Errorf("%s: %w", name, pathErr(err))
 	}
 	return parseReport(name, data)
+}
+
+// alphaFlag is check's and diff's --alpha: the family-wise false-alarm
+// rate of the paired tests over seeds.
+func alphaFlag() cli.Flag {
+	return &cli.StringFlag{Name: "alpha", Value: "0.05", Usage: "the chance, at most, that anything reads as changed (and fails) when only the random draws differ, over every paired test of the run together: `P` such as 0.05 or 1%"}
+}
+
+// alphaOf reads --alpha.
+func alphaOf(s string) (float64, error) {
+	a, err := check.ParseAlpha(s)
+	if err != nil {
+		return 0, usagef("--alpha: %v", err)
+	}
+	return a, nil
 }
