@@ -156,14 +156,14 @@ func WriteDiff(w io.Writer, format report.Format, d *Diff) error {
 }
 
 type diffJSON struct {
-	Schema      string        `json:"schema"`
-	Old         string        `json:"old"`
-	New         string        `json:"new"`
-	OldScenario string        `json:"old_scenario"`
-	NewScenario string        `json:"new_scenario"`
-	FirstSeed   uint64        `json:"first_seed"`
-	Seeds       int           `json:"seeds"`
-	Test        string        `json:"test"`
+	Schema      string `json:"schema"`
+	Old         string `json:"old"`
+	New         string `json:"new"`
+	OldScenario string `json:"old_scenario"`
+	NewScenario string `json:"new_scenario"`
+	FirstSeed   uint64 `json:"first_seed"`
+	Seeds       int    `json:"seeds"`
+	Test        string `json:"test"`
 	// Alpha is the family-wise false-alarm rate over the Tests (Distinct,
 	// Counted: Family's) that Correction adjusts for.
 	Alpha      float64       `json:"alpha"`

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
 )
 
 // DefaultAlpha is the family-wise false-alarm rate of a gate when none is
