@@ -15,21 +15,21 @@ import (
 func registerBilling() {
 	// Requests billed, and those of them whose client had gone; billed
 	// requests and cost per completed operation.
-	billed := metrics.RegisterCount(&metrics.Metric{Name: "billing.billed", Quantity: "requests billed", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true})
-	abandoned := metrics.RegisterCount(&metrics.Metric{Name: "billing.abandoned", Unit: metrics.Count, Better: stats.LowerIsBetter})
-	perCompletion := metrics.RegisterCounted(&metrics.Metric{Name: "billing.billed_per_completion", Unit: metrics.Ratio, Better: stats.LowerIsBetter, JSONDecimals: 4, Missing: "nothing completed"},
+	billed := metrics.RegisterCount(&metrics.Metric{Name: "billing.billed", ShedReason: metrics.SpentWork, Quantity: "requests billed", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true})
+	abandoned := metrics.RegisterCount(&metrics.Metric{Name: "billing.abandoned", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
+	perCompletion := metrics.RegisterCounted(&metrics.Metric{Name: "billing.billed_per_completion", ShedReason: metrics.SpentWork, Unit: metrics.Ratio, Better: stats.LowerIsBetter, JSONDecimals: 4, Missing: "nothing completed", PresentWith: metrics.Completed},
 		func(r *sim.Result) (float64, bool) {
 			v, _ := r.Counters.Get("billing.billed")
 			return float64(v) / float64(r.Completed), r.Completed > 0
 		})
-	cost := metrics.RegisterCounted(&metrics.Metric{Name: "billing.cost_per_completion", Unit: metrics.Ratio, Better: stats.LowerIsBetter, JSONDecimals: 6, Missing: "nothing completed"},
+	cost := metrics.RegisterCounted(&metrics.Metric{Name: "billing.cost_per_completion", ShedReason: metrics.SpentWork, Unit: metrics.Ratio, Better: stats.LowerIsBetter, JSONDecimals: 6, Missing: "nothing completed", PresentWith: metrics.Completed},
 		func(r *sim.Result) (float64, bool) {
 			v, _ := r.Counters.Get("billing.cost")
 			return float64(v) * sim.BillingUnit / float64(r.Completed), r.Completed > 0
 		})
 	// Streams billed in part (partial_streams) and their output tokens.
-	partial := metrics.RegisterCount(&metrics.Metric{Name: "billing.partial", Unit: metrics.Count, Better: stats.LowerIsBetter})
-	partialTokens := metrics.RegisterCount(&metrics.Metric{Name: "billing.partial_output_tokens", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	partial := metrics.RegisterCount(&metrics.Metric{Name: "billing.partial", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
+	partialTokens := metrics.RegisterCount(&metrics.Metric{Name: "billing.partial_output_tokens", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
 	registerServer(&Kind{Name: "billing", Fields: []string{"per_request", "per_input_token", "per_output_token", "input_tokens", "output_tokens", "bill_abandoned", "partial_streams", "inner"},
 		About: "bills an inner server's successes (per request and token), work finished after its client left included"},
 		serverFuncs[*sim.Billing]{

@@ -15,9 +15,9 @@ func registerContention() {
 	// read, then a write unless its client stopped waiting before the
 	// read's answer), and the writes that failed because another write
 	// committed after their read.
-	reads := metrics.RegisterCount(&metrics.Metric{Name: "server.reads", Unit: metrics.Count, Better: stats.LowerIsBetter})
-	writes := metrics.RegisterCount(&metrics.Metric{Name: "server.writes", Quantity: "writes sent", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true})
-	conflicts := metrics.RegisterCount(&metrics.Metric{Name: "server.conflicts", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	reads := metrics.RegisterCount(&metrics.Metric{Name: "server.reads", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
+	writes := metrics.RegisterCount(&metrics.Metric{Name: "server.writes", ShedReason: metrics.SpentWork, Quantity: "writes sent", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true})
+	conflicts := metrics.RegisterCount(&metrics.Metric{Name: "server.conflicts", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
 	registerServer(&Kind{Name: "contention", Fields: []string{"network"},
 		About: "one row under optimistic concurrency: read, then write; a write fails (409) if another committed since the read"},
 		serverFuncs[*sim.Contention]{

@@ -16,8 +16,8 @@ import (
 func registerCrash() {
 	// Requests the crash dropped (in service or queued when it came) and
 	// those refused while the server was down.
-	reset := metrics.RegisterCount(&metrics.Metric{Name: "crash.reset", Unit: metrics.Count, Better: stats.LowerIsBetter})
-	refused := metrics.RegisterCount(&metrics.Metric{Name: "crash.refused", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	reset := metrics.RegisterCount(&metrics.Metric{Name: "crash.reset", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
+	refused := metrics.RegisterCount(&metrics.Metric{Name: "crash.refused", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
 	registerServer(&Kind{Name: "crash", Fields: []string{"down", "inner"},
 		About: "an inner server that crashes: what it holds fails at once, it refuses requests while down, and comes back empty"},
 		serverFuncs[*sim.Crash]{

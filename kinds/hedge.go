@@ -43,9 +43,9 @@ func registerHedge() {
 			return c
 		})}})
 	for _, m := range []*metrics.Metric{
-		{Name: "hedge.sent", Quantity: "hedges sent", Unit: metrics.Count, Better: stats.LowerIsBetter},
-		{Name: "hedge.denied", Quantity: "hedges the budget refused", Unit: metrics.Count, Better: stats.LowerIsBetter},
-		{Name: "hedge.cancelled", Quantity: "copies cancelled (work wasted)", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		{Name: "hedge.sent", ShedReason: metrics.SpentWork, Quantity: "hedges sent", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		{Name: "hedge.denied", ShedReason: metrics.SpentWork, Quantity: "hedges the budget refused", Unit: metrics.Count, Better: stats.LowerIsBetter},
+		{Name: "hedge.cancelled", ShedReason: metrics.SpentWork, Quantity: "copies cancelled (work wasted)", Unit: metrics.Count, Better: stats.LowerIsBetter},
 	} {
 		metrics.RegisterShown(m, metrics.CounterValue(m.Name, 1), hedges)
 	}

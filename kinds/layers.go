@@ -52,11 +52,11 @@ func registerLayers() {
 	// failure of it. Each layer's own counts are the run's counters
 	// layers.NAME.attempts_in, .attempts, .after_giveup and
 	// .retries_CLASS (sim.Result.Counters).
-	metrics.RegisterShown(&metrics.Metric{Name: "layers.after_giveup", Unit: metrics.Count, Better: stats.LowerIsBetter, Detail: true, Added: "2026-12",
+	metrics.RegisterShown(&metrics.Metric{Name: "layers.after_giveup", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter, Detail: true, Added: "2026-12",
 		Quantity: "requests after the caller gave up"}, metrics.CounterValue("layers.after_giveup", 1), layered)
 	for _, class := range sim.RetryClassNames() {
 		suffix := ".retries_" + class
-		metrics.RegisterShown(&metrics.Metric{Name: "layers.retrying_" + class, Unit: metrics.Count, Better: stats.LowerIsBetter, Detail: true, Added: "2026-12",
+		metrics.RegisterShown(&metrics.Metric{Name: "layers.retrying_" + class, ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter, Detail: true, Added: "2026-12",
 			Quantity: "layers retrying " + class}, func(r *sim.Result) (float64, bool) {
 			n := 0
 			for _, c := range r.Counters {

@@ -29,10 +29,10 @@ func registerModels() {
 var serverWasted, serverWastedMs, serverWastedOutputTokens *metrics.Metric
 
 func registerServers() {
-	serverWasted = metrics.RegisterCount(&metrics.Metric{Name: "server.wasted", Quantity: "requests whose work was wasted", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true})
-	serverWastedMs = metrics.RegisterCounted(&metrics.Metric{Name: "server.wasted_ms", Unit: metrics.Milliseconds, Better: stats.LowerIsBetter},
+	serverWasted = metrics.RegisterCount(&metrics.Metric{Name: "server.wasted", ShedReason: metrics.SpentWork, Quantity: "requests whose work was wasted", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true})
+	serverWastedMs = metrics.RegisterCounted(&metrics.Metric{Name: "server.wasted_ms", ShedReason: metrics.SpentWork, Unit: metrics.Milliseconds, Better: stats.LowerIsBetter},
 		metrics.CounterValue("server.wasted_time", time.Millisecond))
-	serverWastedOutputTokens = metrics.RegisterCount(&metrics.Metric{Name: "server.wasted_output_tokens", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	serverWastedOutputTokens = metrics.RegisterCount(&metrics.Metric{Name: "server.wasted_output_tokens", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
 	registerCapacityWindows()
 	registerQueue()
 	registerErrorMix()

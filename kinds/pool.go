@@ -25,11 +25,11 @@ func registerPool() {
 		most, _ := r.Counters.Get("pool.busiest_requests")
 		return float64(most) / float64(total), total > 0
 	})
-	ejections := metrics.RegisterCount(&metrics.Metric{Name: "pool.ejections", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	ejections := metrics.RegisterCount(&metrics.Metric{Name: "pool.ejections", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
 	// Cooldowns, and the requests answered 429 because every member was
 	// cooled down.
-	cooldowns := metrics.RegisterCount(&metrics.Metric{Name: "pool.cooldowns", Unit: metrics.Count, Better: stats.LowerIsBetter})
-	unavailable := metrics.RegisterCount(&metrics.Metric{Name: "pool.unavailable", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	cooldowns := metrics.RegisterCount(&metrics.Metric{Name: "pool.cooldowns", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
+	unavailable := metrics.RegisterCount(&metrics.Metric{Name: "pool.unavailable", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
 	registerServer(&Kind{Name: "pool", Fields: []string{"balancer", "members", "eject", "cooldown"},
 		About: "member servers (each any model) behind a load balancer, with optional outlier ejection"},
 		serverFuncs[*sim.Pool]{

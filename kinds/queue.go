@@ -21,12 +21,12 @@ const lifoExtraEvents = 7
 func registerQueue() {
 	// Requests the queue skipped because their client had gone, and those
 	// it rejected because it was full.
-	dropped := metrics.RegisterCount(&metrics.Metric{Name: "server.dropped", Unit: metrics.Count, Better: stats.LowerIsBetter})
-	full := metrics.RegisterCount(&metrics.Metric{Name: "server.queue_full", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	dropped := metrics.RegisterCount(&metrics.Metric{Name: "server.dropped", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
+	full := metrics.RegisterCount(&metrics.Metric{Name: "server.queue_full", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
 	// Requests that left the queue at their controlled-delay limit.
-	codelDropped := metrics.RegisterCount(&metrics.Metric{Name: "server.codel_dropped", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	codelDropped := metrics.RegisterCount(&metrics.Metric{Name: "server.codel_dropped", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
 	// Requests an adaptive-LIFO queue took newest first.
-	lifo := metrics.RegisterCount(&metrics.Metric{Name: "server.lifo", Unit: metrics.Count})
+	lifo := metrics.RegisterCount(&metrics.Metric{Name: "server.lifo", ShedReason: metrics.SpentWork, Unit: metrics.Count})
 	registerServer(&Kind{Name: "queue", Fields: []string{"concurrency", "phases", "trace", "service", "queue_limit", "reject", "retry_after", "reject_after", "drop_abandoned", "codel", "adaptive_lifo"},
 		About: "workers serving requests first come, first served: latency grows with load"},
 		serverFuncs[*sim.Queue]{

@@ -15,14 +15,14 @@ import (
 func registerRateLimit() {
 	// Requests a key's rate limits rejected (429), and those that can
 	// never fit them (413).
-	limited := metrics.RegisterCount(&metrics.Metric{Name: "server.rate_limited", Unit: metrics.Count, Better: stats.LowerIsBetter})
-	tooLarge := metrics.RegisterCount(&metrics.Metric{Name: "server.too_large", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	limited := metrics.RegisterCount(&metrics.Metric{Name: "server.rate_limited", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
+	tooLarge := metrics.RegisterCount(&metrics.Metric{Name: "server.too_large", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
 	// With a requests limit: the time, up to the key's last request, that
 	// its requests bucket sat full (capacity no one used), and the share of
 	// what the limit allowed up to then that went through.
-	idle := metrics.RegisterCounted(&metrics.Metric{Name: "server.key_idle_ms", Unit: metrics.Milliseconds, Better: stats.LowerIsBetter,
+	idle := metrics.RegisterCounted(&metrics.Metric{Name: "server.key_idle_ms", Over: metrics.OverKept, Unit: metrics.Milliseconds, Better: stats.LowerIsBetter,
 		Quantity: "ms the key's request limit sat full", Added: "2026-12"}, metrics.CounterValue("server.key_idle_ms", time.Millisecond))
-	utilisation := metrics.RegisterCounted(&metrics.Metric{Name: "server.key_utilisation", Unit: metrics.Ratio, Better: stats.HigherIsBetter,
+	utilisation := metrics.RegisterCounted(&metrics.Metric{Name: "server.key_utilisation", Over: metrics.OverKept, Unit: metrics.Ratio, Better: stats.HigherIsBetter,
 		Proportion: true, JSONDecimals: 4, Quantity: "share of the key's request limit used", Added: "2026-12"},
 		func(r *sim.Result) (float64, bool) {
 			passed, _ := r.Counters.Get("server.key_passed")
@@ -34,7 +34,7 @@ func registerRateLimit() {
 		})
 	// The clients' side: the mean time an operation spent waiting before
 	// its attempts (sim.Result.Waited per operation).
-	idleClients := metrics.RegisterCounted(&metrics.Metric{Name: "client.idle_ms", Unit: metrics.Milliseconds, Better: stats.LowerIsBetter,
+	idleClients := metrics.RegisterCounted(&metrics.Metric{Name: "client.idle_ms", Over: metrics.OverKept, Unit: metrics.Milliseconds, Better: stats.LowerIsBetter,
 		Quantity: "ms an operation waited before its attempts", Added: "2026-12"},
 		func(r *sim.Result) (float64, bool) {
 			if r.Clients == 0 {

@@ -16,9 +16,9 @@ import (
 var streamFaults, streamWatchdog, streamWasted *metrics.Metric
 
 func registerStreamFaults() {
-	streamFaults = metrics.RegisterCount(&metrics.Metric{Name: "server.stream_faults", Quantity: "streams that stalled or were cut", Unit: metrics.Count, Better: stats.LowerIsBetter})
-	streamWatchdog = metrics.RegisterCount(&metrics.Metric{Name: "stream.watchdog", Quantity: "stalled streams the watchdog ended", Unit: metrics.Count, Better: stats.LowerIsBetter})
-	streamWasted = metrics.RegisterCount(&metrics.Metric{Name: "stream.wasted_events", Quantity: "content events of failed streams", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	streamFaults = metrics.RegisterCount(&metrics.Metric{Name: "server.stream_faults", ShedReason: metrics.SpentWork, Quantity: "streams that stalled or were cut", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	streamWatchdog = metrics.RegisterCount(&metrics.Metric{Name: "stream.watchdog", ShedReason: metrics.SpentWork, Quantity: "stalled streams the watchdog ended", Unit: metrics.Count, Better: stats.LowerIsBetter})
+	streamWasted = metrics.RegisterCount(&metrics.Metric{Name: "stream.wasted_events", ShedReason: metrics.SpentWork, Quantity: "content events of failed streams", Unit: metrics.Count, Better: stats.LowerIsBetter})
 }
 
 // streamFaultMetrics are the metrics of a model with stream faults.

@@ -41,7 +41,7 @@ func Counter(name string) (*Metric, bool) {
 	if m, ok := counters[name]; ok {
 		return m, true
 	}
-	m := &Metric{Name: name, Column: name, Unit: Count, Detail: true, JSONDecimals: -1, counted: true,
+	m := &Metric{Name: name, Column: name, Unit: Count, Detail: true, JSONDecimals: -1, counted: true, ShedReason: SpentWork,
 		Missing: "the runs report no counter " + name + " (a pool member or retry layer of that name?)",
 		value: func(r *sim.Result) (float64, bool) {
 			v, ok := r.Counters.Get(name)

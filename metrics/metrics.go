@@ -49,8 +49,8 @@ const (
 	OverGaveUp
 	// OverKept: the whole run, but what the policy abandoned is missing
 	// from it, so abandoning work improves it (the time until goodput
-	// recovers is short once clients have given up). It ranks as a metric
-	// over completed operations does.
+	// recovers is short once clients have given up). It ranks only when
+	// the give-ups could not explain its verdict (Subset is GaveUp).
 	OverKept
 )
 
@@ -71,9 +71,9 @@ func (p Population) String() string {
 // (Completed for a latency), or nil for a metric over the whole run.
 func (m *Metric) Subset() *Metric {
 	switch m.Over {
-	case OverCompleted, OverKept:
+	case OverCompleted:
 		return Completed
-	case OverGaveUp:
+	case OverGaveUp, OverKept:
 		return GaveUp
 	}
 	return nil
@@ -133,12 +133,14 @@ type Metric struct {
 	// Detail metrics are not columns of the single-run table, which stays
 	// one screen wide; the JSON, the CSV and the statistics carry them.
 	Detail bool
-	// Cost, if set, says why the metric may read better for a policy that
-	// gives up early: it measures the work the policy spent (requests,
-	// bills), so less of it is cheaper, and the completions beside it say
-	// what the saving bought. A metric without Cost never reads better
-	// for a policy that abandons work (TestGiveUpEarlyIsNeverBetter).
-	Cost string
+	// ShedReason, if set, says in one line why the metric may read better
+	// for a policy that gives up early without flattering it: it is the
+	// work spent (fewer requests are cheaper; completed says what the
+	// saving bought), or the work itself (giving up can only lower it).
+	// A metric without one must never read better for a policy that
+	// abandons work and completes no more (TestGiveUpEarlyIsNeverBetter
+	// in package check derives such a policy for every scenario).
+	ShedReason string
 	// PresentWith, if set, is the count whose value says whether the
 	// metric exists on a run (completed for a latency); see Presence.
 	PresentWith *Metric
@@ -260,18 +262,31 @@ func percentile(p float64) func(*sim.Result) (float64, bool) {
 	}
 }
 
+// Reasons a metric may read better for a policy that gives up early
+// (Metric.ShedReason), each with what keeps the verdict honest.
+const (
+	// SpentWork: requests, retries, waste, bills.
+	SpentWork = "the work spent: less is cheaper, and completed says what the saving bought"
+	// TheWork: completions and losses.
+	TheWork = "the work itself: giving up early can only make it worse"
+	// SurvivorRule: a metric over completed operations or give-ups.
+	SurvivorRule = "over part of the operations: ranked only while that part is not significantly smaller (Comparable)"
+	// GiveUpReason: one reason's count of give-ups.
+	GiveUpReason = "one reason's part of the give-ups: giving up sooner moves them between reasons, and gave_up says whether there are more"
+)
+
 // trade is when the metrics that state the trade were added.
 const trade = "2026-12"
 
 // The metrics, in registry order (the order of JSON fields and columns).
 var (
-	Completed = register(&Metric{Name: "completed", Unit: Count, Better: stats.HigherIsBetter, Headline: true,
+	Completed = register(&Metric{Name: "completed", Unit: Count, Better: stats.HigherIsBetter, Headline: true, ShedReason: TheWork,
 		value: count(func(r *sim.Result) int { return r.Completed })})
-	Attempts = register(&Metric{Name: "attempts", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
+	Attempts = register(&Metric{Name: "attempts", Unit: Count, Better: stats.LowerIsBetter, Headline: true, ShedReason: SpentWork,
 		value: count(func(r *sim.Result) int { return r.Attempts })})
-	Retries = register(&Metric{Name: "retries", Unit: Count, Better: stats.LowerIsBetter,
+	Retries = register(&Metric{Name: "retries", Unit: Count, Better: stats.LowerIsBetter, ShedReason: SpentWork,
 		value: count(func(r *sim.Result) int { return r.Retries })})
-	GaveUp = register(&Metric{Name: "gave_up", Unit: Count, Better: stats.LowerIsBetter, Headline: true,
+	GaveUp = register(&Metric{Name: "gave_up", Unit: Count, Better: stats.LowerIsBetter, Headline: true, ShedReason: TheWork,
 		value: count(func(r *sim.Result) int { return r.GaveUp })})
 	// gaveUpBy has one metric per reason an operation of the simulator can
 	// stop for, named after policies.StopReason.String().
@@ -289,17 +304,17 @@ var (
 	}
 	// Fallbacks is reported only for scenarios in which some policy has a
 	// model fallback, so that the reports of the others stay as they were.
-	Fallbacks = register(&Metric{Name: "fallbacks", Unit: Count, Better: stats.LowerIsBetter,
+	Fallbacks = register(&Metric{Name: "fallbacks", Unit: Count, Better: stats.LowerIsBetter, ShedReason: SpentWork,
 		value: count(func(r *sim.Result) int { return r.Fallbacks }),
 		shown: func(p *sim.Policy) bool { return p.Fallback != nil }})
-	Amplification = register(&Metric{Name: "amplification", Unit: Ratio, Better: stats.LowerIsBetter, Headline: true, JSONDecimals: 4,
+	Amplification = register(&Metric{Name: "amplification", Unit: Ratio, Better: stats.LowerIsBetter, Headline: true, JSONDecimals: 4, ShedReason: SpentWork,
 		value: func(r *sim.Result) (float64, bool) { return r.Amplification(), true }})
 
 	// The trade stated directly. AttemptsPerCompletion is requests sent per
 	// operation completed: what one success costs (amplification divides
 	// by every operation, so abandoning work lowers it).
 	AttemptsPerCompletion = register(&Metric{Name: "attempts_per_completion", Unit: Ratio, Better: stats.LowerIsBetter, Headline: true, JSONDecimals: 4, Detail: true, Added: trade,
-		Missing: "nothing completed",
+		Missing: "nothing completed", PresentWith: Completed, ShedReason: SpentWork,
 		value: func(r *sim.Result) (float64, bool) {
 			if r.Completed == 0 {
 				return 0, false
@@ -309,29 +324,29 @@ var (
 	// GoodputShare and GaveUpShare are the shares of the run's operations
 	// that completed and that gave up.
 	GoodputShare = register(&Metric{Name: "goodput_share", Unit: Ratio, Better: stats.HigherIsBetter, Proportion: true, JSONDecimals: 4, Detail: true, Added: trade,
-		Missing: "no operations", value: share(func(r *sim.Result) int { return r.Completed })})
+		Missing: "no operations", ShedReason: TheWork, value: share(func(r *sim.Result) int { return r.Completed })})
 	GaveUpShare = register(&Metric{Name: "gave_up_share", Unit: Ratio, Better: stats.LowerIsBetter, Proportion: true, JSONDecimals: 4, Detail: true, Added: trade,
-		Missing: "no operations", value: share(func(r *sim.Result) int { return r.GaveUp })})
+		Missing: "no operations", ShedReason: TheWork, value: share(func(r *sim.Result) int { return r.GaveUp })})
 	// GiveUpP50, GiveUpP99 and GiveUpMax are percentiles of the time from
 	// an operation's start to its giving up, over the operations that gave
 	// up: how long until the error reaches the caller's code.
 	GiveUpP50 = register(&Metric{Name: "give_up_ms.p50", Column: "give_up_p50_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Over: OverGaveUp, Detail: true, Added: trade,
-		Missing: "nothing gave up", value: giveUpPercentile(50)})
+		Missing: "nothing gave up", ShedReason: SurvivorRule, value: giveUpPercentile(50)})
 	GiveUpP99 = register(&Metric{Name: "give_up_ms.p99", Column: "give_up_p99_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Over: OverGaveUp, Detail: true, Added: trade,
-		Missing: "nothing gave up", value: giveUpPercentile(99)})
+		Missing: "nothing gave up", ShedReason: SurvivorRule, value: giveUpPercentile(99)})
 	// MeanLatency is the mean completion latency, beside the percentiles.
-	MeanLatency = register(&Metric{Name: "latency_ms.mean", Column: "mean_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Over: OverCompleted, Detail: true, Added: trade, JSONDecimals: 4,
+	MeanLatency = register(&Metric{Name: "latency_ms.mean", Column: "mean_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Over: OverCompleted, Detail: true, Added: trade, JSONDecimals: 4, ShedReason: SurvivorRule,
 		value: func(r *sim.Result) (float64, bool) {
 			d, ok := r.MeanLatency()
 			return ms(d), ok
 		}})
-	P50 = register(&Metric{Name: "latency_ms.p50", Column: "p50_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true, Over: OverCompleted,
+	P50 = register(&Metric{Name: "latency_ms.p50", Column: "p50_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true, Over: OverCompleted, ShedReason: SurvivorRule,
 		value: percentile(50)})
-	P95 = register(&Metric{Name: "latency_ms.p95", Column: "p95_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Over: OverCompleted,
+	P95 = register(&Metric{Name: "latency_ms.p95", Column: "p95_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Over: OverCompleted, ShedReason: SurvivorRule,
 		value: percentile(95)})
-	P99 = register(&Metric{Name: "latency_ms.p99", Column: "p99_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true, Over: OverCompleted,
+	P99 = register(&Metric{Name: "latency_ms.p99", Column: "p99_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true, Over: OverCompleted, ShedReason: SurvivorRule,
 		value: percentile(99)})
-	LastCompletion = register(&Metric{Name: "last_completion_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true, Over: OverCompleted,
+	LastCompletion = register(&Metric{Name: "last_completion_ms", Unit: Milliseconds, Better: stats.LowerIsBetter, Headline: true, Over: OverCompleted, ShedReason: SurvivorRule,
 		value: func(r *sim.Result) (float64, bool) { return ms(r.LastCompletion), r.Completed > 0 }})
 )
 
@@ -398,7 +413,7 @@ func mayStop(reason policies.StopReason) func(*sim.Policy) bool {
 func GaveUpBy() []*Metric { return append([]*Metric(nil), gaveUpBy...) }
 
 func gaveUpByReason(reason policies.StopReason, shown func(*sim.Policy) bool) *Metric {
-	return register(&Metric{Name: "gave_up_by." + reason.String(), Column: "gave_up_by", Unit: Count, Better: stats.LowerIsBetter,
+	return register(&Metric{Name: "gave_up_by." + reason.String(), Column: "gave_up_by", Unit: Count, Better: stats.LowerIsBetter, ShedReason: GiveUpReason,
 		value: count(func(r *sim.Result) int { return r.GaveUpBy[reason] }), shown: shown})
 }
 
