@@ -111,8 +111,10 @@ func Schema(data []byte) string {
 // ReadSeedBaseline reads a multi-seed JSON report, as 'retrysim compare
 // --seeds N --format json' writes it, strictly: unknown fields, trailing
 // data, a metric this version does not know (or whose direction differs),
-// values per seed that are missing, too many or out of range are errors
-// naming file. Only the values per seed are used; the statistics the report
+// values per seed that are missing, too many, out of range or impossible
+// for their metric (metrics.Metric.Impossible, the rule of shard files: a
+// negative or fractional count, a share above 1, a negative time) are
+// errors naming file, policy, metric and seed. Only the values per seed are used; the statistics the report
 // also carries are recomputed from them.
 func ReadSeedBaseline(file string, data []byte) (*SeedSet, error) {
 	bad := func(format string, args ...any) error {
@@ -190,13 +192,15 @@ func ReadSeedBaseline(file string, data []byte) (*SeedSet, error) {
 			}
 			vals := make([]float64, set.Seeds)
 			for s, v := range *ms.Values {
-				switch {
-				case v == nil:
-					vals[s] = math.NaN()
-				case math.Abs(*v) > maxBaselineValue:
-					return nil, bad("%s: %s on seed %d is %v, beyond %g", at, ms.Metric, set.FirstSeed+uint64(s), *v, maxBaselineValue)
-				default:
+				vals[s] = math.NaN()
+				if v != nil {
 					vals[s] = *v
+				}
+				if err := possible(m, vals[s]); err != nil {
+					return nil, bad("%s: %s on seed %d: %v", at, ms.Metric, set.FirstSeed+uint64(s), err)
+				}
+				if math.Abs(vals[s]) > maxBaselineValue {
+					return nil, bad("%s: %s on seed %d is %v, beyond %g", at, ms.Metric, set.FirstSeed+uint64(s), *v, maxBaselineValue)
 				}
 			}
 			sp.Metrics = append(sp.Metrics, m)
