@@ -101,6 +101,7 @@ func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 		Schema   string            `json:"schema"`
 		Scenario string            `json:"scenario"`
 		Seed     uint64            `json:"seed"`
+		Origin   *report.Origin    `json:"origin"`
 		Results  []json.RawMessage `json:"results"`
 		// A pool's or layered policy's counters; not compared.
 		PoolMembers []report.BreakdownRow `json:"pool_members"`
@@ -112,7 +113,12 @@ func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, bad("unexpected data after the JSON document")
 	}
-	out := &report.Document{Schema: report.SingleSeedSchema, Scenario: doc.Scenario, Seed: doc.Seed,
+	if doc.Origin != nil {
+		if err := doc.Origin.Check(); err != nil {
+			return nil, bad("%v", err)
+		}
+	}
+	out := &report.Document{Schema: report.SingleSeedSchema, Scenario: doc.Scenario, Seed: doc.Seed, Origin: doc.Origin,
 		PoolMembers: doc.PoolMembers, Layers: doc.Layers}
 	seen := map[string]bool{}
 	for i, raw := range doc.Results {
