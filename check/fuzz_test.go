@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/report"
+	"github.com/retrysim/retrysim/scenarios"
 )
 
 // A baseline is untrusted input. Whatever its bytes, the readers of
@@ -16,6 +17,9 @@ func FuzzReadBaselines(f *testing.F) {
 	single := report.Document{Schema: report.SingleSeedSchema, Scenario: "s", Seed: 3,
 		Results: []report.PolicyResult{result("a", 20, 18, 100, time.Second), result("b", 20, 0, 160)}}
 	one := string(encode(f, single))
+	s := worldScenario(f)
+	single.Origin = report.NewOrigin("retrysim devel, commit unknown", "w.yaml", []string{"clients=20"}, s)
+	withOrigin := string(encode(f, single))
 	multi := `{"schema": "retrysim/multi-seed/v1", "scenario": "s", "first_seed": 1, "seeds": 2, "baseline": "p",
  "test": "wilcoxon-signed-rank", "alpha": 0.05, "warnings": [],
  "policies": [{"policy": "p", "metrics": [
@@ -23,7 +27,8 @@ func FuzzReadBaselines(f *testing.F) {
   {"metric": "goodput_share", "better": "higher", "n": 2, "summary": null, "vs_baseline": null, "values": [1, 0.95]},
   {"metric": "latency_ms.p99", "better": "lower", "n": 1, "summary": null, "vs_baseline": null, "values": [1500, null]}]}]}`
 	for _, s := range []string{
-		one, multi,
+		one, multi, withOrigin,
+		strings.Replace(withOrigin, "workload.clients = 20", "workload.clients = 21", 1),
 		// The impossible values: each reader must refuse them.
 		strings.Replace(one, `"completed": 18`, `"completed": -3.5`, 1),
 		strings.Replace(one, `"completed": 18`, `"completed": 1e308`, 1),
@@ -36,6 +41,9 @@ func FuzzReadBaselines(f *testing.F) {
 		strings.Replace(multi, `[1500, null]`, `[-1500, null]`, 1),
 	} {
 		f.Add([]byte(s))
+	}
+	if doc, err := ReadBaseline("b.json", strings.NewReader(withOrigin)); err != nil || doc.Origin == nil || doc.Origin.Digest != s.Digest() {
+		f.Fatalf("a report with its origin: %v", err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if doc, err := ReadBaseline("b.json", bytes.NewReader(data)); err == nil {
@@ -59,4 +67,18 @@ func FuzzReadBaselines(f *testing.F) {
 			}
 		}
 	})
+}
+
+// worldScenario is a small scenario, for an origin.
+func worldScenario(t testing.TB) *scenarios.Scenario {
+	f, err := scenarios.Parse("w.yaml", []byte(`scenarios:
+  - name: s
+    server: {phases: [{admit: 1, window: 1s}]}
+    clients: {count: 20, max_attempts: 2}
+    policies: [{name: immediate}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Scenarios[0]
 }
