@@ -101,6 +101,7 @@ func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 		Schema   string            `json:"schema"`
 		Scenario string            `json:"scenario"`
 		Seed     uint64            `json:"seed"`
+		Origin   *report.Origin    `json:"origin"`
 		Results  []json.RawMessage `json:"results"`
 		// A pool's or layered policy's counters; not compared.
 		PoolMembers []report.BreakdownRow `json:"pool_members"`
@@ -112,7 +113,12 @@ func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, bad("unexpected data after the JSON document")
 	}
-	out := &report.Document{Schema: report.SingleSeedSchema, Scenario: doc.Scenario, Seed: doc.Seed,
+	if doc.Origin != nil {
+		if err := doc.Origin.Check(); err != nil {
+			return nil, bad("%v", err)
+		}
+	}
+	out := &report.Document{Schema: report.SingleSeedSchema, Scenario: doc.Scenario, Seed: doc.Seed, Origin: doc.Origin,
 		PoolMembers: doc.PoolMembers, Layers: doc.Layers}
 	seen := map[string]bool{}
 	for i, raw := range doc.Results {
@@ -130,6 +136,11 @@ func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 		}
 		if pr.Policy == "" {
 			return nil, bad("results[%d]: empty policy name", i)
+		}
+		for k, m := range pr.Metrics {
+			if err := possible(m, pr.Values[k]); err != nil {
+				return nil, bad("results[%d] (%s): %s on seed %d: %v", i, pr.Policy, m.Name, doc.Seed, err)
+			}
 		}
 		if seen[pr.Policy] {
 			return nil, bad("results[%d]: policy %q appears twice", i, pr.Policy)
@@ -295,6 +306,21 @@ func decodeResult(raw json.RawMessage, set []*metrics.Metric) (report.PolicyResu
 		}
 	}
 	return pr, nil
+}
+
+// possible says why v, read from a report, cannot be a value of m (a
+// negative or fractional count, a share above 1, a negative time, a
+// missing value of a metric that always has one), or nil: the rule shard
+// files are read with (metrics.Metric.Impossible).
+func possible(m *metrics.Metric, v float64) error {
+	if msg := m.Impossible(v); msg != "" {
+		text := "null"
+		if !math.IsNaN(v) {
+			text = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		return fmt.Errorf("%s %s", text, msg)
+	}
+	return nil
 }
 
 // jsonErr adds the line of a syntax or type error to its message.

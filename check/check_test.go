@@ -93,7 +93,7 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
-func encode(t *testing.T, doc report.Document) []byte {
+func encode(t testing.TB, doc report.Document) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -129,6 +129,14 @@ func TestReadBaseline(t *testing.T) {
 		{"wrong type", strings.Replace(string(data), `"completed": 18`, `"completed": "18"`, 1), "line 9"},
 		{"trailing", string(data) + "{}", "after top-level value"},
 		{"twice", strings.Replace(string(data), `"policy": "b"`, `"policy": "a"`, 1), "appears twice"},
+		// Impossible values, refused as shard files refuse them.
+		{"negative count", strings.Replace(string(data), `"completed": 18`, `"completed": -3.5`, 1), "results[0] (a): completed on seed 3: -3.5 is not a finite number ≥ 0"},
+		{"fractional count", strings.Replace(string(data), `"attempts": 100`, `"attempts": 99.5`, 1), "results[0] (a): attempts on seed 3: 99.5 is not a count (a whole number from 0 to 2^53)"},
+		{"huge count", strings.Replace(string(data), `"completed": 18`, `"completed": 1e308`, 1), "completed on seed 3: 1e+308 is not a count"},
+		{"missing count", strings.Replace(string(data), `"completed": 18`, `"completed": null`, 1), "completed on seed 3: null (missing), but the metric always has a value"},
+		{"negative ratio", strings.Replace(string(data), `"amplification": 5`, `"amplification": -5`, 1), "amplification on seed 3: -5 is not a finite number ≥ 0"},
+		{"share above 1", strings.Replace(string(data), `"goodput_share": 0.9`, `"goodput_share": 1.9`, 1), "goodput_share on seed 3: 1.9 is not a share"},
+		{"negative time", strings.Replace(string(data), `"p99": 1000`, `"p99": -1000`, 1), "latency_ms.p99 on seed 3: -1000 is not a finite number ≥ 0"},
 	}
 	for _, b := range bad {
 		_, err := ReadBaseline("base.json", strings.NewReader(b.data))

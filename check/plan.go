@@ -18,6 +18,10 @@ type Baseline struct {
 	Scenario *scenarios.Scenario
 	First    uint64
 	Seeds    int
+	// Notes and Warnings are what the check's report says of the
+	// baseline's origin: the --param values it runs with, a change of
+	// scenario accepted, an origin that cannot be verified.
+	Notes, Warnings []string
 }
 
 // NewBaseline is the baseline doc or multi (one of them set), named file,
@@ -90,6 +94,8 @@ func (p *Plan) Empty() bool {
 func (p *Plan) Report(res *runs.Results) *Report {
 	rep := new(Report)
 	for _, b := range p.Baselines {
+		rep.Notes = append(rep.Notes, b.Notes...)
+		rep.Warnings = append(rep.Warnings, b.Warnings...)
 		if b.Multi != nil {
 			rep.Warnings = append(rep.Warnings, PowerWarnings(b.File, b.Multi)...)
 		}

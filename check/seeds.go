@@ -25,6 +25,9 @@ type SeedSet struct {
 	FirstSeed uint64
 	Seeds     int
 	Policies  []SeedPolicy
+	// Origin is what the report says produced it; nil for a run, or a
+	// report written before reports said.
+	Origin *report.Origin
 }
 
 // SeedPolicy is one policy's metrics in a SeedSet.
@@ -76,7 +79,7 @@ func FromMultiSeed(m *runs.MultiSeed) *SeedSet {
 
 // FromDocument is a single-seed report as a SeedSet of one seed.
 func FromDocument(d *report.Document) *SeedSet {
-	set := &SeedSet{Scenario: d.Scenario, FirstSeed: d.Seed, Seeds: 1}
+	set := &SeedSet{Scenario: d.Scenario, FirstSeed: d.Seed, Seeds: 1, Origin: d.Origin}
 	for _, r := range d.Results {
 		sp := SeedPolicy{Name: r.Policy, Metrics: r.Metrics}
 		for _, m := range r.Metrics {
@@ -111,8 +114,10 @@ func Schema(data []byte) string {
 // ReadSeedBaseline reads a multi-seed JSON report, as 'retrysim compare
 // --seeds N --format json' writes it, strictly: unknown fields, trailing
 // data, a metric this version does not know (or whose direction differs),
-// values per seed that are missing, too many or out of range are errors
-// naming file. Only the values per seed are used; the statistics the report
+// values per seed that are missing, too many, out of range or impossible
+// for their metric (metrics.Metric.Impossible, the rule of shard files: a
+// negative or fractional count, a share above 1, a negative time) are
+// errors naming file, policy, metric and seed. Only the values per seed are used; the statistics the report
 // also carries are recomputed from them.
 func ReadSeedBaseline(file string, data []byte) (*SeedSet, error) {
 	bad := func(format string, args ...any) error {
@@ -122,14 +127,15 @@ func ReadSeedBaseline(file string, data []byte) (*SeedSet, error) {
 		return nil, bad("schema %q, want %q", schema, report.MultiSeedSchema)
 	}
 	var doc struct {
-		Schema    string   `json:"schema"`
-		Scenario  string   `json:"scenario"`
-		FirstSeed *uint64  `json:"first_seed"`
-		Seeds     *int     `json:"seeds"`
-		Baseline  string   `json:"baseline"`
-		Test      string   `json:"test"`
-		Alpha     float64  `json:"alpha"`
-		Warnings  []string `json:"warnings"`
+		Schema    string         `json:"schema"`
+		Scenario  string         `json:"scenario"`
+		FirstSeed *uint64        `json:"first_seed"`
+		Seeds     *int           `json:"seeds"`
+		Origin    *report.Origin `json:"origin"`
+		Baseline  string         `json:"baseline"`
+		Test      string         `json:"test"`
+		Alpha     float64        `json:"alpha"`
+		Warnings  []string       `json:"warnings"`
 		Policies  []struct {
 			Policy  string `json:"policy"`
 			Metrics []struct {
@@ -164,7 +170,12 @@ func ReadSeedBaseline(file string, data []byte) (*SeedSet, error) {
 	case len(doc.Policies) == 0:
 		return nil, bad("no policies: field \"policies\" is missing or empty")
 	}
-	set := &SeedSet{Scenario: doc.Scenario, FirstSeed: *doc.FirstSeed, Seeds: *doc.Seeds}
+	if doc.Origin != nil {
+		if err := doc.Origin.Check(); err != nil {
+			return nil, bad("%v", err)
+		}
+	}
+	set := &SeedSet{Scenario: doc.Scenario, FirstSeed: *doc.FirstSeed, Seeds: *doc.Seeds, Origin: doc.Origin}
 	for i, p := range doc.Policies {
 		if p.Policy == "" {
 			return nil, bad("policies[%d]: empty policy name", i)
@@ -190,13 +201,15 @@ func ReadSeedBaseline(file string, data []byte) (*SeedSet, error) {
 			}
 			vals := make([]float64, set.Seeds)
 			for s, v := range *ms.Values {
-				switch {
-				case v == nil:
-					vals[s] = math.NaN()
-				case math.Abs(*v) > maxBaselineValue:
-					return nil, bad("%s: %s on seed %d is %v, beyond %g", at, ms.Metric, set.FirstSeed+uint64(s), *v, maxBaselineValue)
-				default:
+				vals[s] = math.NaN()
+				if v != nil {
 					vals[s] = *v
+				}
+				if err := possible(m, vals[s]); err != nil {
+					return nil, bad("%s: %s on seed %d: %v", at, ms.Metric, set.FirstSeed+uint64(s), err)
+				}
+				if math.Abs(vals[s]) > maxBaselineValue {
+					return nil, bad("%s: %s on seed %d is %v, beyond %g", at, ms.Metric, set.FirstSeed+uint64(s), *v, maxBaselineValue)
 				}
 			}
 			sp.Metrics = append(sp.Metrics, m)

@@ -151,7 +151,21 @@ func TestReadSeedBaselineRefusesBadInput(t *testing.T) {
 		{"direction", func(d map[string]any) { metric(d)["better"] = "lower" }, `says "lower" is better`},
 		{"no values", func(d map[string]any) { delete(metric(d), "values") }, "has no values per seed"},
 		{"too few values", func(d map[string]any) { metric(d)["values"] = []any{20} }, "has 1 values, want one per seed (2)"},
-		{"huge value", func(d map[string]any) { metric(d)["values"] = []any{1e300, 1} }, "beyond"},
+		{"huge value", func(d map[string]any) {
+			metric(d)["metric"], metric(d)["better"], metric(d)["values"] = "amplification", "lower", []any{1e300, 1}
+		}, "amplification on seed 1 is 1e+300, beyond"},
+		// Impossible values, refused as the shard reader refuses them
+		// (metrics.Metric.Impossible).
+		{"huge count", func(d map[string]any) { metric(d)["values"] = []any{20, 1e308} }, "completed on seed 2: 1e+308 is not a count"},
+		{"negative count", func(d map[string]any) { metric(d)["values"] = []any{-3.5, 19} }, "policies[0] (p): metrics[0]: completed on seed 1: -3.5 is not a finite number ≥ 0"},
+		{"fractional count", func(d map[string]any) { metric(d)["values"] = []any{20, 18.5} }, "completed on seed 2: 18.5 is not a count"},
+		{"missing count", func(d map[string]any) { metric(d)["values"] = []any{20, nil} }, "completed on seed 2: null (missing), but the metric always has a value"},
+		{"share above 1", func(d map[string]any) {
+			metric(d)["metric"], metric(d)["values"] = "goodput_share", []any{0.5, 1.25}
+		}, "goodput_share on seed 2: 1.25 is not a share"},
+		{"negative time", func(d map[string]any) {
+			metric(d)["metric"], metric(d)["better"], metric(d)["values"] = "latency_ms.p99", "lower", []any{-1, 100}
+		}, "latency_ms.p99 on seed 1: -1 is not a finite number ≥ 0"},
 		{"fractional seeds", func(d map[string]any) { d["seeds"] = 1.5 }, "cannot unmarshal number 1.5"},
 	}
 	for _, c := range cases {

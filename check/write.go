@@ -23,6 +23,9 @@ type Report struct {
 	// Warnings are non-fatal problems, such as a baseline with too few
 	// seeds to see a change.
 	Warnings []string
+	// Notes say how baselines were run: with the --param values they were
+	// recorded with, against another file with the same scenario.
+	Notes []string
 }
 
 // Failures counts failed expectations and baseline metrics.
@@ -141,6 +144,13 @@ func WriteCheck(w io.Writer, format report.Format, r *Report) error {
 			}
 		}
 		fmt.Fprintf(w, "%d of %d metrics show no significant change (paired by seed, signed-rank test; %s).\n", unchanged, len(r.Seeds), r.Family.Describe())
+		gap()
+	}
+	if len(r.Notes) > 0 {
+		heading("Notes")
+		for _, s := range r.Notes {
+			fmt.Fprintf(w, "- %s\n", s)
+		}
 		gap()
 	}
 	if len(r.Warnings) > 0 {

@@ -22,6 +22,8 @@ type Job struct {
 	Seed     uint64
 	Seeds    int
 	Ref      int
+	// Origin, if set, is what the JSON report says produced it.
+	Origin *report.Origin
 }
 
 // Group is the group of runs the job needs: every policy's whole result on
@@ -35,10 +37,11 @@ func (j Job) Group() runs.Group {
 // other formats leave to the caller).
 func (j Job) Write(w io.Writer, format report.Format, g *runs.GroupResult) (warnings []string, err error) {
 	if j.Seeds == 1 {
-		cmp := report.Comparison{Scenario: j.Scenario.Name, Seed: j.Seed, Results: g.Whole, Metrics: j.Scenario.OneSeedMetrics(), Ref: j.Ref}
+		cmp := report.Comparison{Scenario: j.Scenario.Name, Seed: j.Seed, Results: g.Whole, Metrics: j.Scenario.OneSeedMetrics(), Ref: j.Ref, Origin: j.Origin}
 		return nil, report.Write(w, format, &cmp)
 	}
 	doc := report.StatsVs(g.Runs, j.Ref)
+	doc.Origin = j.Origin
 	return doc.Warnings, report.WriteMultiSeed(w, format, &doc)
 }
 
@@ -50,26 +53,50 @@ func Set(s *scenarios.Scenario, specs []string) (*scenarios.Scenario, error) {
 	if len(specs) == 0 {
 		return s, nil
 	}
-	ps := make([]sweep.Param, len(specs))
-	values := make([]int64, len(specs))
-	for i, spec := range specs {
-		p, err := sweep.Parse(spec)
-		if err != nil {
-			return nil, err
-		}
-		if len(p.Values) != 1 {
-			return nil, fmt.Errorf("%q: compare takes one value per parameter (NAME=VALUE); 'retrysim sweep' varies it", spec)
-		}
-		for _, q := range ps[:i] {
-			if q.Name == p.Name {
-				return nil, fmt.Errorf("%s is given twice", p.Name)
-			}
-		}
-		ps[i], values[i] = p, p.Values[0]
+	ps, values, err := parseParams(specs)
+	if err != nil {
+		return nil, err
 	}
 	// Validate refuses a value as the loader would refuse it in the file.
 	if err := sweep.Validate(s, ps); err != nil {
 		return nil, err
 	}
 	return sweep.Apply(s, ps, values)
+}
+
+// Params returns specs as Set reads them, each NAME=VALUE with the value
+// written as the sweep writes it (outage=5000ms is outage=5s), in the
+// order given: what a report's origin records. Never nil.
+func Params(specs []string) ([]string, error) {
+	ps, _, err := parseParams(specs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ps))
+	for i := range ps {
+		out[i] = ps[i].Name + "=" + ps[i].Label(0)
+	}
+	return out, nil
+}
+
+// parseParams reads specs, each one value of a parameter given once.
+func parseParams(specs []string) ([]sweep.Param, []int64, error) {
+	ps := make([]sweep.Param, len(specs))
+	values := make([]int64, len(specs))
+	for i, spec := range specs {
+		p, err := sweep.Parse(spec)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(p.Values) != 1 {
+			return nil, nil, fmt.Errorf("%q: compare takes one value per parameter (NAME=VALUE); 'retrysim sweep' varies it", spec)
+		}
+		for _, q := range ps[:i] {
+			if q.Name == p.Name {
+				return nil, nil, fmt.Errorf("%s is given twice", p.Name)
+			}
+		}
+		ps[i], values[i] = p, p.Values[0]
+	}
+	return ps, values, nil
 }

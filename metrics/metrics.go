@@ -199,6 +199,32 @@ func (m *Metric) MayBeAbsent() bool { return m.Optional() || m.Added != "" }
 // can be missing (Missing).
 func (m *Metric) MayBeMissing() bool { return m.Unit == Milliseconds || m.Missing != "" }
 
+// MaxExactCount is the largest count a metric of unit Count can have in
+// a file that is read back (a shard file, a baseline): whole numbers up to
+// it are exact in a float64.
+const MaxExactCount = 1 << 53
+
+// Impossible says why v cannot be a value of the metric, or "" when it
+// can: a count is a whole number from 0 to MaxExactCount, a ratio a finite
+// number >= 0 (a proportion at most 1), a time a finite number >= 0; NaN
+// (no value) only for a metric that may be missing (MayBeMissing). Every
+// reader of recorded values (shard files, baselines) checks them with it.
+func (m *Metric) Impossible(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		if !m.MayBeMissing() {
+			return "(missing), but the metric always has a value"
+		}
+	case math.IsInf(v, 0) || v < 0:
+		return "is not a finite number ≥ 0"
+	case m.Unit == Count && (v != math.Trunc(v) || v > MaxExactCount):
+		return "is not a count (a whole number from 0 to 2^53)"
+	case m.Proportion && v > 1:
+		return "is not a share (a number from 0 to 1)"
+	}
+	return ""
+}
+
 // Part is the last element of the name: "p99" of "latency_ms.p99".
 func (m *Metric) Part() string { return m.Name[strings.LastIndexByte(m.Name, '.')+1:] }
 

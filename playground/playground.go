@@ -226,6 +226,24 @@ func (r *Request) scenario() (*scenarios.Scenario, uint64, int, error) {
 	return s, seed, k, nil
 }
 
+// Version is what the JSON report of the page records as the retrysim
+// that wrote it (report.Origin): the page, whatever build it runs.
+const Version = "retrysim playground"
+
+// origin is what the JSON report of r records of s, the scenario with
+// r's parameters set: as the command's, but written by Version.
+func (r *Request) origin(s *scenarios.Scenario) *report.Origin {
+	file := scenarios.BuiltinFile
+	if r.YAML != "" {
+		file = FileName
+	}
+	params, err := compare.Params(r.Params)
+	if err != nil {
+		params = r.Params // not reached: compare.Set read them
+	}
+	return report.NewOrigin(Version, file, params, s)
+}
+
 // A Result is what Run made of a request.
 type Result struct {
 	// Output is what the command prints on stdout.
@@ -270,7 +288,7 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 			return nil, fmt.Errorf("vs %q: %v", r.Vs, err)
 		}
 	}
-	j := compare.Job{Scenario: s, Seed: seed, Seeds: k, Ref: ref}
+	j := compare.Job{Scenario: s, Seed: seed, Seeds: k, Ref: ref, Origin: r.origin(s)}
 	plan := runs.Plan{Groups: []runs.Group{j.Group()}}
 	if r.Plots {
 		// The group of 'retrysim plot', with its default bucket.

@@ -24,6 +24,9 @@ type MultiSeedDocument struct {
 	Scenario  string `json:"scenario"`
 	FirstSeed uint64 `json:"first_seed"`
 	Seeds     int    `json:"seeds"`
+	// Origin says what produced the report; nil (left out) in reports
+	// written before it existed.
+	Origin *Origin `json:"origin,omitempty"`
 	// Baseline is the reference policy: the one every other policy is
 	// compared with (Reference says how it is chosen).
 	Baseline string        `json:"baseline"`

@@ -58,6 +58,8 @@ type Comparison struct {
 	// the reference, or DefaultReference: the first policy that completes
 	// an operation (the first policy if none does).
 	Ref int
+	// Origin, if set, is what the JSON report says produced it.
+	Origin *Origin
 }
 
 // tradeDoc returns c as a one-seed statistics document, for its trade
@@ -197,10 +199,13 @@ const SingleSeedSchema = "retrysim/single-seed/v1"
 
 // Document is the JSON form of a Comparison.
 type Document struct {
-	Schema   string         `json:"schema"`
-	Scenario string         `json:"scenario"`
-	Seed     uint64         `json:"seed"`
-	Results  []PolicyResult `json:"results"`
+	Schema   string `json:"schema"`
+	Scenario string `json:"scenario"`
+	Seed     uint64 `json:"seed"`
+	// Origin says what produced the report; nil (left out) in reports
+	// written before it existed.
+	Origin  *Origin        `json:"origin,omitempty"`
+	Results []PolicyResult `json:"results"`
 	// PoolMembers and Layers are the counters of a pool's members and of
 	// a layered policy's retry layers, per policy (docs/output.md); left
 	// out when no run has any.
@@ -210,7 +215,7 @@ type Document struct {
 
 // JSON returns the document for c.
 func (c *Comparison) JSON() Document {
-	doc := Document{Schema: SingleSeedSchema, Scenario: c.Scenario, Seed: c.Seed, Results: make([]PolicyResult, len(c.Results))}
+	doc := Document{Schema: SingleSeedSchema, Scenario: c.Scenario, Seed: c.Seed, Origin: c.Origin, Results: make([]PolicyResult, len(c.Results))}
 	for i := range c.Results {
 		doc.Results[i] = Row(&c.Results[i], c.metrics())
 	}

@@ -35,7 +35,7 @@ var shardFileLimit = MaxShardFileSize
 
 // maxExactCount bounds the counts of a shard file (metric values of unit
 // Count, timeline counts): whole numbers a float64 holds exactly.
-const maxExactCount = 1 << 53
+const maxExactCount = metrics.MaxExactCount
 
 // ShardFile is the partial result one shard writes: enough to check that
 // the shards belong together and to merge them into what the unsharded
@@ -397,7 +397,7 @@ func (part *GroupPart) check(sh Shard, unit int) error {
 				return fmt.Errorf("seed index %d: %d metric values, want %d", run.Seed, len(values), len(ms))
 			}
 			for x, v := range values {
-				if msg := impossible(ms[x], v); msg != "" {
+				if msg := ms[x].Impossible(v); msg != "" {
 					text, _ := Floats{v}.MarshalJSON()
 					return fmt.Errorf("seed index %d, policy %s, %s: %s %s", run.Seed, part.Policies[p], ms[x].Name, text[1:len(text)-1], msg)
 				}
@@ -441,23 +441,6 @@ func (part *GroupPart) check(sh Shard, unit int) error {
 		}
 	}
 	return nil
-}
-
-// impossible says why v cannot be a value of metric m, or "": a count
-// is a whole number from 0 to 2^53, a ratio a finite number ≥ 0, a time
-// a finite number ≥ 0 or missing (null: nothing completed).
-func impossible(m *metrics.Metric, v float64) string {
-	switch {
-	case math.IsNaN(v):
-		if !m.MayBeMissing() {
-			return "(missing), but the metric always has a value"
-		}
-	case math.IsInf(v, 0) || v < 0:
-		return "is not a finite number ≥ 0"
-	case m.Unit == metrics.Count && (v != math.Trunc(v) || v > maxExactCount):
-		return "is not a count (a whole number from 0 to 2^53)"
-	}
-	return ""
 }
 
 // ShardError is a problem with one shard file among those merged.

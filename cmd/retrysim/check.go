@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/retrysim/retrysim/check"
+	"github.com/retrysim/retrysim/compare"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
@@ -37,13 +38,17 @@ func checkCommand() *cli.Command {
 		Usage: "verify scenario expectations (and a baseline) for CI",
 		UsageText: "retrysim check [--file PATH] [--scenario NAME ...] [--seeds K]\n" +
 			"               [--format table|markdown] [--junit FILE]\n" +
-			"               [--baseline FILE ... [--tolerance 5%] [--alpha 0.05]]\n" +
+			"               [--baseline FILE ... [--tolerance 5%] [--alpha 0.05]\n" +
+			"                [--param NAME=VALUE ...] [--accept-scenario-change]]\n" +
 			"               [--force]\n\n" +
 			"Exits 0 when every expectation holds and no metric is worse than its\n" +
 			"baseline beyond the tolerance, 1 when something fails, 2 on bad input.\n" +
 			"Against multi-seed baselines every metric is a paired test, and all of\n" +
 			"them together are one family: the chance that the check fails when\n" +
 			"only the random draws changed is at most --alpha.\n" +
+			"A baseline runs with the --param values it was recorded with; one whose\n" +
+			"scenario (server, workload, incident) or --param values differ from what\n" +
+			"the check runs is bad input unless --accept-scenario-change.\n" +
 			"See docs/ci.md.\n\n" +
 			"Examples:\n" +
 			"   retrysim check --file scenarios.yaml\n" +
@@ -59,6 +64,8 @@ func checkCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "baseline", Usage: "compare with `FILE`, written by 'retrysim compare --format json' (repeatable; '-' reads stdin)"},
 			&cli.StringSliceFlag{Name: "tolerance", Usage: "how much worse than the baseline a metric may get, relative to its baseline value: `[METRIC=]PCT`, e.g. 5% for every metric or latency_ms.p99=10% for one (repeatable; default 0 for a single-seed baseline, 5% for a multi-seed one)"},
 			alphaFlag(),
+			&cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "run the baselines with sweep parameter `NAME=VALUE` set, as 'compare --param' recorded them (repeatable; default: the values each baseline records)"},
+			&cli.BoolFlag{Name: "accept-scenario-change", Usage: "compare with a baseline even if its scenario or --param values differ from what the check runs (the report says so)"},
 			forceFlag(),
 		}, shardFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -132,15 +139,14 @@ func checkPlan(c *call) (*check.Plan, error) {
 	if err != nil {
 		return nil, usagef("--tolerance: %v", err)
 	}
-	if c.IsSet("tolerance") && len(c.StringSlice("baseline")) == 0 {
-		return nil, usagef("--tolerance applies to --baseline, which is not given")
+	for _, flag := range []string{"tolerance", "alpha", "param", "accept-scenario-change"} {
+		if c.IsSet(flag) && len(c.StringSlice("baseline")) == 0 {
+			return nil, usagef("--%s applies to --baseline, which is not given", flag)
+		}
 	}
 	alpha, err := alphaOf(c.String("alpha"))
 	if err != nil {
 		return nil, err
-	}
-	if c.IsSet("alpha") && len(c.StringSlice("baseline")) == 0 {
-		return nil, usagef("--alpha applies to --baseline, which is not given")
 	}
 	list, err := checkedScenarios(c, f)
 	if err != nil {
@@ -178,9 +184,14 @@ func checkedScenarios(c *call, f *scenarios.File) ([]*scenarios.Scenario, error)
 	return list, nil
 }
 
-// checkBaselines reads every --baseline, each against its scenario in f,
-// before anything runs: bad input exits 2 early.
+// checkBaselines reads every --baseline, each against its scenario in f
+// with the --param values it runs with, before anything runs: bad input,
+// or a baseline whose origin does not match, exits 2 early.
 func checkBaselines(c *call, f *scenarios.File) ([]check.Baseline, error) {
+	given, err := compare.Params(c.StringSlice("param"))
+	if err != nil {
+		return nil, usagef("--param %v", err)
+	}
 	var baselines []check.Baseline
 	for _, path := range c.StringSlice("baseline") {
 		doc, multi, err := readBaseline(c, path)
@@ -191,13 +202,101 @@ func checkBaselines(c *call, f *scenarios.File) ([]check.Baseline, error) {
 		if path == "-" {
 			file = stdinName
 		}
+		rec := check.OriginOf(doc, multi)
 		b, err := check.NewBaseline(file, doc, multi, f)
 		if err != nil {
+			if !c.IsSet("file") {
+				// Not a built-in scenario: the baseline's file is needed.
+				from := "the scenario file it was recorded from"
+				if rec != nil && rec.File != scenarios.BuiltinFile {
+					from = fmt.Sprintf("%s, the file it was recorded from", rec.File)
+				}
+				return nil, usagef("baseline %s is of scenario %q, which is not built in: pass --file with %s", path, baselineScenario(doc, multi), from)
+			}
 			return nil, usagef("baseline %s: %v", path, err)
+		}
+		if err := verifyBaseline(c, &b, rec, given); err != nil {
+			return nil, err
 		}
 		baselines = append(baselines, b)
 	}
 	return baselines, nil
+}
+
+// baselineScenario is the scenario a baseline is of.
+func baselineScenario(doc *report.Document, multi *check.SeedSet) string {
+	if doc != nil {
+		return doc.Scenario
+	}
+	return multi.Scenario
+}
+
+// verifyBaseline sets b's scenario to what the baseline runs (with the
+// --param values given, or those it was recorded with) and checks it
+// against rec, the baseline's origin (nil for an older baseline, which is
+// compared with a warning): other --param values or another world are an
+// OriginError (exit 2), unless --accept-scenario-change, which b's
+// warnings then state.
+func verifyBaseline(c *call, b *check.Baseline, rec *report.Origin, given []string) error {
+	params, note, problem := check.BaselineParams(b.File, rec, given, c.IsSet("param"))
+	base := b.Scenario
+	s, err := compare.Set(base, params)
+	if err != nil {
+		if !c.IsSet("param") && rec != nil {
+			return usagef("baseline %s: its --param %s: %v", b.File, strings.Join(params, " --param "), err)
+		}
+		return usagef("--param %v", err)
+	}
+	b.Scenario = s
+	if note != "" {
+		b.Notes = append(b.Notes, note)
+	}
+	if rec == nil {
+		b.Warnings = append(b.Warnings, check.UnverifiedWarning(b.File))
+		return nil
+	}
+	var problems []string
+	// The world is compared with the --param values recorded, so that
+	// other values are one problem and a changed file another.
+	recorded := s
+	if problem != "" {
+		problems = append(problems, problem)
+		if recorded, err = compare.Set(base, rec.Params); err != nil {
+			recorded = nil // they no longer apply: the world changed
+		}
+	}
+	if recorded == nil {
+		problems = append(problems, fmt.Sprintf("scenario %s no longer takes --param %s", base.Name, strings.Join(rec.Params, " --param ")))
+	} else if p, n := check.VerifyScenario(rec, recorded, scenarioFileName(c)); p != "" {
+		problems = append(problems, p)
+	} else if n != "" {
+		b.Notes = append(b.Notes, b.File+": "+n)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	if !c.Bool("accept-scenario-change") {
+		return usageError{&check.OriginError{File: b.File, Problems: problems, Rerecord: rerecord(c, b, params)}}
+	}
+	b.Warnings = append(b.Warnings, fmt.Sprintf("%s: compared although it is not of what this check runs (--accept-scenario-change): %s", b.File, strings.Join(problems, "; ")))
+	return nil
+}
+
+// rerecord is the command that records baseline b again for what the
+// check runs.
+func rerecord(c *call, b *check.Baseline, params []string) string {
+	args := []string{"retrysim compare"}
+	if path := c.String("file"); path != "" {
+		args = append(args, "--file "+path)
+	}
+	args = append(args, "--scenario "+b.Scenario.Name, fmt.Sprintf("--seed %d", b.First))
+	if b.Seeds > 1 {
+		args = append(args, fmt.Sprintf("--seeds %d", b.Seeds))
+	}
+	for _, p := range params {
+		args = append(args, "--param "+p)
+	}
+	return "'" + strings.Join(append(args, "--format json"), " ") + "'"
 }
 
 // writeCheck writes rep to stdout in --format, and to junit, if set, as

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/retrysim/retrysim/compare"
+	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/scenarios"
 )
 
@@ -23,4 +24,28 @@ func setParams(c *call, s *scenarios.Scenario) (*scenarios.Scenario, error) {
 		return nil, usagef("--param %v", err)
 	}
 	return s, nil
+}
+
+// reportOrigin is what a JSON report of compare records of what produced
+// it: this build, the scenario file, the --param values and s, the
+// scenario with them set.
+func reportOrigin(c *call, s *scenarios.Scenario) (*report.Origin, error) {
+	params, err := compare.Params(c.StringSlice("param"))
+	if err != nil {
+		return nil, usagef("--param %v", err)
+	}
+	return report.NewOrigin(readBuildVersion().short(), scenarioFileName(c), params, s), nil
+}
+
+// scenarioFileName names the scenario file c reads as a report's origin
+// records it: --file as given, "<stdin>", or scenarios.BuiltinFile.
+func scenarioFileName(c *call) string {
+	switch path := c.String("file"); path {
+	case "":
+		return scenarios.BuiltinFile
+	case "-":
+		return stdinName
+	default:
+		return path
+	}
 }

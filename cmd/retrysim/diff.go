@@ -94,6 +94,7 @@ func diffAction(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	writeOrigins(newCall(cmd), oldName, old.Origin, newName, now.Origin)
 	if !tol.DefaultSet {
 		tol.Default = check.DefaultTolerance(old)
 	}
@@ -141,4 +142,23 @@ func alphaOf(s string) (float64, error) {
 		return 0, usagef("--alpha: %v", err)
 	}
 	return a, nil
+}
+
+// writeOrigins says on stderr where the reports of a diff came from (in
+// the table and markdown formats) and warns, in every format, when they
+// are of other worlds or --param values (check.CompareOrigins).
+func writeOrigins(c *call, oldName string, old *report.Origin, newName string, now *report.Origin) {
+	if f := format(c); f == report.Table || f == report.Markdown {
+		for _, o := range []struct {
+			name   string
+			origin *report.Origin
+		}{{oldName, old}, {newName, now}} {
+			if o.origin != nil {
+				fmt.Fprintf(c.stderr, "retrysim: %s: %s\n", o.name, o.origin.Describe())
+			}
+		}
+	}
+	for _, w := range check.CompareOrigins(oldName, old, newName, now) {
+		fmt.Fprintln(c.stderr, "retrysim: warning:", w)
+	}
 }

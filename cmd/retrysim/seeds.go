@@ -124,6 +124,10 @@ func compareJob(c *call) (job, error) {
 	if err != nil {
 		return job{}, err
 	}
+	origin, err := reportOrigin(c, s)
+	if err != nil {
+		return job{}, err
+	}
 	gr := runs.Group{Scenario: s, First: seed, Seeds: k}
 	switch {
 	case format(c) == report.HTML:
@@ -139,9 +143,9 @@ func compareJob(c *call) (job, error) {
 				return writeHTMLReport(c, c.stdout, s, res.Groups[0].Plot, ref)
 			}}, nil
 	case k > 1:
-		return compareSeeds(c, gr, ref), nil
+		return compareSeeds(c, gr, ref, origin), nil
 	}
-	cj := compare.Job{Scenario: s, Seed: seed, Seeds: 1, Ref: ref}
+	cj := compare.Job{Scenario: s, Seed: seed, Seeds: 1, Ref: ref, Origin: origin}
 	var start time.Time // of the runs, for --verbose
 	return job{plan: runs.Plan{Groups: []runs.Group{cj.Group()}, Unsplit: "compare --shard needs --seeds K > 1 (or --format html): one seed is not split"},
 		title: fmt.Sprintf("%s, seed %d", s.Name, seed),
@@ -159,8 +163,8 @@ func compareJob(c *call) (job, error) {
 }
 
 // compareSeeds is compare's job on the seeds of gr, K > 1, with policy ref
-// as the reference (see reference).
-func compareSeeds(c *call, gr runs.Group, ref int) job {
+// as the reference (see reference); its JSON report records origin.
+func compareSeeds(c *call, gr runs.Group, ref int, origin *report.Origin) job {
 	s, k := gr.Scenario, gr.Seeds
 	var events atomic.Int64 // a sum: the same whatever order runs finish in
 	var start time.Time     // of the runs, for --verbose
@@ -173,7 +177,7 @@ func compareSeeds(c *call, gr runs.Group, ref int) job {
 				fmt.Fprintf(c.stderr, "total: %d events in %d runs (%d seeds × %d policies) in %v wall time (%.3g events/s)\n",
 					events.Load(), k*len(s.Policies), k, len(s.Policies), wall.Round(time.Microsecond), float64(events.Load())/wall.Seconds())
 			}
-			warnings, err := compare.Job{Scenario: s, Seed: gr.First, Seeds: k, Ref: ref}.Write(c.stdout, format(c), &res.Groups[0])
+			warnings, err := compare.Job{Scenario: s, Seed: gr.First, Seeds: k, Ref: ref, Origin: origin}.Write(c.stdout, format(c), &res.Groups[0])
 			if err != nil {
 				return err
 			}
