@@ -2,6 +2,7 @@ package policies
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -31,7 +32,9 @@ import (
 // OutputTokens, or the config's defaults) of those buckets, or their sum of
 // a token bucket that names no direction (OpenAI's), when the headers name
 // neither input nor output tokens. A request bigger than a bucket's limit
-// is let through: the server refuses it (413) whatever the client waits.
+// is let through, taking nothing: the server refuses it (413) whatever the
+// client waits. So is one whose sum of input and output tokens is past
+// the int64 range (the sum saturates; it never wraps to a negative share).
 //
 // The Pacer learns the headers from every outcome that carries them
 // (Observe: Outcome.Limits, which ClassifyResponse reads from a failed
@@ -148,7 +151,10 @@ func (p *Pacer) needs(a Ask) [4]int64 {
 	}
 	need[1], need[2] = int64(in), int64(out)
 	if p.buckets[1].limit == 0 && p.buckets[2].limit == 0 {
-		need[3] = int64(in) + int64(out)
+		need[3] = math.MaxInt64 // a sum past int64 saturates: bigger than any limit
+		if int64(out) <= math.MaxInt64-int64(in) {
+			need[3] = int64(in) + int64(out)
+		}
 	}
 	return need
 }

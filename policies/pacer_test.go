@@ -1,9 +1,11 @@
 package policies
 
 import (
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -206,5 +208,40 @@ func TestTransportFeedsPacer(t *testing.T) {
 	resp.Body.Close()
 	if l := p.Limits(time.Now()); l.Requests.Limit != 50 || l.Requests.Remaining > 7 {
 		t.Errorf("the pacer knows %+v", l.Requests)
+	}
+}
+
+// Input and output sizes whose sum is past the int64 range make a request
+// bigger than any limit: let through, taking nothing. Before, the sum
+// wrapped to -1000 and such a request put 1000 tokens into the copy, so
+// the next request went on an empty bucket. Concurrent callers, for -race.
+func TestPacerTokenSumSaturates(t *testing.T) {
+	huge := Ask{InputTokens: math.MaxInt64, OutputTokens: math.MaxInt64 - 998} // sum wraps to -1000
+	p, _ := NewPacer(PacerConfig{Tokens: true})
+	p.Update(at(0), RateLimits{Tokens: RateLimit{Limit: 6000, Remaining: 0}})
+	if got := p.Admit(at(0), huge); got.Kind != AdmitGrant {
+		t.Errorf("a request past every limit: %+v, want it let through", got)
+	}
+	if got := p.Admit(at(0), Ask{InputTokens: 10}); got.Kind != AdmitHold || !got.At.Equal(at(100*time.Millisecond)) {
+		t.Errorf("10 tokens on an empty bucket after it: %+v, want a hold for 100 ms", got)
+	}
+
+	q, _ := NewPacer(PacerConfig{Tokens: true})
+	q.Update(at(0), RateLimits{Tokens: RateLimit{Limit: 6000, Remaining: 100}})
+	var wg sync.WaitGroup
+	var granted atomic.Int64
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				q.Admit(at(0), huge)
+				if q.Admit(at(0), Ask{InputTokens: 10}).Kind == AdmitGrant {
+					granted.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := granted.Load(); n != 10 {
+		t.Errorf("granted %d requests of 10 tokens from 100; want 10", n)
 	}
 }

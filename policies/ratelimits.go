@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -60,7 +61,7 @@ const (
 	// output-tokens,tokens}-{limit,remaining,reset}, reset an RFC 3339 time.
 	DialectAnthropic Dialect = iota
 	// DialectOpenAI: x-ratelimit-{limit,remaining,reset}-{requests,tokens},
-	// reset a Go-style duration ("12ms", "6m0s").
+	// reset a Go-style duration in whole milliseconds ("12ms", "6m0s").
 	DialectOpenAI
 )
 
@@ -86,7 +87,7 @@ func SetRateLimitHeaders(h http.Header, l RateLimits, d Dialect, now time.Time) 
 			}
 			h.Set("x-ratelimit-limit-"+name, strconv.FormatInt(b.Limit, 10))
 			h.Set("x-ratelimit-remaining-"+name, strconv.FormatInt(b.Remaining, 10))
-			h.Set("x-ratelimit-reset-"+name, max(b.Reset, 0).String())
+			h.Set("x-ratelimit-reset-"+name, openAIDuration(b.Reset))
 		}
 		set("requests", l.Requests)
 		tokens := l.Tokens
@@ -108,6 +109,21 @@ func SetRateLimitHeaders(h http.Header, l RateLimits, d Dialect, now time.Time) 
 		h.Set(p+"-remaining", strconv.FormatInt(b.Remaining, 10))
 		h.Set(p+"-reset", now.Add(max(b.Reset, 0)).UTC().Format(time.RFC3339Nano))
 	}
+}
+
+// openAIDuration writes a reset or wait as the OpenAI API does: a Go-style
+// duration in whole milliseconds, rounded up so that a client that waits
+// it is not early (0 for none). OpenAI's rate-limit guide
+// (platform.openai.com/docs/guides/rate-limits, "Rate limits in headers")
+// shows x-ratelimit-reset-requests "1s" and x-ratelimit-reset-tokens
+// "6m0s"; responses quoted on its forum and in clients' code show "12ms",
+// "20ms", "8.64s", "33.023s": never a finer unit than the millisecond.
+func openAIDuration(d time.Duration) string {
+	d = max(d, 0)
+	if r := d % time.Millisecond; r != 0 && d <= math.MaxInt64-time.Millisecond {
+		d += time.Millisecond - r
+	}
+	return d.Truncate(time.Millisecond).String()
 }
 
 // Tightest returns the more restrictive of two limits: the one with the

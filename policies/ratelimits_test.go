@@ -1,7 +1,9 @@
 package policies
 
 import (
+	"math"
 	"net/http"
+	"regexp"
 	"testing"
 	"time"
 )
@@ -90,4 +92,43 @@ func FuzzParseRateLimits(f *testing.F) {
 			t.Fatalf("ok %v for %+v", ok, l)
 		}
 	})
+}
+
+// openAIReset is the OpenAI API's form of a reset: a Go duration in whole
+// milliseconds ("12ms", "1s", "6m0s", "59.25s"), never finer.
+var openAIReset = regexp.MustCompile(`^(0s|[1-9][0-9]{0,2}ms|([1-9][0-9]*h)?(([1-9][0-9]*h)?[0-9]+m)?[0-9]+(\.[0-9]{1,3})?s)$`)
+
+// OpenAI resets are written in whole milliseconds, rounded up (a client
+// that waits one does not come back early), both by SetRateLimitHeaders
+// and by RenderOpenAI's 429, and read back to that. Before, a wait off
+// the millisecond went out with nanoseconds: "11.985823ms".
+func TestOpenAIResetWholeMilliseconds(t *testing.T) {
+	now := time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		wait time.Duration
+		want string
+	}{
+		{0, "0s"}, {-time.Second, "0s"}, {1, "1ms"}, {999 * time.Microsecond, "1ms"}, {11985823, "12ms"},
+		{12 * time.Millisecond, "12ms"}, {20*time.Millisecond - 1, "20ms"}, {999999999, "1s"}, {time.Second + 1, "1.001s"},
+		{8640 * time.Millisecond, "8.64s"}, {59999999999, "1m0s"}, {6 * time.Minute, "6m0s"},
+		{86399999999999, "24h0m0s"}, {math.MaxInt64, "2562047h47m16.854s"},
+	} {
+		h := http.Header{}
+		SetRateLimitHeaders(h, RateLimits{Requests: RateLimit{Limit: 60, Remaining: 0, Reset: tt.wait}}, DialectOpenAI, now)
+		got := h.Get("x-ratelimit-reset-requests")
+		if got != tt.want || !openAIReset.MatchString(got) {
+			t.Errorf("reset %d ns: %q, want %q", tt.wait, got, tt.want)
+		}
+		l, ok := ParseRateLimits(h, now)
+		if want, _ := time.ParseDuration(tt.want); !ok || l.Requests.Reset != min(want, MaxParsedWait) {
+			t.Errorf("reset %q reads back as %+v, %v", got, l.Requests, ok)
+		}
+		if tt.wait <= 0 {
+			continue
+		}
+		r := RenderOpenAI(Outcome{Class: RetryAfter, Status: 429, ServerWait: tt.wait})
+		if got := r.Header.Get("x-ratelimit-reset-requests"); got != tt.want {
+			t.Errorf("429 with a wait of %d ns: reset %q, want %q", tt.wait, got, tt.want)
+		}
+	}
 }

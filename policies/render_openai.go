@@ -33,8 +33,9 @@ var openAIErrors = map[string]struct{ typ, code string }{
 
 // RenderOpenAI returns the response that carries o as the OpenAI API sends
 // it: Render's status and headers, a 429 with x-ratelimit-remaining-requests
-// 0 and x-ratelimit-reset-requests (the wait, as Go writes a duration:
-// "1.5s", "1m0s") when it has a wait, and the body
+// 0 and x-ratelimit-reset-requests (the wait in whole milliseconds,
+// rounded up, as Go writes a duration: "12ms", "1.5s", "1m0s") when it
+// has a wait, and the body
 // {"error":{"message":...,"type":...,"param":null,"code":...}}. A spend
 // limit is type and code insufficient_quota.
 func RenderOpenAI(o Outcome) Rendered {
@@ -46,7 +47,7 @@ func RenderOpenAI(o Outcome) Rendered {
 	if r.Status == http.StatusTooManyRequests && o.Class == RetryAfter {
 		r.Header.Set("x-ratelimit-remaining-requests", "0")
 		if o.ServerWait > 0 {
-			r.Header.Set("x-ratelimit-reset-requests", o.ServerWait.String())
+			r.Header.Set("x-ratelimit-reset-requests", openAIDuration(o.ServerWait))
 		}
 	}
 	r.Body = OpenAIErrorBody(errType, code, errorMessage(errType, code))

@@ -91,6 +91,25 @@ func (h *Handler) readBody(r io.Reader, length int64) ([]byte, int64, error) {
 	}
 }
 
+// MaxModelName bounds a request's model name, in bytes: a longer one is
+// refused with 400 invalid_request_error, as the APIs refuse a model they
+// do not know. serve echoes the name in every answer and stream chunk
+// (JSON writes some bytes, such as '<', as six), so an unbounded one let a
+// small request make a large answer.
+const MaxModelName = 256
+
+// checkModel checks a request's model name; the error is the message of an
+// invalid_request_error.
+func checkModel(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return errors.New("model: required")
+	case len(name) > MaxModelName:
+		return fmt.Errorf("model: at most %d bytes, got %d", MaxModelName, len(name))
+	}
+	return nil
+}
+
 // messageRequest is what serve reads of a Messages request.
 type messageRequest struct {
 	Model     string    `json:"model"`
@@ -126,9 +145,10 @@ func parseMessageRequest(body []byte) (messageRequest, error) {
 		}
 		return req, fmt.Errorf("the request body is not a JSON object: %v", err)
 	}
+	if err := checkModel(req.Model); err != nil {
+		return req, err
+	}
 	switch {
-	case strings.TrimSpace(req.Model) == "":
-		return req, errors.New("model: required")
 	case req.MaxTokens == nil:
 		return req, errors.New("max_tokens: required")
 	case *req.MaxTokens < 1:

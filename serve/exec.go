@@ -126,15 +126,27 @@ func (r *ExecResult) Agree() bool {
 	return r.GiveUps.Agree || r.CountsOnly
 }
 
-// ExecError is a program that failed (exit status not 0), or that sent
-// nothing for some callers.
+// ExecError is a program that failed (exit status not 0, with the last
+// MaxExecErrorOutput bytes of its output when Output is nil), that sent
+// nothing for some callers, or that was stopped by the end of Exec's
+// context (the error wraps the context's cause).
 type ExecError struct{ Err error }
 
 func (e *ExecError) Error() string { return "validate --exec: " + e.Err.Error() }
 func (e *ExecError) Unwrap() error { return e.Err }
 
+// MaxExecErrorOutput bounds the program's output that an ExecError keeps:
+// its last bytes, after a line that says how many came before.
+const MaxExecErrorOutput = 64 << 10
+
+// execWaitDelay is how long Exec waits for the program's output to end
+// after the program has ended or been killed.
+const execWaitDelay = 500 * time.Millisecond
+
 // Exec runs v: the simulation first, then the program against a server on
-// a free loopback port.
+// a free loopback port. On unix the program runs in a process group of its
+// own: the end of ctx kills the group (the shell and everything it
+// started), and so does the program's end (whatever it left running).
 func Exec(ctx context.Context, v ExecValidation) (*ExecResult, error) {
 	switch {
 	case v.Clients <= 0 || v.Clients > MaxValidateClients:
@@ -190,13 +202,23 @@ func Exec(ctx context.Context, v ExecValidation) (*ExecResult, error) {
 			cmd.Env = append(cmd.Env, k+"=retrysim") // the SDKs want a key; serve reads none
 		}
 	}
-	var out bytes.Buffer
+	inOwnGroup(cmd)
+	// A child that left the group (or any, where there are no groups)
+	// may still hold the output: Wait stops waiting for it this long
+	// after the program ends or is killed.
+	cmd.WaitDelay = execWaitDelay
+	out := tailBuffer{max: MaxExecErrorOutput}
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if v.Output != nil {
 		cmd.Stdout, cmd.Stderr = v.Output, v.Output
 	}
-	if err := cmd.Run(); err != nil {
-		return nil, &ExecError{fmt.Errorf("%q: %w\n%s", v.Command, err, out.Bytes())}
+	err = cmd.Run()
+	_ = killGroup(cmd) // what the program left running
+	if err != nil && ctx.Err() != nil {
+		return nil, &ExecError{fmt.Errorf("%q stopped: %w", v.Command, context.Cause(ctx))}
+	}
+	if err != nil {
+		return nil, &ExecError{fmt.Errorf("%q: %w\n%s", v.Command, err, out.text())}
 	}
 	real := time.Since(start)
 	mu.Lock()
@@ -372,4 +394,34 @@ func verdict(ok bool) string {
 		return "ok"
 	}
 	return "DIFFERS"
+}
+
+// tailBuffer keeps the last max bytes written to it and counts the ones
+// before them. Exec's command writes to it from one goroutine at a time.
+type tailBuffer struct {
+	buf     []byte
+	max     int
+	dropped int64
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) > b.max {
+		b.dropped += int64(len(p) - b.max)
+		p = p[len(p)-b.max:]
+	}
+	if over := len(b.buf) + len(p) - b.max; over > 0 {
+		b.dropped += int64(over)
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	b.buf = append(b.buf, p...)
+	return n, nil
+}
+
+// text is what was kept, after a line that counts what was not.
+func (b *tailBuffer) text() []byte {
+	if b.dropped == 0 {
+		return b.buf
+	}
+	return append(fmt.Appendf(nil, "[the first %d bytes of the output are left out; the last %d follow]\n", b.dropped, len(b.buf)), b.buf...)
 }

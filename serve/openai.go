@@ -64,9 +64,10 @@ func parseRequest(body []byte, a api) (messageRequest, error) {
 	} else if req.MaxCompletionTokens != nil {
 		limit, field = req.MaxCompletionTokens, "max_completion_tokens"
 	}
+	if err := checkModel(req.Model); err != nil {
+		return out, err
+	}
 	switch {
-	case strings.TrimSpace(req.Model) == "":
-		return out, errors.New("model: required")
 	case a == apiChat && len(req.Messages) == 0:
 		return out, errors.New("messages: required, at least one message")
 	case a == apiResponses && (len(req.Input) == 0 || string(req.Input) == "null"):

@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"regexp"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -90,6 +91,27 @@ func TestRateLimitHeadersOnEveryResponse(t *testing.T) {
 			if out.Class != policies.RetryAfter || out.Limits == nil || out.Limits.Requests != (policies.RateLimit{Limit: 2, Reset: 5800 * time.Millisecond}) {
 				t.Errorf("429 reads as %+v (limits %+v)", out, out.Limits)
 			}
+		}
+	})
+}
+
+// At a speed that makes the sample's resets fall off the millisecond
+// (12 ms / 7 = 1.714286 ms), the OpenAI reset headers are still whole
+// milliseconds, rounded up, as the API writes them, and read back with
+// ParseRateLimits. Before, they went out as "1.714286ms".
+func TestRateLimitHeadersOpenAIWholeMilliseconds(t *testing.T) {
+	whole := regexp.MustCompile(`^(0s|[1-9][0-9]{0,2}ms|(([0-9]+h)?[0-9]+m)?[0-9]+(\.[0-9]{1,3})?s)$`)
+	synctest.Test(t, func(t *testing.T) {
+		h := newHandler(t, sampleKey(), serve.WithSpeed(7))
+		resp, body := postTo(t, h, "/v1/chat/completions", chatBody)
+		for k, want := range map[string]string{"x-ratelimit-reset-requests": "2ms", "x-ratelimit-reset-tokens": "2ms"} {
+			if got := resp.Header.Get(k); got != want || !whole.MatchString(got) {
+				t.Errorf("%s: %q, want %q (%d %s)", k, got, want, resp.StatusCode, body)
+			}
+		}
+		l, ok := policies.ParseRateLimits(resp.Header, time.Now())
+		if !ok || l.Requests.Reset != 2*time.Millisecond || l.Tokens.Reset != 2*time.Millisecond {
+			t.Errorf("read back as %+v, %v", l, ok)
 		}
 	})
 }
