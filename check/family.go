@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/retrysim/retrysim/stats"
 )
 
 // DefaultAlpha is the family-wise false-alarm rate of a gate when none is
@@ -89,7 +91,7 @@ func signature(base, now []float64) string {
 	}
 	var ds []d
 	for i, b := range base {
-		if x := now[i] - b; !math.IsNaN(x) && x != 0 {
+		if x := stats.PairDifference(b, now[i]); !math.IsNaN(x) && x != 0 {
 			ds = append(ds, d{seed: i, abs: math.Abs(x), pos: x > 0})
 		}
 	}

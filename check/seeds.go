@@ -643,7 +643,8 @@ func (c *SeedChange) row() []string {
 }
 
 // MeanText is a summary as "mean ± half its 95 % interval", a
-// proportion's as "mean [low, high]" (Wilson's interval is not symmetric),
+// proportion's as "mean [low, high]" (its interval is not symmetric:
+// report.Summarize),
 // or "none".
 func (c *SeedChange) MeanText(s stats.Summary) string {
 	if s.N == 0 {

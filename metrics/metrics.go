@@ -126,9 +126,10 @@ type Metric struct {
 	// completed operations only (a survivor statistic, such as a latency)
 	// cannot rank two policies that complete different numbers of them.
 	Over Population
-	// Proportion metrics are shares in [0, 1] (recovery.recovered,
-	// goodput_share): their intervals over seeds are Wilson score
-	// intervals, which stay inside [0, 1].
+	// Proportion metrics are shares in [0, 1]: of runs (recovery.recovered,
+	// a Count: Wilson score intervals over seeds) or of each run's
+	// operations (goodput_share, a Ratio: the t interval of the per-seed
+	// shares, clipped). Both stay inside [0, 1] (report.Summarize).
 	Proportion bool
 	// Detail metrics are not columns of the single-run table, which stays
 	// one screen wide; the JSON, the CSV and the statistics carry them.

@@ -243,13 +243,25 @@ func missingNote(m *runs.MultiSeed, p, ref int, metric *metrics.Metric) string {
 	return "no common seeds"
 }
 
-// Summarize is stats.Summarize of a metric's values, with the Wilson
-// score interval (stats.Wilson) for a proportion, so that its interval
-// stays inside [0, 1].
+// Summarize is stats.Summarize of a metric's values; a proportion's
+// interval stays inside [0, 1]: Wilson's score interval over seeds for a
+// count of runs (recovery.recovered), the clipped t interval of the
+// per-seed shares for a share of operations (goodput_share), whose
+// values are not trials of one Bernoulli draw each (docs/statistics.md).
 func Summarize(metric *metrics.Metric, vals []float64) stats.Summary {
 	s := stats.Summarize(vals)
-	if metric.Proportion && s.N > 0 {
+	switch {
+	case !metric.Proportion || s.N == 0:
+	case metric.Unit == metrics.Count:
+		// A run that did or did not (recovery.recovered): each seed is
+		// one trial.
 		s.CILow, s.CIHigh = stats.Wilson(s.Mean, s.N)
+	default:
+		// A share of each run's operations: the t interval of the
+		// per-seed shares (their spread already reflects the
+		// operations each run had), kept inside [0, 1]. A share that is
+		// the same on every seed has no spread to show.
+		s.CILow, s.CIHigh = max(s.CILow, 0), min(s.CIHigh, 1)
 	}
 	return s
 }

@@ -64,7 +64,7 @@ func MultiSeedRows(doc *MultiSeedDocument, metric *metrics.Metric, missing strin
 			half := max(s.CIHigh-s.Mean, 0)
 			row[2] = num(s.Mean) + " ± " + num(half)
 			if metric.Proportion {
-				// Wilson's interval is not symmetric about the mean.
+				// Clipped to [0, 1], or Wilson's: not symmetric about the mean.
 				row[2] = num(s.Mean) + " [" + num(s.CILow) + ", " + num(s.CIHigh) + "]"
 			}
 			row[3], row[4], row[5] = num(s.Median), num(s.P5), num(s.P95)
@@ -118,7 +118,10 @@ func (d *Difference) Text() string {
 // "latency_ms.p99 (lower is better; completed operations only)".
 func MetricTitle(m *metrics.Metric) string {
 	if m.Proportion {
-		return fmt.Sprintf("%s (%s; a share: mean [95%% Wilson interval])", m.Name, m.Better)
+		if m.Unit == metrics.Count {
+			return fmt.Sprintf("%s (%s; a share of runs: mean [95%% Wilson interval])", m.Name, m.Better)
+		}
+		return fmt.Sprintf("%s (%s; a share: mean [95%% interval, inside 0 to 1])", m.Name, m.Better)
 	}
 	if m.Subset() != nil {
 		return fmt.Sprintf("%s (%s; %s)", m.Name, m.Better, m.Over)

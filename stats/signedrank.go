@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"slices"
+	"strconv"
 )
 
 // exactSignedRankMax is the largest number of non-zero pairs for which
@@ -40,7 +41,7 @@ func SignedRank(x, y []float64) SignedRankTest {
 	}
 	var ds []diff
 	for i := range x {
-		d := y[i] - x[i]
+		d := PairDifference(x[i], y[i])
 		if d != 0 && !math.IsNaN(d) {
 			ds = append(ds, diff{abs: math.Abs(d), pos: d > 0})
 		}
@@ -103,6 +104,19 @@ func SignedRank(x, y []float64) SignedRankTest {
 	z := dev / math.Sqrt(variance)
 	t.P = min(1, math.Erfc(z/math.Sqrt2))
 	return t
+}
+
+// PairDifference is y − x to 10 significant digits: values recorded to a
+// few decimals (5.3 and 5.25) differ by what their decimals say (0.05),
+// not by the binary rounding of the subtraction (0.04999999999999982), so
+// that equal differences tie, as the test's ranks assume.
+func PairDifference(x, y float64) float64 {
+	d := y - x
+	if d == 0 || math.IsNaN(d) || math.IsInf(d, 0) {
+		return d
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(d, 'g', 10, 64), 64)
+	return r
 }
 
 // exactSignedRankP returns the two-sided p-value of the doubled statistic w2

@@ -77,3 +77,19 @@ func TestSignedRankNormalApproximation(t *testing.T) {
 		t.Errorf("all-equal positive differences: p = %v, want tiny", got.P)
 	}
 }
+
+// Differences of values recorded to a few decimals tie when their
+// decimals are equal, whatever the binary rounding of the subtraction.
+func TestSignedRankTiesRecordedDifferences(t *testing.T) {
+	x, y := []float64{0.1, 1.1, 2}, []float64{0.3, 1.3, 2.5}
+	if d1, d2 := y[0]-x[0], y[1]-x[1]; d1 == d2 {
+		t.Fatalf("the float differences %v and %v are equal: the test shows nothing", d1, d2)
+	}
+	if got := SignedRank(x, y); got.WPlus != 6 || got.N != 3 {
+		t.Fatalf("%+v", got)
+	}
+	// Ranks 1.5, 1.5, 3: the tie is seen.
+	if PairDifference(x[0], y[0]) != PairDifference(x[1], y[1]) {
+		t.Errorf("PairDifference: %v, %v", PairDifference(x[0], y[0]), PairDifference(x[1], y[1]))
+	}
+}

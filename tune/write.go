@@ -121,7 +121,7 @@ func summaryText(m *metrics.Metric, s stats.Summary) string {
 		return "none"
 	}
 	text := number(m, s.Mean)
-	if m.Proportion && s.N > 1 { // Wilson's interval is not symmetric
+	if m.Proportion && s.N > 1 { // its interval is not symmetric (report.Summarize)
 		return fmt.Sprintf("%s [%s, %s]", text, number(m, s.CILow), number(m, s.CIHigh))
 	}
 	if s.N > 1 {
