@@ -102,7 +102,7 @@ func WriteDiff(w io.Writer, format report.Format, d *Diff) error {
 		if d.NewScenario != d.OldScenario {
 			scen += " → " + d.NewScenario
 		}
-		how := fmt.Sprintf("Paired by seed, two-sided signed-rank test, p adjusted for the family: %s. ~ means no significant difference.", d.Family.Describe())
+		how := fmt.Sprintf("Paired by seed, two-sided signed-rank test; ~ means no significant difference.\np adjusted for the family: %s.", d.Family.Describe())
 		if d.Seeds == 1 {
 			how = "One seed: no test, every difference shown (run both with --seeds N for a paired test)."
 		}
