@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -84,50 +85,30 @@ func minP(n int) float64 {
 // Two tests with one signature have one p-value under any flip of whole
 // seeds, so they are one test of the family, not two.
 func signature(base, now []float64) string {
-	type d struct {
-		seed int
-		abs  float64
-		pos  bool
-	}
-	var ds []d
-	for i, b := range base {
-		if x := stats.PairDifference(b, now[i]); !math.IsNaN(x) && x != 0 {
-			ds = append(ds, d{seed: i, abs: math.Abs(x), pos: x > 0})
-		}
-	}
-	if len(ds) == 0 {
-		return ""
-	}
-	order := slices.Clone(ds)
-	slices.SortStableFunc(order, func(a, b d) int {
-		switch {
-		case a.abs < b.abs:
-			return -1
-		case a.abs > b.abs:
-			return 1
-		}
-		return 0
-	})
-	rank2 := map[int]int{}
-	for i := 0; i < len(order); {
-		j := i + 1
-		for j < len(order) && order[j].abs == order[i].abs {
-			j++
-		}
-		for k := i; k < j; k++ {
-			rank2[order[k].seed] = i + 1 + j
-		}
-		i = j
-	}
 	var sb strings.Builder
-	for _, x := range ds {
-		sign := "+"
-		if x.pos != ds[0].pos {
-			sign = "-"
+	first := 0
+	for seed, r := range stats.SignedRanks(base, now) {
+		if r == 0 {
+			continue
 		}
-		fmt.Fprintf(&sb, "%d%s%d,", x.seed, sign, rank2[x.seed])
+		if first == 0 {
+			first = r
+		}
+		if (r > 0) != (first > 0) {
+			r = -abs(r)
+		} else {
+			r = abs(r)
+		}
+		fmt.Fprintf(&sb, "%d:%d,", seed, r)
 	}
 	return sb.String()
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // judge decides, for every change of cs that was compared over seeds, the
@@ -201,15 +182,7 @@ func judge(cs []SeedChange, alpha float64) Family {
 		}
 	}
 	fam.Counted = len(counted)
-	slices.SortStableFunc(counted, func(a, b *group) int {
-		switch {
-		case a.p < b.p:
-			return -1
-		case a.p > b.p:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(counted, func(a, b *group) int { return cmp.Compare(a.p, b.p) })
 	running := 0.0
 	for j, g := range counted {
 		running = max(running, min(1, float64(len(counted)-j)*g.p))

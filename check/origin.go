@@ -27,6 +27,24 @@ func (e *OriginError) Error() string {
 // maxWorldChanges is how many changed settings a message names.
 const maxWorldChanges = 5
 
+// worldChanges names the settings that differ between old and new, the
+// first maxWorldChanges of them, as ": a, b and 3 more"; "" if none.
+func worldChanges(old, new []scenarios.Setting) string {
+	changes := scenarios.CompareWorlds(old, new)
+	var names []string
+	for i, c := range changes {
+		if i == maxWorldChanges {
+			names = append(names, fmt.Sprintf("and %d more", len(changes)-i))
+			break
+		}
+		names = append(names, c.String())
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(names, ", ")
+}
+
 // BaselineParams decides the --param values a baseline recorded with
 // origin rec (nil: an older baseline, which records none) runs with, given
 // the check's own (given, canonical as compare.Params writes them; set
@@ -100,18 +118,7 @@ func VerifyScenario(rec *report.Origin, s *scenarios.Scenario, scenarioFile stri
 	}
 	problem = fmt.Sprintf("scenario %s is not the one recorded (digest %s, now %s)", s.Name, report.ShortDigest(rec.Digest), report.ShortDigest(digest))
 	if old, err := rec.Settings(); err == nil && len(rec.World) > 0 {
-		changes := scenarios.CompareWorlds(old, s.World())
-		var names []string
-		for i, c := range changes {
-			if i == maxWorldChanges {
-				names = append(names, fmt.Sprintf("and %d more", len(changes)-i))
-				break
-			}
-			names = append(names, c.String())
-		}
-		if len(names) > 0 {
-			problem += ": " + strings.Join(names, ", ")
-		}
+		problem += worldChanges(old, s.World())
 	}
 	if otherFile {
 		problem += fmt.Sprintf("; it was recorded from %s, this check reads %s", rec.File, scenarioFile)
@@ -159,18 +166,7 @@ func CompareOrigins(oldFile string, old *report.Origin, newFile string, new *rep
 		a, errA := old.Settings()
 		b, errB := new.Settings()
 		if errA == nil && errB == nil && len(old.World) > 0 && len(new.World) > 0 {
-			changes := scenarios.CompareWorlds(a, b)
-			var names []string
-			for i, c := range changes {
-				if i == maxWorldChanges {
-					names = append(names, fmt.Sprintf("and %d more", len(changes)-i))
-					break
-				}
-				names = append(names, c.String())
-			}
-			if len(names) > 0 {
-				w += ": " + strings.Join(names, ", ")
-			}
+			w += worldChanges(a, b)
 		}
 		out = append(out, w)
 	}

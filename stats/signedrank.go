@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -35,55 +36,39 @@ func SignedRank(x, y []float64) SignedRankTest {
 	if len(x) != len(y) {
 		panic("stats.SignedRank: samples of different lengths")
 	}
-	type diff struct {
-		abs float64
-		pos bool
-	}
-	var ds []diff
-	for i := range x {
-		d := PairDifference(x[i], y[i])
-		if d != 0 && !math.IsNaN(d) {
-			ds = append(ds, diff{abs: math.Abs(d), pos: d > 0})
+	var ranks2 []int
+	group := map[int]int{} // doubled rank → pairs that share it
+	w2 := 0                // doubled W+
+	t := SignedRankTest{P: 1}
+	for _, r := range SignedRanks(x, y) {
+		switch {
+		case r > 0:
+			w2 += r
+			t.WPlus += float64(r) / 2
+		case r < 0:
+			r = -r
+			t.WMinus += float64(r) / 2
+		default:
+			continue
 		}
+		ranks2 = append(ranks2, r)
+		group[r]++
 	}
-	n := len(ds)
-	t := SignedRankTest{N: n, P: 1}
+	n := len(ranks2)
+	t.N = n
 	if n == 0 {
 		return t
 	}
-	slices.SortStableFunc(ds, func(a, b diff) int {
-		switch {
-		case a.abs < b.abs:
-			return -1
-		case a.abs > b.abs:
-			return 1
-		}
-		return 0
-	})
-	// Doubled mid-ranks are integers: a tie group over positions i..j-1
-	// (0-based) has mean rank (i+1+j)/2, doubled i+1+j.
-	ranks2 := make([]int, n)
-	var tieTerm float64 // Σ (t³ − t) over tie groups
-	for i := 0; i < n; {
-		j := i + 1
-		for j < n && ds[j].abs == ds[i].abs {
-			j++
-		}
-		for k := i; k < j; k++ {
-			ranks2[k] = i + 1 + j
-		}
-		if g := float64(j - i); g > 1 {
-			tieTerm += float64(g*g*g) - g
-		}
-		i = j
+	var tieTerm float64 // Σ (g³ − g) over tie groups, in a fixed order
+	sizes := make([]int, 0, len(group))
+	for _, g := range group {
+		sizes = append(sizes, g)
 	}
-	w2 := 0 // doubled W+
-	for i, d := range ds {
-		if d.pos {
-			w2 += ranks2[i]
-			t.WPlus += float64(ranks2[i]) / 2
-		} else {
-			t.WMinus += float64(ranks2[i]) / 2
+	slices.Sort(sizes)
+	for _, g := range sizes {
+		if g > 1 {
+			gf := float64(g)
+			tieTerm += gf*gf*gf - gf
 		}
 	}
 	if n <= exactSignedRankMax {
@@ -104,6 +89,42 @@ func SignedRank(x, y []float64) SignedRankTest {
 	z := dev / math.Sqrt(variance)
 	t.P = min(1, math.Erfc(z/math.Sqrt2))
 	return t
+}
+
+// SignedRanks returns, for each pair, the doubled mid-rank of |y − x|
+// among the pairs that differ (ties share their mean rank; doubled, it is
+// an integer: a tie group over sorted positions i..j−1, 0-based, has
+// doubled rank i+1+j), signed as y − x; 0 where the two are equal or one
+// is NaN. Differences are PairDifference's.
+func SignedRanks(x, y []float64) []int {
+	type diff struct {
+		at  int
+		abs float64
+		pos bool
+	}
+	var ds []diff
+	for i := range x {
+		d := PairDifference(x[i], y[i])
+		if d != 0 && !math.IsNaN(d) {
+			ds = append(ds, diff{at: i, abs: math.Abs(d), pos: d > 0})
+		}
+	}
+	slices.SortStableFunc(ds, func(a, b diff) int { return cmp.Compare(a.abs, b.abs) })
+	out := make([]int, len(x))
+	for i := 0; i < len(ds); {
+		j := i + 1
+		for j < len(ds) && ds[j].abs == ds[i].abs {
+			j++
+		}
+		for _, d := range ds[i:j] {
+			out[d.at] = i + 1 + j
+			if !d.pos {
+				out[d.at] = -out[d.at]
+			}
+		}
+		i = j
+	}
+	return out
 }
 
 // PairDifference is y − x to 10 significant digits: values recorded to a
