@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -394,6 +395,61 @@ func TestOneErrorPerProblem(t *testing.T) {
 		}
 		if n := strings.Count(err.Error(), "\n") + 1; n != 1 {
 			t.Errorf("%s: %d errors for one problem:\n%v", tt.new, n, err)
+		}
+	}
+}
+
+// An explicit 0 in retry_bucket or retry_breaker is refused at its line,
+// not read as the default (policies' configs take 0 for the default); the
+// same field given a positive value is honoured.
+func TestRetryBucketAndBreakerRefuseZero(t *testing.T) {
+	for _, tt := range []struct{ control, field string }{
+		{"retry_bucket", "capacity"},
+		{"retry_bucket", "deposit"},
+		{"retry_bucket", "threshold"},
+		{"retry_bucket", "cost"},
+		{"retry_breaker", "max_failure_ratio"},
+	} {
+		src := func(v string) string {
+			return strings.Replace(valid, "      - name: immediate\n",
+				"      - name: immediate\n        "+tt.control+": {"+tt.field+": "+v+"}\n", 1)
+		}
+		// The line the field is on: the one after "- name: immediate".
+		line := strings.Count(valid[:strings.Index(valid, "      - name: immediate\n")], "\n") + 2
+		_, err := Parse("x.yaml", []byte(src("0")))
+		want := fmt.Sprintf("x.yaml:%d:", line)
+		field := "scenarios[0].policies[0]." + tt.control + "." + tt.field + ": must be > 0: "
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s.%s: 0: err = %v, want %q...%q", tt.control, tt.field, err, want, field)
+		} else if n := strings.Count(err.Error(), "\n") + 1; n != 1 {
+			t.Errorf("%s.%s: 0: %d errors:\n%v", tt.control, tt.field, n, err)
+		}
+		for _, bad := range []string{"0.0", "-0"} {
+			if _, err := Parse("x.yaml", []byte(src(bad))); err == nil {
+				t.Errorf("%s.%s: %s accepted", tt.control, tt.field, bad)
+			}
+		}
+		f, err := Parse("x.yaml", []byte(src("0.25")))
+		if err != nil {
+			t.Fatalf("%s.%s: 0.25: %v", tt.control, tt.field, err)
+		}
+		var got float64
+		switch p := &f.Scenarios[0].Policies[0]; tt.field {
+		case "capacity", "deposit", "threshold", "cost":
+			c, ok := specOf[policies.RetryBucketConfig](p)
+			if !ok {
+				t.Fatalf("no retry bucket in %+v", p)
+			}
+			got = map[string]float64{"capacity": c.Capacity, "deposit": c.Deposit, "threshold": c.Threshold, "cost": c.Cost}[tt.field]
+		default:
+			c, ok := specOf[policies.RetryBreakerConfig](p)
+			if !ok {
+				t.Fatalf("no retry breaker in %+v", p)
+			}
+			got = c.MaxFailureRatio
+		}
+		if got != 0.25 {
+			t.Errorf("%s.%s: 0.25 read as %v", tt.control, tt.field, got)
 		}
 	}
 }
