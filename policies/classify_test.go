@@ -395,12 +395,21 @@ func FuzzParseRetryAfter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		d, ok := ParseRetryAfter(v, now)
 		checkWait(t, "ParseRetryAfter", v, d, ok)
-		// Decimal seconds read the same as the same digits in milliseconds,
-		// times 1000, whenever neither saturates nor rounds.
+		// Decimal seconds read as the same digits in milliseconds, times
+		// 1000, whenever neither saturates. Both round leftover precision
+		// up to the nanosecond, milliseconds after the sixth digit of
+		// fraction and seconds after the ninth: so the seconds are never
+		// more than the milliseconds times 1000, less by under 1µs (999.1ns
+		// as ".0009991" milliseconds rounds up to 1µs, as documented), and
+		// equal when the milliseconds did not round.
 		if ms, okMs := ParseRetryAfterMs(v); okMs != (ok && allDecimal(strings.TrimSpace(v))) {
 			t.Fatalf("ParseRetryAfterMs(%q) ok = %v, ParseRetryAfter ok = %v", v, okMs, ok)
-		} else if okMs && d < MaxParsedWait && ms < MaxParsedWait/1000 && ms%time.Microsecond == 0 && d != ms*1000 {
-			t.Fatalf("%q: %v as seconds, %v as milliseconds", v, d, ms)
+		} else if okMs && d < MaxParsedWait && ms < MaxParsedWait/1000 {
+			_, frac, _ := strings.Cut(strings.TrimSpace(v), ".")
+			msRounded := len(strings.TrimRight(frac, "0")) > 6
+			if gap := ms*1000 - d; gap < 0 || gap >= time.Microsecond || !msRounded && gap != 0 {
+				t.Fatalf("%q: %v as seconds, %v as milliseconds", v, d, ms)
+			}
 		}
 		// Spaces around the value do not matter.
 		if d2, ok2 := ParseRetryAfter(" "+v+" ", now); d2 != d || ok2 != ok {

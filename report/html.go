@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/metrics"
@@ -228,6 +229,10 @@ func serverWaits(p *sim.Policy) string {
 	switch {
 	case r.AtLeastBackoff:
 		words = "a floor: max(backoff, server wait)"
+	case r.IgnoreServerWaitAbove > 0 && r.IgnoreServerWaitAbove <= time.Nanosecond:
+		// Every wait a server gives (whole milliseconds or seconds) is
+		// ignored: the aws presets, whose retryer reads none.
+		words = "not read: its own backoff sets every wait"
 	case r.IgnoreServerWaitAbove > 0:
 		words = "honoured up to " + r.IgnoreServerWaitAbove.String() + ", its own backoff above"
 	case r.ClampServerWait > 0:

@@ -2,12 +2,15 @@ package report
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/retrysim/retrysim/internal/scenariotest"
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -97,5 +100,42 @@ func TestServerWaitsWorded(t *testing.T) {
 		if got := serverWaits(&p); got != tt.want {
 			t.Errorf("%+v: %q, want %q", tt.rules, got, tt.want)
 		}
+	}
+}
+
+// The report's words for each policy type's server waits match what it
+// does with them: a type that reads no server wait (the aws presets) is
+// not described as honouring one, and one that reads them is. Reading is
+// judged by its decisions: a 429 with a retry-after of 1ms to 1h, against
+// the same 429 without one, on the same random draws.
+func TestServerWaitsWordedForEveryPolicyType(t *testing.T) {
+	waits := []time.Duration{time.Millisecond, time.Second, 30 * time.Second, 5 * time.Minute, time.Hour}
+	readNone := map[string]bool{}
+	for _, pt := range kinds.PolicyTypes() {
+		src := "scenarios:\n  - name: s\n    server: {phases: [{reject: rate-limited}]}\n    clients: {count: 1, deadline: 2h}\n    policies:\n      - {name: p, type: " + pt.Name + "}\n"
+		f, err := scenarios.Parse("types.yaml", []byte(src))
+		if err != nil {
+			t.Fatalf("%s: %v", pt.Name, err)
+		}
+		p := &f.Scenarios[0].Policies[0]
+		decide := func(w time.Duration) policies.Decision {
+			out := policies.Outcome{Class: policies.RetryAfter, Status: 429, ServerWait: w}
+			return p.Rules.Next(1, 0, 0, out, rand.New(rand.NewPCG(1, 2)))
+		}
+		none := decide(0)
+		reads := false
+		for _, w := range waits {
+			if d := decide(w); d.Stop != none.Stop || d.Delay != none.Delay {
+				reads = true
+			}
+		}
+		readNone[pt.Name] = !reads
+		words := serverWaits(p)
+		if honours := strings.Contains(words, "honoured") || strings.Contains(words, "floor"); honours != reads {
+			t.Errorf("%s reads server waits: %v, but the report says %q", pt.Name, reads, words)
+		}
+	}
+	if !readNone["aws-standard"] || !readNone["aws-adaptive"] || readNone["anthropic-sdk-go"] {
+		t.Errorf("types that read no server wait: %v; want the aws presets and not anthropic-sdk-go", readNone)
 	}
 }

@@ -127,6 +127,11 @@ type Config struct {
 	// error) and Elapsed is virtual time since the operation's start. Runs
 	// call them from one goroutine, in event order.
 	Hooks policies.Hooks
+
+	// maxSeq, when > 0, lowers the event queue's largest sequence number,
+	// so that a run renumbers its events often; only tests set it
+	// (withMaxSeq, export_test.go).
+	maxSeq uint64
 }
 
 // Observer holds hooks a run calls as it goes, from the run's goroutine,

@@ -210,6 +210,9 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	} else {
 		r.q.init(n, n)
 	}
+	if cfg.maxSeq > 0 {
+		r.q.maxSeq = min(r.q.maxSeq, cfg.maxSeq)
+	}
 	serverPCG := newStream(cfg.Seed, streamServer, 0)
 	r.server = cfg.Server.NewServer(rand.New(&serverPCG))
 	r.decider, _ = r.server.(Decider)

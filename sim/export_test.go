@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"math/rand/v2"
-	"testing"
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
@@ -60,11 +59,29 @@ func RunTraced(cfg Config, trace func(at time.Duration, client int, kind string)
 	return r.run(context.Background(), &cfg)
 }
 
-// setMaxSeq lowers the event queue's largest sequence number to limit (0:
-// none) for the rest of t, so that tests exercise renumbering.
-func setMaxSeq(t testing.TB, limit uint64) {
-	testMaxSeq = limit
-	t.Cleanup(func() { testMaxSeq = 0 })
+// withMaxSeq returns cfg whose run lowers the event queue's largest
+// sequence number to limit (0: not lowered), so that tests exercise
+// renumbering.
+func withMaxSeq(cfg Config, limit uint64) Config {
+	cfg.maxSeq = limit
+	return cfg
+}
+
+// lowerMaxSeq lowers the largest sequence number of q, a queue a test
+// drives by hand, to limit (0: not lowered), after q.init.
+func lowerMaxSeq(q *queue, limit uint64) {
+	if limit > 0 {
+		q.maxSeq = min(q.maxSeq, limit)
+	}
+}
+
+// withoutLIFOForecast returns cfg with its queue server's adaptive-LIFO
+// forecast turned off (a copy of the server; cfg's is unchanged).
+func withoutLIFOForecast(cfg Config) Config {
+	q := *cfg.Server.(*Queue)
+	q.noForecast = true
+	cfg.Server = &q
+	return cfg
 }
 
 // countersOf is what report adds to no counters: the counters a model's

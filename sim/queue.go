@@ -75,9 +75,6 @@ func (q *queue) init(n, capacity int) {
 	q.clientBits = uint(bits.Len64(uint64(max(n, 1) - 1)))
 	q.clientMask = 1<<q.clientBits - 1
 	q.maxSeq = 1<<(64-q.clientBits) - 1
-	if testMaxSeq > 0 {
-		q.maxSeq = min(q.maxSeq, testMaxSeq)
-	}
 	// Reuse the buffers of an earlier run when they are big enough.
 	q.heap.init(capacity)
 	if size := 1 << bits.Len(uint(max(capacity, 16)-1)); len(q.fifo) < size {
@@ -87,10 +84,6 @@ func (q *queue) init(n, capacity int) {
 	q.detached = q.detached[:0]
 	q.seq = 0
 }
-
-// testMaxSeq, when > 0, lowers maxSeq so that tests can exercise renumber;
-// only setMaxSeq (export_test.go) sets it.
-var testMaxSeq uint64
 
 // buffers returns an empty queue holding q's buffers, for a later run to
 // reuse (see init).

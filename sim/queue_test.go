@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -27,11 +28,11 @@ type refEvent struct {
 // and checks every pop against a reference that sorts by (at, seq).
 func TestQueueOrder(t *testing.T) {
 	for _, limit := range []uint64{0, 7, 100} {
-		setMaxSeq(t, limit)
 		rng := rand.New(rand.NewPCG(1, limit))
 		const clients = 50
 		var q queue
 		q.init(clients, 4) // small, so that the heap must grow
+		lowerMaxSeq(&q, limit)
 		var ref []refEvent
 		var seq uint64
 		now := time.Duration(0)
@@ -117,15 +118,20 @@ func TestQueueBreaksTiesByInsertionOrder(t *testing.T) {
 // are those of a normal run.
 func TestRenumberKeepsRuns(t *testing.T) {
 	for _, cfg := range []Config{hugeBurst(300), gatedConfig(200)} {
-		setMaxSeq(t, 0)
 		want, err := Run(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		setMaxSeq(t, uint64(cfg.Workload.Operations())+3)
-		got, err := Run(cfg)
+		limit := uint64(cfg.Workload.Operations()) + 3
+		narrowCfg := withMaxSeq(cfg, limit)
+		var narrow runner
+		got, err := narrow.run(context.Background(), &narrowCfg)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The seam reached the queue, and the run passed its limit.
+		if q := &narrow.q; q.maxSeq != limit || uint64(got.Events) <= 2*limit {
+			t.Fatalf("%s: the queue's largest sequence number is %d, want %d; %d events", cfg.Policy.Name, q.maxSeq, limit, got.Events)
 		}
 		if !slices.Equal(got.Latencies, want.Latencies) || got.Attempts != want.Attempts || got.Events != want.Events || got.GaveUpBy != want.GaveUpBy {
 			t.Errorf("%s: renumbering changed the run: %d attempts, %d events; want %d, %d", cfg.Policy.Name, got.Attempts, got.Events, want.Attempts, want.Events)

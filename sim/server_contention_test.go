@@ -282,13 +282,11 @@ func TestContentionTieWithADetachedWrite(t *testing.T) {
 			[]decision{{3 * ms, 0, policies.Success}, {4 * ms, 1, policies.Transient}, {62 * ms, 1, policies.Success}, {62 * ms, 2, policies.Transient}, {66 * ms, 2, policies.Success}}},
 	} {
 		for _, renumber := range []uint64{0, 4} {
-			setMaxSeq(t, renumber)
 			cfg := Config{Seed: 1, Server: &Contention{Network: script(tt.net...)}, Workload: startsAt{0, 0, tt.op2},
 				Policy: Policy{Name: "p", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 5, Deadline: 60 * ms}}}
 			var got []decision
 			cfg.Observer.OnDecision = func(at time.Duration, op int, c policies.Class) { got = append(got, decision{at, op, c}) }
-			mustRun(t, cfg)
-			setMaxSeq(t, 0)
+			mustRun(t, withMaxSeq(cfg, renumber))
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("op 2 at %v, renumbered every %d: decisions %v, want %v", tt.op2, renumber, got, tt.want)
 			}

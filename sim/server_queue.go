@@ -53,6 +53,11 @@ type Queue struct {
 	// queue is congested (see AdaptiveLIFO); off, the queue is first
 	// come, first served.
 	LIFO AdaptiveLIFO
+
+	// noForecast turns the adaptive-LIFO forecast off (lifoForecast); only
+	// tests set it (withoutLIFOForecast, export_test.go), to check that
+	// the forecast changes nothing but the events.
+	noForecast bool
 }
 
 // CoDel is controlled delay as Facebook's "Fail at Scale" describes it for

@@ -76,10 +76,6 @@ type lifoForecast struct {
 	invalid bool
 }
 
-// lifoForecasts turns the forecast on; tests turn it off to check that it
-// changes nothing but the events.
-var lifoForecasts = true
-
 // lifoRequest is a request the queue has left pending.
 type lifoRequest struct {
 	state  lifoStage
@@ -173,7 +169,7 @@ func (s *lifoState) Decide(now time.Duration, t int32) Response {
 // next time a worker is free, or a later pick by the forecast.
 func (s *lifoState) wake(r *lifoRequest) time.Duration {
 	free := s.nextFree()
-	if s.model.CoDel.Interval > 0 || s.model.DropAbandoned || !lifoForecasts {
+	if s.model.CoDel.Interval > 0 || s.model.DropAbandoned || s.model.noForecast {
 		return free
 	}
 	f := &s.fc

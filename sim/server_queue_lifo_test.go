@@ -240,9 +240,7 @@ func TestQueueLIFOForecastChangesNothing(t *testing.T) {
 			cfg.Workload = &OpenLoop{Rates: ConstantRate(70), Until: 26 * sec}
 		}
 		with := mustRun(t, cfg)
-		lifoForecasts = false
-		without, err := Run(cfg)
-		lifoForecasts = true
+		without, err := Run(withoutLIFOForecast(cfg))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,6 +40,10 @@ type Candidate struct {
 	Feasible bool
 	// Failing counts the targets that do not hold.
 	Failing int
+	// Shortfall is how far the point is from feasible: the worst of its
+	// targets' shortfalls (TargetResult.Shortfall); 0 at a feasible point,
+	// +Inf when a failing target's metric has no value.
+	Shortfall float64
 	// Objective summarises the objective over the seeds that have it.
 	Objective stats.Summary
 	// Runs are the point's runs on each scenario, in Result.Scenarios'
@@ -59,6 +63,12 @@ type TargetResult struct {
 	Measured, Bound float64
 	HasValue        bool
 	Pass            bool
+	// Shortfall is how far Bound falls short of the target's value,
+	// relative to it: (value − bound) / |value| for a lower bound,
+	// (bound − value) / |value| for an upper one, |bound − value| /
+	// |value| for ==; over 1 instead of |value| when the value is 0. It
+	// is 0 when the target holds, +Inf when the metric has no value.
+	Shortfall float64
 	// Summary summarises the metric over the seeds that have it.
 	Summary stats.Summary
 }
@@ -94,8 +104,8 @@ type Result struct {
 	// Candidates are every point evaluated, in the order they were.
 	Candidates []*Candidate
 	// Chosen is the best feasible point, or nil when none is; Closest is
-	// then the point that fails fewest targets (best objective among
-	// those).
+	// then the point of the smallest Shortfall (then fewest failing
+	// targets, then best objective).
 	Chosen, Closest *Candidate
 	RunnersUp       []RunnerUp
 	// Met says, for each target, at how many valid points it held: a
@@ -364,18 +374,26 @@ func (s *searcher) measure(c *Candidate) {
 	for _, t := range s.res.Targets {
 		ms := c.Runs[slices.Index(s.res.Scenarios, t.Scenario)]
 		m, _ := metrics.Lookup(t.Expectation.Metric) // the parser checked it
-		r := measureTarget(t, s.p.FirstSeed, ms.Series(0, m))
-		c.Targets = append(c.Targets, r)
-		if !r.Pass {
-			c.Failing++
-		}
+		c.Targets = append(c.Targets, measureTarget(t, s.p.FirstSeed, ms.Series(0, m)))
 	}
-	c.Feasible = c.Failing == 0
+	c.tally()
 	c.objective = s.pooled(c, s.p.Objective.Metric)
 	if sub := s.p.Objective.Metric.Subset(); sub != nil {
 		c.subset = s.pooled(c, sub)
 	}
 	c.Objective = report.SummarizeSeries(s.p.Objective.Metric, c.objective)
+}
+
+// tally counts c's failing targets and takes its worst shortfall.
+func (c *Candidate) tally() {
+	c.Failing, c.Shortfall = 0, 0
+	for _, r := range c.Targets {
+		if !r.Pass {
+			c.Failing++
+		}
+		c.Shortfall = max(c.Shortfall, r.Shortfall)
+	}
+	c.Feasible = c.Failing == 0
 }
 
 // pooled is m on each seed: on the objective's scenario, or the mean over
@@ -398,6 +416,36 @@ func (s *searcher) pooled(c *Candidate, m *metrics.Metric) []float64 {
 // another statistic as 'retrysim check' measures it, a bound on single
 // runs on every seed (Measured is then the worst seed's value).
 func measureTarget(t Target, first uint64, series []float64) TargetResult {
+	r := holdTarget(t, first, series)
+	r.Shortfall = shortfall(r)
+	return r
+}
+
+// shortfall is r's Shortfall: how far its bound falls short of the
+// target's value, relative to the value.
+func shortfall(r TargetResult) float64 {
+	switch e := r.Target.Expectation; {
+	case r.Pass:
+		return 0
+	case !r.HasValue || math.IsNaN(r.Bound):
+		return math.Inf(1)
+	default:
+		gap := math.Abs(r.Bound - e.Value)
+		switch e.Op {
+		case ">=", ">":
+			gap = max(e.Value-r.Bound, 0)
+		case "<=", "<":
+			gap = max(r.Bound-e.Value, 0)
+		}
+		if e.Value != 0 {
+			gap /= math.Abs(e.Value)
+		}
+		return gap
+	}
+}
+
+// holdTarget is measureTarget without the shortfall.
+func holdTarget(t Target, first uint64, series []float64) TargetResult {
 	e := t.Expectation
 	m, _ := metrics.Lookup(e.Metric) // the parser checked it
 	r := TargetResult{Target: t, Summary: report.SummarizeSeries(m, series)}
@@ -441,11 +489,21 @@ func worse(op scenarios.Op, a, b float64) bool {
 }
 
 // Rank orders valid points of r, best first, as the search does to pick
-// Chosen, Closest and the runners-up: feasible first, then fewer failing
-// targets, then the better objective (points without one last), then grid
-// order. It is a total order on distinct points, with r's chosen or
-// closest point first.
+// Chosen, Closest and the runners-up: feasible first, then the smaller
+// Shortfall (the worst target's shortfall relative to its value), then
+// fewer failing targets, then the better objective (points without one
+// last), then grid order. It is a total order on distinct points, with
+// r's chosen or closest point first.
 func (r *Result) Rank(a, b *Candidate) int {
+	if a.Feasible != b.Feasible {
+		if a.Feasible {
+			return -1
+		}
+		return 1
+	}
+	if a.Shortfall != b.Shortfall {
+		return cmp.Compare(a.Shortfall, b.Shortfall)
+	}
 	if a.Failing != b.Failing {
 		return cmp.Compare(a.Failing, b.Failing)
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -367,9 +369,9 @@ func TestPolicyFileRefusesWhatLoadsOtherwise(t *testing.T) {
 	}
 }
 
-// A scenario whose targets are all on single runs gets no check_seeds
-// (which the loader refuses without a statistic), even when its file had
-// one for other policies.
+// A scenario whose targets are all on single runs gets them as the
+// search held them, on every seed: min or max over the seeds searched,
+// with check_seeds those seeds (not the file's 20, for other policies).
 func TestPolicyFileSingleRunTargets(t *testing.T) {
 	t.Parallel()
 	f, err := scenarios.Builtin()
@@ -389,8 +391,13 @@ func TestPolicyFileSingleRunTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, err := scenarios.Parse("tuned.yaml", data)
-	if err != nil || g.Scenarios[0].CheckSeeds != 0 || len(g.Scenarios[0].Expect) != 2 {
+	if err != nil || g.Scenarios[0].CheckSeeds != 2 || len(g.Scenarios[0].Expect) != 2 {
 		t.Fatalf("%v\n%s", err, data)
+	}
+	for _, e := range g.Scenarios[0].Expect {
+		if !e.OverSeeds() {
+			t.Errorf("%s: a bare expectation, which check reads on one seed:\n%s", e, data)
+		}
 	}
 }
 
@@ -425,5 +432,145 @@ func TestRunnersUpFollowTheSurvivorRule(t *testing.T) {
 	}
 	if v := s.res.RunnersUp[1].Verdict; v != stats.Worse {
 		t.Errorf("the same completions, slower: %v", v)
+	}
+}
+
+// A bare target (completed >= X) holds on every seed searched, so the
+// policy file pins it as min(completed) >= X over those seeds
+// (check_seeds), not as a bare expectation that check reads on one seed:
+// a seed that fails it fails check.
+func TestPolicyFilePinsWhatWasChecked(t *testing.T) {
+	t.Parallel()
+	const seeds = 5
+	p, data := example(t, seeds, "budget_min_per_second=9", "base=20s")
+	p.Targets = nil
+	for _, text := range []string{"outage: completed >= 1", "outage: attempts <= 100000", "healthy: mean(completed) >= 99"} {
+		tg, err := ParseTarget(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Targets = append(p.Targets, tg)
+	}
+	res, err := Search(context.Background(), p, execute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Chosen == nil {
+		t.Fatalf("no feasible point; closest %+v", res.Closest)
+	}
+	file, err := res.PolicyFile(data, "../docs/examples", "tuned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(file)
+	for _, want := range []string{`"min(completed) >= 1"`, `"max(attempts) <= 100000"`, `"mean(completed) >= 99"`, "check_seeds: 5"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the policy file does not say %s:\n%s", want, text)
+		}
+	}
+	for _, bare := range []string{`"completed >= 1"`, `"attempts <= 100000"`} {
+		if strings.Contains(text, bare) {
+			t.Errorf("the policy file pins the bare %s:\n%s", bare, text)
+		}
+	}
+	// The file passes check over the seeds searched, as the search found;
+	// with the bound on attempts lowered to the fewest any seed made, it
+	// fails, as the point makes more on the other seeds.
+	outage := res.Chosen.Runs[slices.Index(res.Scenarios, "outage")]
+	attempts, _ := metrics.Lookup("attempts")
+	series := outage.Series(0, attempts)
+	lo, hi := slices.Min(series), slices.Max(series)
+	if lo == hi {
+		t.Fatalf("attempts %v on every seed: no seed fails a lower bound", series)
+	}
+	lowered := strings.Replace(text, `"max(attempts) <= 100000"`, fmt.Sprintf(`"max(attempts) <= %g"`, lo), 1)
+	for _, tt := range []struct {
+		file string
+		pass bool
+	}{{text, true}, {lowered, false}} {
+		f, err := scenarios.ParseIn("tuned.yaml", []byte(tt.file), "../docs/examples")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, tt.file)
+		}
+		s, err := f.Lookup("outage")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := check.Seeds(s, 0); n != seeds {
+			t.Fatalf("check runs %d seeds, want the %d searched", n, seeds)
+		}
+		ms, err := runs.Collect(context.Background(), s, s.Seed, check.Seeds(s, 0), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pass := true
+		for _, r := range check.Measure(s, ms) {
+			pass = pass && r.Pass
+		}
+		if pass != tt.pass {
+			t.Errorf("check passes %v, want %v (attempts on the seeds: %v):\n%s", pass, tt.pass, series, tt.file)
+		}
+	}
+}
+
+// With no feasible point, the closest is the one whose worst target falls
+// short by the least, relative to the target: not the one that fails
+// fewest targets. A point completing 1 operation of a target of 90 fails
+// one target by 99%; one completing 89 with an amplification of 5.1
+// against 5 fails two, by 1.1% and 2%.
+func TestClosestBySmallestShortfall(t *testing.T) {
+	obj, err := ParseObjective("attempts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []Target
+	for _, text := range []string{"completed >= 90", "amplification <= 5"} {
+		tg, err := ParseTarget("outage: " + text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, tg)
+	}
+	point := func(label string, completed, amplification, attempts float64) *Candidate {
+		c := &Candidate{Label: label, Index: []int{len(label)}, objective: []float64{attempts, attempts, attempts}}
+		for i, v := range []float64{completed, amplification} {
+			c.Targets = append(c.Targets, measureTarget(targets[i], 1, []float64{v, v, v}))
+		}
+		c.tally()
+		c.Objective = stats.Summarize(c.objective)
+		return c
+	}
+	// The far point has the better objective and fails fewer targets.
+	far := point("far", 1, 2, 100)
+	near := point("near", 89, 5.1, 300)
+	if far.Failing != 1 || near.Failing != 2 {
+		t.Fatalf("failing %d and %d", far.Failing, near.Failing)
+	}
+	if math.Abs(far.Shortfall-89.0/90) > 1e-12 || math.Abs(near.Shortfall-0.02) > 1e-12 {
+		t.Fatalf("shortfalls %v and %v, want 89/90 and 0.1/5", far.Shortfall, near.Shortfall)
+	}
+	p := &Problem{Policy: "p", Objective: obj, FirstSeed: 1, Seeds: 3}
+	for _, order := range [][]*Candidate{{far, near}, {near, far}} {
+		s := &searcher{p: p, res: &Result{Policy: "p", Scenarios: []string{"outage"}, Targets: targets, Objective: obj, FirstSeed: 1, Seeds: 3, Candidates: order}}
+		s.finish()
+		if s.res.Chosen != nil || s.res.Closest != near {
+			t.Fatalf("closest %v, want near", s.res.Closest.Label)
+		}
+		var b bytes.Buffer
+		if err := Write(&b, report.Table, s.res); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"the closest, near, falls short by 2% and fails 2", "closest: the smallest shortfall"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("the report does not say %q:\n%s", want, b.String())
+			}
+		}
+	}
+	// A failing target without a value is furthest of all.
+	none := &Candidate{Label: "none", Index: []int{9}}
+	none.Targets = []TargetResult{measureTarget(targets[0], 1, []float64{math.NaN()})}
+	none.tally()
+	if !math.IsInf(none.Shortfall, 1) || (&Result{Objective: obj}).Rank(far, none) >= 0 {
+		t.Errorf("a target without a value: shortfall %v, ranked before %s", none.Shortfall, far.Label)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -35,7 +36,8 @@ func Write(w io.Writer, f report.Format, r *Result) error {
 	case pt != nil:
 		fmt.Fprintf(w, "\nchosen: %s (objective %s)\n\n", pt.Label, r.objectiveText(pt))
 	case r.Closest != nil:
-		fmt.Fprintf(w, "\nno point meets every target; the closest, %s, fails %d (objective %s)\n\n", r.Closest.Label, r.Closest.Failing, r.objectiveText(r.Closest))
+		fmt.Fprintf(w, "\nno point meets every target; the closest, %s, %s and fails %d (objective %s)\n", r.Closest.Label, shortfallText(r.Closest.Shortfall), r.Closest.Failing, r.objectiveText(r.Closest))
+		fmt.Fprintf(w, "(closest: the smallest shortfall, a point's worst over its targets of how far the value held to falls short of the target's, relative to the target's)\n\n")
 		pt = r.Closest
 	default:
 		_, err := fmt.Fprintf(w, "\nno point is a valid scenario: %s\n", r.Candidates[0].Invalid)
@@ -70,6 +72,14 @@ func Write(w io.Writer, f report.Format, r *Result) error {
 		}
 	}
 	return nil
+}
+
+// shortfallText says how far a point falls short of feasible.
+func shortfallText(sf float64) string {
+	if math.IsInf(sf, 1) {
+		return "falls short by an unknown amount (a failing target's metric has no value)"
+	}
+	return "falls short by " + strconv.FormatFloat(metrics.Round(100*sf, 2), 'f', -1, 64) + "%"
 }
 
 func seedRange(first uint64, n int) string {
@@ -173,13 +183,16 @@ func (r *Result) runnerRows() [][]string {
 const Schema = "retrysim/tune/v1"
 
 type jsonPoint struct {
-	Point     map[string]string `json:"point"`
-	Stage     int               `json:"stage"`
-	Feasible  bool              `json:"feasible"`
-	Failing   int               `json:"failing"`
-	Objective stats.Summary     `json:"objective"`
-	Targets   []jsonTarget      `json:"targets,omitempty"`
-	Invalid   string            `json:"invalid,omitempty"`
+	Point    map[string]string `json:"point"`
+	Stage    int               `json:"stage"`
+	Feasible bool              `json:"feasible"`
+	Failing  int               `json:"failing"`
+	// Shortfall is Candidate.Shortfall; absent for a point that is not
+	// valid or whose failing target's metric has no value.
+	Shortfall *float64      `json:"shortfall,omitempty"`
+	Objective stats.Summary `json:"objective"`
+	Targets   []jsonTarget  `json:"targets,omitempty"`
+	Invalid   string        `json:"invalid,omitempty"`
 }
 
 type jsonTarget struct {
@@ -254,6 +267,9 @@ func (r *Result) document() jsonDoc {
 
 func (r *Result) point(c *Candidate) jsonPoint {
 	p := jsonPoint{Point: map[string]string{}, Stage: c.Stage, Feasible: c.Feasible, Failing: c.Failing, Objective: c.Objective, Invalid: c.Invalid}
+	if c.Invalid == "" && !math.IsInf(c.Shortfall, 1) {
+		p.Shortfall = &c.Shortfall
+	}
 	for i, q := range r.Space {
 		p.Point[q.Name] = q.Label(c.Index[i])
 	}

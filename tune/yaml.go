@@ -78,32 +78,40 @@ func (r *Result) pin(sc *yaml.Node, name string) error {
 		}
 	}
 	expect := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-	overSeeds := false
 	for _, t := range r.Targets {
 		if t.Scenario == name {
-			expect.Content = append(expect.Content, &yaml.Node{Kind: yaml.ScalarNode, Style: yaml.DoubleQuotedStyle, Value: t.Expectation.String()})
-			overSeeds = overSeeds || t.Expectation.OverSeeds()
+			for _, e := range AsChecked(t.Expectation) {
+				expect.Content = append(expect.Content, &yaml.Node{Kind: yaml.ScalarNode, Style: yaml.DoubleQuotedStyle, Value: e.String()})
+			}
 		}
 	}
 	set(pol, "expect", expect)
+	// Every expectation is now a statistic over seeds: check takes it
+	// over the seeds the search ran.
 	set(sc, "seed", scalar(strconv.FormatUint(r.FirstSeed, 10)))
-	// The loader refuses check_seeds without a statistic to take.
-	if overSeeds {
-		set(sc, "check_seeds", scalar(strconv.Itoa(r.Seeds)))
-	} else {
-		remove(sc, "check_seeds")
-	}
+	set(sc, "check_seeds", scalar(strconv.Itoa(r.Seeds)))
 	return nil
 }
 
-// remove deletes key from mapping m, if it is there.
-func remove(m *yaml.Node, key string) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			m.Content = append(m.Content[:i], m.Content[i+2:]...)
-			return
-		}
+// AsChecked is the expectation the search held e to, as 'retrysim check'
+// reads it over the seeds searched: a bound on single runs (completed >=
+// 195) holds on every seed, which is min(completed) >= 195 (max(...) for
+// an upper bound; both for ==), where check would read the bare
+// expectation on one seed alone. A statistic over seeds is itself.
+func AsChecked(e scenarios.Expectation) []scenarios.Expectation {
+	if e.OverSeeds() {
+		return []scenarios.Expectation{e}
 	}
+	lower, upper := e, e
+	lower.Stat, upper.Stat = scenarios.StatMin, scenarios.StatMax
+	switch e.Op {
+	case ">=", ">":
+		return []scenarios.Expectation{lower}
+	case "<=", "<":
+		return []scenarios.Expectation{upper}
+	}
+	lower.Op, upper.Op = ">=", "<="
+	return []scenarios.Expectation{lower, upper}
 }
 
 // verify loads data and compares each scenario's policy with the one the

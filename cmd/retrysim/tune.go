@@ -39,7 +39,10 @@ func tuneCommand() *cli.Command {
 			"file and --target. The search tries L values of each parameter, then\n" +
 			"refines around the best point at half the spacing until it is one\n" +
 			"value. Among feasible points the best objective (mean over seeds) wins.\n" +
-			"Exits 1 when no point is feasible. VALUES are as in sweep. --shard runs\n" +
+			"Exits 1 when no point is feasible, naming the closest: the smallest\n" +
+			"shortfall, its worst target's distance from the target's value relative\n" +
+			"to that value. --out writes each target as checked (completed >= X as\n" +
+			"min(completed) >= X over the seeds). VALUES are as in sweep. --shard runs\n" +
 			"a shard of the first stage; 'retrysim merge' refines. See docs/tune.md.\n\n" +
 			"Policy parameters: " + strings.Join(wrapWords(strings.Join(tune.PolicyParams(), ", "), helpWidth-helpIndent-19), "\n   ") + "\n\n" +
 			"Examples:\n" +
@@ -255,6 +258,8 @@ func tuneFlags(c *call, p *tune.Problem) error {
 // tuneHeader is the policy file's comment.
 func tuneHeader(res *tune.Result) string {
 	return "Written by 'retrysim tune' (docs/tune.md): policy " + res.Policy + " at " + res.Chosen.Label + ",\n" +
-		"its targets as its expect list, on the seeds it was tuned on (change seed\n" +
-		"for fresh ones). 'retrysim check --file' on this file gates it."
+		"its targets as its expect list as the search checked them (a bound on single\n" +
+		"runs as min(...) or max(...) over the seeds), on the seeds it was tuned on\n" +
+		"(seed and check_seeds; change seed for fresh ones). 'retrysim check --file'\n" +
+		"on this file gates it."
 }
