@@ -126,9 +126,10 @@ func (w *worldWriter) add(path, value string) { w.out = append(w.out, Setting{pa
 
 var (
 	durationType = reflect.TypeFor[time.Duration]()
-	// fixedType is a duration too: a fixed response time.
-	fixedType    = reflect.TypeFor[sim.Fixed]()
 	stringerType = reflect.TypeFor[fmt.Stringer]()
+	// distributionType is a sampled duration; one that is an integer is
+	// a fixed duration (a fixed response time), written as a duration.
+	distributionType = reflect.TypeFor[sim.Distribution]()
 )
 
 // walk lists v, found at path.
@@ -220,7 +221,7 @@ func (w *worldWriter) fields(path string, v reflect.Value) {
 func leaf(v reflect.Value) string {
 	t := v.Type()
 	switch {
-	case t == durationType || t == fixedType:
+	case t == durationType || t.Kind() == reflect.Int64 && t.Implements(distributionType):
 		return time.Duration(v.Int()).String()
 	case v.CanInterface() && t.Implements(stringerType) && t.Kind() != reflect.Struct:
 		return v.Interface().(fmt.Stringer).String()

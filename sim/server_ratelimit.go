@@ -229,7 +229,10 @@ type LimitReporter interface {
 
 // RateLimits reports the buckets at now, without changing them: for each
 // limit, the whole requests or tokens it holds and the time until it is
-// full (rounded up to the nanosecond).
+// full, rounded up to the whole millisecond: what the headers of a real
+// API can say (OpenAI's x-ratelimit-reset-* are whole milliseconds), so
+// that a client reading them in production sees what the simulator's
+// clients see (TestSameWorldPacer).
 func (s *rateLimitState) RateLimits(now time.Duration) (policies.RateLimits, bool) {
 	var l policies.RateLimits
 	for k, out := range [3]*policies.RateLimit{&l.Requests, &l.InputTokens, &l.OutputTokens} {
@@ -242,7 +245,7 @@ func (s *rateLimitState) RateLimits(now time.Duration) (policies.RateLimits, boo
 		}
 		full := b.limit * unitsPerToken
 		*out = policies.RateLimit{Limit: b.limit, Remaining: max(b.level, 0) / unitsPerToken,
-			Reset: time.Duration((full - b.level + b.limit - 1) / b.limit)}
+			Reset: ceilMillisecond(time.Duration((full - b.level + b.limit - 1) / b.limit))}
 	}
 	return l, l.Known()
 }
@@ -303,4 +306,12 @@ func (m *RateLimit) Capacity() []CapacityStep {
 		out[i] = st
 	}
 	return out
+}
+
+// ceilMillisecond is d rounded up to a whole millisecond.
+func ceilMillisecond(d time.Duration) time.Duration {
+	if r := d % time.Millisecond; r > 0 {
+		d += time.Millisecond - r
+	}
+	return d
 }
