@@ -67,9 +67,15 @@ func (p *pacedAPI) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, io.ErrUnexpectedEOF // the connection was cut before the headers
 	}
 	pr, pw := io.Pipe()
-	stop := context.AfterFunc(ctx, func() { _ = pw.CloseWithError(context.Cause(ctx)) })
+	// The end of the request's context ends the body's reads.
+	endBody := func() { _ = pw.CloseWithError(context.Cause(ctx)) }
+	stop := context.AfterFunc(ctx, endBody)
 	go func() {
-		defer stop()
+		defer func() {
+			if !stop() && ctx.Err() != nil {
+				endBody() // the context ended, and its AfterFunc may not have started
+			}
+		}()
 		send := func(name, data string) bool {
 			_, err := fmt.Fprintf(pw, "event: %s\ndata: %s\n\n", name, data)
 			return err == nil
