@@ -32,7 +32,7 @@ func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestTransportSendsTheRemainingBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := &headerTransport{name: "X-Envoy-Expected-Rq-Timeout-Ms"}
-		tr := policies.NewTransport(base, policies.WithMaxAttempts(3), policies.WithBudget(10*time.Second),
+		tr := newTransport(t, base, policies.WithMaxAttempts(3), policies.WithBudget(10*time.Second),
 			policies.WithBackoff(policies.Constant{Wait: time.Second}), policies.WithDeadlineHeader("x-envoy-expected-rq-timeout-ms"))
 		if _, err := tr.RoundTrip(post(t, "", true)); err != nil {
 			t.Fatal(err)
@@ -51,7 +51,7 @@ func TestTransportSendsTheRemainingBudget(t *testing.T) {
 		}
 
 		base.got = nil
-		none := policies.NewTransport(base, policies.WithPolicy(policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 1}),
+		none := newTransport(t, base, policies.WithPolicy(policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 1}),
 			policies.WithDeadlineHeader("x-envoy-expected-rq-timeout-ms"))
 		_, _ = none.RoundTrip(post(t, "", true))
 		if want := []string{""}; !slices.Equal(base.got, want) {

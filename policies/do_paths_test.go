@@ -110,7 +110,7 @@ func TestTransportGetBodyFails(t *testing.T) {
 		req := post(t, "payload", true)
 		errReplay := errors.New("body gone")
 		req.GetBody = func() (io.ReadCloser, error) { return nil, errReplay }
-		resp, err := policies.NewTransport(base).RoundTrip(req)
+		resp, err := newTransport(t, base).RoundTrip(req)
 		if resp != nil {
 			t.Fatalf("RoundTrip returned a response (%d) with a failed replay", resp.StatusCode)
 		}

@@ -117,13 +117,16 @@ func ExampleTransport() {
 		reply{status: 500, body: apiErrorBody},
 		reply{status: 200},
 	)
-	transport := policies.NewTransport(serve.InMemory(api), // nil means http.DefaultTransport
+	transport, err := policies.NewTransport(serve.InMemory(api), // nil means http.DefaultTransport
 		policies.WithBudget(time.Minute),
 		policies.WithHooks(policies.Hooks{
 			OnRetryScheduled: func(e policies.RetryEvent) { fmt.Println("retrying after", e.Err) },
 		}),
 		policies.WithClock(newInstantClock()), // example only
 	)
+	if err != nil {
+		panic(err) // an option a Transport refuses (WithFallback)
+	}
 	client := anthropic.NewClient(
 		option.WithoutEnvironmentDefaults(),
 		option.WithAPIKey("my-key"),

@@ -136,17 +136,6 @@ func TestHedgePercentileDelay(t *testing.T) {
 	}
 }
 
-// A Transport cannot hedge its round trips: it says so at once.
-func TestTransportRejectsAHedger(t *testing.T) {
-	h, _ := policies.NewHedger(policies.HedgeConfig{})
-	var sent atomic.Int32
-	tr := policies.NewTransport(countingTransport{&sent}, policies.WithCoordinator(h))
-	req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
-	if _, err := tr.RoundTrip(req); !errors.Is(err, policies.ErrHedgeInTransport) || sent.Load() != 0 {
-		t.Errorf("err %v after %d round trips, want ErrHedgeInTransport and none", err, sent.Load())
-	}
-}
-
 type countingTransport struct{ n *atomic.Int32 }
 
 func (c countingTransport) RoundTrip(*http.Request) (*http.Response, error) {

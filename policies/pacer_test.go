@@ -200,7 +200,7 @@ func TestTransportFeedsPacer(t *testing.T) {
 		h.Set("anthropic-ratelimit-requests-remaining", "7")
 		return &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, Request: r}, nil
 	})
-	client := &http.Client{Transport: NewTransport(base, WithCoordinator(p))}
+	client := &http.Client{Transport: &Transport{Base: base, Options: []Option{WithCoordinator(p)}}}
 	resp, err := client.Get("http://api.test/")
 	if err != nil {
 		t.Fatal(err)

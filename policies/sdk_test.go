@@ -100,7 +100,7 @@ func TestSDKTransport(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				api := newFakeAPI(tt.replies...)
-				tr := policies.NewTransport(serve.InMemory(api), policies.WithBudget(3*time.Second), policies.WithGate(&policies.Gate{}))
+				tr := newTransport(t, serve.InMemory(api), policies.WithBudget(3*time.Second), policies.WithGate(&policies.Gate{}))
 				client := sdkClient(&http.Client{Transport: tr})
 				start := time.Now()
 				msg, err := client.Messages.New(t.Context(), newParams("big"))
@@ -145,7 +145,7 @@ func TestSDKStreamingFallback(t *testing.T) {
 			reply{status: 200},
 		)
 		gate := &policies.Gate{}
-		client := sdkClient(&http.Client{Transport: policies.NewTransport(serve.InMemory(api), policies.WithGate(gate))})
+		client := sdkClient(&http.Client{Transport: newTransport(t, serve.InMemory(api), policies.WithGate(gate))})
 		fb := &policies.ModelFallback{Primary: "big", Fallback: "small"}
 		rec := &recorder{}
 		var text string
@@ -195,7 +195,7 @@ func TestSDKStreamingFallback(t *testing.T) {
 func TestSDKMiddleware(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI(reply{status: 503, body: overloadedBody}, reply{status: 200})
-		tr := policies.NewTransport(nil, policies.WithBudget(time.Minute))
+		tr := newTransport(t, nil, policies.WithBudget(time.Minute))
 		client := sdkClient(&http.Client{Transport: serve.InMemory(api)}, option.WithMiddleware(tr.Middleware))
 		msg, err := client.Messages.New(t.Context(), newParams("big"))
 		if err != nil {

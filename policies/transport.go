@@ -2,6 +2,7 @@ package policies
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,7 +35,8 @@ const ErrorBodyTimeout = 5 * time.Second
 var ErrErrorBodyTimeout = errors.New("policies.Transport: the failed response's body was cut off: it did not arrive within the time for reading it")
 
 // Transport is an http.RoundTripper that retries requests with Do and the
-// Options given. Per request:
+// Options given: the same Op, coordinators and decisions as Do. Per
+// request:
 //
 //   - A response with status below 400 is returned as it is, its body unread:
 //     a streamed body belongs to the caller from then on, and errors inside
@@ -47,11 +50,12 @@ var ErrErrorBodyTimeout = errors.New("policies.Transport: the failed response's 
 //     that response is still returned, its body replayed from memory (ending
 //     in ErrBodyTruncated if it was longer).
 //   - Reading and draining a failed body stop after ErrorBodyTimeout, or
-//     when the budget or the request's context ends, if sooner: a body that
-//     trickles cannot hold RoundTrip. The failure is classified from what
-//     arrived. A body cut off that way (closed in the middle of a read) ends
-//     in ErrErrorBodyTimeout after the bytes read; a body whose time ran out
-//     between reads is returned as it is, its rest unread.
+//     when the budget, the attempt timeout or the request's context ends,
+//     if sooner: a body that trickles cannot hold RoundTrip. The failure is
+//     classified from what arrived. A body cut off that way (closed in the
+//     middle of a read) ends in ErrErrorBodyTimeout after the bytes read; a
+//     body whose time ran out between reads is returned as it is, its rest
+//     unread.
 //   - An error of the base RoundTripper (no response arrived) is a failure
 //     of the round trip: ClassifyError retries it unless it is known to be
 //     permanent (see there). If no response arrived at all (connection
@@ -59,18 +63,33 @@ var ErrErrorBodyTimeout = errors.New("policies.Transport: the failed response's 
 //     cancellation), the error is Do's *Error; its Last carries the base's
 //     error, message unchanged, for errors.Is and errors.As.
 //   - A request whose body cannot be replayed (Body set, GetBody nil) is sent
-//     once, without retries.
+//     once, without retries or watchdog; with a Hedger among the
+//     coordinators it is refused (ErrHedgeUnreplayableBody), nothing sent.
 //   - A request made from inside a Do attempt (see InAttempt) is sent once:
 //     the Do loop around it owns the retries, so they do not multiply.
 //
-// WithAttemptTimeout is ignored here: it would cut off streamed bodies. Use
-// http.Transport's ResponseHeaderTimeout for that. The stream watchdog
-// (Policy.StreamIdleTimeout, StreamFirstByteTimeout) is ignored too: the
-// body is read after RoundTrip returns, by the caller. A Hedger among the
-// coordinators is rejected with ErrHedgeInTransport: its copies would
-// share one request's state; put Do around the call instead. WithFallback is rejected:
-// a Transport cannot change the model named in a request body, so RoundTrip
-// fails at once with ErrFallbackInTransport; put Do around the call instead.
+// The attempt timeout (WithAttemptTimeout) bounds an attempt until its
+// response headers arrive (and the reading of a failed body): a body the
+// caller reads afterwards is not cut, so streamed answers are not.
+//
+// The stream watchdog (Policy.StreamIdleTimeout, StreamFirstByteTimeout)
+// watches a request that asks for a stream (Accept: text/event-stream, or
+// a JSON body with "stream": true) until its headers, and retries it if
+// they do not come within the first-byte timeout; then it watches the body
+// of an event-stream response as the caller reads it and, when it stalls,
+// ends it with a *StreamError (Stalled). That one cannot be retried by
+// RoundTrip, which has returned: put Do around the call for that.
+//
+// A Hedger among the coordinators hedges each attempt as Do does: its
+// copies are sent with the body from GetBody, the first response with
+// status below 400 is returned and the other copies are cancelled (their
+// bodies closed). When every copy fails, the last to answer is the
+// attempt's outcome and, if it is the last attempt, the response returned.
+//
+// WithFallback is refused: a Transport cannot change the model named in a
+// request body, so NewTransport returns ErrFallbackInTransport (and
+// RoundTrip of a Transport built without NewTransport fails with it); put
+// Do around the call instead.
 //
 // A Transport serves concurrent requests, so whatever its Options share is
 // used concurrently: hooks, classifier and clock are called from many
@@ -85,50 +104,87 @@ type Transport struct {
 	Options []Option
 }
 
-// ErrFallbackInTransport is returned by Transport.RoundTrip when its options
-// include WithFallback, which a Transport cannot honour.
+// ErrFallbackInTransport is returned by NewTransport (and by
+// Transport.RoundTrip) when the options include WithFallback, which a
+// Transport cannot honour.
 var ErrFallbackInTransport = errors.New("policies.Transport: WithFallback has no effect on a Transport (it cannot change the model in the request body); use Do around the call")
 
-// ErrHedgeInTransport is returned by Transport.RoundTrip when its options
-// include a Hedger, which a Transport cannot run.
-var ErrHedgeInTransport = errors.New("policies.Transport: a Hedger cannot hedge a Transport's round trips (its copies would share one request); use Do around the call")
+// ErrHedgeUnreplayableBody is returned by Transport.RoundTrip, before
+// anything is sent, for a request whose body cannot be replayed (GetBody
+// nil) when the Transport hedges: its copies need a body each.
+var ErrHedgeUnreplayableBody = errors.New("policies.Transport: cannot hedge a request whose body cannot be replayed (GetBody is nil); use http.NewRequest with an in-memory body, or a Transport without a Hedger")
 
 // seedMu guards the draws that seed each request's generator from a
 // *rand.Rand shared through a Transport's Options.
 var seedMu sync.Mutex
 
-// requestOptions returns opts for one request: a shared WithRand is replaced
-// by a generator of the request's own, seeded from the shared one.
-func requestOptions(opts []Option) ([]Option, error) {
+// optionsOnly applies opts to a config without defaults.
+func optionsOnly(opts []Option) config {
 	var c config
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
+	return c
+}
+
+// checkOptions reports what a Transport refuses in opts.
+func checkOptions(opts []Option) error {
+	c := optionsOnly(opts)
 	if c.fallback != nil {
-		return nil, ErrFallbackInTransport
+		return ErrFallbackInTransport
 	}
-	for _, co := range c.coordinators {
-		if _, ok := co.(*Hedger); ok {
-			return nil, ErrHedgeInTransport
-		}
+	if n := len(c.plan().Coordinators); n > MaxCoordinators {
+		return fmt.Errorf("policies.Transport: %d coordinators, at most %d", n, MaxCoordinators)
 	}
-	out := append(append([]Option(nil), opts...), WithAttemptTimeout(0), func(c *config) {
-		c.policy.StreamIdleTimeout, c.policy.StreamFirstByteTimeout = 0, 0
-	})
+	return nil
+}
+
+// requestOptions returns opts for one request: a shared WithRand is replaced
+// by a generator of the request's own, seeded from the shared one, and the
+// watchdog is off until the headers unless the request streams.
+func requestOptions(opts []Option, streams bool) []Option {
+	c := optionsOnly(opts)
+	out := append([]Option(nil), opts...)
+	if !streams {
+		out = append(out, func(c *config) { c.policy.StreamIdleTimeout, c.policy.StreamFirstByteTimeout = 0, 0 })
+	}
 	if c.rng != nil {
 		seedMu.Lock()
 		s1, s2 := c.rng.Uint64(), c.rng.Uint64()
 		seedMu.Unlock()
 		out = append(out, WithRand(rand.New(rand.NewPCG(s1, s2))))
 	}
-	return out, nil
+	return out
 }
 
-// NewTransport returns a Transport over base with the given options.
-func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
-	return &Transport{Base: base, Options: opts}
+// NewTransport returns a Transport over base (nil: http.DefaultTransport)
+// with the given options, or an error naming an option a Transport cannot
+// honour: WithFallback (ErrFallbackInTransport), or more coordinators than
+// MaxCoordinators.
+func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
+	if err := checkOptions(opts); err != nil {
+		return nil, err
+	}
+	return &Transport{Base: base, Options: opts}, nil
+}
+
+// failedResponse is a failed response that Transport holds while Do
+// decides: the response, its body while its reading is timed, and what was
+// read of it to classify it.
+type failedResponse struct {
+	resp  *http.Response
+	timed *timedBody
+	head  []byte
+}
+
+// discard drains and closes the response's body.
+func (f *failedResponse) discard() {
+	if f != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(f.resp.Body, maxDrain))
+		_ = f.resp.Body.Close()
+	}
 }
 
 // RoundTrip sends req, retrying as described on Transport.
@@ -138,45 +194,54 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		base = http.DefaultTransport
 	}
 	ctx := req.Context()
-	opts, err := requestOptions(t.Options)
-	if err != nil {
+	closeReqBody := func() {
 		if req.Body != nil {
-			_ = req.Body.Close()
+			_ = req.Body.Close() // a RoundTripper closes the body even when it sends nothing
 		}
+	}
+	if err := checkOptions(t.Options); err != nil {
+		closeReqBody()
 		return nil, err
 	}
-	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-	if InAttempt(ctx) || !replayable {
+	if InAttempt(ctx) {
 		return base.RoundTrip(req)
 	}
-	// The end of the budget, on Do's clock (which WithClock may replace),
-	// for the time limit on reading failed bodies.
-	cfg := newConfig(opts)
+	// The configuration, on Do's clock (which WithClock may replace).
+	cfg := newConfig(t.Options)
+	plan := cfg.plan()
+	hedged := plan.Hedger() != nil
+	hasBody := req.Body != nil && req.Body != http.NoBody
+	if hasBody && req.GetBody == nil {
+		if hedged {
+			closeReqBody()
+			return nil, ErrHedgeUnreplayableBody
+		}
+		return base.RoundTrip(req)
+	}
+	watchdog := cfg.policy.Watchdog()
+	opts := requestOptions(t.Options, watchdog.On() && requestStreams(req))
 	var budgetEnd time.Time
 	if cfg.policy.Deadline > 0 {
 		budgetEnd = cfg.clock.Now().Add(cfg.policy.Deadline)
 	}
 
+	// What the attempts leave for RoundTrip to return. Copies of a hedged
+	// attempt run concurrently, hence the lock.
 	var (
-		last      *http.Response // the latest response, not yet handed over
-		lastTimed *timedBody     // last's body while its reading is timed
-		lastHead  []byte         // what was read of it to classify it
+		mu   sync.Mutex
+		won  *http.Response  // the first success
+		last *failedResponse // the latest failure, not yet handed over
 	)
-	discard := func() {
-		if last != nil {
-			_, _ = io.Copy(io.Discard, io.LimitReader(last.Body, maxDrain))
-			_ = last.Body.Close()
-			last, lastTimed = nil, nil
-		}
-	}
 	// release drains and closes the body of a response Do is about to retry,
 	// as soon as the retry is scheduled, so its connection is free during the
 	// wait. The bytes read are kept: if a wait for the gate, throttle or
 	// limiter then stops Do, that response is the last and is handed over.
 	release := func(RetryEvent) {
+		mu.Lock()
+		defer mu.Unlock()
 		if last != nil {
-			last.Body = drainBody(last.Body)
-			lastTimed = nil
+			last.resp.Body = drainBody(last.resp.Body)
+			last.timed = nil
 		}
 	}
 	opts = append(opts, func(c *config) {
@@ -188,31 +253,49 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	})
-	sent := false
+	var firstSent atomic.Bool
 	op := func(actx context.Context, a Attempt) error {
-		discard()
+		if a.Copy == 0 {
+			// A new attempt: the previous one's failure is no longer the last.
+			mu.Lock()
+			old := last
+			last = nil
+			mu.Unlock()
+			old.discard()
+		}
 		// The request runs on its own context: it ends with actx (the
-		// budget, the caller) until the headers arrive, and is detached
-		// from it then, because Do ends actx when the attempt returns while
-		// the body is still to be read. Closing the body releases it.
+		// budget, the attempt timeout, the watchdog until the headers, a
+		// hedge that won, the caller) until the headers arrive, and is
+		// detached from it then, because Do ends actx when the attempt
+		// returns while the body is still to be read. Closing the body
+		// releases it.
 		rctx, cancelR := context.WithCancelCause(context.WithValue(ctx, attemptKey{}, true))
 		detach := context.AfterFunc(actx, func() { cancelR(context.Cause(actx)) })
 		r := req.Clone(rctx)
 		if cfg.deadlineHeader != "" {
 			setDeadlineHeader(actx, r.Header, cfg.deadlineHeader, cfg.clock.Now(), budgetEnd)
 		}
-		if sent && req.Body != nil && req.Body != http.NoBody {
+		if hasBody && !firstSent.CompareAndSwap(false, true) {
 			body, err := req.GetBody()
 			if err != nil {
+				detach()
+				cancelR(nil)
 				return fmt.Errorf("replaying request body: %w", err) // unrecognised: terminal
 			}
 			r.Body = body
 		}
-		sent = true
+		firstSent.Store(true)
+		sentAt := time.Now() // the watchdog's timers run on the real clock
 		resp, err := base.RoundTrip(r)
 		detach()
 		if err != nil {
 			cancelR(nil)
+			if actx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+				// The request's context was ended for actx's reason: an
+				// attempt timeout is context.DeadlineExceeded (Transient),
+				// not the context.Canceled that ending rctx reports.
+				err = context.Cause(actx)
+			}
 			// The round trip failed: ClassifyError retries that unless it
 			// knows the error to be permanent.
 			return &roundTripError{err}
@@ -223,7 +306,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			cancelR(nil)
 			return err
 		})}
-		last = resp
 		if resp.StatusCode < 400 {
 			// A success's headers reach no Observe: give them to the
 			// coordinators that read them (a Pacer).
@@ -231,6 +313,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				if ho, ok := c.(HeaderObserver); ok {
 					ho.ObserveHeader(cfg.clock.Now(), resp.Header)
 				}
+			}
+			if watchdog.On() && isEventStream(resp) {
+				first := cmp.Or(watchdog.FirstByte, watchdog.Idle)
+				resp.Body = watchBody(resp.Body, watchdog, first-time.Since(sentAt), cancelR)
+			}
+			mu.Lock()
+			first := won == nil
+			if first {
+				won = resp
+			}
+			mu.Unlock()
+			if !first {
+				_ = resp.Body.Close() // another copy of the attempt answered first
 			}
 			return nil
 		}
@@ -241,27 +336,40 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if dl, ok := actx.Deadline(); ok {
 			limit = min(limit, time.Until(dl)) // a context deadline is on the real clock
 		}
-		lastTimed = newTimedBody(rctx, resp.Body, limit)
-		lastHead, _ = io.ReadAll(io.LimitReader(lastTimed, MaxErrorBody))
-		resp.Body = readCloser{io.MultiReader(bytes.NewReader(lastHead), lastTimed), lastTimed}
-		return &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: lastHead}
+		f := &failedResponse{resp: resp, timed: newTimedBody(rctx, resp.Body, limit)}
+		f.head, _ = io.ReadAll(io.LimitReader(f.timed, MaxErrorBody))
+		resp.Body = readCloser{io.MultiReader(bytes.NewReader(f.head), f.timed), f.timed}
+		mu.Lock()
+		old := last
+		last = f
+		mu.Unlock()
+		old.discard()
+		return &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: f.head}
 	}
-	err = Do(ctx, op, opts...)
-	if !sent && req.Body != nil {
-		_ = req.Body.Close() // a RoundTripper closes the body even when it sends nothing
+	err := Do(ctx, op, opts...)
+	if !firstSent.Load() {
+		closeReqBody()
+	}
+	// Do has returned: no copy runs any more.
+	if err == nil {
+		last.discard()
+		return won, nil
+	}
+	if won != nil {
+		_ = won.Body.Close() // cannot happen: a success ends Do with nil
 	}
 	var stopped *Error
-	if err != nil && errors.As(err, &stopped) && stopped.Reason == StopCancelled {
-		discard()
+	if errors.As(err, &stopped) && stopped.Reason == StopCancelled {
+		last.discard()
 		return nil, err
 	}
 	if last != nil {
-		if lastTimed != nil {
+		if last.timed != nil {
 			// The caller reads the rest of the body without a time limit.
-			rest := lastTimed.handOver()
-			last.Body = readCloser{io.MultiReader(bytes.NewReader(lastHead), rest), rest}
+			rest := last.timed.handOver()
+			last.resp.Body = readCloser{io.MultiReader(bytes.NewReader(last.head), rest), rest}
 		}
-		return last, nil
+		return last.resp, nil
 	}
 	return nil, err
 }

@@ -129,7 +129,7 @@ func TestTransportRetriesBrokenConnectionsLoopback(t *testing.T) {
 		t.Run(protoName(tc.http2)+" "+string(tc.mode), func(t *testing.T) {
 			srv, hits := startBreakingAPI(t, tc.http2, tc.mode, 1)
 			var classes []policies.Class
-			client := &http.Client{Transport: policies.NewTransport(srv.Client().Transport,
+			client := &http.Client{Transport: newTransport(t, srv.Client().Transport,
 				policies.WithMaxAttempts(3), policies.WithBackoff(policies.Constant{}),
 				policies.WithHooks(policies.Hooks{OnRetryScheduled: func(e policies.RetryEvent) {
 					classes = append(classes, e.Outcome.Class)
@@ -165,7 +165,7 @@ func TestDoRetriesBrokenConnectionsLoopback(t *testing.T) {
 				srv, hits := startBreakingAPI(t, tc.http2, tc.mode, 1)
 				client := srv.Client()
 				if overTransport {
-					client = &http.Client{Transport: policies.NewTransport(client.Transport)}
+					client = &http.Client{Transport: newTransport(t, client.Transport)}
 				}
 				var retried []error
 				err := policies.Do(t.Context(), func(ctx context.Context, a policies.Attempt) error {

@@ -79,7 +79,7 @@ func TestTransportDrainsRetriedAndHandsOverLast(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		big := strings.Repeat("x", policies.MaxErrorBody+1000)
 		base := &scriptedTransport{statuses: []int{529, 503, 500}, body: big}
-		tr := policies.NewTransport(base, policies.WithMaxAttempts(3))
+		tr := newTransport(t, base, policies.WithMaxAttempts(3))
 		resp, err := tr.RoundTrip(post(t, "payload", true))
 		if err != nil {
 			t.Fatalf("RoundTrip: %v", err)
@@ -110,7 +110,7 @@ func TestTransportDrainsRetriedAndHandsOverLast(t *testing.T) {
 func TestTransportLeavesSuccessBodyUnread(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := &scriptedTransport{statuses: []int{529, 200}, body: "event: message_start\n"}
-		resp, err := policies.NewTransport(base).RoundTrip(post(t, "p", true))
+		resp, err := newTransport(t, base).RoundTrip(post(t, "p", true))
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("RoundTrip = %v, %v", resp, err)
 		}
@@ -125,7 +125,7 @@ func TestTransportNonReplayableSentOnce(t *testing.T) {
 		base := &scriptedTransport{statuses: []int{529, 200}}
 		req := post(t, "p", false)
 		req.Body = io.NopCloser(bytes.NewBufferString("p")) // no GetBody
-		resp, err := policies.NewTransport(base).RoundTrip(req)
+		resp, err := newTransport(t, base).RoundTrip(req)
 		if err != nil || resp.StatusCode != 529 || len(base.sent) != 1 {
 			t.Fatalf("got %v, %v after %d sends; want the 529 after one send", resp, err, len(base.sent))
 		}
@@ -135,7 +135,7 @@ func TestTransportNonReplayableSentOnce(t *testing.T) {
 func TestTransportConnectionErrorsUntilBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := &scriptedTransport{statuses: []int{0}}
-		_, err := policies.NewTransport(base, policies.WithBudget(2*time.Second)).RoundTrip(post(t, "p", true))
+		_, err := newTransport(t, base, policies.WithBudget(2*time.Second)).RoundTrip(post(t, "p", true))
 		var pe *policies.Error
 		if !errors.As(err, &pe) || pe.Reason != policies.StopDeadline || !errors.Is(err, syscall.ECONNRESET) {
 			t.Fatalf("RoundTrip error %v, want a budget stop wrapping the reset", err)
@@ -152,7 +152,7 @@ func TestTransportCancelClosesLastBody(t *testing.T) {
 		base := &scriptedTransport{statuses: []int{529}}
 		time.AfterFunc(time.Second, cancel)
 		req := post(t, "p", true).WithContext(ctx)
-		resp, err := policies.NewTransport(base, policies.WithBackoff(policies.Constant{Wait: time.Minute})).RoundTrip(req)
+		resp, err := newTransport(t, base, policies.WithBackoff(policies.Constant{Wait: time.Minute})).RoundTrip(req)
 		if resp != nil || !errors.Is(err, context.Canceled) {
 			t.Fatalf("RoundTrip = %v, %v; want no response and a cancellation", resp, err)
 		}
@@ -165,7 +165,7 @@ func TestTransportCancelClosesLastBody(t *testing.T) {
 func TestTransportInsideDoSendsOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := &scriptedTransport{statuses: []int{529, 200}}
-		client := &http.Client{Transport: policies.NewTransport(base)}
+		client := &http.Client{Transport: newTransport(t, base)}
 		calls := 0
 		err := policies.Do(t.Context(), func(ctx context.Context, a policies.Attempt) error {
 			calls++
@@ -201,7 +201,7 @@ func (f *flakyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // request draws from its own generator, so -race finds nothing.
 func TestTransportSharedRandConcurrent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := policies.NewTransport(&flakyTransport{}, policies.WithRand(rand.New(rand.NewPCG(1, 2))), policies.WithMaxAttempts(3))
+		tr := newTransport(t, &flakyTransport{}, policies.WithRand(rand.New(rand.NewPCG(1, 2))), policies.WithMaxAttempts(3))
 		var wg sync.WaitGroup
 		for range 32 {
 			wg.Go(func() {
@@ -220,7 +220,11 @@ func TestTransportSharedRandConcurrent(t *testing.T) {
 
 func TestTransportRejectsFallback(t *testing.T) {
 	base := &scriptedTransport{statuses: []int{200}}
-	tr := policies.NewTransport(base, policies.WithFallback(&policies.ModelFallback{Primary: "a", Fallback: "b"}))
+	fallback := policies.WithFallback(&policies.ModelFallback{Primary: "a", Fallback: "b"})
+	if tr, err := policies.NewTransport(base, fallback); tr != nil || !errors.Is(err, policies.ErrFallbackInTransport) {
+		t.Fatalf("NewTransport = %v, %v; want ErrFallbackInTransport", tr, err)
+	}
+	tr := &policies.Transport{Base: base, Options: []policies.Option{fallback}} // built without NewTransport
 	resp, err := tr.RoundTrip(post(t, "x", true))
 	if resp != nil || !errors.Is(err, policies.ErrFallbackInTransport) {
 		t.Fatalf("RoundTrip = %v, %v; want ErrFallbackInTransport", resp, err)
@@ -236,7 +240,7 @@ func TestTransportClosesRetriedBodyBeforeTheWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := &scriptedTransport{statuses: []int{500, 200}, body: "error body"}
 		var closedAtSchedule []bool
-		tr := policies.NewTransport(base, policies.WithBackoff(policies.Constant{Wait: time.Second}),
+		tr := newTransport(t, base, policies.WithBackoff(policies.Constant{Wait: time.Second}),
 			policies.WithHooks(policies.Hooks{OnRetryScheduled: func(policies.RetryEvent) {
 				closedAtSchedule = append(closedAtSchedule, base.bodies[len(base.bodies)-1].closed.Load())
 			}}))
@@ -262,7 +266,7 @@ func TestTransportHandsOverDrainedBody(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 			gate.Push(time.Now(), time.Hour) // a 429 elsewhere, past the budget
 		}()
-		tr := policies.NewTransport(base, policies.WithGate(gate), policies.WithBudget(10*time.Second),
+		tr := newTransport(t, base, policies.WithGate(gate), policies.WithBudget(10*time.Second),
 			policies.WithBackoff(policies.Constant{Wait: time.Second}))
 		resp, err := tr.RoundTrip(post(t, "p", true))
 		if err != nil || resp.StatusCode != 500 {
@@ -314,7 +318,7 @@ func TestTransportClassifiesBaseErrors(t *testing.T) {
 		t.Run(tt.err.Error(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				base := &erringTransport{err: tt.err}
-				_, err := policies.NewTransport(base, policies.WithMaxAttempts(3)).RoundTrip(post(t, "p", true))
+				_, err := newTransport(t, base, policies.WithMaxAttempts(3)).RoundTrip(post(t, "p", true))
 				var pe *policies.Error
 				if !errors.As(err, &pe) || pe.Reason != tt.want {
 					t.Errorf("%v: RoundTrip error %v, want a %v stop", tt.err, err, tt.want)
@@ -450,7 +454,7 @@ func TestTransportBoundsFailedBodyRead(t *testing.T) {
 				}
 				opts := append([]policies.Option{policies.WithBackoff(policies.Constant{})}, tt.opts...)
 				start := time.Now()
-				resp, err := policies.NewTransport(base, opts...).RoundTrip(post(t, "p", true).WithContext(ctx))
+				resp, err := newTransport(t, base, opts...).RoundTrip(post(t, "p", true).WithContext(ctx))
 				if got := time.Since(start); got != tt.elapsed {
 					t.Errorf("RoundTrip returned after %v, want %v", got, tt.elapsed)
 				}
@@ -492,7 +496,7 @@ func (s slowHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestTransportBudgetCutsTheRoundTrip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		tr := policies.NewTransport(slowHeaders{4 * time.Second},
+		tr := newTransport(t, slowHeaders{4 * time.Second},
 			policies.WithBackoff(policies.Constant{Wait: 500 * time.Millisecond}), policies.WithBudget(10*time.Second))
 		resp, err := tr.RoundTrip(post(t, "p", true))
 		if elapsed := time.Since(start); elapsed != 10*time.Second {

@@ -98,7 +98,7 @@ func TestSDKAndDoOnModelMidStream(t *testing.T) {
 		h := newHandler(t, midStreamOverload)
 		client := sdkClient(h) // the SDK's default: 2 retries
 		stream := client.Messages.NewStreaming(context.Background(), params())
-		_, err := anthropicsdk.ReadStream(stream)
+		_, err := anthropicsdk.ReadStream(context.Background(), stream)
 		var apiErr *anthropic.Error
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != 200 {
 			t.Fatalf("error %v", err)
@@ -113,7 +113,7 @@ func TestSDKAndDoOnModelMidStream(t *testing.T) {
 		h = newHandler(t, midStreamOverload)
 		client = sdkClient(h, option.WithMaxRetries(0))
 		err = policies.Do(context.Background(), func(ctx context.Context, _ policies.Attempt) error {
-			_, err := anthropicsdk.ReadStream(client.Messages.NewStreaming(ctx, params()))
+			_, err := anthropicsdk.ReadStream(ctx, client.Messages.NewStreaming(ctx, params()))
 			return err
 		}, anthropicsdk.WithClassifier(), policies.WithPolicy(policies.Policy{Backoff: policies.Constant{Wait: time.Second}, MaxAttempts: 3}))
 		var pe *policies.Error

@@ -16,7 +16,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/anthropicsdk"
 	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -57,19 +60,34 @@ func streamFaultMix() *sim.ErrorMix {
 	}
 }
 
-func TestSameStreamFaultsInSimulatorAndServe(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		idle, first time.Duration
-		noMidStream bool
-		hedge       []policies.Spec
-	}{
-		{"no watchdog", 0, 0, false, nil},
-		{"watchdog", 700 * time.Millisecond, time.Second, false, nil},
-		{"watchdog, retry before content only", 700 * time.Millisecond, time.Second, true, nil},
-		{"hedged", 0, 0, false, []policies.Spec{policies.HedgeConfig{Delay: 1500 * time.Millisecond, MaxHedges: 2}}},
-		{"hedged, watchdog", 700 * time.Millisecond, time.Second, false, []policies.Spec{policies.HedgeConfig{Delay: 1500 * time.Millisecond, BudgetPercent: 30, BudgetBurst: 1}}},
-	} {
+// streamFaultCases are the policies both same-world tests of stream faults
+// run.
+var streamFaultCases = []struct {
+	name        string
+	idle, first time.Duration
+	noMidStream bool
+	hedge       []policies.Spec
+}{
+	{"no watchdog", 0, 0, false, nil},
+	{"watchdog", 700 * time.Millisecond, time.Second, false, nil},
+	{"watchdog, retry before content only", 700 * time.Millisecond, time.Second, true, nil},
+	{"hedged", 0, 0, false, []policies.Spec{policies.HedgeConfig{Delay: 1500 * time.Millisecond, MaxHedges: 2}}},
+	{"hedged, watchdog", 700 * time.Millisecond, time.Second, false, []policies.Spec{policies.HedgeConfig{Delay: 1500 * time.Millisecond, BudgetPercent: 30, BudgetBurst: 1}}},
+}
+
+func TestSameStreamFaultsInSimulatorAndServe(t *testing.T) { sameStreamFaults(t, readSSE) }
+
+// The same through the real anthropic-sdk-go client: the operation reads
+// the stream with anthropicsdk.ReadStream, which reports the content
+// events to the watchdog and the cuts as *policies.StreamError by itself.
+func TestSameStreamFaultsThroughTheSDK(t *testing.T) { sameStreamFaults(t, readWithSDK) }
+
+// A streamReader sends one streamed request to h and reads the answer, as
+// the operation of an attempt with context ctx.
+type streamReader func(ctx context.Context, h http.Handler) error
+
+func sameStreamFaults(t *testing.T, read streamReader) {
+	for _, tc := range streamFaultCases {
 		t.Run(tc.name, func(t *testing.T) {
 			const seed, ops, gap = 5, 30, 20 * time.Minute
 			pol := sim.Policy{Name: "streams", Rules: policies.Policy{
@@ -99,7 +117,7 @@ func TestSameStreamFaultsInSimulatorAndServe(t *testing.T) {
 			if faulted < 10 || (tc.idle > 0) != (fired > 0) {
 				t.Errorf("the scenario does not exercise the faults: %d faulted, %d ended by the watchdog", faulted, fired)
 			}
-			prodFinal, prodAttempts, prodHedges := produceStreams(t, seed, ops, gap, pol)
+			prodFinal, prodAttempts, prodHedges := produceStreams(t, seed, ops, gap, pol, read)
 			if sent, _ := res.Counters.Get("hedge.sent"); sent != prodHedges.Sent || (tc.hedge != nil && sent == 0) {
 				t.Errorf("hedges sent: simulator %d, production %d", sent, prodHedges.Sent)
 			}
@@ -118,7 +136,7 @@ func TestSameStreamFaultsInSimulatorAndServe(t *testing.T) {
 
 // produceStreams runs the operations one after the other through
 // policies.Do against serve in memory.
-func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol sim.Policy) (final []string, attempts int, hedges policies.HedgeStats) {
+func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol sim.Policy, read streamReader) (final []string, attempts int, hedges policies.HedgeStats) {
 	t.Helper()
 	final = make([]string, ops)
 	synctest.Test(t, func(t *testing.T) {
@@ -126,7 +144,6 @@ func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol s
 		if err != nil {
 			t.Fatal(err)
 		}
-		client := &http.Client{Transport: serve.InMemory(h)}
 		opts := []policies.Option{policies.WithPolicy(pol.Rules)}
 		var hedger *policies.Hedger
 		if len(pol.Coordinators) > 0 {
@@ -143,28 +160,7 @@ func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol s
 			mu.Lock()
 			attempts++
 			mu.Unlock()
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://serve.test/v1/messages",
-				strings.NewReader(`{"model":"m","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
-			if err != nil {
-				return err
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			content := 0
-			sc := bufio.NewScanner(resp.Body)
-			for sc.Scan() {
-				switch sc.Text() {
-				case "event: content_block_delta":
-					content++
-					policies.ContentEvent(ctx)
-				case "event: message_stop":
-					return nil
-				}
-			}
-			return &policies.StreamError{Content: content, Err: cmp.Or(sc.Err(), io.ErrUnexpectedEOF)}
+			return read(ctx, h)
 		}
 		for i := range ops {
 			start := time.Duration(i) * gap
@@ -186,4 +182,42 @@ func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol s
 		}
 	})
 	return final, attempts, hedges
+}
+
+// readSSE reads the SSE stream itself: it reports each text delta to the
+// watchdog and returns a *policies.StreamError when the stream ends
+// without message_stop.
+func readSSE(ctx context.Context, h http.Handler) error {
+	client := &http.Client{Transport: serve.InMemory(h)}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://serve.test/v1/messages",
+		strings.NewReader(`{"model":"m","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	content := 0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		switch sc.Text() {
+		case "event: content_block_delta":
+			content++
+			policies.ContentEvent(ctx)
+		case "event: message_stop":
+			return nil
+		}
+	}
+	return &policies.StreamError{Content: content, Err: cmp.Or(sc.Err(), io.ErrUnexpectedEOF)}
+}
+
+// readWithSDK reads the stream with the real SDK and anthropicsdk.ReadStream.
+func readWithSDK(ctx context.Context, h http.Handler) error {
+	client := sdkClient(h, option.WithMaxRetries(0))
+	stream := client.Messages.NewStreaming(ctx, params())
+	defer stream.Close()
+	_, err := anthropicsdk.ReadStream(ctx, stream)
+	return err
 }

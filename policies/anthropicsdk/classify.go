@@ -8,7 +8,8 @@
 //
 //	err := policies.Do(ctx, op, anthropicsdk.WithClassifier())
 //
-// Around a streaming call, ReadStream reads the whole message and reports a
+// Around a streaming call, ReadStream reads the whole message, reports its
+// content events to the stream watchdog of the attempt, and reports a
 // stream that ended without message_stop as ErrIncompleteStream (Transient)
 // rather than as a short answer.
 //

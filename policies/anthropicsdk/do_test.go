@@ -124,7 +124,7 @@ func TestDoWithClassifier(t *testing.T) {
 func TestTransportWithClassifier(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI(reply{status: 529, body: overloadedBody}, reply{status: 429, header: []string{"retry-after", "1"}, body: rateLimitBody}, reply{status: 200})
-		tr := policies.NewTransport(api, anthropicsdk.WithClassifier(), policies.WithBudget(time.Minute))
+		tr := newTransport(t, api, anthropicsdk.WithClassifier(), policies.WithBudget(time.Minute))
 		client := newClient(tr)
 		msg, err := client.Messages.New(t.Context(), params("big"))
 		if err != nil || msg.Content[0].Text != "Hello" {
@@ -153,7 +153,7 @@ func TestSDKRequestTimeoutCapsTransportBudget(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				api := newFakeAPI(reply{status: 529, body: overloadedBody})
-				tr := policies.NewTransport(api, policies.WithBudget(15*time.Minute), policies.WithBackoff(policies.Constant{Wait: time.Minute}))
+				tr := newTransport(t, api, policies.WithBudget(15*time.Minute), policies.WithBackoff(policies.Constant{Wait: time.Minute}))
 				client := newClient(tr)
 				start := time.Now()
 				_, err := client.Messages.New(t.Context(), params("big"), tt.opts...)

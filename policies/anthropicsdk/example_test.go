@@ -85,7 +85,7 @@ func ExampleWithClassifier() {
 		// A fresh message per attempt: partial output is discarded. A stream
 		// that ends without message_stop is an error (ErrIncompleteStream),
 		// not a short answer.
-		msg, err := anthropicsdk.ReadStream(stream)
+		msg, err := anthropicsdk.ReadStream(ctx, stream)
 		if err != nil {
 			return err
 		}
@@ -113,6 +113,6 @@ func ExampleWithClassifier() {
 	// attempt 2: capacity (status 200)
 	// switching claude-big -> claude-small
 	// attempt 3: capacity (status 529)
-	// attempt 4: transient (status 0)
+	// attempt 4: transient (status 200)
 	// Hello <nil> claude-big,claude-big,claude-big,claude-small,claude-small
 }

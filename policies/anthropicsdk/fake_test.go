@@ -151,7 +151,7 @@ func params(model string) anthropic.MessageNewParams {
 func streamText(ctx context.Context, client anthropic.Client, model string) (string, error) {
 	stream := client.Messages.NewStreaming(ctx, params(model))
 	defer stream.Close()
-	msg, err := anthropicsdk.ReadStream(stream)
+	msg, err := anthropicsdk.ReadStream(ctx, stream)
 	if err != nil {
 		return "", err
 	}

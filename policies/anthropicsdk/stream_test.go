@@ -33,7 +33,7 @@ func TestReadStream(t *testing.T) {
 			client := newClient(newFakeAPI(tt.reply))
 			stream := client.Messages.NewStreaming(t.Context(), params("big"))
 			defer stream.Close()
-			msg, err := anthropicsdk.ReadStream(stream)
+			msg, err := anthropicsdk.ReadStream(t.Context(), stream)
 			if !tt.check(err) {
 				t.Errorf("ReadStream error %v", err)
 			}
