@@ -188,7 +188,7 @@ func compareCommand() *cli.Command {
 			"                                     # (~ = no significant difference)\n" +
 			"   retrysim compare --seeds 100 --vs gated  # compare with gated\n" +
 			"   retrysim compare --param clients=40      # one point of a sweep\n" +
-			"   retrysim compare --attempt-log run.jsonl # and every attempt, one JSON line each",
+			"   retrysim compare --attempt-log run.jsonl # also every attempt, as JSON",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "scenario `NAME` to run (default: the file's default scenario; see 'retrysim list')"},
 			fileFlag(),
