@@ -131,8 +131,12 @@ func (t *Tracker) Context() context.Context { return t.ctx }
 // ID returns the operation's id.
 func (t *Tracker) ID() string { return t.op.ID }
 
-// Wrap returns op reporting each attempt it makes.
+// Wrap returns op reporting each attempt it makes; nil if op is nil (Do
+// refuses it).
 func (t *Tracker) Wrap(op policies.Operation) policies.Operation {
+	if op == nil {
+		return nil
+	}
 	return func(ctx context.Context, pa policies.Attempt) error {
 		at := &attempt{a: Attempt{Number: pa.Number, Copy: pa.Copy, Model: pa.Model, Sent: t.now()}}
 		t.mu.Lock()

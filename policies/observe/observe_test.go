@@ -107,7 +107,7 @@ func TestHedgedCopies(t *testing.T) {
 func TestEndOnce(t *testing.T) {
 	var c collect
 	tr := observe.Start(context.Background(), &c, "x", nil)
-	err := policies.Do(tr.Context(), nil)
+	err := policies.Do(tr.Context(), tr.Wrap(nil))
 	tr.End(err)
 	tr.End(err)
 	if len(c.ends) != 1 || c.ends[0].Err == nil || c.ends[0].GaveUp != nil || c.ends[0].ID != "x" {

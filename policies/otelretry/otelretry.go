@@ -30,7 +30,9 @@
 // A failed attempt's span has status Error with the error's message.
 //
 // Operation span attributes: retry.operation.id (when the operation has an
-// id), retry.attempts (int), retry.outcome ("success" or "gave_up") and,
+// id), retry.attempts (int), retry.outcome ("success", "gave_up", or
+// "error" when Do refused to start: a nil operation, too many
+// coordinators) and,
 // on a give-up, retry.stop_reason (policies.StopReason: attempts,
 // deadline, terminal, queue_full, cancelled, budget, throttled,
 // circuit_open) and status Error with Do's error.
@@ -236,11 +238,15 @@ func (t *Telemetry) End(ctx context.Context, op *observe.Operation) {
 	span := trace.SpanFromContext(ctx)
 	outcome := "success"
 	attrs := []attribute.KeyValue{KeyAttempts.Int(op.Attempts)}
-	if op.Err != nil {
+	switch {
+	case op.GaveUp != nil:
 		outcome = "gave_up"
-		if op.GaveUp != nil {
-			attrs = append(attrs, KeyStopReason.String(op.GaveUp.Reason.String()))
-		}
+		attrs = append(attrs, KeyStopReason.String(op.GaveUp.Reason.String()))
+		span.SetStatus(codes.Error, op.Err.Error())
+	case op.Err != nil:
+		// Not a *policies.Error: Do refused to start (a nil operation,
+		// too many coordinators).
+		outcome = "error"
 		span.SetStatus(codes.Error, op.Err.Error())
 	}
 	attrs = append(attrs, KeyOutcome.String(outcome))

@@ -338,3 +338,22 @@ func TestNilProviders(t *testing.T) {
 		}
 	})
 }
+
+// TestRefusedToStart: an operation Do refuses (nil) ends with outcome
+// "error", not a give-up.
+func TestRefusedToStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		if err := h.tel.Do(t.Context(), nil); err == nil {
+			t.Fatal("Do accepted a nil operation")
+		}
+		ops, _ := tree(t, h.spans.Ended())
+		if len(ops) != 1 || spanAttrs(ops[0])["retry.outcome"] != "error" || ops[0].Status().Code != codes.Error {
+			t.Fatalf("operation spans %v", ops)
+		}
+		m := h.metrics(t)
+		if m["retry.operations{retry.outcome=error}"] != "1" || len(m) != 1 {
+			t.Errorf("metrics %v", m)
+		}
+	})
+}
