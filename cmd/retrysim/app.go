@@ -177,7 +177,7 @@ func compareCommand() *cli.Command {
 		Name:  "compare",
 		Usage: "compare the policies of a scenario, on one seed or many",
 		UsageText: "retrysim compare [--scenario NAME | --file PATH] [--seed N] [--seeds K]\n" +
-			"                 [--vs POLICY] [--param NAME=VALUE]...\n" +
+			"                 [--vs POLICY] [--param NAME=VALUE]... [--attempt-log FILE]\n" +
 			"                 [--format table|markdown|csv|json|html]\n" +
 			"                 [--force]\n\n" +
 			"Examples:\n" +
@@ -187,7 +187,8 @@ func compareCommand() *cli.Command {
 			"   retrysim compare --seeds 1000     # mean, 95% CI, median, p5, p95\n" +
 			"                                     # (~ = no significant difference)\n" +
 			"   retrysim compare --seeds 100 --vs gated  # compare with gated\n" +
-			"   retrysim compare --param clients=40      # one point of a sweep",
+			"   retrysim compare --param clients=40      # one point of a sweep\n" +
+			"   retrysim compare --attempt-log run.jsonl # also every attempt, as JSON",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "scenario", Aliases: []string{"s"}, Usage: "scenario `NAME` to run (default: the file's default scenario; see 'retrysim list')"},
 			fileFlag(),
@@ -196,6 +197,7 @@ func compareCommand() *cli.Command {
 			vsFlag(),
 			setParamFlag(),
 			formatFlag(compareFormats()),
+			attemptLogFlag(),
 			verboseFlag(),
 			forceFlag(),
 		}, shardFlags()...),
@@ -203,7 +205,7 @@ func compareCommand() *cli.Command {
 			if cmd.Args().Present() {
 				return usagef("compare takes no arguments, got %q", cmd.Args().Slice())
 			}
-			return execute(ctx, newCall(cmd), compareJob)
+			return execute(ctx, newCall(cmd), withAttemptLog(compareJob))
 		},
 	}
 }

@@ -96,7 +96,7 @@ func TestDocumentedCommandsRun(t *testing.T) {
 			// Commands that write files write them to a scratch directory.
 			args := slices.Clone(c.args)
 			for i := range args[:len(args)-1] {
-				if args[i] == "--out" || args[i] == "--plot" || args[i] == "--plot-dir" || args[i] == "--junit" {
+				if args[i] == "--out" || args[i] == "--plot" || args[i] == "--plot-dir" || args[i] == "--junit" || args[i] == "--attempt-log" {
 					args[i+1] = filepath.Join(t.TempDir(), filepath.Base(args[i+1]))
 				}
 			}
@@ -310,7 +310,7 @@ func TestDocumentedOutputsAreIgnored(t *testing.T) {
 				switch args[i] {
 				case "--plot-dir", "--plot":
 					path = filepath.Join(path, "timeline.png") // a file in it
-				case "--out", "-o", "--junit":
+				case "--out", "-o", "--junit", "--attempt-log":
 				default:
 					continue
 				}
