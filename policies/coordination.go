@@ -95,6 +95,9 @@ func (g *Gate) Admit(now time.Time, a Ask) Admission {
 	return Admission{Kind: AdmitPass}
 }
 
+// AdmitCopy lets a hedge go only while the gate is open (CopyAdmitter).
+func (g *Gate) AdmitCopy(now time.Time, _ Ask) bool { return !g.Ready(now).After(now) }
+
 // Observe pushes the gate by a RetryAfter outcome's server wait.
 func (g *Gate) Observe(now time.Time, _ int, out Outcome) {
 	if out.Class == RetryAfter && out.ServerWait > 0 {
@@ -231,6 +234,22 @@ func (t *Throttle) Admit(now time.Time, a Ask) Admission {
 		return Admission{Kind: AdmitDeny, Reason: StopDeadline, Cause: err}
 	}
 	return Admission{Kind: AdmitGrant, At: slot}
+}
+
+// AdmitCopy books a start for a hedge only if the first free start is now
+// (CopyAdmitter): a hedge is a request start like any other, but it does
+// not wait for a later slot.
+func (t *Throttle) AdmitCopy(now time.Time, _ Ask) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.busy || t.slot(t.next).Before(now) {
+		t.anchor, t.next, t.busy = now, 0, true
+	}
+	if t.slot(t.next).After(now) {
+		return false
+	}
+	t.next++
+	return true
 }
 
 // Observe does nothing: a throttle spaces starts whatever they return.

@@ -69,6 +69,26 @@ type Settlement struct {
 	Outcome Outcome
 }
 
+// A CopyAdmitter is a Coordinator that counts requests on the wire, not
+// attempts: each hedge of an attempt (Op.Hedge) is one more request, so it
+// is admitted as the request it is. Before a hedge is sent, Op.Hedge asks
+// every CopyAdmitter of the plan, in order, with the Ask its attempt would
+// make; AdmitCopy takes the copy's share and reports true if the copy may go
+// now, or reports false and takes nothing (a copy is never held, booked or
+// queued: refused, it is simply not sent, and the attempt asks for no
+// more hedges). What an earlier CopyAdmitter took for a copy that a later
+// one refuses is not given back, as for an attempt (put the Pacer last).
+// The coordinators still observe one outcome per attempt and hold what
+// they granted the attempt's first copy until its outcome.
+//
+// Pacer, Throttle, CubicRate and Gate are CopyAdmitters; coordinators that
+// count attempts or operations (Limiter, the retry budgets, Breaker,
+// AdaptiveThrottle) let hedges share their attempt's admission.
+type CopyAdmitter interface {
+	Coordinator
+	AdmitCopy(now time.Time, a Ask) bool
+}
+
 // An UnslottedTracker is a Coordinator that queues operations (AdmitBlock)
 // and remembers each waiter it woke without a grant until the Op gives it
 // back with Release(now, waiter, false); it then frees nothing. Only the

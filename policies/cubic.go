@@ -145,6 +145,23 @@ func (l *CubicRate) Admit(now time.Time, a Ask) Admission {
 	return Admission{Kind: AdmitGrant, At: at}
 }
 
+// AdmitCopy takes a token for a hedge if one is there now, or lets it go
+// before the first throttle (CopyAdmitter); it never books one ahead.
+func (l *CubicRate) AdmitCopy(now time.Time, _ Ask) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := l.seconds(now)
+	if !l.enabled {
+		return true
+	}
+	l.refill(t)
+	if l.tokens < 1 {
+		return false
+	}
+	l.tokens--
+	return true
+}
+
 // Observe measures the send rate and adapts the fill rate to the outcome.
 func (l *CubicRate) Observe(now time.Time, _ int, out Outcome) {
 	l.mu.Lock()

@@ -13,8 +13,15 @@ import (
 // the same in Do and the simulator:
 //
 //   - An attempt's first copy goes as any attempt does, through every
-//     coordinator. Its hedges share that admission (the gate, the limiter
-//     slot it got); only the Hedger decides them (Op.Hedge).
+//     coordinator. Each hedge is one more request on the wire, so the
+//     coordinators that count requests (CopyAdmitter: Pacer, Throttle,
+//     CubicRate, Gate) admit it as the request it is, just before it would
+//     be sent: it takes its own share (a pacer's request and tokens, a
+//     throttle's start, a rate token) if that is there now, and is not
+//     sent otherwise: a hedge is never held or queued. The coordinators
+//     that count attempts or operations (Limiter, the retry budgets,
+//     Breaker, AdaptiveThrottle) let it share its first copy's admission.
+//     The Hedger decides the rest (Op.Hedge).
 //   - A hedge is due Delay after the previous copy was sent; with Delay 0
 //     all copies go at once. With Percentile set, the delay is instead that
 //     percentile of the latencies of the last Window successful attempts
@@ -25,7 +32,8 @@ import (
 //     1+MaxHedges copies, if the operation may not start an attempt now
 //     (its budget, its context's deadline), if MaxAttempts would be passed
 //     (a hedge is an attempt: it counts in Attempts and against
-//     MaxAttempts), or if the hedge budget is empty; a hedge refused once is
+//     MaxAttempts), if the hedge budget is empty, or if a CopyAdmitter
+//     refuses it (the budget is then not spent); a hedge refused once is
 //     not asked for again within that attempt. A hedge is not a retry: the
 //     coordinators, the backoff and the hooks see the attempt's number
 //     within the operation, hedges not counted (Moment.Hedges).
@@ -219,6 +227,16 @@ func (h *Hedger) Observe(time.Time, int, Outcome) {
 // Release does nothing.
 func (h *Hedger) Release(time.Time, Waiter, bool) {}
 
+// affordable reports whether the budget has a token for a hedge.
+func (h *Hedger) affordable() bool {
+	if h.cfg.BudgetPercent <= 0 {
+		return true
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.tokens >= 1
+}
+
 // take spends a token for a hedge, or counts it denied.
 func (h *Hedger) take() bool {
 	h.mu.Lock()
@@ -265,10 +283,28 @@ func (o *Op) Hedge(p *Plan, m Moment, copies int) bool {
 		return false
 	case p.Policy.MaxAttempts > 0 && int(o.attempts) >= p.Policy.MaxAttempts, o.attempts >= 1<<31-1:
 		return false
+	case !h.affordable():
+		h.take() // counts the denial
+		return false
+	case !o.admitCopy(p, m):
+		return false
 	case !h.take():
 		return false
 	}
 	o.attempts++
+	return true
+}
+
+// admitCopy asks every CopyAdmitter of the plan, in order, to admit a hedge
+// of the pending attempt now; the first that refuses ends the asking.
+func (o *Op) admitCopy(p *Plan, m Moment) bool {
+	ask := Ask{Latest: p.latest(m), Retry: o.number(m) > 1, Last: o.last(),
+		InputTokens: m.InputTokens, OutputTokens: m.OutputTokens}
+	for _, c := range p.Coordinators {
+		if a, ok := c.(CopyAdmitter); ok && !a.AdmitCopy(m.Now, ask) {
+			return false
+		}
+	}
 	return true
 }
 

@@ -181,6 +181,34 @@ func (p *Pacer) Admit(now time.Time, a Ask) Admission {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	need := p.needs(a)
+	if wait := p.wait(now, need); wait > 0 {
+		at := now.Add(wait)
+		h := Admission{Kind: AdmitHold, At: at}
+		if !startsBy(at, a.Latest) {
+			h.Cause = &PacedError{Until: at}
+		}
+		return h
+	}
+	p.take(need)
+	return Admission{Kind: AdmitGrant, At: now}
+}
+
+// AdmitCopy lets a hedge go if its share fits now, taking it, and refuses
+// it otherwise, taking nothing (CopyAdmitter): a hedge is a request on the
+// key like any other.
+func (p *Pacer) AdmitCopy(now time.Time, a Ask) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	need := p.needs(a)
+	if p.wait(now, need) > 0 {
+		return false
+	}
+	p.take(need)
+	return true
+}
+
+// wait brings the buckets to now and returns how long until need fits.
+func (p *Pacer) wait(now time.Time, need [4]int64) time.Duration {
 	var wait time.Duration
 	for k := range p.buckets {
 		m := &p.buckets[k]
@@ -192,20 +220,16 @@ func (p *Pacer) Admit(now time.Time, a Ask) Admission {
 			wait = max(wait, time.Duration((short+m.limit-1)/m.limit))
 		}
 	}
-	if wait > 0 {
-		at := now.Add(wait)
-		h := Admission{Kind: AdmitHold, At: at}
-		if !startsBy(at, a.Latest) {
-			h.Cause = &PacedError{Until: at}
-		}
-		return h
-	}
+	return wait
+}
+
+// take takes need from the buckets.
+func (p *Pacer) take(need [4]int64) {
 	for k := range p.buckets {
 		if m := &p.buckets[k]; m.limit > 0 && need[k] <= m.limit {
 			m.level -= need[k] * p.per
 		}
 	}
-	return Admission{Kind: AdmitGrant, At: now}
 }
 
 // Observe learns the limits an outcome carries.
