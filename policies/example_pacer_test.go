@@ -52,7 +52,7 @@ func ExamplePacer() {
 	now := time.Now()
 	fmt.Println("requests left:", pacer.Limits(now).Requests.Remaining)
 	next := pacer.Admit(now, policies.Ask{})
-	fmt.Println("the next call waits:", next.Kind == policies.AdmitHold)
+	fmt.Println("the next call waits:", next.At.After(now))
 	// Output:
 	// requests left: 0
 	// the next call waits: true

@@ -13,9 +13,12 @@ import (
 // (RateLimits), never run out: it keeps a copy of each bucket the headers
 // name, refills it at the limit's rate (Limit per Window, continuously, as
 // both providers document their buckets), takes a request's share from it
-// when it lets the request go, and holds a request (AdmitHold) until its
-// share fits. Before the first header it knows nothing and lets every
-// request go.
+// when it lets the request go, and books a request that does not fit now
+// a later start (AdmitGrant at it: a ticket), when its share fits after
+// the requests booked before it, in the order they asked; a request whose
+// ticket would come after its latest start is held (AdmitHold with a
+// *PacedError), which stops it. Before the first header it knows nothing
+// and lets every request go.
 //
 // A header lowers a bucket's copy to what it says is remaining, never
 // raises it (beyond the refill): a header is a little old when it arrives
@@ -52,15 +55,32 @@ type Pacer struct {
 
 	mu      sync.Mutex
 	buckets [4]mirror // requests, input tokens, output tokens, tokens
+	// The tickets: the requests let go for a later start, in the order
+	// they asked (their starts never decrease), from head; tail is the
+	// last one's start, and ahead what they took of each bucket that
+	// their starts have not reached yet.
+	booked []booking
+	head   int
+	tail   time.Time
+	ahead  [4]int64
 }
 
 // mirror is the pacer's copy of one bucket, in units of 1/per of a
 // request or token (as the simulator's bucket counts), refilling limit
-// units per nanosecond up to limit·per.
+// units per nanosecond up to limit·per. level is what it holds at last,
+// which is in the future while requests are booked ahead: what the last
+// of them left.
 type mirror struct {
 	limit int64 // per Window; 0: not known
 	level int64
 	last  time.Time
+}
+
+// booking is a ticket: a request's start and what it took (units of
+// 1/per).
+type booking struct {
+	at   time.Time
+	took [4]int64
 }
 
 // PacerConfig is the Spec of a Pacer.
@@ -159,14 +179,15 @@ func (p *Pacer) needs(a Ask) [4]int64 {
 	return need
 }
 
-// refill brings m to now.
+// refill brings m to now (nothing if its level is already at a later
+// time). The level is never below 1−full (see Update), so full−level fits.
 func (m *mirror) refill(now time.Time, per int64) {
 	if m.limit == 0 {
 		return
 	}
 	full := m.limit * per
 	if dt := now.Sub(m.last); dt > 0 {
-		if dt >= time.Duration(per) || m.limit*int64(dt) >= full-m.level {
+		if gap := full - m.level; int64(dt) >= (gap+m.limit-1)/m.limit {
 			m.level = full
 		} else {
 			m.level += m.limit * int64(dt)
@@ -175,61 +196,111 @@ func (m *mirror) refill(now time.Time, per int64) {
 	}
 }
 
-// Admit lets the request go now (AdmitGrant), taking its share of every
-// bucket, or holds it until its share fits (AdmitHold).
+// Admit lets the request go (AdmitGrant), taking its share of every
+// bucket: now if its share fits and no request booked before it waits,
+// otherwise at the start its share fits after theirs. So the requests it
+// makes wait get tickets in the order they asked, each woken once, at its
+// own start, where they would all wake when the next share fits, and all
+// but one be held again (docs/scale.md). A start later than Ask.Latest is
+// a hold (AdmitHold) with a *PacedError, which stops the operation; it
+// books nothing.
 func (p *Pacer) Admit(now time.Time, a Ask) Admission {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.expire(now)
 	need := p.needs(a)
-	if wait := p.wait(now, need); wait > 0 {
-		at := now.Add(wait)
-		h := Admission{Kind: AdmitHold, At: at}
-		if !startsBy(at, a.Latest) {
-			h.Cause = &PacedError{Until: at}
-		}
-		return h
+	at := p.start(now, need)
+	if !startsBy(at, a.Latest) {
+		return Admission{Kind: AdmitHold, At: at, Cause: &PacedError{Until: at}}
 	}
-	p.take(need)
-	return Admission{Kind: AdmitGrant, At: now}
+	p.take(at, now, need)
+	return Admission{Kind: AdmitGrant, At: at}
 }
 
-// AdmitCopy lets a hedge go if its share fits now, taking it, and refuses
-// it otherwise, taking nothing (CopyAdmitter): a hedge is a request on the
-// key like any other.
+// AdmitCopy lets a hedge go if its share fits now, no booked request
+// waiting before it, taking its share; it refuses it otherwise, taking
+// nothing (CopyAdmitter): a hedge is a request on the key like any other.
 func (p *Pacer) AdmitCopy(now time.Time, a Ask) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.expire(now)
 	need := p.needs(a)
-	if p.wait(now, need) > 0 {
+	if p.start(now, need).After(now) {
 		return false
 	}
-	p.take(need)
+	p.take(now, now, need)
 	return true
 }
 
-// wait brings the buckets to now and returns how long until need fits.
-func (p *Pacer) wait(now time.Time, need [4]int64) time.Duration {
-	var wait time.Duration
-	for k := range p.buckets {
-		m := &p.buckets[k]
-		if m.limit == 0 || need[k] == 0 || need[k] > m.limit {
-			continue
-		}
-		m.refill(now, p.per)
-		if short := need[k]*p.per - m.level; short > 0 {
-			wait = max(wait, time.Duration((short+m.limit-1)/m.limit))
-		}
-	}
-	return wait
+// paces reports whether need takes anything of bucket k.
+func (p *Pacer) paces(k int, need [4]int64) bool {
+	m := &p.buckets[k]
+	return m.limit > 0 && need[k] > 0 && need[k] <= m.limit
 }
 
-// take takes need from the buckets.
-func (p *Pacer) take(need [4]int64) {
+// expire forgets the tickets whose start has come.
+func (p *Pacer) expire(now time.Time) {
+	for p.head < len(p.booked) && !p.booked[p.head].at.After(now) {
+		for k, t := range p.booked[p.head].took {
+			p.ahead[k] -= t
+		}
+		p.head++
+	}
+	if p.head == len(p.booked) {
+		p.booked, p.head = p.booked[:0], 0
+	} else if p.head > 64 && p.head > len(p.booked)/2 {
+		p.booked = p.booked[:copy(p.booked, p.booked[p.head:])]
+		p.head = 0
+	}
+}
+
+// start returns the first start at or after now, and after every booked
+// request's, at which need fits each bucket it takes from; now for a
+// request that takes nothing.
+func (p *Pacer) start(now time.Time, need [4]int64) time.Time {
+	at := now
 	for k := range p.buckets {
-		if m := &p.buckets[k]; m.limit > 0 && need[k] <= m.limit {
-			m.level -= need[k] * p.per
+		if !p.paces(k, need) {
+			continue
+		}
+		m := &p.buckets[k]
+		m.refill(now, p.per)
+		at = later(at, p.tail)
+		from := later(now, m.last)
+		if short := need[k]*p.per - m.level; short > 0 {
+			from = from.Add(time.Duration((short + m.limit - 1) / m.limit))
+		}
+		at = later(at, from)
+	}
+	return at
+}
+
+// take takes need from the buckets at at (now or later: a ticket).
+func (p *Pacer) take(at, now time.Time, need [4]int64) {
+	var took [4]int64
+	for k := range p.buckets {
+		if !p.paces(k, need) {
+			continue
+		}
+		m := &p.buckets[k]
+		m.refill(at, p.per)
+		took[k] = need[k] * p.per
+		m.level -= took[k]
+	}
+	if at.After(now) {
+		p.booked = append(p.booked, booking{at: at, took: took})
+		p.tail = at
+		for k, t := range took {
+			p.ahead[k] = min(p.ahead[k]+t, 1<<62) // saturates: sums of shares ≤ 2^62 each
 		}
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // Observe learns the limits an outcome carries.
@@ -245,24 +316,39 @@ func (p *Pacer) ObservesLimits() {}
 // Release does nothing: a request's share is not given back (see Pacer).
 func (p *Pacer) Release(time.Time, Waiter, bool) {}
 
-// Update learns the limits a response received at now reported.
+// Update learns the limits a response received at now reported. The
+// header does not count the requests booked for later starts (they were
+// not sent): the copy is lowered to what it says less what they took.
+// When the copy's level is at a later time (requests are booked ahead),
+// the header bounds it with the refill until then. The copy never goes
+// below a whole window in debt.
 func (p *Pacer) Update(now time.Time, l RateLimits) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.expire(now)
 	for k, b := range l.buckets() {
 		if b.Limit <= 0 {
 			continue
 		}
 		m := &p.buckets[k]
 		limit := min(b.Limit, p.maxLimit)
+		full := limit * p.per
 		told := min(b.Remaining, limit) * p.per
 		if m.limit != limit {
 			// New, or the key's limit changed: start from the header.
-			*m = mirror{limit: limit, level: told, last: now}
+			*m = mirror{limit: limit, level: max(told-p.ahead[k], 1-full), last: now}
 			continue
 		}
 		m.refill(now, p.per)
-		m.level = min(m.level, told)
+		if dt := m.last.Sub(now); dt > 0 {
+			// told then, with the refill up to the copy's time.
+			if int64(dt) >= (full-told+limit-1)/limit {
+				told = full
+			} else {
+				told += limit * int64(dt)
+			}
+		}
+		m.level = min(m.level, max(told-p.ahead[k], 1-full))
 	}
 }
 
@@ -299,6 +385,10 @@ func (p *Pacer) Limits(now time.Time) RateLimits {
 		m.refill(now, p.per)
 		full := m.limit * p.per
 		*b = RateLimit{Limit: m.limit, Remaining: max(m.level, 0) / p.per, Reset: time.Duration((full - m.level + m.limit - 1) / m.limit)}
+		if m.last.After(now) {
+			// Requests are booked ahead: nothing is left now.
+			b.Remaining, b.Reset = 0, m.last.Sub(now)+b.Reset
+		}
 	}
 	return l
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // The pacer lets requests go while its copy of the bucket has room, then
-// holds each until the refill makes room: 60 per minute is one a second.
+// books each a start when the refill makes room for it after those booked
+// before it: 60 per minute is one a second.
 func TestPacerSpacesByRequests(t *testing.T) {
 	p, err := NewPacer(PacerConfig{})
 	if err != nil {
@@ -21,26 +22,33 @@ func TestPacerSpacesByRequests(t *testing.T) {
 		t.Fatalf("before any header: %+v", a)
 	}
 	p.Update(at(0), RateLimits{Requests: RateLimit{Limit: 60, Remaining: 2}})
-	for i, want := range []Admission{{Kind: AdmitGrant, At: at(0)}, {Kind: AdmitGrant, At: at(0)}, {Kind: AdmitHold, At: at(time.Second)}} {
+	for i, want := range []Admission{{Kind: AdmitGrant, At: at(0)}, {Kind: AdmitGrant, At: at(0)}, {Kind: AdmitGrant, At: at(time.Second)}} {
 		if got := p.Admit(at(0), Ask{}); got != want {
 			t.Errorf("request %d: %+v, want %+v", i, got, want)
 		}
 	}
-	// Half a second later: half a request has come back.
-	if got := p.Admit(at(500*time.Millisecond), Ask{}); got.Kind != AdmitHold || !got.At.Equal(at(time.Second)) {
+	if l := p.Limits(at(500 * time.Millisecond)); l.Requests.Remaining != 0 || l.Requests.Reset != 60500*time.Millisecond {
+		t.Errorf("with a request booked at 1 s, at 0.5 s: %+v", l.Requests)
+	}
+	// Half a second later: the next ticket is after the one booked at 1 s.
+	if got := p.Admit(at(500*time.Millisecond), Ask{}); got.Kind != AdmitGrant || !got.At.Equal(at(2*time.Second)) {
 		t.Errorf("at 0.5 s: %+v", got)
 	}
-	// A deadline before the room comes: the hold says why it stops.
-	if got := p.Admit(at(500*time.Millisecond), Ask{Latest: at(900 * time.Millisecond)}); got.Kind != AdmitHold || got.Cause == nil {
+	// A deadline before the room comes: the hold says why it stops, and
+	// books nothing.
+	if got := p.Admit(at(500*time.Millisecond), Ask{Latest: at(2900 * time.Millisecond)}); got.Kind != AdmitHold || got.Cause == nil || !got.At.Equal(at(3*time.Second)) {
 		t.Errorf("with a deadline: %+v", got)
 	}
-	if got := p.Admit(at(time.Second), Ask{}); got.Kind != AdmitGrant {
-		t.Errorf("at 1 s: %+v", got)
+	if got := p.Admit(at(2*time.Second), Ask{}); got.Kind != AdmitGrant || !got.At.Equal(at(3*time.Second)) {
+		t.Errorf("at 2 s: %+v", got)
+	}
+	if got := p.Admit(at(4*time.Second), Ask{}); got != (Admission{Kind: AdmitGrant, At: at(4 * time.Second)}) {
+		t.Errorf("at 4 s, every ticket used: %+v", got)
 	}
 	// A header saying more than the copy does not raise it; one saying
 	// less lowers it.
-	p.Update(at(time.Second), RateLimits{Requests: RateLimit{Limit: 60, Remaining: 30}})
-	if l := p.Limits(at(time.Second)); l.Requests.Remaining != 0 {
+	p.Update(at(4*time.Second), RateLimits{Requests: RateLimit{Limit: 60, Remaining: 30}})
+	if l := p.Limits(at(4 * time.Second)); l.Requests.Remaining != 0 {
 		t.Errorf("after a higher header: %+v", l.Requests)
 	}
 	p.Update(at(10*time.Second), RateLimits{Requests: RateLimit{Limit: 60, Remaining: 3}})
@@ -67,8 +75,10 @@ func TestPacerSpacesByTokens(t *testing.T) {
 	}{
 		{Ask{}, Admission{Kind: AdmitGrant, At: at(0)}},
 		{Ask{InputTokens: 150}, Admission{Kind: AdmitGrant, At: at(0)}},
-		{Ask{}, Admission{Kind: AdmitHold, At: at(time.Second)}},
-		{Ask{InputTokens: 7000}, Admission{Kind: AdmitGrant, At: at(0)}}, // never fits: the server says 413
+		{Ask{}, Admission{Kind: AdmitGrant, At: at(time.Second)}},
+		// Never fits (the server says 413): it takes no tokens, but its
+		// request waits its turn after the ticket before it.
+		{Ask{InputTokens: 7000}, Admission{Kind: AdmitGrant, At: at(time.Second)}},
 	} {
 		if got := p.Admit(at(0), tt.ask); got != tt.want {
 			t.Errorf("request %d: %+v, want %+v", i, got, tt.want)
@@ -79,8 +89,8 @@ func TestPacerSpacesByTokens(t *testing.T) {
 	if got := q.Admit(at(0), Ask{}); got.Kind != AdmitGrant {
 		t.Errorf("150 of 200: %+v", got)
 	}
-	if got := q.Admit(at(0), Ask{}); got.Kind != AdmitHold || !got.At.Equal(at(time.Second)) {
-		t.Errorf("150 more of 50: %+v, want a hold for 100 tokens (1 s)", got)
+	if got := q.Admit(at(0), Ask{}); got.Kind != AdmitGrant || !got.At.Equal(at(time.Second)) {
+		t.Errorf("150 more of 50: %+v, want a start after 100 tokens (1 s)", got)
 	}
 	// Without Tokens, token limits do not hold anything.
 	r, _ := NewPacer(PacerConfig{})
@@ -94,7 +104,7 @@ func TestPacerSpacesByTokens(t *testing.T) {
 func TestPacerLearnsFromOutcomesAndHeaders(t *testing.T) {
 	p, _ := NewPacer(PacerConfig{})
 	p.Observe(at(0), 1, Outcome{Class: RetryAfter, Status: 429, Limits: &RateLimits{Requests: RateLimit{Limit: 60, Remaining: 0, Reset: time.Minute}}})
-	if got := p.Admit(at(0), Ask{}); got.Kind != AdmitHold {
+	if got := p.Admit(at(0), Ask{}); !got.At.After(at(0)) {
 		t.Errorf("after a 429 with remaining 0: %+v", got)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -128,7 +138,7 @@ func TestPacerConcurrent(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 100 {
-				if p.Admit(at(0), Ask{}).Kind == AdmitGrant {
+				if a := p.Admit(at(0), Ask{}); a.Kind == AdmitGrant && a.At.Equal(at(0)) {
 					mu.Lock()
 					granted++
 					mu.Unlock()
@@ -222,8 +232,8 @@ func TestPacerTokenSumSaturates(t *testing.T) {
 	if got := p.Admit(at(0), huge); got.Kind != AdmitGrant {
 		t.Errorf("a request past every limit: %+v, want it let through", got)
 	}
-	if got := p.Admit(at(0), Ask{InputTokens: 10}); got.Kind != AdmitHold || !got.At.Equal(at(100*time.Millisecond)) {
-		t.Errorf("10 tokens on an empty bucket after it: %+v, want a hold for 100 ms", got)
+	if got := p.Admit(at(0), Ask{InputTokens: 10}); got.Kind != AdmitGrant || !got.At.Equal(at(100*time.Millisecond)) {
+		t.Errorf("10 tokens on an empty bucket after it: %+v, want a start at 100 ms", got)
 	}
 
 	q, _ := NewPacer(PacerConfig{Tokens: true})
@@ -234,7 +244,7 @@ func TestPacerTokenSumSaturates(t *testing.T) {
 		wg.Go(func() {
 			for range 50 {
 				q.Admit(at(0), huge)
-				if q.Admit(at(0), Ask{InputTokens: 10}).Kind == AdmitGrant {
+				if a := q.Admit(at(0), Ask{InputTokens: 10}); a.Kind == AdmitGrant && a.At.Equal(at(0)) {
 					granted.Add(1)
 				}
 			}
@@ -243,5 +253,44 @@ func TestPacerTokenSumSaturates(t *testing.T) {
 	wg.Wait()
 	if n := granted.Load(); n != 10 {
 		t.Errorf("granted %d requests of 10 tokens from 100; want 10", n)
+	}
+}
+
+// Held requests get tickets in the order they asked: each its own start,
+// one share apart, so each is woken once (where all would wake when the
+// next share fits and all but one be held again). A header read while
+// requests are booked ahead counts them as taken; a hedge finds no room
+// while a ticket waits.
+func TestPacerHandsOffInOrder(t *testing.T) {
+	p, _ := NewPacer(PacerConfig{})
+	p.Update(at(0), RateLimits{Requests: RateLimit{Limit: 60, Remaining: 0}})
+	for i := range 100 {
+		want := Admission{Kind: AdmitGrant, At: at(time.Duration(i+1) * time.Second)}
+		if got := p.Admit(at(time.Duration(i)*time.Millisecond), Ask{}); got != want {
+			t.Fatalf("request %d: %+v, want %+v", i, got, want)
+		}
+	}
+	if p.AdmitCopy(at(50*time.Second), Ask{}) {
+		t.Error("a hedge went ahead of the tickets")
+	}
+	// At 50 s, 50 tickets are used and 50 wait, and the copy says 0 left
+	// now: a header saying 0 does not move them (the 50 waiting were not
+	// sent: it cannot count them), and one saying more raises nothing.
+	for _, left := range []int64{0, 10} {
+		p.Update(at(50*time.Second), RateLimits{Requests: RateLimit{Limit: 60, Remaining: left}})
+	}
+	if got := p.Admit(at(50*time.Second), Ask{}); !got.At.Equal(at(101 * time.Second)) {
+		t.Errorf("after headers at 50 s: %+v, want the ticket after the last (101 s)", got)
+	}
+	// A new limit (120 a minute, 0 left) starts the copy at 0 less the 51
+	// booked ahead: room for the next at 50 + 52/2 = 76 s, but it waits
+	// its turn after the last ticket, at 101 s.
+	p.Update(at(50*time.Second), RateLimits{Requests: RateLimit{Limit: 120, Remaining: 0}})
+	if got := p.Admit(at(50*time.Second), Ask{}); !got.At.Equal(at(101 * time.Second)) {
+		t.Errorf("after a new limit: %+v, want 101 s", got)
+	}
+	// By then the new limit refilled 102 shares for the 52 booked: room.
+	if got := p.Admit(at(101*time.Second), Ask{}); got != (Admission{Kind: AdmitGrant, At: at(101 * time.Second)}) {
+		t.Errorf("at 101 s, the queue used: %+v, want a start now", got)
 	}
 }
