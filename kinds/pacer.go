@@ -37,5 +37,4 @@ func registerPacer() {
 	// Both read the key's headers, and the key scales with the clients.
 	setScale("reset_gate", scaleFree)
 	setScale("pacer", scaleFree)
-	setUnboundedEvents("pacer")
 }

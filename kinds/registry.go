@@ -345,11 +345,6 @@ type coordinatorKind struct {
 	// paces says that the coordinator spaces attempts in time, so that
 	// retries with no wait cannot all happen at one instant.
 	paces bool
-	// unboundedEvents says that an attempt the coordinator holds may cost
-	// more engine events than the work estimate counts (runs.EstimateOf):
-	// the header pacer wakes every request it holds when the next one
-	// fits and holds all but one again (docs/scale.md).
-	unboundedEvents bool
 	// noun names the coordinator in a sentence ("a circuit breaker"); ""
 	// names it by the kind's name.
 	noun string
@@ -426,36 +421,6 @@ func paced(p *sim.Policy) bool {
 		}
 	}
 	return false
-}
-
-// EventsUnbounded reports whether a coordinator of p (or of one of its
-// retry layers) makes the work estimate's count of events per attempt no
-// bound: the header pacer's held requests are woken together and held
-// again, so a paced attempt costs about as many events as there are
-// requests waiting.
-func EventsUnbounded(p *sim.Policy) bool {
-	specs := slices.Clone(p.Coordinators)
-	for _, l := range p.Layers {
-		specs = append(specs, l.Coordinators...)
-	}
-	for _, s := range specs {
-		if r := specRank(s); r < len(coordinatorKinds) && coordinatorKinds[r].unboundedEvents {
-			return true
-		}
-	}
-	return false
-}
-
-// setUnboundedEvents marks the coordinator called name as one whose held
-// attempts the work estimate cannot bound (EventsUnbounded).
-func setUnboundedEvents(name string) {
-	for _, k := range coordinatorKinds {
-		if k.Name == name {
-			k.unboundedEvents = true
-			return
-		}
-	}
-	panic("kinds: setUnboundedEvents: no coordinator " + name)
 }
 
 // DescribeCoordination lists, in words, the shared coordination of p;

@@ -1,7 +1,6 @@
 package runs
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"runtime"
@@ -67,11 +66,6 @@ type Estimate struct {
 	// Cost and PredictedCost are Events and Predicted with each run's
 	// events weighed by NsPerEventAt its size: nanoseconds on one core.
 	Cost, PredictedCost float64
-	// NotBound names a policy whose events Events does not bound (one
-	// with a header pacer, kinds.EventsUnbounded: docs/scale.md); "" when
-	// Events is a bound. Messages then call Events and its time an
-	// estimate ("about"), not a limit ("up to", "at most").
-	NotBound string
 }
 
 // NsPerEventAt is the engine's cost per event on one core in a run of ops
@@ -113,13 +107,12 @@ func (e Estimate) Time() time.Duration {
 // (The prediction is Plan.Predict's, of the sum: not added.)
 func (e Estimate) Add(o Estimate) Estimate {
 	return Estimate{
-		Runs:     e.Runs + o.Runs,
-		Events:   e.Events + o.Events,
-		Cost:     e.Cost + o.Cost,
-		Memory:   max(e.Memory, o.Memory),
-		Kept:     e.Kept + o.Kept,
-		Workers:  max(e.Workers, o.Workers),
-		NotBound: cmp.Or(e.NotBound, o.NotBound),
+		Runs:    e.Runs + o.Runs,
+		Events:  e.Events + o.Events,
+		Cost:    e.Cost + o.Cost,
+		Memory:  max(e.Memory, o.Memory),
+		Kept:    e.Kept + o.Kept,
+		Workers: max(e.Workers, o.Workers),
 	}
 }
 
@@ -132,7 +125,7 @@ func (e Estimate) TotalMemory() float64 { return e.Memory + e.Kept }
 func (e Estimate) Refusal() string {
 	switch {
 	case e.Events > RefuseEvents:
-		return fmt.Sprintf("%s %s engine events, over the limit of %s", e.upTo(), count(e.Events), count(RefuseEvents))
+		return fmt.Sprintf("up to %s engine events, over the limit of %s", count(e.Events), count(RefuseEvents))
 	case e.TotalMemory() > RefuseMemory:
 		return fmt.Sprintf("up to %s of memory, over the limit of %s", bytesText(e.TotalMemory()), bytesText(RefuseMemory))
 	}
@@ -144,14 +137,9 @@ func (e Estimate) Long() bool { return e.Events > WarnEvents }
 
 // String summarises the estimate for a message: the bound, and the
 // prediction and its time, or else the bound's time ("at most") and why
-// there is no prediction. Where the events are no bound (NotBound), it
-// says "about" and "estimate" instead, and why.
+// there is no prediction.
 func (e Estimate) String() string {
 	cores := max(e.Workers, 1)
-	from, atMost := "the bound", "at most ~"
-	if e.NotBound != "" {
-		from, atMost = "the estimate", "~"
-	}
 	var work string
 	switch {
 	case e.Predicted > 0 && e.PilotFactor >= 1:
@@ -159,36 +147,20 @@ func (e Estimate) String() string {
 	case e.Predicted > 0:
 		work = fmt.Sprintf("%s predicted by a pilot run at 1/%.0f scale, ~%s on %d core(s)", count(e.Predicted), 1/e.PilotFactor, roughTime(e.Time()), cores)
 	case e.NoPilot != "":
-		work = fmt.Sprintf("%s%s on %d core(s) (from %s: %s)", atMost, roughTime(e.Time()), cores, from, e.NoPilot)
+		work = fmt.Sprintf("at most ~%s on %d core(s) (from the bound: %s)", roughTime(e.Time()), cores, e.NoPilot)
 	default:
-		work = fmt.Sprintf("%s%s on %d core(s) (from %s)", atMost, roughTime(e.Time()), cores, from)
+		work = fmt.Sprintf("at most ~%s on %d core(s) (from the bound)", roughTime(e.Time()), cores)
 	}
-	events := fmt.Sprintf("%s %s engine events in %d runs", e.upTo(), count(e.Events), e.Runs)
-	if e.NotBound != "" {
-		events += fmt.Sprintf(" (an estimate, not a bound: the header pacer of %s can take more, docs/scale.md)", e.NotBound)
-	}
-	return fmt.Sprintf("%s, %s, up to %s of memory", events, work, bytesText(e.TotalMemory()))
-}
-
-// upTo is how a message introduces the events: "up to" for a bound,
-// "about" for an estimate (NotBound).
-func (e Estimate) upTo() string {
-	if e.NotBound != "" {
-		return "about"
-	}
-	return "up to"
+	return fmt.Sprintf("up to %s engine events in %d runs, %s, up to %s of memory",
+		count(e.Events), e.Runs, work, bytesText(e.TotalMemory()))
 }
 
 // EstimateOf bounds the work of running every policy of s on seeds seeds.
 func EstimateOf(s *scenarios.Scenario, seeds int) Estimate {
 	clients := float64(s.Operations())
 	perSeed := 0.0
-	notBound := ""
 	for i := range s.Policies {
 		perSeed += clients * (1 + (EventsPerAttempt+kinds.ExtraEventsPerAttempt(s.Server))*attemptBound(s.Server, &s.Policies[i]))
-		if notBound == "" && kinds.EventsUnbounded(&s.Policies[i]) {
-			notBound = s.Name + "/" + s.Policies[i].Name
-		}
 	}
 	perClient := bytesPerClient
 	for i := range s.Policies {
@@ -228,12 +200,11 @@ func EstimateOf(s *scenarios.Scenario, seeds int) Estimate {
 	runs := int64(seeds) * int64(len(s.Policies))
 	workers := int(min(int64(ParallelWorkers(runtime.GOMAXPROCS(0), s.Operations())), max(runs, 1)))
 	return Estimate{
-		Runs:     runs,
-		Events:   perSeed * float64(seeds),
-		Cost:     perSeed * float64(seeds) * NsPerEventAt(s.Operations()),
-		Memory:   float64(workers) * perRun,
-		Workers:  workers,
-		NotBound: notBound,
+		Runs:    runs,
+		Events:  perSeed * float64(seeds),
+		Cost:    perSeed * float64(seeds) * NsPerEventAt(s.Operations()),
+		Memory:  float64(workers) * perRun,
+		Workers: workers,
 	}
 }
 
