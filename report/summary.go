@@ -88,8 +88,7 @@ func TradeSummary(doc *MultiSeedDocument) []TradeRow {
 // gains and what it pays ("a trade: completes 2 more, sends 40% more"), or
 // "no significant difference". Nothing ranks on one axis alone.
 func Dominance(ps *PolicyStats) string {
-	var gains, losses, words []string
-	var noLatency bool
+	var gains, losses, words, notComparable []string
 	axes := 0
 	for _, m := range tradeAxes {
 		ms := metricStats(ps, m.Name)
@@ -108,16 +107,19 @@ func Dominance(ps *PolicyStats) string {
 			losses = append(losses, axisWords(m, d))
 			words = append(words, axisWords(m, d))
 		case stats.NotComparable:
-			noLatency = true
+			notComparable = append(notComparable, m.Part())
 		}
 	}
+	// "Every axis" only when every axis was weighed: a latency that is
+	// not comparable is not better (or worse) with the others.
+	every := len(notComparable) == 0
 	var out string
 	switch {
 	case len(gains) == 0 && len(losses) == 0:
 		out = "no significant difference"
-	case len(gains) == axes:
+	case len(gains) == axes && every:
 		out = "better on every axis: " + strings.Join(gains, ", ")
-	case len(losses) == axes:
+	case len(losses) == axes && every:
 		out = "worse on every axis: " + strings.Join(losses, ", ")
 	case len(losses) == 0:
 		out = "better, worse on none: " + strings.Join(gains, ", ")
@@ -126,8 +128,11 @@ func Dominance(ps *PolicyStats) string {
 	default:
 		out = "a trade: " + strings.Join(words, ", ")
 	}
-	if noLatency {
+	switch {
+	case len(notComparable) == 2:
 		out += " (latencies not comparable)"
+	case len(notComparable) == 1:
+		out += " (" + notComparable[0] + " not comparable)"
 	}
 	return out
 }

@@ -25,7 +25,8 @@ func TestTradeSummary(t *testing.T) {
 	rows := TradeSummary(&doc)
 	want := []string{
 		"reference",
-		"worse on every axis: completes 5.9 fewer, sends 10% more (latencies not comparable)",
+		// Not "every axis": the latencies were not weighed.
+		"worse, better on none: completes 5.9 fewer, sends 10% more (latencies not comparable)",
 		"worse, better on none: sends 20% more", // same completions and latencies
 		"a trade: completes 2.3 more, sends 30% more (latencies not comparable)",
 	}
@@ -95,4 +96,31 @@ func TestBuiltinsNeverWinByLosingWork(t *testing.T) {
 		t.Errorf("only %d policies complete significantly fewer than their reference: the test checks little", checked)
 	}
 	t.Logf("%d policies that complete fewer checked", checked)
+}
+
+// A policy better where it can be weighed, with a latency that cannot
+// (slower at p99 while completing more: the survivor rule), is not
+// "better on every axis", and the verdict names the latency it left out
+// (sleep-until-reset on shared-key-agents read "better on every axis"
+// with a p99 of 63.8 s against 13.3 s).
+func TestDominanceNamesWhatItCouldNotWeigh(t *testing.T) {
+	pct := func(v float64) *float64 { return &v }
+	diff := func(delta, percent float64, v stats.Verdict) *Difference {
+		return &Difference{Pairs: 20, DeltaMean: delta, DeltaPercent: pct(percent), P: 0.001, Verdict: v}
+	}
+	ps := &PolicyStats{Policy: "sleep-until-reset", Metrics: []MetricStats{
+		{Metric: metrics.Completed.Name, VsBaseline: diff(668.2, 50.2, stats.Better)},
+		{Metric: metrics.Attempts.Name, VsBaseline: diff(-83, -4, stats.Better)},
+		{Metric: metrics.P50.Name, VsBaseline: diff(-107.7, -3.2, stats.Better)},
+		{Metric: metrics.P99.Name, VsBaseline: diff(50536.6, 379.7, stats.NotComparable)},
+	}}
+	got := Dominance(ps)
+	if strings.Contains(got, "every axis") || !strings.HasSuffix(got, "(p99 not comparable)") || !strings.HasPrefix(got, "better, worse on none: completes 668.2 more") {
+		t.Errorf("Dominance = %q, want better on the axes weighed, and p99 named as not comparable", got)
+	}
+	ps.Metrics[3].VsBaseline.Verdict = stats.Better
+	ps.Metrics[3].VsBaseline.DeltaMean, ps.Metrics[3].VsBaseline.DeltaPercent = -10, pct(-1)
+	if got := Dominance(ps); !strings.HasPrefix(got, "better on every axis: ") {
+		t.Errorf("every axis weighed and better: %q", got)
+	}
 }
