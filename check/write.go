@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/retrysim/retrysim/report"
 )
@@ -202,10 +203,21 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name     string `xml:"name,attr"`
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	// Properties say how a multi-seed baseline's metrics were tested.
+	Properties *junitProperties `xml:"properties"`
+	Cases      []junitCase      `xml:"testcase"`
+}
+
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -278,7 +290,15 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		if c.Fail {
 			jc.Failure = &junitFailure{Message: c.Explain(), Type: "baseline", Text: c.Explain()}
 		}
-		add(suite(fmt.Sprintf("baseline: %s (%s, %s)", c.File, c.Scenario, c.SeedRange())), jc)
+		st := suite(fmt.Sprintf("baseline: %s (%s, %s)", c.File, c.Scenario, c.SeedRange()))
+		if st.Properties == nil {
+			f := r.Family
+			st.Properties = &junitProperties{Property: []junitProperty{
+				{"alpha", formatAlpha(f.Alpha)}, {"correction", Correction},
+				{"paired_tests", strconv.Itoa(f.Tests)}, {"distinct_tests", strconv.Itoa(f.Distinct)}, {"counted_tests", strconv.Itoa(f.Counted)},
+			}}
+		}
+		add(st, jc)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err

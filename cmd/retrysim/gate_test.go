@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -24,12 +25,18 @@ func TestCheckWithMultiSeedBaseline(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "19 of 19 metrics show no significant change") || !strings.Contains(out, ": PASS") {
 		t.Fatalf("the same policy: exit %d\n%s%s", code, out, errOut)
 	}
-	out, errOut, code, _ = runCLI(t, "check", "--file", slower, "--baseline", baseline, "--format", "markdown", "--junit", t.TempDir()+"/j.xml")
+	junit := t.TempDir() + "/j.xml"
+	out, errOut, code, _ = runCLI(t, "check", "--file", slower, "--baseline", baseline, "--format", "markdown", "--junit", junit)
 	if code != 1 || !strings.Contains(out, "### Baseline comparison over seeds") || !strings.Contains(out, "| FAIL   | gate     | full-jitter | latency_ms.p95") {
 		t.Fatalf("base doubled: exit %d\n%s%s", code, out, errOut)
 	}
 	if !strings.Contains(out, "seeds 1-30) gate/full-jitter: latency_ms.p95: ") || !strings.Contains(out, "worse beyond the tolerance (5% of the baseline") {
 		t.Errorf("the failure does not explain itself:\n%s", out)
+	}
+	// The JUnit file says how the metrics were tested: α over the family.
+	if x, err := os.ReadFile(junit); err != nil || !strings.Contains(string(x), `<property name="alpha" value="0.05"></property>`) ||
+		!strings.Contains(string(x), `<property name="paired_tests" value="19"></property>`) {
+		t.Errorf("JUnit without the family's α and tests (%v):\n%s", err, x)
 	}
 	// A looser tolerance for the latencies lets it pass.
 	_, _, code, _ = runCLI(t, "check", "--file", slower, "--baseline", baseline,
