@@ -119,11 +119,19 @@ func SetRateLimitHeaders(h http.Header, l RateLimits, d Dialect, now time.Time) 
 // "6m0s"; responses quoted on its forum and in clients' code show "12ms",
 // "20ms", "8.64s", "33.023s": never a finer unit than the millisecond.
 func openAIDuration(d time.Duration) string {
+	return CeilMillisecond(d).String()
+}
+
+// CeilMillisecond is d rounded up to a whole millisecond (0 for a negative
+// d; the largest whole millisecond near the top of the range): the
+// precision of a real API's rate-limit headers, which the simulator's
+// limits report too, so that both sides of the wire agree.
+func CeilMillisecond(d time.Duration) time.Duration {
 	d = max(d, 0)
 	if r := d % time.Millisecond; r != 0 && d <= math.MaxInt64-time.Millisecond {
 		d += time.Millisecond - r
 	}
-	return d.Truncate(time.Millisecond).String()
+	return d.Truncate(time.Millisecond)
 }
 
 // Tightest returns the more restrictive of two limits: the one with the

@@ -3,7 +3,6 @@
 package serve_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/internal/proctest"
 	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -42,26 +42,12 @@ func backgroundChild(t *testing.T) (string, func() int) {
 			return err == nil && pid > 0
 		})
 		t.Cleanup(func() {
-			if alive(pid) {
+			if proctest.Alive(pid) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		})
 		return pid
 	}
-}
-
-// alive reports whether process pid exists and is not a zombie (killed
-// but not yet reaped by whoever adopted it).
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true // no /proc: trust kill
-	}
-	i := bytes.LastIndexByte(stat, ')') // after the command's name, which may hold anything
-	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
 
 // Cancelling Exec's context ends the program at once, and the child its
@@ -87,7 +73,7 @@ func TestExecCancelEndsTheProgramsChildren(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Exec still runs 5 s after its context was cancelled")
 	}
-	waitFor(t, 2*time.Second, "the child to end", func() bool { return !alive(pid) })
+	waitFor(t, 2*time.Second, "the child to end", func() bool { return !proctest.Alive(pid) })
 }
 
 // A failing program's output is kept in its error up to its last

@@ -245,7 +245,7 @@ func (s *rateLimitState) RateLimits(now time.Duration) (policies.RateLimits, boo
 		}
 		full := b.limit * unitsPerToken
 		*out = policies.RateLimit{Limit: b.limit, Remaining: max(b.level, 0) / unitsPerToken,
-			Reset: ceilMillisecond(time.Duration((full - b.level + b.limit - 1) / b.limit))}
+			Reset: policies.CeilMillisecond(time.Duration((full - b.level + b.limit - 1) / b.limit))}
 	}
 	return l, l.Known()
 }
@@ -306,12 +306,4 @@ func (m *RateLimit) Capacity() []CapacityStep {
 		out[i] = st
 	}
 	return out
-}
-
-// ceilMillisecond is d rounded up to a whole millisecond.
-func ceilMillisecond(d time.Duration) time.Duration {
-	if r := d % time.Millisecond; r > 0 {
-		d += time.Millisecond - r
-	}
-	return d
 }

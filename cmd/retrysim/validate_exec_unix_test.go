@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/retrysim/retrysim/internal/proctest"
 )
 
 // Ctrl-C (the run's context cancelled) ends validate --exec at once with
@@ -47,7 +48,7 @@ func TestValidateExecInterrupted(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() {
-		if processAlive(pid) {
+		if proctest.Alive(pid) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -60,23 +61,9 @@ func TestValidateExecInterrupted(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("validate --exec still runs 5 s after Ctrl-C")
 	}
-	for deadline := time.Now().Add(2 * time.Second); processAlive(pid); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Second); proctest.Alive(pid); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the program's child (pid %d) still runs 2 s after validate --exec ended", pid)
 		}
 	}
-}
-
-// processAlive reports whether process pid exists and is not a zombie
-// (killed but not yet reaped by whoever adopted it).
-func processAlive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true // no /proc: trust kill
-	}
-	i := bytes.LastIndexByte(stat, ')') // after the command's name, which may hold anything
-	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
