@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -18,7 +19,7 @@ func ValidateWorkload(w sim.Workload) error {
 // InstantRetries reports whether p's operations could retry for ever at
 // one instant against server: no max attempts, a fixed wait of 0, nothing
 // that paces attempts (throttle, send-rate limiter) or stops a run of
-// refusals (a policies.Stopper: budgets, breaker, adaptive throttling),
+// refusals (a machine.Stopper: budgets, breaker, adaptive throttling),
 // and a server that answers at once with no server wait and, for an error
 // mix, fails every request in some phase. The engine would stop such a run
 // when it stalls; the loader refuses it first.
@@ -36,7 +37,7 @@ func InstantRetries(server sim.ServerModel, p *sim.Policy) bool {
 // stops reports whether a coordinator of p stops operations locally.
 func stops(p *sim.Policy) bool {
 	for _, s := range p.Coordinators {
-		if _, ok := s.(policies.Stopper); ok {
+		if _, ok := s.(machine.Stopper); ok {
 			return true
 		}
 	}

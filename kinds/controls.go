@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -140,7 +141,7 @@ func registerControls() {
 
 // registerControl registers one control whose config, a spec of type C,
 // a policy lists among its coordinators; noun names it in a sentence.
-func registerControl[C policies.Spec](name, noun, about string, paces bool, decode func(*schema.Mapping) C, describe func(C) string) {
+func registerControl[C machine.Spec](name, noun, about string, paces bool, decode func(*schema.Mapping) C, describe func(C) string) {
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: name, Fields: []string{name}, About: about}),
 		decode: func(d *schema.Decoder, m *schema.Mapping, p *sim.Policy, on bool) {
@@ -195,8 +196,8 @@ func decodeRules(d *schema.Decoder, m *schema.Mapping, r *policies.Policy) {
 		r.IgnoreServerWaitAbove = sm.Duration("ignore_above", r.IgnoreServerWaitAbove)
 		r.ClampServerWait = sm.Duration("clamp_to", r.ClampServerWait)
 		r.FailServerWaitAbove = sm.Duration("fail_above", r.FailServerWaitAbove)
-		if c := sm.Duration("total_cap", r.TotalServerWaitCap); c > policies.MaxTotalServerWaitCap {
-			sm.Errorf("total_cap", "must be at most %v (an operation sums its server waits in %v units), got %v", policies.MaxTotalServerWaitCap, policies.ServerWaitUnit, c)
+		if c := sm.Duration("total_cap", r.TotalServerWaitCap); c > machine.MaxTotalServerWaitCap {
+			sm.Errorf("total_cap", "must be at most %v (an operation sums its server waits in %v units), got %v", machine.MaxTotalServerWaitCap, machine.ServerWaitUnit, c)
 		} else {
 			r.TotalServerWaitCap = c
 		}

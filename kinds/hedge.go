@@ -6,6 +6,7 @@ import (
 
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 	"github.com/retrysim/retrysim/stats"
@@ -18,12 +19,12 @@ func registerHedge() {
 		func(m *schema.Mapping) policies.HedgeConfig {
 			return policies.HedgeConfig{
 				Delay:         m.Duration("delay", 0),
-				MaxHedges:     int(m.Integer("max_hedges", 0, 0, policies.MaxHedges)),
-				BudgetPercent: m.Number("budget_percent", 0, 0, 100*policies.MaxHedges),
+				MaxHedges:     int(m.Integer("max_hedges", 0, 0, machine.MaxHedges)),
+				BudgetPercent: m.Number("budget_percent", 0, 0, 100*machine.MaxHedges),
 				BudgetBurst:   m.Number("budget_burst", 0, 0, 1e6),
 				Percentile:    m.Number("percentile", 0, 0, 99.999),
-				Window:        int(m.Integer("window", 0, 0, policies.MaxHedgeWindow)),
-				MinSamples:    int(m.Integer("min_samples", 0, 0, policies.MaxHedgeWindow)),
+				Window:        int(m.Integer("window", 0, 0, machine.MaxHedgeWindow)),
+				MinSamples:    int(m.Integer("min_samples", 0, 0, machine.MaxHedgeWindow)),
 			}
 		},
 		describeHedge)
@@ -36,7 +37,7 @@ func registerHedge() {
 			c.Delay = time.Duration(v)
 			return c
 		})}})
-	registerParam(&Param{Name: "hedge_budget_percent", Field: "hedge.budget_percent", Title: "hedge: budget percent of attempts", Unit: Count, Min: 1, Max: 100 * policies.MaxHedges,
+	registerParam(&Param{Name: "hedge_budget_percent", Field: "hedge.budget_percent", Title: "hedge: budget percent of attempts", Unit: Count, Min: 1, Max: 100 * machine.MaxHedges,
 		About: "share of attempts a hedge budget lets hedge, in percent", missing: "no policy of this scenario hedges",
 		setters: []func(*Parts, int64) (bool, error){forSpec(func(c policies.HedgeConfig, v int64) policies.HedgeConfig {
 			c.BudgetPercent = float64(v)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -39,7 +40,7 @@ var (
 )
 
 // forSpec is a setter over the policies' coordinator specs of type S.
-func forSpec[S policies.Spec](set func(c S, v int64) S) func(s *Parts, v int64) (bool, error) {
+func forSpec[S machine.Spec](set func(c S, v int64) S) func(s *Parts, v int64) (bool, error) {
 	return forPolicies(func(p *sim.Policy, v int64) bool {
 		c, ok := specOf[S](p)
 		if ok {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -119,7 +119,7 @@ func setScale(name string, scale func(p *sim.Policy, f float64) error) {
 }
 
 // scaleSpec is the scale of a coordinator whose spec is of type C.
-func scaleSpec[C policies.Spec](scale func(c C, f float64) (C, error)) func(p *sim.Policy, f float64) error {
+func scaleSpec[C machine.Spec](scale func(c C, f float64) (C, error)) func(p *sim.Policy, f float64) error {
 	return func(p *sim.Policy, f float64) error {
 		c, _ := specOf[C](p)
 		c, err := scale(c, f)

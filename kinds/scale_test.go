@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -17,12 +18,12 @@ func TestScale(t *testing.T) {
 		Server: &sim.Queue{Phases: []sim.WorkerPhase{{Duration: time.Second, Concurrency: 100}, {Concurrency: 50}},
 			Service: sim.Fixed(time.Millisecond), QueueLimit: 400},
 		Workload: sim.Burst{Clients: 10_000},
-		Policies: []sim.Policy{{Name: "p", Coordinators: []policies.Spec{
-			policies.GateConfig{},
-			policies.ThrottleConfig{Count: 3, Per: time.Second, MaxQueue: 1000},
-			policies.LimitConfig{MaxInFlight: 200},
+		Policies: []sim.Policy{{Name: "p", Coordinators: []machine.Spec{
+			machine.GateConfig{},
+			machine.ThrottleConfig{Count: 3, Per: time.Second, MaxQueue: 1000},
+			machine.LimitConfig{MaxInFlight: 200},
 			policies.RetryQuotaConfig{},
-		}, Layers: []sim.Layer{{Name: "sdk", Coordinators: []policies.Spec{policies.RetryThrottlingConfig{MaxTokens: 100}}}}}},
+		}, Layers: []sim.Layer{{Name: "sdk", Coordinators: []machine.Spec{policies.RetryThrottlingConfig{MaxTokens: 100}}}}}},
 	}
 	got, err := Scale(parts, 0.1)
 	if err != nil {
@@ -36,10 +37,10 @@ func TestScale(t *testing.T) {
 		t.Errorf("burst scaled by 0.1: %d clients", w.Clients)
 	}
 	p := &got.Policies[0]
-	if th, _ := specOf[policies.ThrottleConfig](p); th.Count != 3 || th.Per != 10*time.Second || th.MaxQueue != 100 {
+	if th, _ := specOf[machine.ThrottleConfig](p); th.Count != 3 || th.Per != 10*time.Second || th.MaxQueue != 100 {
 		t.Errorf("throttle scaled by 0.1: %+v", th)
 	}
-	if l, _ := specOf[policies.LimitConfig](p); l.MaxInFlight != 20 {
+	if l, _ := specOf[machine.LimitConfig](p); l.MaxInFlight != 20 {
 		t.Errorf("in-flight limit scaled by 0.1: %+v", l)
 	}
 	if rq, _ := specOf[policies.RetryQuotaConfig](p); rq.Capacity != policies.DefaultRetryQuota().Capacity/10 {
@@ -48,7 +49,7 @@ func TestScale(t *testing.T) {
 	if rt, _ := specOf[policies.RetryThrottlingConfig](&sim.Policy{Coordinators: p.Layers[0].Coordinators}); rt.MaxTokens != 10 {
 		t.Errorf("a layer's gRPC throttling scaled by 0.1: %+v", rt)
 	}
-	if parts.Server.(*sim.Queue).Phases[1].Concurrency != 50 || parts.Policies[0].Coordinators[2].(policies.LimitConfig).MaxInFlight != 200 ||
+	if parts.Server.(*sim.Queue).Phases[1].Concurrency != 50 || parts.Policies[0].Coordinators[2].(machine.LimitConfig).MaxInFlight != 200 ||
 		parts.Policies[0].Layers[0].Coordinators[0].(policies.RetryThrottlingConfig).MaxTokens != 100 {
 		t.Error("Scale changed the parts it was given")
 	}

@@ -3,7 +3,7 @@ package kinds
 import (
 	"slices"
 
-	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // registerSharedThrottle registers shared_throttle, the switch of the
@@ -17,9 +17,9 @@ func registerSharedThrottle() {
 		About:   "1 gives every policy without a throttle a copy of the first one in the file, 0 removes every throttle",
 		missing: "no policy of this scenario has a throttle to share",
 		setters: []func(*Parts, int64) (bool, error){func(s *Parts, v int64) (bool, error) {
-			var first *policies.ThrottleConfig
+			var first *machine.ThrottleConfig
 			for i := range s.Policies {
-				if t, ok := specOf[policies.ThrottleConfig](&s.Policies[i]); ok {
+				if t, ok := specOf[machine.ThrottleConfig](&s.Policies[i]); ok {
 					first = &t
 					break
 				}
@@ -30,8 +30,8 @@ func registerSharedThrottle() {
 			for i := range s.Policies {
 				p := &s.Policies[i]
 				if v == 0 {
-					p.Coordinators = slices.DeleteFunc(p.Coordinators, isSpec[policies.ThrottleConfig])
-				} else if _, ok := specOf[policies.ThrottleConfig](p); !ok {
+					p.Coordinators = slices.DeleteFunc(p.Coordinators, isSpec[machine.ThrottleConfig])
+				} else if _, ok := specOf[machine.ThrottleConfig](p); !ok {
 					setSpec(p, *first)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 	"github.com/retrysim/retrysim/stats"
 )
@@ -41,7 +42,7 @@ func TestRegistryOrder(t *testing.T) {
 	if !a.Optional() || a.Column != "test" || b.Column != "b" || len(Default()) != len(want)-4 {
 		t.Errorf("counted metrics: optional %v, columns %q and %q, in Default %v", a.Optional(), a.Column, b.Column, len(Default()) != len(want)-4)
 	}
-	withBreaker := names(For([]sim.Policy{{Name: "a", Coordinators: []policies.Spec{policies.BreakerConfig{}}}}))
+	withBreaker := names(For([]sim.Policy{{Name: "a", Coordinators: []machine.Spec{policies.BreakerConfig{}}}}))
 	if !slices.Contains(withBreaker, "gave_up_by.circuit_open") || slices.Contains(withBreaker, "gave_up_by.budget") {
 		t.Errorf("a policy with a breaker shows %v", withBreaker)
 	}

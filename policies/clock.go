@@ -5,16 +5,8 @@ import (
 	"time"
 )
 
-// Clock is the time source of the production loop. Production uses the real
-// clock; tests either run under testing/synctest, which fakes the real clock,
-// or pass their own Clock with WithClock.
-type Clock interface {
-	Now() time.Time
-	// Sleep waits for d, or until ctx is done, when it returns ctx.Err().
-	// A d <= 0 returns nil at once.
-	Sleep(ctx context.Context, d time.Duration) error
-}
-
+// realClock is the production loop's clock unless the context carries
+// another (machine.WithClock).
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }

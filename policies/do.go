@@ -1,6 +1,8 @@
 package policies
 
 import (
+	"github.com/retrysim/retrysim/policies/machine"
+
 	"context"
 	"errors"
 	"fmt"
@@ -40,7 +42,7 @@ type attemptKey struct{}
 func InAttempt(ctx context.Context) bool { return ctx.Value(attemptKey{}) != nil }
 
 // Do runs op until it succeeds or the policy says stop, and returns nil or
-// an *Error. It drives the same state machine (Op) the simulator drives:
+// an *Error. It drives the same state machine (machine.Op) the simulator drives:
 //
 //   - each failed attempt is classified (ClassifyError unless
 //     WithClassifier); Terminal outcomes are never retried;
@@ -75,19 +77,19 @@ func Do(ctx context.Context, op Operation, opts ...Option) error {
 	if ctx == nil {
 		return errors.New("policies.Do: nil context")
 	}
-	c := newConfig(opts)
-	r := &run{config: c, plan: c.plan(), start: c.clock.Now(), waiter: newChanWaiter()}
-	if n := len(r.plan.Coordinators); n > MaxCoordinators {
-		return fmt.Errorf("policies.Do: %d coordinators, at most %d", n, MaxCoordinators)
+	c := newConfig(ctx, opts)
+	r := &run{config: c, plan: c.plan(), start: c.clock.Now(), waiter: machine.NewChanWaiter()}
+	if n := len(r.plan.Coordinators); n > machine.MaxCoordinators {
+		return fmt.Errorf("policies.Do: %d coordinators, at most %d", n, machine.MaxCoordinators)
 	}
 	r.op.Start(&r.plan)
 	return r.loop(ctx, op)
 }
 
-// plan turns the options into the Plan the Op runs: the gate, throttle and
+// plan turns the options into the machine.Plan the machine.Op runs: the gate, throttle and
 // limiter as coordinators, in that order, then those of WithCoordinator.
-func (c *config) plan() Plan {
-	p := Plan{Policy: c.policy, Fallback: c.fallback, Hooks: c.hooks}
+func (c *config) plan() machine.Plan {
+	p := machine.Plan{Policy: c.policy, Fallback: c.fallback, Hooks: c.hooks}
 	if c.gate != nil {
 		p.Coordinators = append(p.Coordinators, c.gate)
 	}
@@ -101,42 +103,42 @@ func (c *config) plan() Plan {
 	return p
 }
 
-// run is the state of one Do call: the Op and what only the production
+// run is the state of one Do call: the machine.Op and what only the production
 // driver has (the last error, the waiter of a goroutine).
 type run struct {
 	config
-	plan    Plan
-	op      Op
+	plan    machine.Plan
+	op      machine.Op
 	start   time.Time
-	waiter  *chanWaiter
+	waiter  *machine.ChanWaiter
 	lastErr error
 	lastOut Outcome
-	hedges  int // hedges sent (Moment.Hedges)
+	hedges  int // hedges sent (machine.Moment.Hedges)
 }
 
 func (r *run) loop(ctx context.Context, op Operation) error {
 	defer r.abandon() // in case op panics while holding a limiter slot
 	for {
 		if err := ctx.Err(); err != nil {
-			return r.stop(Step{Reason: StopCancelled, Cause: err})
+			return r.stop(machine.Step{Reason: StopCancelled, Cause: err})
 		}
 		st := r.op.Before(&r.plan, r.moment(ctx), r.waiter, r.rng)
 		switch st.Kind {
-		case StepStop:
+		case machine.StepStop:
 			return r.stop(st)
-		case StepWait:
+		case machine.StepWait:
 			if err := r.clock.Sleep(ctx, st.Delay); err != nil {
 				r.abandon()
-				return r.stop(Step{Reason: StopCancelled, Cause: err})
+				return r.stop(machine.Step{Reason: StopCancelled, Cause: err})
 			}
 			continue
-		case StepBlock:
+		case machine.StepBlock:
 			if st, stopped := r.block(ctx); stopped {
 				return r.stop(st)
 			}
 			continue
 		}
-		// StepSend.
+		// machine.StepSend.
 		err, cut := r.send(ctx, op)
 		m := r.moment(ctx)
 		if err == nil {
@@ -146,7 +148,7 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 		r.lastErr, r.lastOut = err, Outcome{}
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			r.abandon()
-			return r.stop(Step{Reason: StopCancelled, Cause: ctxErr})
+			return r.stop(machine.Step{Reason: StopCancelled, Cause: ctxErr})
 		}
 		if cut {
 			r.lastOut = Outcome{Class: Transient}
@@ -159,21 +161,21 @@ func (r *run) loop(ctx context.Context, op Operation) error {
 		r.lastOut = out
 		r.lastOut.Limits = nil // see Outcome.Limits
 		st = r.op.After(&r.plan, m, out, true, err, r.rng)
-		if st.Kind == StepStop {
+		if st.Kind == machine.StepStop {
 			return r.stop(st)
 		}
 		if err := r.clock.Sleep(ctx, st.Delay); err != nil {
-			return r.stop(Step{Reason: StopCancelled, Cause: err})
+			return r.stop(machine.Step{Reason: StopCancelled, Cause: err})
 		}
 	}
 }
 
-// moment reads the clock for the Op. The context's deadline becomes the
+// moment reads the clock for the machine.Op. The context's deadline becomes the
 // cutoff: the last instant before it, measured on the real clock (a
 // context deadline is a real-clock time; Do's clock may be a fake one).
-func (r *run) moment(ctx context.Context) Moment {
+func (r *run) moment(ctx context.Context) machine.Moment {
 	now := r.clock.Now()
-	m := Moment{Now: now, Since: now.Sub(r.start), InputTokens: r.inputTokens, OutputTokens: r.outputTokens, Hedges: r.hedges}
+	m := machine.Moment{Now: now, Since: now.Sub(r.start), InputTokens: r.inputTokens, OutputTokens: r.outputTokens, Hedges: r.hedges}
 	if dl, ok := ctx.Deadline(); ok {
 		m.Cutoff = now.Add(time.Until(dl) - 1)
 	}
@@ -183,25 +185,25 @@ func (r *run) moment(ctx context.Context) Moment {
 // block waits until the coordinator that queued the operation wakes it; it
 // stops the operation when the budget ends first (StopDeadline) or ctx does
 // (StopCancelled).
-func (r *run) block(ctx context.Context) (Step, bool) {
+func (r *run) block(ctx context.Context) (machine.Step, bool) {
 	wctx := ctx
 	if d := r.policy.Deadline; d > 0 {
 		// A timeout from the clock's now, not a deadline: the clock may be
-		// a fake one (WithClock), while the context runs on the real clock.
+		// a fake one (machine.WithClock), while the context runs on the real clock.
 		var cancel context.CancelFunc
 		wctx, cancel = context.WithTimeout(ctx, r.start.Add(d).Sub(r.clock.Now()))
 		defer cancel()
 	}
 	select {
-	case granted := <-r.waiter.ch:
+	case granted := <-r.waiter.Woken():
 		r.op.Woken(granted)
-		return Step{}, false
+		return machine.Step{}, false
 	case <-wctx.Done():
 		r.abandon()
 		if err := ctx.Err(); err != nil {
-			return Step{Reason: StopCancelled, Cause: err}, true
+			return machine.Step{Reason: StopCancelled, Cause: err}, true
 		}
-		return Step{Reason: StopDeadline}, true
+		return machine.Step{Reason: StopDeadline}, true
 	}
 }
 
@@ -209,7 +211,7 @@ func (r *run) block(ctx context.Context) (Step, bool) {
 // and forgets a wake that raced with it.
 func (r *run) abandon() {
 	r.op.Abandon(&r.plan, r.clock.Now(), r.waiter)
-	r.waiter.drain()
+	r.waiter.Drain()
 }
 
 // attempt runs op once. Its context ends when the budget does (cut reports
@@ -218,7 +220,7 @@ func (r *run) attempt(ctx context.Context, op Operation, a Attempt) (err error, 
 	actx := context.WithValue(ctx, attemptKey{}, true)
 	if d := r.policy.Deadline; d > 0 {
 		// A timeout from the clock's now, not a deadline: the clock may be
-		// a fake one (WithClock), while the context runs on the real clock.
+		// a fake one (machine.WithClock), while the context runs on the real clock.
 		var cancel context.CancelFunc
 		actx, cancel = context.WithTimeoutCause(actx, r.start.Add(d).Sub(r.clock.Now()), ErrBudgetEnded)
 		defer cancel()
@@ -241,6 +243,6 @@ func (r *run) attempt(ctx context.Context, op Operation, a Attempt) (err error, 
 	return err, err != nil && errors.Is(context.Cause(actx), ErrBudgetEnded)
 }
 
-func (r *run) stop(st Step) error {
+func (r *run) stop(st machine.Step) error {
 	return r.op.GiveUp(&r.plan, st, r.clock.Now().Sub(r.start), r.lastErr, r.lastOut)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // slowOverloaded is an operation whose attempts take d (honouring ctx) and
@@ -71,7 +72,8 @@ func (c lateClock) Sleep(ctx context.Context, d time.Duration) error {
 func TestDoLateWakeUpSendsNothingPastTheBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		attempts := 0
-		err := policies.Do(t.Context(), slowOverloaded(0, &attempts), policies.WithClock(lateClock{late: 500 * time.Millisecond}),
+		ctx := machine.WithClock(t.Context(), lateClock{late: 500 * time.Millisecond})
+		err := policies.Do(ctx, slowOverloaded(0, &attempts),
 			policies.WithBackoff(policies.Constant{Wait: time.Second}), policies.WithBudget(1200*time.Millisecond))
 		stopped(t, err, policies.StopDeadline, 1)
 		if attempts != 1 {

@@ -1,6 +1,8 @@
 package policies
 
 import (
+	"github.com/retrysim/retrysim/policies/machine"
+
 	"context"
 	"sync"
 )
@@ -24,7 +26,7 @@ type copyResult struct {
 }
 
 // hedged runs the attempt a as copies, one goroutine each, each with its
-// own context: a hedge is sent when Op.Hedge agrees, Delay after the
+// own context: a hedge is sent when machine.Op.Hedge agrees, Delay after the
 // previous copy (all at once for Delay 0), until a copy succeeds or every
 // copy sent has failed. The copies still out are then cancelled, and
 // hedged returns only once they have all returned.
@@ -32,7 +34,7 @@ func (r *run) hedged(ctx context.Context, op Operation, a Attempt) (error, bool)
 	delay, _ := r.op.HedgeDelay(&r.plan)
 	sent := r.clock.Now()
 	gctx, cancel := context.WithCancel(ctx)
-	results := make(chan copyResult, MaxHedges+1)
+	results := make(chan copyResult, machine.MaxHedges+1)
 	var wg sync.WaitGroup
 	out := 0 // copies out
 	launch := func(a Attempt) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // stopped asserts that err is a *policies.Error with the given reason and
@@ -233,7 +234,7 @@ func TestErrorHasOutcome(t *testing.T) {
 }
 
 // The context's deadline is real-clock time; Do measures what is left of it
-// on the real clock even when its own clock (WithClock) is a fake one far
+// on the real clock even when its own clock (machine.WithClock) is a fake one far
 // from now.
 func TestDoContextDeadlineWithFakeClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -247,7 +248,7 @@ func TestDoContextDeadlineWithFakeClock(t *testing.T) {
 				}
 				return nil
 			}
-			if err := policies.Do(ctx, op, policies.WithClock(clk)); err != nil || n != 2 {
+			if err := policies.Do(machine.WithClock(ctx, clk), op); err != nil || n != 2 {
 				t.Errorf("clock in %d: Do = %v after %d attempts, want success on the retry", year, err, n)
 			}
 			cancel()

@@ -12,11 +12,12 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/serve"
 )
 
 // instantClock lets the examples run at once: Sleep moves its time forward
-// instead of waiting. Production code leaves WithClock out.
+// instead of waiting. Production code leaves machine.WithClock out.
 type instantClock struct{ now time.Time }
 
 func (c *instantClock) Now() time.Time { return c.now }
@@ -70,7 +71,10 @@ func ExampleDo() {
 		fmt.Printf("attempt %d succeeded\n", a.Number)
 		return nil
 	}
-	err := policies.Do(context.Background(), op,
+	// The instant clock is for a reproducible example only: production
+	// passes its own context, and the real clock.
+	ctx := machine.WithClock(context.Background(), newInstantClock())
+	err := policies.Do(ctx, op,
 		policies.WithBudget(time.Minute),
 		policies.WithGate(&policies.Gate{}), // share one per API key
 		policies.WithHooks(policies.Hooks{
@@ -78,9 +82,8 @@ func ExampleDo() {
 				fmt.Printf("attempt %d: %v (%d), next in %v\n", e.Attempt, e.Outcome.Class, e.Outcome.Status, e.Delay)
 			},
 		}),
-		// For a reproducible example only: production uses the real clock
-		// and a fresh random source.
-		policies.WithClock(newInstantClock()),
+		// For a reproducible example only: production uses a fresh random
+		// source.
 		policies.WithRand(rand.New(rand.NewPCG(1, 2))),
 	)
 	fmt.Println("error:", err)
@@ -95,9 +98,9 @@ func ExampleDo_giveUp() {
 	op := func(ctx context.Context, a policies.Attempt) error {
 		return &policies.HTTPError{StatusCode: 529}
 	}
-	err := policies.Do(context.Background(), op,
+	ctx := machine.WithClock(context.Background(), newInstantClock()) // example only
+	err := policies.Do(ctx, op,
 		policies.WithMaxAttempts(3),
-		policies.WithClock(newInstantClock()),
 		policies.WithRand(rand.New(rand.NewPCG(1, 2))),
 	)
 	var stop *policies.Error
@@ -122,7 +125,6 @@ func ExampleTransport() {
 		policies.WithHooks(policies.Hooks{
 			OnRetryScheduled: func(e policies.RetryEvent) { fmt.Println("retrying after", e.Err) },
 		}),
-		policies.WithClock(newInstantClock()), // example only
 	)
 	if err != nil {
 		panic(err) // an option a Transport refuses (WithFallback)
@@ -134,7 +136,8 @@ func ExampleTransport() {
 		option.WithMaxRetries(0),
 		option.WithHTTPClient(&http.Client{Transport: transport}),
 	)
-	msg, err := client.Messages.New(context.Background(), anthropic.MessageNewParams{
+	ctx := machine.WithClock(context.Background(), newInstantClock()) // example only: waits take no time
+	msg, err := client.Messages.New(ctx, anthropic.MessageNewParams{
 		Model:     "claude-big",
 		MaxTokens: 1024,
 		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hi"))},

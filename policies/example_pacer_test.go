@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // One Pacer per API key, shared by every worker: its Transport reads the
@@ -51,7 +52,7 @@ func ExamplePacer() {
 	}
 	now := time.Now()
 	fmt.Println("requests left:", pacer.Limits(now).Requests.Remaining)
-	next := pacer.Admit(now, policies.Ask{})
+	next := pacer.Admit(now, machine.Ask{})
 	fmt.Println("the next call waits:", next.At.After(now))
 	// Output:
 	// requests left: 0

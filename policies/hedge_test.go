@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 func TestHedgeConfigValidate(t *testing.T) {
 	for _, c := range []policies.HedgeConfig{
 		{Delay: -1},
 		{MaxHedges: -1},
-		{MaxHedges: policies.MaxHedges + 1},
+		{MaxHedges: machine.MaxHedges + 1},
 		{BudgetPercent: -1},
 		{BudgetBurst: -1},
 	} {
@@ -36,17 +37,17 @@ func TestHedgeBudgetBoundsHedges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := policies.Plan{Policy: policies.Policy{Backoff: policies.Constant{}}, Coordinators: []policies.Coordinator{h}}
+	plan := machine.Plan{Policy: policies.Policy{Backoff: policies.Constant{}}, Coordinators: []policies.Coordinator{h}}
 	now := time.Unix(0, 0)
 	const attempts = 1000
 	for range attempts {
-		var op policies.Op
+		var op machine.Op
 		op.Start(&plan)
-		if st := op.Before(&plan, policies.Moment{Now: now}, nil, nil); st.Kind != policies.StepSend {
+		if st := op.Before(&plan, machine.Moment{Now: now}, nil, nil); st.Kind != machine.StepSend {
 			t.Fatalf("Before: %+v", st)
 		}
-		op.Hedge(&plan, policies.Moment{Now: now}, 1)
-		op.After(&plan, policies.Moment{Now: now}, policies.Outcome{}, false, nil, nil)
+		op.Hedge(&plan, machine.Moment{Now: now}, 1)
+		op.After(&plan, machine.Moment{Now: now}, policies.Outcome{}, false, nil, nil)
 	}
 	st := h.Stats()
 	if most := int64(3 + attempts/10); st.Sent > most || st.Sent < most-1 {
@@ -87,7 +88,7 @@ func TestDoHedgeCancelsTheLoser(t *testing.T) {
 		if !loserCancelled.Load() {
 			t.Error("the slow copy's context was not cancelled before Do returned")
 		}
-		if st := h.Stats(); st != (policies.HedgeStats{Sent: 1, Cancelled: 1}) {
+		if st := h.Stats(); st != (machine.HedgeStats{Sent: 1, Cancelled: 1}) {
 			t.Errorf("stats %+v", st)
 		}
 	})
@@ -117,8 +118,8 @@ func TestHedgePercentileDelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := policies.Plan{Coordinators: []policies.Coordinator{h}}
-	var op policies.Op
+	plan := machine.Plan{Coordinators: []policies.Coordinator{h}}
+	var op machine.Op
 	for i, want := range []time.Duration{time.Second, time.Second, time.Second, 3 * time.Millisecond} {
 		if got, _ := op.HedgeDelay(&plan); got != want {
 			t.Fatalf("after %d latencies: delay %v, want %v", i, got, want)

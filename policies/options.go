@@ -1,6 +1,10 @@
 package policies
 
 import (
+	"context"
+
+	"github.com/retrysim/retrysim/policies/machine"
+
 	crand "crypto/rand"
 	"math/rand/v2"
 	"time"
@@ -18,7 +22,7 @@ type config struct {
 	coordinators []Coordinator
 	fallback     *ModelFallback
 	hooks        Hooks
-	clock        Clock
+	clock        machine.Clock
 	rng          *rand.Rand
 	// inputTokens and outputTokens size every attempt (WithRequestTokens).
 	inputTokens, outputTokens int
@@ -101,7 +105,7 @@ func WithLimiter(l *Limiter) Option { return func(c *config) { c.limiter = l } }
 // WithCoordinator adds c to the coordinators every attempt asks (a retry
 // budget, a circuit breaker, adaptive throttling, or one of your own). They
 // are asked after the gate, throttle and limiter, in the order the options
-// give them; a Plan holds at most MaxCoordinators in all, and Do fails at
+// give them; a machine.Plan holds at most machine.MaxCoordinators in all, and Do fails at
 // once with more. Share one c across the Do calls of one API key; it must be
 // safe for concurrent use.
 func WithCoordinator(c Coordinator) Option {
@@ -118,9 +122,6 @@ func WithFallback(f *ModelFallback) Option { return func(c *config) { c.fallback
 // WithHooks sets the hooks.
 func WithHooks(h Hooks) Option { return func(c *config) { c.hooks = h } }
 
-// WithClock replaces the real clock (for tests that do not use synctest).
-func WithClock(clk Clock) Option { return func(c *config) { c.clock = clk } }
-
 // WithRand sets the random source of the backoff. A *rand.Rand is not safe
 // for concurrent use: give each concurrent Do its own. (A Transport does
 // that itself: each request draws from its own generator, seeded from r
@@ -134,7 +135,9 @@ func WithAttemptTimeout(d time.Duration) Option {
 	return func(c *config) { c.policy.AttemptTimeout = max(d, 0) }
 }
 
-func newConfig(opts []Option) config {
+// newConfig applies opts; the clock is the one ctx carries, if any
+// (machine.WithClock), else the real clock.
+func newConfig(ctx context.Context, opts []Option) config {
 	c := config{policy: DefaultPolicy(), classify: ClassifyError, clock: realClock{}}
 	for _, o := range opts {
 		if o != nil {
@@ -147,8 +150,8 @@ func newConfig(opts []Option) config {
 	if c.classify == nil {
 		c.classify = ClassifyError
 	}
-	if c.clock == nil {
-		c.clock = realClock{}
+	if clk, ok := machine.ClockFrom(ctx); ok {
+		c.clock = clk
 	}
 	if c.rng == nil {
 		var seed [32]byte

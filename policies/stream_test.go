@@ -8,29 +8,30 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 func TestWatchdogFires(t *testing.T) {
 	const s = time.Second
 	// A stall after 3 content events 1 s apart, the first 1 s after the
 	// send; cut at 60 s.
-	stall := policies.StreamTimeline{Faulted: true, Content: 3, First: s, Gap: s, End: 60 * s}
+	stall := machine.StreamTimeline{Faulted: true, Content: 3, First: s, Gap: s, End: 60 * s}
 	for _, tc := range []struct {
 		name    string
-		w       policies.Watchdog
-		t       policies.StreamTimeline
+		w       machine.Watchdog
+		t       machine.StreamTimeline
 		at      time.Duration
 		content int
 		ok      bool
 	}{
-		{"off", policies.Watchdog{}, stall, 0, 0, false},
-		{"healthy", policies.Watchdog{Idle: s / 10}, policies.StreamTimeline{}, 0, 0, false},
-		{"stall after content", policies.Watchdog{Idle: 5 * s}, stall, 8 * s, 3, true},
-		{"idle shorter than the gap", policies.Watchdog{Idle: s / 2, FirstByte: 2 * s}, stall, 1500 * time.Millisecond, 1, true},
-		{"first byte too late", policies.Watchdog{Idle: 5 * s, FirstByte: s / 2}, stall, s / 2, 0, true},
-		{"first byte only", policies.Watchdog{FirstByte: 2 * s}, stall, 0, 0, false},
-		{"no content at all", policies.Watchdog{Idle: 5 * s}, policies.StreamTimeline{Faulted: true, End: 60 * s}, 5 * s, 0, true},
-		{"cut before the watchdog", policies.Watchdog{Idle: 5 * s}, policies.StreamTimeline{Faulted: true, Content: 2, First: s, Gap: s, End: 3 * s}, 0, 0, false},
+		{"off", machine.Watchdog{}, stall, 0, 0, false},
+		{"healthy", machine.Watchdog{Idle: s / 10}, machine.StreamTimeline{}, 0, 0, false},
+		{"stall after content", machine.Watchdog{Idle: 5 * s}, stall, 8 * s, 3, true},
+		{"idle shorter than the gap", machine.Watchdog{Idle: s / 2, FirstByte: 2 * s}, stall, 1500 * time.Millisecond, 1, true},
+		{"first byte too late", machine.Watchdog{Idle: 5 * s, FirstByte: s / 2}, stall, s / 2, 0, true},
+		{"first byte only", machine.Watchdog{FirstByte: 2 * s}, stall, 0, 0, false},
+		{"no content at all", machine.Watchdog{Idle: 5 * s}, machine.StreamTimeline{Faulted: true, End: 60 * s}, 5 * s, 0, true},
+		{"cut before the watchdog", machine.Watchdog{Idle: 5 * s}, machine.StreamTimeline{Faulted: true, Content: 2, First: s, Gap: s, End: 3 * s}, 0, 0, false},
 	} {
 		at, n, ok := tc.w.Fires(tc.t)
 		if at != tc.at || n != tc.content || ok != tc.ok {

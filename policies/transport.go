@@ -1,6 +1,8 @@
 package policies
 
 import (
+	"github.com/retrysim/retrysim/policies/machine"
+
 	"bytes"
 	"cmp"
 	"context"
@@ -35,7 +37,7 @@ const ErrorBodyTimeout = 5 * time.Second
 var ErrErrorBodyTimeout = errors.New("policies.Transport: the failed response's body was cut off: it did not arrive within the time for reading it")
 
 // Transport is an http.RoundTripper that retries requests with Do and the
-// Options given: the same Op, coordinators and decisions as Do. Per
+// Options given: the same machine.Op, coordinators and decisions as Do. Per
 // request:
 //
 //   - A response with status below 400 is returned as it is, its body unread:
@@ -135,8 +137,8 @@ func checkOptions(opts []Option) error {
 	if c.fallback != nil {
 		return ErrFallbackInTransport
 	}
-	if n := len(c.plan().Coordinators); n > MaxCoordinators {
-		return fmt.Errorf("policies.Transport: %d coordinators, at most %d", n, MaxCoordinators)
+	if n := len(c.plan().Coordinators); n > machine.MaxCoordinators {
+		return fmt.Errorf("policies.Transport: %d coordinators, at most %d", n, machine.MaxCoordinators)
 	}
 	return nil
 }
@@ -162,7 +164,7 @@ func requestOptions(opts []Option, streams bool) []Option {
 // NewTransport returns a Transport over base (nil: http.DefaultTransport)
 // with the given options, or an error naming an option a Transport cannot
 // honour: WithFallback (ErrFallbackInTransport), or more coordinators than
-// MaxCoordinators.
+// machine.MaxCoordinators.
 func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	if err := checkOptions(opts); err != nil {
 		return nil, err
@@ -206,8 +208,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if InAttempt(ctx) {
 		return base.RoundTrip(req)
 	}
-	// The configuration, on Do's clock (which WithClock may replace).
-	cfg := newConfig(t.Options)
+	// The configuration, on Do's clock (the real one unless ctx carries another).
+	cfg := newConfig(ctx, t.Options)
 	plan := cfg.plan()
 	hedged := plan.Hedger() != nil
 	hasBody := req.Body != nil && req.Body != http.NoBody
@@ -298,7 +300,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			// The round trip failed: ClassifyError retries that unless it
 			// knows the error to be permanent.
-			return &roundTripError{err}
+			return machine.RoundTripFailure(err)
 		}
 		body := resp.Body
 		resp.Body = readCloser{body, closeFunc(func() error {

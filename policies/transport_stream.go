@@ -1,6 +1,8 @@
 package policies
 
 import (
+	"github.com/retrysim/retrysim/policies/machine"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -102,7 +104,7 @@ type watchedBody struct {
 // watchBody returns body under the watchdog w, its first content event
 // due first from now; stall ends the body's request (closing it), with
 // the watchdog's cause.
-func watchBody(body io.ReadCloser, w Watchdog, first time.Duration, stall context.CancelCauseFunc) *watchedBody {
+func watchBody(body io.ReadCloser, w machine.Watchdog, first time.Duration, stall context.CancelCauseFunc) *watchedBody {
 	b := &watchedBody{body: body}
 	b.w = &watch{idle: w.Idle, cancel: func(cause error) {
 		stall(cause)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // sseBase answers every request with an event stream played on the clock
@@ -91,13 +92,13 @@ func TestTransportWatchdogEndsAStalledBody(t *testing.T) {
 	tests := []struct {
 		name     string
 		base     *sseBase
-		timeline policies.StreamTimeline
+		timeline machine.StreamTimeline
 	}{
-		{"healthy and slow", &sseBase{deltas: 7, gap: time.Second, complete: true}, policies.StreamTimeline{}},
+		{"healthy and slow", &sseBase{deltas: 7, gap: time.Second, complete: true}, machine.StreamTimeline{}},
 		{"stall after 3 deltas", &sseBase{deltas: 3, gap: time.Second, cut: 10 * time.Minute},
-			policies.StreamTimeline{Faulted: true, Content: 3, First: time.Second, Gap: time.Second, End: 10 * time.Minute}},
+			machine.StreamTimeline{Faulted: true, Content: 3, First: time.Second, Gap: time.Second, End: 10 * time.Minute}},
 		{"ping_only", &sseBase{pings: time.Second, cut: 10 * time.Minute},
-			policies.StreamTimeline{Faulted: true, End: 10 * time.Minute, Pings: time.Second}},
+			machine.StreamTimeline{Faulted: true, End: 10 * time.Minute, Pings: time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,7 +112,7 @@ func TestTransportWatchdogEndsAStalledBody(t *testing.T) {
 				defer resp.Body.Close()
 				b, err := io.ReadAll(resp.Body)
 				elapsed := time.Since(start)
-				at, content, fires := policies.Watchdog{Idle: idle}.Fires(tt.timeline)
+				at, content, fires := machine.Watchdog{Idle: idle}.Fires(tt.timeline)
 				if !fires {
 					if err != nil || !strings.Contains(string(b), "message_stop") || elapsed != 7*time.Second {
 						t.Fatalf("read %d bytes, %v, after %v; want the whole stream after 7s", len(b), err, elapsed)

@@ -3,6 +3,8 @@ package policies
 import (
 	"context"
 	"testing"
+
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // A content event that takes the lock while the idle timer's fire is
@@ -10,7 +12,7 @@ import (
 // was armed with is gone), so the attempt is not ended as stalled though
 // content just arrived.
 func TestWatchdogStaleFireAfterAnEvent(t *testing.T) {
-	ctx, stop := watched(context.Background(), Watchdog{Idle: 1 << 62})
+	ctx, stop := watched(context.Background(), machine.Watchdog{Idle: 1 << 62})
 	wt := ctx.Value(progressKey{}).(*watch)
 	wt.mu.Lock()
 	stale := wt.gen // the timer due now was armed with this generation

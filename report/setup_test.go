@@ -10,6 +10,7 @@ import (
 	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -79,7 +80,7 @@ func TestSingleSeedMarkdownTrade(t *testing.T) {
 	}
 }
 
-func giveUps(reason policies.StopReason, n int) (by [policies.NumStopReasons]int) {
+func giveUps(reason policies.StopReason, n int) (by [machine.NumStopReasons]int) {
 	by[reason] = n
 	return by
 }
@@ -118,7 +119,7 @@ func TestServerWaitsWordedForEveryPolicyType(t *testing.T) {
 			t.Fatalf("%s: %v", pt.Name, err)
 		}
 		p := &f.Scenarios[0].Policies[0]
-		decide := func(w time.Duration) policies.Decision {
+		decide := func(w time.Duration) machine.Decision {
 			out := policies.Outcome{Class: policies.RetryAfter, Status: 429, ServerWait: w}
 			return p.Rules.Next(1, 0, 0, out, rand.New(rand.NewPCG(1, 2)))
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -71,7 +72,7 @@ func TestEstimateCountsClientProcesses(t *testing.T) {
 			Workload: &sim.OpenLoop{Rates: sim.ConstantRate(float64(arrivals)), Until: time.Second, Regular: true, Processes: processes},
 			Policies: []sim.Policy{
 				{Name: "plain", Rules: policies.Policy{MaxAttempts: 3, Backoff: policies.Constant{}}},
-				{Name: "budgeted", Coordinators: []policies.Spec{policies.BreakerConfig{}, policies.RetryThrottlingConfig{}},
+				{Name: "budgeted", Coordinators: []machine.Spec{policies.BreakerConfig{}, policies.RetryThrottlingConfig{}},
 					Rules: policies.Policy{MaxAttempts: 3, Backoff: policies.Constant{}}},
 			},
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -155,7 +156,7 @@ func TestTimelineLocalRejections(t *testing.T) {
 	}
 	for p := range s.Policies {
 		cfg := s.Config(p, s.Seed)
-		var byReason [policies.NumStopReasons][]int
+		var byReason [machine.NumStopReasons][]int
 		at := func(d time.Duration) int { return int(d / bucket) }
 		cfg.Observer.OnGiveUp = func(d time.Duration, _ int, reason policies.StopReason) {
 			for len(byReason[reason]) <= at(d) {

@@ -125,7 +125,7 @@ func TestFileSizeLimit(t *testing.T) {
 
 // max_attempts takes 0…2^31−1, and wherever it (or Policy.MaxAttempts,
 // WithMaxAttempts) is documented, 0 is documented with the bound that
-// policies.Op still applies: 2,147,483,647 attempts.
+// machine.Op still applies: 2,147,483,647 attempts.
 func TestMaxAttemptsBoundIsDocumented(t *testing.T) {
 	const most = "2,147,483,647"
 	if fmt.Sprint(math.MaxInt32) != strings.ReplaceAll(most, ",", "") {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -75,7 +76,7 @@ func TestDoHedgesAgainstServeOnLoopback(t *testing.T) {
 	if winner.Load() != 1 {
 		t.Errorf("copy %d won; want the hedge", winner.Load())
 	}
-	if st := h.Stats(); st != (policies.HedgeStats{Sent: 1, Cancelled: 1}) {
+	if st := h.Stats(); st != (machine.HedgeStats{Sent: 1, Cancelled: 1}) {
 		t.Errorf("hedger stats %+v", st)
 	}
 	waitFor(t, 5*time.Second, "serve to see the cancelled copy's client go", func() bool {

@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // playFault serves a stream fault of the model (sim.StreamFault) on the
-// real clock, as the model's timeline says (policies.StreamTimeline, here
+// real clock, as the model's timeline says (machine.StreamTimeline, here
 // in real time from the arrival): no byte at all (Silent), or HTTP 200,
 // the opening events, Content text deltas (the first First after the
 // arrival, then Gap apart), pings every Pings after the last of them, and
@@ -60,7 +60,7 @@ func (r reply) ping() event {
 }
 
 // realTimeline maps a fault's model-time timeline onto the real clock.
-func (h *Handler) realTimeline(t policies.StreamTimeline) policies.StreamTimeline {
+func (h *Handler) realTimeline(t machine.StreamTimeline) machine.StreamTimeline {
 	t.First, t.Gap, t.End, t.Pings = h.toReal(t.First), h.toReal(t.Gap), h.toReal(t.End), h.toReal(t.Pings)
 	return t
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -108,7 +109,7 @@ func TestValidateRefusesStreamFaultsAndTheWatchdog(t *testing.T) {
 		t.Errorf("watchdog: %v", err)
 	}
 	v.Policies[0].Rules.StreamIdleTimeout = 0
-	v.Policies[0].Coordinators = []policies.Spec{policies.HedgeConfig{}}
+	v.Policies[0].Coordinators = []machine.Spec{policies.HedgeConfig{}}
 	if _, err := serve.Validate(t.Context(), v); !errors.As(err, &ue) || !strings.Contains(err.Error(), "hedging") {
 		t.Errorf("hedging: %v", err)
 	}

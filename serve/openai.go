@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // api is the API a request came in on: the model decides the same way for
@@ -165,9 +166,9 @@ func (r reply) closingEvents() []event {
 // errorEvent is the event that breaks a stream after sent deltas.
 func (r reply) errorEvent(o policies.Outcome, sent int) (event, bool) {
 	if r.api == apiMessages {
-		name, data, ok := policies.RenderEvent(o)
+		name, data, ok := machine.RenderEvent(o)
 		return event{name, withRequestID(data, r.requestID)}, ok
 	}
-	name, data, ok := policies.RenderOpenAIEvent(o, r.api == apiResponses, sent+1)
+	name, data, ok := machine.RenderOpenAIEvent(o, r.api == apiResponses, sent+1)
 	return event{name, data}, ok
 }

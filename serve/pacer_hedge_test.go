@@ -13,6 +13,7 @@ import (
 
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/policies/anthropicsdk"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -21,7 +22,7 @@ import (
 // minute (serve's rate-limit model, answers of 1 s) through one Pacer, 5
 // calls each, with and without hedging (a hedge 300 ms after an attempt's
 // first copy). A hedge is a request on the key, and the pacer admits it
-// as one (policies.CopyAdmitter): with hedging the key refuses no more
+// as one (machine.CopyAdmitter): with hedging the key refuses no more
 // calls than without, which is none. (When a hedge shared its first
 // copy's admission, the hedged run sent 250 requests, 71 of them refused
 // with 429, and took 2 minutes instead of 1.)
@@ -67,7 +68,7 @@ func TestPacerAdmitsHedges(t *testing.T) {
 				}
 			}
 			st := h.Stats()
-			var hs policies.HedgeStats
+			var hs machine.HedgeStats
 			if hedger != nil {
 				hs = hedger.Stats()
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -55,7 +56,7 @@ func TestRateLimitHeadersOpenAISample(t *testing.T) {
 			t.Errorf("unexpected headers: %v", resp.Header)
 		}
 		l, ok := policies.ParseRateLimits(resp.Header, now)
-		if w := (policies.RateLimit{Limit: 5000, Remaining: 4998, Reset: 24 * time.Millisecond}); !ok || l.Requests != w {
+		if w := (machine.RateLimit{Limit: 5000, Remaining: 4998, Reset: 24 * time.Millisecond}); !ok || l.Requests != w {
 			t.Errorf("parsed %+v, %v; want requests %+v", l, ok, w)
 		}
 	})
@@ -88,7 +89,7 @@ func TestRateLimitHeadersOnEveryResponse(t *testing.T) {
 				continue // each stream takes the model's second: the next request comes 1 s (model) later
 			}
 			out := policies.ClassifyResponse(resp.StatusCode, resp.Header, nil, time.Now())
-			if out.Class != policies.RetryAfter || out.Limits == nil || out.Limits.Requests != (policies.RateLimit{Limit: 2, Reset: 5800 * time.Millisecond}) {
+			if out.Class != policies.RetryAfter || out.Limits == nil || out.Limits.Requests != (machine.RateLimit{Limit: 2, Reset: 5800 * time.Millisecond}) {
 				t.Errorf("429 reads as %+v (limits %+v)", out, out.Limits)
 			}
 		}

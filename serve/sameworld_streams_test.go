@@ -20,6 +20,7 @@ import (
 
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/policies/anthropicsdk"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -66,13 +67,13 @@ var streamFaultCases = []struct {
 	name        string
 	idle, first time.Duration
 	noMidStream bool
-	hedge       []policies.Spec
+	hedge       []machine.Spec
 }{
 	{"no watchdog", 0, 0, false, nil},
 	{"watchdog", 700 * time.Millisecond, time.Second, false, nil},
 	{"watchdog, retry before content only", 700 * time.Millisecond, time.Second, true, nil},
-	{"hedged", 0, 0, false, []policies.Spec{policies.HedgeConfig{Delay: 1500 * time.Millisecond, MaxHedges: 2}}},
-	{"hedged, watchdog", 700 * time.Millisecond, time.Second, false, []policies.Spec{policies.HedgeConfig{Delay: 1500 * time.Millisecond, BudgetPercent: 30, BudgetBurst: 1}}},
+	{"hedged", 0, 0, false, []machine.Spec{policies.HedgeConfig{Delay: 1500 * time.Millisecond, MaxHedges: 2}}},
+	{"hedged, watchdog", 700 * time.Millisecond, time.Second, false, []machine.Spec{policies.HedgeConfig{Delay: 1500 * time.Millisecond, BudgetPercent: 30, BudgetBurst: 1}}},
 }
 
 func TestSameStreamFaultsInSimulatorAndServe(t *testing.T) { sameStreamFaults(t, readSSE) }
@@ -136,7 +137,7 @@ func sameStreamFaults(t *testing.T, read streamReader) {
 
 // produceStreams runs the operations one after the other through
 // policies.Do against serve in memory.
-func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol sim.Policy, read streamReader) (final []string, attempts int, hedges policies.HedgeStats) {
+func produceStreams(t *testing.T, seed uint64, ops int, gap time.Duration, pol sim.Policy, read streamReader) (final []string, attempts int, hedges machine.HedgeStats) {
 	t.Helper()
 	final = make([]string, ops)
 	synctest.Test(t, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/retrysim/retrysim/internal/cputime"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // hugeBurst is the shape of the built-in huge-burst scenario with n clients:
@@ -407,8 +408,8 @@ func BenchmarkRecoveryCost(b *testing.B) {
 // throttle, the three retry budgets, send-rate limiter): the most retry
 // layer a client process can carry.
 func everyProcessCoordinator() Policy {
-	return Policy{Name: "layered", Coordinators: []policies.Spec{policies.GateConfig{},
-		policies.ThrottleConfig{Count: 10, Per: time.Second}, policies.LimitConfig{MaxInFlight: 4},
+	return Policy{Name: "layered", Coordinators: []machine.Spec{machine.GateConfig{},
+		machine.ThrottleConfig{Count: 10, Per: time.Second}, machine.LimitConfig{MaxInFlight: 4},
 		policies.BreakerConfig{}, policies.AdaptiveThrottleConfig{},
 		policies.RetryThrottlingConfig{}, policies.RatioBudgetConfig{},
 		policies.RetryQuotaConfig{}, policies.CubicRateConfig{}},

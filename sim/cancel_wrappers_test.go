@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -34,7 +35,7 @@ func TestWrappersForwardCancel(t *testing.T) {
 				Server:   tc.model,
 				Workload: spaced{20, time.Second},
 				Policy: sim.Policy{Name: "twice", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 3},
-					Coordinators: []policies.Spec{policies.HedgeConfig{}}},
+					Coordinators: []machine.Spec{policies.HedgeConfig{}}},
 			})
 			if err != nil {
 				t.Fatal(err)

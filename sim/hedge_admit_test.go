@@ -5,16 +5,17 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // copyCounter is a CopyAdmitter that lets every attempt pass and admits
 // every other hedge, counting what it was asked.
 type copyCounter struct{ asked, admitted int64 }
 
-func (c *copyCounter) Admit(time.Time, policies.Ask) policies.Admission { return policies.Admission{} }
-func (c *copyCounter) Observe(time.Time, int, policies.Outcome)         {}
-func (c *copyCounter) Release(time.Time, policies.Waiter, bool)         {}
-func (c *copyCounter) AdmitCopy(time.Time, policies.Ask) bool {
+func (c *copyCounter) Admit(time.Time, machine.Ask) machine.Admission { return machine.Admission{} }
+func (c *copyCounter) Observe(time.Time, int, policies.Outcome)       {}
+func (c *copyCounter) Release(time.Time, machine.Waiter, bool)        {}
+func (c *copyCounter) AdmitCopy(time.Time, machine.Ask) bool {
 	c.asked++
 	if c.asked%2 == 0 {
 		return false
@@ -29,13 +30,13 @@ func (s copyCounterSpec) Validate() error                               { return
 func (s copyCounterSpec) NewCoordinator() (policies.Coordinator, error) { return s.c, nil }
 
 // The engine sends a hedge only when the plan's CopyAdmitters admit it,
-// through the same policies.Op.Hedge as Do: every hedge sent was asked for
+// through the same machine.Op.Hedge as Do: every hedge sent was asked for
 // and charged, a refused one is not sent, and the budget is not spent on it.
 func TestSimChargesHedgeCopies(t *testing.T) {
 	c := &copyCounter{}
 	cfg := Config{Seed: 1, Workload: Burst{Clients: 40},
 		Server: admitAll(time.Second),
-		Policy: Policy{Name: "hedged", Coordinators: []policies.Spec{
+		Policy: Policy{Name: "hedged", Coordinators: []machine.Spec{
 			policies.HedgeConfig{Delay: 300 * time.Millisecond, MaxHedges: 2}, copyCounterSpec{c}},
 			Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 5}}}
 	r := mustRun(t, cfg)
@@ -55,9 +56,9 @@ func TestSimChargesHedgeCopies(t *testing.T) {
 // or not (serve's TestPacerAdmitsHedges is the same in production).
 func TestSimPacerAdmitsHedges(t *testing.T) {
 	for _, hedged := range []bool{false, true} {
-		specs := []policies.Spec{policies.PacerConfig{}}
+		specs := []machine.Spec{policies.PacerConfig{}}
 		if hedged {
-			specs = append([]policies.Spec{policies.HedgeConfig{Delay: 300 * time.Millisecond, MaxHedges: 1}}, specs...)
+			specs = append([]machine.Spec{policies.HedgeConfig{Delay: 300 * time.Millisecond, MaxHedges: 1}}, specs...)
 		}
 		cfg := Config{Seed: 1, Workload: &ClosedLoop{Workers: 20, PerWorker: 5},
 			Server: &RateLimit{RequestsPerMinute: 60, RetryAfterUnit: time.Second, Inner: admitAll(time.Second)},

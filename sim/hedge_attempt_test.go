@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -24,7 +25,7 @@ func TestSimHedgeIsNotARetry(t *testing.T) {
 		Policy: sim.Policy{
 			Name:         "hedged",
 			Rules:        policies.Policy{Backoff: policies.Exponential{Base: time.Second, Factor: 2}, MaxAttempts: 5},
-			Coordinators: []policies.Spec{policies.HedgeConfig{Delay: 100 * time.Millisecond}},
+			Coordinators: []machine.Spec{policies.HedgeConfig{Delay: 100 * time.Millisecond}},
 		},
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/retrysim/retrysim/internal/racetest"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -90,7 +91,7 @@ func meanLatency(t *testing.T, seed uint64, rho float64, requests int, replicate
 	perSecond := 2 * rho * float64(time.Second) / float64(service)
 	pol := sim.Policy{Name: "plain", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 2}}
 	if replicate {
-		pol.Name, pol.Coordinators = "replicated", []policies.Spec{policies.HedgeConfig{}}
+		pol.Name, pol.Coordinators = "replicated", []machine.Spec{policies.HedgeConfig{}}
 	}
 	model := &mm1s{n: 2, service: service}
 	res, err := sim.Run(sim.Config{
@@ -166,7 +167,7 @@ func TestHedgeBudgetCapsLoadInAnOutage(t *testing.T) {
 	const from, until = 10 * time.Second, 40 * time.Second
 	added := func(budget float64) (share float64, firsts int) {
 		pol := sim.Policy{Name: "hedged", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 2},
-			Coordinators: []policies.Spec{policies.HedgeConfig{Delay: 40 * time.Millisecond, BudgetPercent: budget, BudgetBurst: 5}}}
+			Coordinators: []machine.Spec{policies.HedgeConfig{Delay: 40 * time.Millisecond, BudgetPercent: budget, BudgetBurst: 5}}}
 		sends, hedges := 0, 0
 		model := &mm1s{n: 2, service: 10 * time.Millisecond, slow: []float64{20, 1}, slowFrom: from, slowUntil: until}
 		_, err := sim.Run(sim.Config{

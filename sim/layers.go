@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // Layer is a retry layer inside a policy's own (Policy.Layers): an SDK's
@@ -54,7 +55,7 @@ type Layer struct {
 	// Coordinators are the layer's own shared controls (retry budget,
 	// breaker, throttle, ...), asked in this order before each of its
 	// attempts.
-	Coordinators []policies.Spec
+	Coordinators []machine.Spec
 	// NoDeadlinePropagation: the layer does not receive its caller's
 	// deadline and goes on as an orphan when its caller gives up.
 	NoDeadlinePropagation bool
@@ -82,8 +83,8 @@ func ValidateLayers(ls []Layer) error {
 			return fmt.Errorf("layer %q needs max attempts", l.Name)
 		case l.Rules.Deadline != 0:
 			return fmt.Errorf("layer %q: an inner layer has no deadline of its own (bound it with the attempt timeout of the layer around it)", l.Name)
-		case len(l.Coordinators) > policies.MaxCoordinators:
-			return fmt.Errorf("layer %q: %d coordinators, at most %d", l.Name, len(l.Coordinators), policies.MaxCoordinators)
+		case len(l.Coordinators) > machine.MaxCoordinators:
+			return fmt.Errorf("layer %q: %d coordinators, at most %d", l.Name, len(l.Coordinators), machine.MaxCoordinators)
 		}
 		for _, s := range l.Coordinators {
 			if err := validateLayerCoordinator(s); err != nil {
@@ -103,14 +104,14 @@ func ValidateLayers(ls []Layer) error {
 // coordinator that queues operations (the engine keeps a waiter only for
 // the outermost level), a hedge, and one that reads rate-limit headers
 // (only the outermost level gets them).
-func validateLayerCoordinator(s policies.Spec) error {
+func validateLayerCoordinator(s machine.Spec) error {
 	if s == nil {
 		return fmt.Errorf("a nil coordinator spec")
 	}
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	if q, ok := s.(policies.Queuer); ok && q.Queues() {
+	if q, ok := s.(machine.Queuer); ok && q.Queues() {
 		return fmt.Errorf("%T queues operations; an inner layer's coordinators must not (put the in-flight limit on the outermost policy)", s)
 	}
 	if _, ok := s.(policies.HedgeConfig); ok {
@@ -120,7 +121,7 @@ func validateLayerCoordinator(s policies.Spec) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := c.(policies.LimitsObserver); ok {
+	if _, ok := c.(machine.LimitsObserver); ok {
 		return fmt.Errorf("%T reads rate-limit headers, which only the outermost policy gets", s)
 	}
 	return nil
@@ -153,13 +154,13 @@ func RetryClassNames() []string {
 // end[i·L+k] (0: no end; always 0 below an orphan's root).
 type layers struct {
 	defs  []Layer
-	plans []policies.Plan
+	plans []machine.Plan
 	// known[k] is the outermost level whose attempt's end level k (1..L)
 	// knows: levels known[k]+1..k all receive their caller's deadline
 	// (known[k] == k: none).
 	known []int
 	base  int32
-	ops   []policies.Op
+	ops   []machine.Op
 	start []time.Duration
 	end   []time.Duration
 	cur   []uint8 // the level slot i is at: 0 when the outermost decides
@@ -184,11 +185,11 @@ type layers struct {
 
 func newLayers(defs []Layer, n int, seed uint64) (*layers, error) {
 	L := len(defs)
-	lay := &layers{defs: defs, plans: make([]policies.Plan, L), known: make([]int, L+1), base: int32(n), seed: seed,
-		ops: make([]policies.Op, n*L), start: make([]time.Duration, n*L), end: make([]time.Duration, n*L),
+	lay := &layers{defs: defs, plans: make([]machine.Plan, L), known: make([]int, L+1), base: int32(n), seed: seed,
+		ops: make([]machine.Op, n*L), start: make([]time.Duration, n*L), end: make([]time.Duration, n*L),
 		cur: make([]uint8, n), root: make([]uint8, n), sends: make([]int64, L), late: make([]int64, L), retries: make([][len(retryClasses)]int64, L+1)}
 	for k, d := range defs {
-		lay.plans[k] = policies.Plan{Policy: d.Rules}
+		lay.plans[k] = machine.Plan{Policy: d.Rules}
 		for _, s := range d.Coordinators {
 			c, err := s.NewCoordinator()
 			if err != nil {
@@ -211,7 +212,7 @@ func newLayers(defs []Layer, n int, seed uint64) (*layers, error) {
 func (lay *layers) orphaning() bool { return lay.due != nil }
 
 // op is level k's (1..L) Op of slot i.
-func (lay *layers) op(i int32, k int) *policies.Op { return &lay.ops[int(i)*len(lay.defs)+k-1] }
+func (lay *layers) op(i int32, k int) *machine.Op { return &lay.ops[int(i)*len(lay.defs)+k-1] }
 
 // levelTimeout is level k's attempt timeout (level 0: the policy's).
 func (r *runner) levelTimeout(k int) time.Duration {
@@ -331,9 +332,9 @@ func (r *runner) readyInner(i int32, now time.Duration) {
 		r.timedOut(i, now, j, now, evReady)
 		return
 	}
-	st := lay.op(i, k).Before(&lay.plans[k-1], policies.Moment{Now: epoch.Add(now), Since: now - lay.start[int(i)*len(lay.defs)+k-1]}, nil, r.rng)
+	st := lay.op(i, k).Before(&lay.plans[k-1], machine.Moment{Now: epoch.Add(now), Since: now - lay.start[int(i)*len(lay.defs)+k-1]}, nil, r.rng)
 	switch st.Kind {
-	case policies.StepSend:
+	case machine.StepSend:
 		if k < len(lay.defs) {
 			r.descend(i, now, k)
 			return
@@ -346,7 +347,7 @@ func (r *runner) readyInner(i int32, now time.Duration) {
 		r.bound(i, k)
 		r.sendTo(i, now, giveUp, r.retrying(i))
 		r.unbound()
-	case policies.StepWait:
+	case machine.StepWait:
 		at := now + st.Delay
 		if e := lay.knownEnd(i, k); e > 0 && e < at {
 			at = e // an attempt around it times out first
@@ -354,7 +355,7 @@ func (r *runner) readyInner(i int32, now time.Duration) {
 		r.bound(i, k)
 		r.schedule(at, i, evReady)
 		r.unbound()
-	case policies.StepStop:
+	case machine.StepStop:
 		if lay.op(i, k).Attempts() == 0 {
 			// A coordinator of the layer refused its first attempt: the
 			// layer answers 503, as Envoy does when a budget or breaker
@@ -444,7 +445,7 @@ func (r *runner) abandon(i int32, now time.Duration, from, to int, inFlight bool
 		if len(p.Coordinators) == 0 {
 			continue
 		}
-		m := policies.Moment{Now: epoch.Add(now), Since: now - lay.start[int(i)*len(lay.defs)+k-1]}
+		m := machine.Moment{Now: epoch.Add(now), Since: now - lay.start[int(i)*len(lay.defs)+k-1]}
 		if k < to || inFlight {
 			lay.op(i, k).Expire(p, m)
 		} else {
@@ -494,7 +495,7 @@ func (r *runner) newSlot(from int32) (int32, bool) {
 		r.ops = append(doubled(r.ops, 1), operation{})
 		r.src.pcg = &r.ops[from].pcg // the slice may have moved
 		L := len(lay.defs)
-		lay.ops = append(doubled(lay.ops, L), make([]policies.Op, L)...)
+		lay.ops = append(doubled(lay.ops, L), make([]machine.Op, L)...)
 		lay.start = append(doubled(lay.start, L), make([]time.Duration, L)...)
 		lay.end = append(doubled(lay.end, L), make([]time.Duration, L)...)
 		lay.cur, lay.root = append(doubled(lay.cur, 1), 0), append(doubled(lay.root, 1), 0)
@@ -567,14 +568,14 @@ func (lay *layers) sent(r *runner, i int32, k int) {
 func (r *runner) afterInner(i int32, now time.Duration, k int) {
 	lay := r.lay
 	o := &r.ops[i]
-	m := policies.Moment{Now: epoch.Add(now), Since: now - lay.start[int(i)*len(lay.defs)+k-1]}
+	m := machine.Moment{Now: epoch.Add(now), Since: now - lay.start[int(i)*len(lay.defs)+k-1]}
 	if o.class == policies.Success {
 		lay.op(i, k).After(&lay.plans[k-1], m, policies.Outcome{}, false, nil, r.rng)
 		r.up(i, now, k)
 		return
 	}
 	st := lay.op(i, k).After(&lay.plans[k-1], m, o.outcome(), true, nil, r.rng)
-	if st.Kind == policies.StepStop {
+	if st.Kind == machine.StepStop {
 		r.up(i, now, k)
 		return
 	}
@@ -622,7 +623,7 @@ func LayerBytes(layers int, orphaning bool) int64 {
 	if layers == 0 {
 		return 0
 	}
-	perLevel := int64(unsafe.Sizeof(policies.Op{})) + 2*int64(unsafe.Sizeof(time.Duration(0)))
+	perLevel := int64(unsafe.Sizeof(machine.Op{})) + 2*int64(unsafe.Sizeof(time.Duration(0)))
 	n := int64(layers)*perLevel + 2
 	if orphaning {
 		n += int64(unsafe.Sizeof(time.Duration(0))) + 1

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // The observer is told of every attempt sent, decided and answered once,
@@ -18,7 +19,7 @@ func TestObserverAgreesWithResult(t *testing.T) {
 	cut := reference(immediate)
 	cut.Policy.Rules.MaxAttempts, cut.Policy.Rules.Deadline = 0, 1050*ms
 	breaker := reference(immediate)
-	breaker.Policy.Coordinators = []policies.Spec{policies.BreakerConfig{ConsecutiveFailures: 3, OpenFor: sec}}
+	breaker.Policy.Coordinators = []machine.Spec{policies.BreakerConfig{ConsecutiveFailures: 3, OpenFor: sec}}
 	for name, c := range map[string]Config{
 		"reference/immediate": reference(immediate), "reference/gated": reference(gated),
 		"timeouts": timeouts, "deadline-cut": cut, "breaker": breaker,
@@ -36,7 +37,7 @@ func TestObserverAgreesWithResult(t *testing.T) {
 			undecided := make([]int, n)
 			ended := make([]bool, n)
 			var firsts, retries, admitted, rejected, answered, completed int
-			var gaveUpBy [policies.NumStopReasons]int
+			var gaveUpBy [machine.NumStopReasons]int
 			c.Observer = Observer{
 				OnSend: func(at time.Duration, op int, retry bool) {
 					order(at)

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 
 	"github.com/retrysim/retrysim/internal/racetest"
 )
@@ -150,7 +151,7 @@ func gatedConfig(n int) Config {
 				Reject: Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: time.Second}}},
 		},
 		Workload: Burst{Clients: n, Spread: 2 * time.Second},
-		Policy: Policy{Name: "gated", Coordinators: []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: 10, Per: time.Second}},
+		Policy: Policy{Name: "gated", Coordinators: []machine.Spec{machine.GateConfig{}, machine.ThrottleConfig{Count: 10, Per: time.Second}},
 			Rules: policies.Policy{
 				Backoff:     policies.FullJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 8 * time.Second},
 				MaxAttempts: 10,
@@ -178,7 +179,7 @@ func TestNoAllocationPerEvent(t *testing.T) {
 	controlled := func(n int) Config {
 		c := hugeBurst(n)
 		c.Server.(*CapacityWindows).Phases[0].Duration = 3 * time.Second
-		c.Policy.Coordinators = []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: max(n/10, 1), Per: time.Second}, policies.LimitConfig{MaxInFlight: max(n/20, 1)},
+		c.Policy.Coordinators = []machine.Spec{machine.GateConfig{}, machine.ThrottleConfig{Count: max(n/10, 1), Per: time.Second}, machine.LimitConfig{MaxInFlight: max(n/20, 1)},
 			policies.BreakerConfig{FailureRatio: 1, MinRequests: n / 2, OpenFor: time.Second, Probes: 3},
 			policies.AdaptiveThrottleConfig{K: 0.99, Rejections: policies.Classes(policies.Terminal)},
 			policies.RetryThrottlingConfig{MaxTokens: 1000, TokenRatio: 1},

@@ -3,7 +3,7 @@ package sim
 import (
 	"time"
 
-	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // Result is what one run measured.
@@ -19,7 +19,7 @@ type Result struct {
 	Retries  int
 	GaveUp   int
 	// GaveUpBy counts give-ups by policies.StopReason.
-	GaveUpBy [policies.NumStopReasons]int
+	GaveUpBy [machine.NumStopReasons]int
 	// Fallbacks counts operations that switched to the fallback model.
 	Fallbacks int
 	// Latencies holds, sorted, the time from each completed operation's

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 
 	"github.com/retrysim/retrysim/internal/racetest"
 )
@@ -41,7 +42,7 @@ var (
 	immediate   = Policy{Name: "immediate", Rules: policies.Policy{Backoff: policies.Constant{Wait: 100 * ms}}}
 	exponential = Policy{Name: "capped-exponential", Rules: policies.Policy{Backoff: policies.Exponential{Base: 500 * ms, Factor: 2, Cap: 8 * sec}}}
 	fullJitter  = Policy{Name: "full-jitter", Rules: policies.Policy{Backoff: policies.FullJitter{Base: 500 * ms, Factor: 2, Cap: 8 * sec}}}
-	gated       = Policy{Name: "gated", Coordinators: []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: 6, Per: sec}},
+	gated       = Policy{Name: "gated", Coordinators: []machine.Spec{machine.GateConfig{}, machine.ThrottleConfig{Count: 6, Per: sec}},
 		Rules: policies.Policy{Backoff: policies.FullJitter{Base: 500 * ms, Factor: 2, Cap: 8 * sec}}}
 )
 
@@ -180,7 +181,7 @@ func TestGateHoldsAllClientsAfterRetryAfter(t *testing.T) {
 	limited := Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: 2 * sec}
 	c := Config{Seed: 3, Workload: Burst{Clients: 30, Spread: 3 * sec},
 		Server: &CapacityWindows{ResponseTime: Fixed(100 * ms), Phases: []Phase{{Admit: 2, Window: sec, Reject: limited}}},
-		Policy: Policy{Name: "g", Coordinators: []policies.Spec{policies.GateConfig{}}, Rules: policies.Policy{Backoff: policies.Constant{Wait: 10 * ms}, Deadline: 30 * sec}}}
+		Policy: Policy{Name: "g", Coordinators: []machine.Spec{machine.GateConfig{}}, Rules: policies.Policy{Backoff: policies.Constant{Wait: 10 * ms}, Deadline: 30 * sec}}}
 	type request struct {
 		at       time.Duration
 		admitted bool
@@ -224,7 +225,7 @@ func TestServerWaitJitterSpreadsTheHerd(t *testing.T) {
 	limited := Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: 2 * sec}
 	c := Config{Seed: 3, Workload: Burst{Clients: 30},
 		Server: &CapacityWindows{ResponseTime: Fixed(100 * ms), Phases: []Phase{{Admit: 5, Window: sec, Reject: limited}}},
-		Policy: Policy{Name: "g", Coordinators: []policies.Spec{policies.GateConfig{}}, Rules: policies.Policy{Backoff: policies.Constant{Wait: 10 * ms}, Deadline: 60 * sec}}}
+		Policy: Policy{Name: "g", Coordinators: []machine.Spec{machine.GateConfig{}}, Rules: policies.Policy{Backoff: policies.Constant{Wait: 10 * ms}, Deadline: 60 * sec}}}
 	sameInstant := func(c Config) int {
 		starts := map[time.Duration]int{}
 		c.Observer.OnDecision = func(at time.Duration, _ int, _ policies.Class) { starts[at]++ }
@@ -247,7 +248,7 @@ func TestServerWaitJitterSpreadsTheHerd(t *testing.T) {
 }
 
 func TestThrottleQueueFullGivesUp(t *testing.T) {
-	c := reference(Policy{Name: "q", Coordinators: []policies.Spec{policies.ThrottleConfig{Count: 1, Per: sec, MaxQueue: 5}},
+	c := reference(Policy{Name: "q", Coordinators: []machine.Spec{machine.ThrottleConfig{Count: 1, Per: sec, MaxQueue: 5}},
 		Rules: policies.Policy{Backoff: policies.Constant{Wait: 100 * ms}}})
 	r := mustRun(t, c)
 	// 20 clients ready at 0 s with 1 start per second: the first starts now,
@@ -296,9 +297,9 @@ func TestRunRejectsBadConfig(t *testing.T) {
 		"zero window": func(c *Config) {
 			c.Server = &CapacityWindows{ResponseTime: Fixed(0), Phases: []Phase{{Admit: 1, Reject: Rejection{Class: policies.Capacity}}}}
 		},
-		"bad throttle":    func(c *Config) { c.Policy.Coordinators = []policies.Spec{policies.ThrottleConfig{Count: 0, Per: sec}} },
+		"bad throttle":    func(c *Config) { c.Policy.Coordinators = []machine.Spec{machine.ThrottleConfig{Count: 0, Per: sec}} },
 		"negative spread": func(c *Config) { c.Workload = Burst{Clients: 1, Spread: -1} },
-		"bad limit":       func(c *Config) { c.Policy.Coordinators = []policies.Spec{policies.LimitConfig{MaxInFlight: 0}} },
+		"bad limit":       func(c *Config) { c.Policy.Coordinators = []machine.Spec{machine.LimitConfig{MaxInFlight: 0}} },
 	} {
 		c := good
 		srv := *windows(good)

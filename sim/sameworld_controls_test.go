@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -182,7 +183,7 @@ func TestSameBreakerInSimulatorAndProduction(t *testing.T) {
 func TestSameEveryControlInSimulatorAndProduction(t *testing.T) {
 	s := controlScenario(33, 24)
 	s.phases = append([]sim.Phase{{Duration: 500 * time.Millisecond, Reject: sim.Rejection{Status: 429, Class: policies.RetryAfter, RetryAfter: 150 * time.Millisecond}}}, s.phases...)
-	s.pol.Coordinators = []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: 20, Per: time.Second, MaxQueue: 6}, policies.LimitConfig{MaxInFlight: 4, MaxQueue: 8}}
+	s.pol.Coordinators = []machine.Spec{machine.GateConfig{}, machine.ThrottleConfig{Count: 20, Per: time.Second, MaxQueue: 6}, machine.LimitConfig{MaxInFlight: 4, MaxQueue: 8}}
 	s.pol.Coordinators = append(s.pol.Coordinators, policies.BreakerConfig{ConsecutiveFailures: 5, OpenFor: 300 * time.Millisecond, Probes: 2})
 	s.pol.Coordinators = append(s.pol.Coordinators, policies.AdaptiveThrottleConfig{K: 1.5, Window: 2 * time.Second, Slots: 4})
 	s.pol.Coordinators = append(s.pol.Coordinators, policies.RetryThrottlingConfig{MaxTokens: 20, TokenRatio: 1})
@@ -205,13 +206,13 @@ func TestControlConfigsValidated(t *testing.T) {
 		name string
 		set  func(p *sim.Policy)
 	}{
-		{"breaker", func(p *sim.Policy) { p.Coordinators = []policies.Spec{policies.BreakerConfig{FailureRatio: 2}} }},
-		{"adaptive", func(p *sim.Policy) { p.Coordinators = []policies.Spec{policies.AdaptiveThrottleConfig{K: -1}} }},
-		{"retry throttling", func(p *sim.Policy) { p.Coordinators = []policies.Spec{policies.RetryThrottlingConfig{MaxTokens: 5000}} }},
+		{"breaker", func(p *sim.Policy) { p.Coordinators = []machine.Spec{policies.BreakerConfig{FailureRatio: 2}} }},
+		{"adaptive", func(p *sim.Policy) { p.Coordinators = []machine.Spec{policies.AdaptiveThrottleConfig{K: -1}} }},
+		{"retry throttling", func(p *sim.Policy) { p.Coordinators = []machine.Spec{policies.RetryThrottlingConfig{MaxTokens: 5000}} }},
 		{"ratio budget", func(p *sim.Policy) {
-			p.Coordinators = []policies.Spec{policies.RatioBudgetConfig{Window: -time.Second}}
+			p.Coordinators = []machine.Spec{policies.RatioBudgetConfig{Window: -time.Second}}
 		}},
-		{"retry quota", func(p *sim.Policy) { p.Coordinators = []policies.Spec{policies.RetryQuotaConfig{Capacity: -1}} }},
+		{"retry quota", func(p *sim.Policy) { p.Coordinators = []machine.Spec{policies.RetryQuotaConfig{Capacity: -1}} }},
 	} {
 		cfg := controlScenario(1, 2).config()
 		tc.set(&cfg.Policy)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -100,7 +101,7 @@ type hedgeWorld struct {
 	arrivals  []string
 	cancelled []time.Duration
 	final     []string
-	stats     policies.HedgeStats
+	stats     machine.HedgeStats
 	attempts  int
 }
 
@@ -124,7 +125,7 @@ func TestSameHedgingInSimulatorAndProduction(t *testing.T) {
 					Deadline:       8 * time.Second,
 					AttemptTimeout: 1500 * time.Millisecond,
 				},
-				Coordinators: []policies.Spec{tc.hedge},
+				Coordinators: []machine.Spec{tc.hedge},
 			}
 			script := hedgeScript(seed, 500)
 			simW := simulateHedged(t, seed, ops, gap, script, pol)
@@ -179,7 +180,7 @@ func simulateHedged(t *testing.T, seed uint64, ops int, gap time.Duration, scrip
 		}
 		return v
 	}
-	w.stats = policies.HedgeStats{Sent: get("hedge.sent"), Denied: get("hedge.denied"), Cancelled: get("hedge.cancelled")}
+	w.stats = machine.HedgeStats{Sent: get("hedge.sent"), Denied: get("hedge.denied"), Cancelled: get("hedge.cancelled")}
 	if int(w.stats.Cancelled) != len(w.cancelled) {
 		t.Errorf("simulator: hedge.cancelled %d, the server was told of %d", w.stats.Cancelled, len(w.cancelled))
 	}
@@ -261,7 +262,7 @@ func TestHedgingRefusesAServerThatDecidesLater(t *testing.T) {
 		Seed:     1,
 		Server:   &sim.Contention{Network: sim.Fixed(10 * time.Millisecond)},
 		Workload: sim.Burst{Clients: 2},
-		Policy:   sim.Policy{Name: "hedged", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 3}, Coordinators: []policies.Spec{policies.HedgeConfig{}}},
+		Policy:   sim.Policy{Name: "hedged", Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 3}, Coordinators: []machine.Spec{policies.HedgeConfig{}}},
 	})
 	if err == nil || !strings.Contains(err.Error(), `policy "hedged" hedges`) {
 		t.Errorf("err %v", err)

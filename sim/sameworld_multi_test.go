@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -223,7 +224,7 @@ func produceMulti(t *testing.T, s *multiScenario, sequenced bool) *world {
 		shared := sharedOptions(t, s.pol)
 		origin := time.Now()
 		var seq *seqClock
-		var clock policies.Clock = realClockInBubble{}
+		var clock machine.Clock = realClockInBubble{}
 		if sequenced {
 			seq = &seqClock{reqs: make(chan sleepRequest)}
 			clock = seq
@@ -264,10 +265,11 @@ func produceMulti(t *testing.T, s *multiScenario, sequenced bool) *world {
 				policies.WithHooks(w.events[i].hooks()),
 			}
 			opts = append(opts, shared...)
+			ctx := t.Context()
 			if seq != nil {
-				opts = append(opts, policies.WithClock(seq))
+				ctx = machine.WithClock(ctx, seq)
 			}
-			err := policies.Do(t.Context(), op, opts...)
+			err := policies.Do(ctx, op, opts...)
 			var pe *policies.Error
 			switch {
 			case err == nil:
@@ -301,15 +303,15 @@ func sharedOptions(t *testing.T, pol sim.Policy) []policies.Option {
 	var opts []policies.Option
 	for _, spec := range pol.Coordinators {
 		switch spec := spec.(type) {
-		case policies.GateConfig:
+		case machine.GateConfig:
 			opts = append(opts, policies.WithGate(&policies.Gate{}))
-		case policies.ThrottleConfig:
+		case machine.ThrottleConfig:
 			thr, err := policies.NewThrottle(spec.Count, spec.Per, spec.MaxQueue)
 			if err != nil {
 				t.Fatal(err)
 			}
 			opts = append(opts, policies.WithThrottle(thr))
-		case policies.LimitConfig:
+		case machine.LimitConfig:
 			lim, err := policies.NewLimiter(spec.MaxInFlight, spec.MaxQueue)
 			if err != nil {
 				t.Fatal(err)
@@ -349,7 +351,7 @@ func (realClockInBubble) Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// seqClock is a policies.Clock on the bubble's fake clock that runs the
+// seqClock is a machine.Clock on the bubble's fake clock that runs the
 // client goroutines one at a time: every wait is a request to its run loop,
 // which wakes the waiters in order of (wake time, order of asking) — the
 // simulator's (time, insertion sequence) — and lets the next one go only
@@ -455,7 +457,7 @@ func gatedScenario(seed uint64) *multiScenario {
 				// together.
 				ServerWaitJitter: 50 * time.Millisecond,
 			},
-			Coordinators: []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: 4, Per: time.Second}},
+			Coordinators: []machine.Spec{machine.GateConfig{}, machine.ThrottleConfig{Count: 4, Per: time.Second}},
 		},
 	}
 }
@@ -505,7 +507,7 @@ func coverageOf(trace []traced, w *world) coverage {
 	}
 	for i, r := range w.reasons {
 		switch {
-		case r == policies.NotStopped:
+		case r == machine.NotStopped:
 			c.completions++
 		case r == policies.StopDeadline && w.stopIn[i] != "response":
 			c.waitDeadlines++
@@ -594,8 +596,8 @@ func herdScenario(seed uint64, retryAfter, budget time.Duration) *multiScenario 
 		{Admit: 2, Window: 500 * time.Millisecond, Reject: sim.Rejection{Status: 529, Class: policies.Capacity}},
 	}
 	s.pol.Rules.Deadline = budget
-	s.pol.Rules.ServerWaitJitter = 0                                                         // herds wanted
-	s.pol.Coordinators[1] = policies.ThrottleConfig{Count: 4, Per: time.Second, MaxQueue: 7} // after the gate
+	s.pol.Rules.ServerWaitJitter = 0                                                        // herds wanted
+	s.pol.Coordinators[1] = machine.ThrottleConfig{Count: 4, Per: time.Second, MaxQueue: 7} // after the gate
 	return s
 }
 
@@ -689,7 +691,7 @@ func limitedScenario(seed uint64) *multiScenario {
 				MaxAttempts: 8,
 				Deadline:    6 * time.Second,
 			},
-			Coordinators: []policies.Spec{policies.LimitConfig{MaxInFlight: 3, MaxQueue: 4}},
+			Coordinators: []machine.Spec{machine.LimitConfig{MaxInFlight: 3, MaxQueue: 4}},
 			Fallback:     &sim.Fallback{After: 2},
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -20,7 +21,7 @@ import (
 // and one instance of the control, through the simulator (which hands the
 // model's buckets to every response as policies.RateLimits) and through
 // policies.Do, where the same model, on the bubble's fake clock, answers
-// with the headers rendered (policies.SetRateLimitHeaders, OpenAI's
+// with the headers rendered (machine.SetRateLimitHeaders, OpenAI's
 // dialect) and read back (policies.ClassifyResponse for a failure; the
 // pacer's ObserveHeader for a success, as its Transport does). Both worlds
 // must make the same attempts at the same times and end the same way.
@@ -29,7 +30,7 @@ import (
 // tokens per minute, 100 tokens a request, each answered in 300 ms. With
 // tpm 600 the requests bind (a request every 15 s once the first 4 are
 // spent); with 300, the tokens (one every 20 s after the first 3).
-func pacedScenario(seed uint64, tpm int64, specs ...policies.Spec) *multiScenario {
+func pacedScenario(seed uint64, tpm int64, specs ...machine.Spec) *multiScenario {
 	return &multiScenario{
 		seed:    seed,
 		clients: 10,
@@ -90,14 +91,14 @@ func produceLimited(t *testing.T, s *multiScenario) *world {
 				l, _ := state.(sim.LimitReporter).RateLimits(time.Since(origin))
 				mu.Unlock()
 				h := http.Header{}
-				policies.SetRateLimitHeaders(h, l, policies.DialectOpenAI, time.Now())
+				machine.SetRateLimitHeaders(h, l, machine.DialectOpenAI, time.Now())
 				if resp.Outcome.Class == policies.Success {
 					if pacer != nil {
 						pacer.ObserveHeader(time.Now(), h)
 					}
 					return nil
 				}
-				r := policies.RenderOpenAI(resp.Outcome)
+				r := machine.RenderOpenAI(resp.Outcome)
 				maps.Copy(r.Header, h)
 				return &policies.HTTPError{StatusCode: r.Status, Header: r.Header, Body: r.Body}
 			}
@@ -105,9 +106,8 @@ func produceLimited(t *testing.T, s *multiScenario) *world {
 				policies.WithPolicy(s.pol.Rules),
 				policies.WithRand(rand.New(sim.ClientPolicyStream(s.seed, i))),
 				policies.WithHooks(w.events[i].hooks()),
-				policies.WithClock(seq),
 			}, shared...)
-			err := policies.Do(t.Context(), op, opts...)
+			err := policies.Do(machine.WithClock(t.Context(), seq), op, opts...)
 			var pe *policies.Error
 			switch {
 			case err == nil:
@@ -153,18 +153,18 @@ func TestSamePacerInSimulatorAndProduction(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
 		tpm        int64
-		specs      []policies.Spec
+		specs      []machine.Spec
 		maxRefused int
 		minRefused int
 	}{
 		{"no pacing", 600, nil, 100, 10},
-		{"gate", 600, []policies.Spec{policies.GateConfig{}}, 100, 1},
-		{"reset gate", 600, []policies.Spec{policies.ResetGateConfig{}}, 100, 1},
-		{"pacer", 600, []policies.Spec{policies.PacerConfig{}}, 0, 0},
-		{"pacer by tokens", 600, []policies.Spec{policies.PacerConfig{Tokens: true, InputTokens: 100}}, 0, 0},
-		{"gate and pacer", 600, []policies.Spec{policies.GateConfig{}, policies.PacerConfig{}}, 0, 0},
-		{"tokens bind: pacer by requests", 300, []policies.Spec{policies.PacerConfig{}}, 100, 1},
-		{"tokens bind: pacer by tokens", 300, []policies.Spec{policies.PacerConfig{Tokens: true, InputTokens: 100}}, 0, 0},
+		{"gate", 600, []machine.Spec{machine.GateConfig{}}, 100, 1},
+		{"reset gate", 600, []machine.Spec{policies.ResetGateConfig{}}, 100, 1},
+		{"pacer", 600, []machine.Spec{policies.PacerConfig{}}, 0, 0},
+		{"pacer by tokens", 600, []machine.Spec{policies.PacerConfig{Tokens: true, InputTokens: 100}}, 0, 0},
+		{"gate and pacer", 600, []machine.Spec{machine.GateConfig{}, policies.PacerConfig{}}, 0, 0},
+		{"tokens bind: pacer by requests", 300, []machine.Spec{policies.PacerConfig{}}, 100, 1},
+		{"tokens bind: pacer by tokens", 300, []machine.Spec{policies.PacerConfig{Tokens: true, InputTokens: 100}}, 0, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			res, refused := limitedWorlds(t, pacedScenario(3, tt.tpm, tt.specs...))
@@ -183,21 +183,21 @@ func TestSamePacerInSimulatorAndProduction(t *testing.T) {
 // whose limits it saw; observingSpec's coordinator is a LimitsObserver too.
 type limitsRecorder struct{ seen *int }
 
-func (r limitsRecorder) Validate() error                                         { return nil }
-func (r limitsRecorder) NewCoordinator() (policies.Coordinator, error)           { return &recorderCoord{r}, nil }
-func (r limitsRecorder) Rescale(func(time.Duration) time.Duration) policies.Spec { return r }
+func (r limitsRecorder) Validate() error                                        { return nil }
+func (r limitsRecorder) NewCoordinator() (policies.Coordinator, error)          { return &recorderCoord{r}, nil }
+func (r limitsRecorder) Rescale(func(time.Duration) time.Duration) machine.Spec { return r }
 
 type recorderCoord struct{ limitsRecorder }
 
-func (c *recorderCoord) Admit(time.Time, policies.Ask) policies.Admission {
-	return policies.Admission{Kind: policies.AdmitPass}
+func (c *recorderCoord) Admit(time.Time, machine.Ask) machine.Admission {
+	return machine.Admission{Kind: machine.AdmitPass}
 }
 func (c *recorderCoord) Observe(_ time.Time, _ int, out policies.Outcome) {
 	if out.Limits.Known() {
 		*c.seen++
 	}
 }
-func (c *recorderCoord) Release(time.Time, policies.Waiter, bool) {}
+func (c *recorderCoord) Release(time.Time, machine.Waiter, bool) {}
 
 type observingRecorder struct{ *recorderCoord }
 
@@ -210,13 +210,13 @@ func (s observingSpec) NewCoordinator() (policies.Coordinator, error) {
 }
 
 // The simulator works out the key's limits for a response only for a
-// policy with a coordinator that reads them (policies.LimitsObserver);
+// policy with a coordinator that reads them (machine.LimitsObserver);
 // then every response, success or 429, carries them.
 func TestLimitsReachLimitsObservers(t *testing.T) {
 	for _, observes := range []bool{false, true} {
 		seen := 0
 		rec := limitsRecorder{seen: &seen}
-		var spec policies.Spec = rec
+		var spec machine.Spec = rec
 		if observes {
 			spec = observingSpec{rec}
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -27,14 +28,14 @@ func TestSameSDKRulesInSimulatorAndProduction(t *testing.T) {
 		reason   policies.StopReason
 	}{
 		{"spend limit, class rule", spend, func(*policies.Policy) {}, 1, policies.StopTerminal},
-		{"spend limit, status rule", spend, func(p *policies.Policy) { p.RetryByStatus = true }, 0, policies.NotStopped},
-		{"mid-stream, class rule", midStream, func(*policies.Policy) {}, 0, policies.NotStopped},
-		{"mid-stream, status rule", midStream, func(p *policies.Policy) { p.RetryByStatus = true }, 0, policies.NotStopped},
+		{"spend limit, status rule", spend, func(p *policies.Policy) { p.RetryByStatus = true }, 0, machine.NotStopped},
+		{"mid-stream, class rule", midStream, func(*policies.Policy) {}, 0, machine.NotStopped},
+		{"mid-stream, status rule", midStream, func(p *policies.Policy) { p.RetryByStatus = true }, 0, machine.NotStopped},
 		{"mid-stream, mid-stream rule", midStream, func(p *policies.Policy) { p.NoMidStreamRetries = true }, 1, policies.StopTerminal},
 		{"mid-stream, both SDK rules", midStream, func(p *policies.Policy) { p.RetryByStatus, p.NoMidStreamRetries = true, true }, 1, policies.StopTerminal},
 		// 0.5 s + 0.5 s of server waits fit a 1.2 s total; the third does not.
 		{"retry-after, total cap", limited, func(p *policies.Policy) { p.TotalServerWaitCap = 1200 * time.Millisecond }, 3, policies.StopDeadline},
-		{"retry-after, no cap", limited, func(*policies.Policy) {}, 0, policies.NotStopped},
+		{"retry-after, no cap", limited, func(*policies.Policy) {}, 0, machine.NotStopped},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

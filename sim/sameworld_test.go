@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -128,7 +129,7 @@ func httpRejection(rej sim.Rejection) error {
 	case policies.RetryAfter:
 		body = `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`
 	case policies.Terminal:
-		body = string(policies.Render(rej.Outcome()).Body) // a 429 is a spend limit
+		body = string(machine.Render(rej.Outcome()).Body) // a 429 is a spend limit
 	}
 	return &policies.HTTPError{StatusCode: rej.Status, Header: h, Body: []byte(body)}
 }
@@ -146,9 +147,9 @@ func fullJitter(maxAttempts int, deadline time.Duration, gate bool) sim.Policy {
 }
 
 // gates is a shared gate if gate is true, else nothing.
-func gates(gate bool) []policies.Spec {
+func gates(gate bool) []machine.Spec {
 	if gate {
-		return []policies.Spec{policies.GateConfig{}}
+		return []machine.Spec{machine.GateConfig{}}
 	}
 	return nil
 }

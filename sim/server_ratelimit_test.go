@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 func tooManyRequests(wait time.Duration) policies.Outcome {
@@ -75,7 +76,7 @@ func TestRateLimitRunByHand(t *testing.T) {
 	var log []exchange
 	c := Config{Seed: 1, Workload: Burst{Clients: 62},
 		Server: recorder{&RateLimit{RequestsPerMinute: 60, Inner: admitAll(100 * ms)}, &log},
-		Policy: Policy{Name: "gated", Coordinators: []policies.Spec{policies.GateConfig{}}, Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 5}}}
+		Policy: Policy{Name: "gated", Coordinators: []machine.Spec{machine.GateConfig{}}, Rules: policies.Policy{Backoff: policies.Constant{}, MaxAttempts: 5}}}
 	r := mustRun(t, c)
 	if r.Completed != 62 || r.Attempts != 65 || r.LastCompletion != 2100*ms || counter(r, "server.rate_limited") != 3 {
 		t.Errorf("completed %d, attempts %d, last at %v, rate limited %d", r.Completed, r.Attempts, r.LastCompletion, counter(r, "server.rate_limited"))

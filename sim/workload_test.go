@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // recorder wraps a server model and records every request and response.
@@ -339,7 +340,7 @@ func TestOpenLoopProcessesHaveTheirOwnRetryLayer(t *testing.T) {
 	} {
 		w := &OpenLoop{Rates: ConstantRate(10), Until: 450 * ms, Regular: true, Processes: tt.processes}
 		c := Config{Seed: 1, Server: &CapacityWindows{ResponseTime: Fixed(10 * ms), Phases: []Phase{{Admit: 100, Window: sec, Reject: overloaded}}},
-			Workload: w, Policy: Policy{Name: "throttled", Coordinators: []policies.Spec{policies.ThrottleConfig{Count: 1, Per: sec}},
+			Workload: w, Policy: Policy{Name: "throttled", Coordinators: []machine.Spec{machine.ThrottleConfig{Count: 1, Per: sec}},
 				Rules: policies.Policy{Backoff: policies.Constant{Wait: ms}, MaxAttempts: 1}}}
 		r := mustRun(t, c)
 		if !slices.Equal(r.Latencies, tt.latencies) {
@@ -385,7 +386,7 @@ func TestStartTimesAreTheEngines(t *testing.T) {
 func TestOpenLoopBuildsOnlyTheRetryLayersOfProcessesThatRun(t *testing.T) {
 	c := Config{Seed: 1, Server: FailWithProbability(0.1, Rejection{Status: 500, Class: policies.Transient}, Fixed(10*ms)),
 		Workload: &OpenLoop{Rates: ConstantRate(10), Until: 10*sec + ms, Regular: true, Processes: MaxProcesses},
-		Policy: Policy{Name: "budgeted", Coordinators: []policies.Spec{policies.BreakerConfig{}, policies.RetryThrottlingConfig{}},
+		Policy: Policy{Name: "budgeted", Coordinators: []machine.Spec{policies.BreakerConfig{}, policies.RetryThrottlingConfig{}},
 			Rules: policies.Policy{Backoff: policies.Constant{Wait: ms}, MaxAttempts: 3}}}
 	var r runner
 	got, err := r.run(t.Context(), &c)

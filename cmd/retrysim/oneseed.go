@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/scenarios"
 )
 
@@ -15,7 +15,7 @@ import (
 func noteOneSeed(stderr io.Writer, s *scenarios.Scenario, seed uint64) {
 	var names []string
 	for _, p := range s.Policies {
-		if policies.Randomised(p.Rules) {
+		if machine.Randomised(p.Rules) {
 			names = append(names, p.Name)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/policies/anthropicsdk"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // retryLog records the outcomes Do scheduled retries for.
@@ -99,7 +100,7 @@ func TestDoWithClassifier(t *testing.T) {
 						}
 					}
 				}
-				if tt.stop == policies.NotStopped {
+				if tt.stop == machine.NotStopped {
 					if err != nil || text != "Hello" {
 						t.Fatalf("Do = %v, text %q", err, text)
 					}

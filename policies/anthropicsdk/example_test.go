@@ -11,10 +11,11 @@ import (
 
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/policies/anthropicsdk"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // instantClock lets the example run at once: Sleep moves its time forward
-// instead of waiting. Production code leaves WithClock out.
+// instead of waiting. Production code leaves machine.WithClock out.
 type instantClock struct{ now time.Time }
 
 func (c *instantClock) Now() time.Time { return c.now }
@@ -95,7 +96,9 @@ func ExampleWithClassifier() {
 		}
 		return nil
 	}
-	err := policies.Do(context.Background(), op,
+	// The instant clock is for the example only; production passes its own context.
+	ctx := machine.WithClock(context.Background(), &instantClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	err := policies.Do(ctx, op,
 		anthropicsdk.WithClassifier(),
 		policies.WithBudget(2*time.Minute),
 		policies.WithFallback(fallback),
@@ -105,7 +108,6 @@ func ExampleWithClassifier() {
 			},
 			OnFallback: func(e policies.FallbackEvent) { fmt.Printf("switching %s -> %s\n", e.From, e.To) },
 		}),
-		policies.WithClock(&instantClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}), // example only
 	)
 	fmt.Println(answer, err, api.seen())
 	// Output:

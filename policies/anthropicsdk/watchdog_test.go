@@ -13,6 +13,7 @@ import (
 
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/policies/anthropicsdk"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // paced is how pacedAPI plays one streamed answer on the clock, from the
@@ -122,7 +123,7 @@ func (p *pacedAPI) RoundTrip(req *http.Request) (*http.Response, error) {
 // 3 s) completes on its first attempt, because ReadStream reports its
 // content events; stalled streams (serve's stall, ping_only and
 // stall_first_byte) are ended at the time the simulator's watchdog
-// (policies.Watchdog.Fires) gives and retried, classified as it classifies
+// (machine.Watchdog.Fires) gives and retried, classified as it classifies
 // them.
 func TestReadStreamFeedsTheWatchdog(t *testing.T) {
 	const idle = 3 * time.Second
@@ -130,16 +131,16 @@ func TestReadStreamFeedsTheWatchdog(t *testing.T) {
 	tests := []struct {
 		name     string
 		first    paced // the first attempt's stream; later ones are healthy
-		timeline policies.StreamTimeline
+		timeline machine.StreamTimeline
 		status   int // the retried outcome's status: 200 after content, 0 before
 	}{
-		{"healthy and slow", healthy, policies.StreamTimeline{}, 0},
+		{"healthy and slow", healthy, machine.StreamTimeline{}, 0},
 		{"stall after 3 deltas", paced{deltas: 3, gap: time.Second, cut: 10 * time.Minute},
-			policies.StreamTimeline{Faulted: true, Content: 3, First: time.Second, Gap: time.Second, End: 10 * time.Minute}, 200},
+			machine.StreamTimeline{Faulted: true, Content: 3, First: time.Second, Gap: time.Second, End: 10 * time.Minute}, 200},
 		{"ping_only", paced{pings: time.Second, cut: 10 * time.Minute},
-			policies.StreamTimeline{Faulted: true, End: 10 * time.Minute, Pings: time.Second}, 0},
+			machine.StreamTimeline{Faulted: true, End: 10 * time.Minute, Pings: time.Second}, 0},
 		{"stall_first_byte", paced{silent: true, cut: 10 * time.Minute},
-			policies.StreamTimeline{Faulted: true, End: 10 * time.Minute, Silent: true}, 0},
+			machine.StreamTimeline{Faulted: true, End: 10 * time.Minute, Silent: true}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,7 +172,7 @@ func TestReadStreamFeedsTheWatchdog(t *testing.T) {
 				if want := "w0 w1 w2 w3 w4 w5 w6 "; text != want {
 					t.Errorf("text %q, want %q", text, want)
 				}
-				at, content, fires := policies.Watchdog{Idle: idle}.Fires(tt.timeline)
+				at, content, fires := machine.Watchdog{Idle: idle}.Fires(tt.timeline)
 				if !fires {
 					if len(retries) != 0 || api.n != 1 {
 						t.Fatalf("%d requests, retries %+v; want the first to complete", api.n, retries)

@@ -42,7 +42,7 @@ type Log struct {
 	h   slog.Handler
 	seq atomic.Uint64
 	// Now is the clock of Do's records (nil: time.Now); set it before use
-	// to the clock given to policies.WithClock, if any.
+	// to the clock given to machine.WithClock, if any.
 	Now func() time.Time
 }
 

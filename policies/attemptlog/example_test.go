@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/policies/attemptlog"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // stepClock is a fake clock for the example: sleeping moves it on.
@@ -40,7 +41,7 @@ func Example() {
 		}
 		return &policies.HTTPError{StatusCode: status, Header: h}
 	}
-	_ = log.Do(context.Background(), call, policies.WithClock(clock),
+	_ = log.Do(machine.WithClock(context.Background(), clock), call, // the clock: example only
 		policies.WithBackoff(policies.Constant{Wait: 500 * time.Millisecond}), policies.WithMaxAttempts(5))
 	// Output:
 	// {"schema":"retrysim/attempt-log/v1","record":"attempt","op":"1","attempt":1,"sent":"2026-03-01T12:00:00Z","answered":"2026-03-01T12:00:00Z","class":"capacity","status":529,"error":"http 529","backoff_ms":500}

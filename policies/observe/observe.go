@@ -113,7 +113,7 @@ type attempt struct {
 
 // Start begins tracking an operation named id ("" lets the sink name it),
 // now. now is the clock the records read (nil: time.Now); give the same
-// clock as policies.WithClock, if any.
+// clock as machine.WithClock, if any.
 func Start(ctx context.Context, sink Sink, id string, now func() time.Time) *Tracker {
 	if now == nil {
 		now = time.Now

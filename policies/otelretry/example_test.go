@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/policies/otelretry"
 )
 
@@ -52,7 +53,7 @@ func Example() {
 			return &policies.HTTPError{StatusCode: status}
 		}
 	}
-	_ = tel.Do(context.Background(), call, policies.WithClock(clock),
+	_ = tel.Do(machine.WithClock(context.Background(), clock), call, // the clock: example only
 		policies.WithBackoff(policies.Constant{Wait: 500 * time.Millisecond}))
 
 	for _, s := range spans.Ended() {

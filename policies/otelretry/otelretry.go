@@ -69,6 +69,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/policies/observe"
 )
 
@@ -120,7 +121,7 @@ type Telemetry struct {
 	wait                                             metric.Float64Histogram
 
 	// Now is the clock of Do's spans (nil: time.Now); set it before use to
-	// the clock given to policies.WithClock, if any.
+	// the clock given to machine.WithClock, if any.
 	Now func() time.Time
 }
 
@@ -230,7 +231,7 @@ func (t *Telemetry) Answer(ctx context.Context, _ *observe.Operation, a *observe
 }
 
 // refusals are the stop reasons of a coordinator's refusal.
-var refusals = [policies.NumStopReasons]bool{policies.StopBudget: true, policies.StopThrottled: true,
+var refusals = [machine.NumStopReasons]bool{policies.StopBudget: true, policies.StopThrottled: true,
 	policies.StopCircuitOpen: true, policies.StopQueueFull: true}
 
 // End ends the operation's span and counts its end.

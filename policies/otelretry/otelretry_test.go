@@ -21,6 +21,7 @@ import (
 
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/policies/internal/scripted"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/policies/otelretry"
 )
 
@@ -279,14 +280,14 @@ func TestMetricsAcrossOperations(t *testing.T) {
 // does.
 type denier struct{ reason policies.StopReason }
 
-func (d denier) Admit(_ time.Time, a policies.Ask) policies.Admission {
+func (d denier) Admit(_ time.Time, a machine.Ask) machine.Admission {
 	if a.Retry {
-		return policies.Admission{Kind: policies.AdmitDeny, Reason: d.reason}
+		return machine.Admission{Kind: machine.AdmitDeny, Reason: d.reason}
 	}
-	return policies.Admission{Kind: policies.AdmitPass}
+	return machine.Admission{Kind: machine.AdmitPass}
 }
 func (denier) Observe(time.Time, int, policies.Outcome) {}
-func (denier) Release(time.Time, policies.Waiter, bool) {}
+func (denier) Release(time.Time, machine.Waiter, bool)  {}
 
 // TestCoordinatorRefusals: a budget or breaker refusal counts as a give-up
 // and as a refusal, by reason.
