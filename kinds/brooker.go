@@ -9,8 +9,8 @@ import (
 	"github.com/retrysim/retrysim/schema"
 )
 
-// Marc Brooker's two retry controls (policies.RetryBucket and
-// policies.RetryBreaker), each a policy field whose mapping is its config.
+// Marc Brooker's two retry controls (machine.RetryBucket and
+// machine.RetryBreaker), each a policy field whose mapping is its config.
 func registerBrookerControls() {
 	registerControl("retry_bucket", "a retry token bucket", "retry_bucket: {capacity, deposit, threshold, cost} is Brooker's adaptive retry bucket: every call adds a deposit, a retry needs more than the threshold (budget)",
 		false,

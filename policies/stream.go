@@ -4,14 +4,9 @@ import (
 	"github.com/retrysim/retrysim/policies/machine"
 
 	"context"
-	"errors"
 	"sync"
 	"time"
 )
-
-// ErrStalled is the cause of an attempt's context when the watchdog ends
-// it.
-var ErrStalled = errors.New("stream watchdog: no content event in time")
 
 // progressKey marks an attempt's context with its watchdog.
 type progressKey struct{}

@@ -120,9 +120,7 @@ type (
 	RetryQuotaConfig       = machine.RetryQuotaConfig
 	RetryThrottling        = machine.RetryThrottling
 	RetryThrottlingConfig  = machine.RetryThrottlingConfig
-	RetryBucket            = machine.RetryBucket
 	RetryBucketConfig      = machine.RetryBucketConfig
-	RetryBreaker           = machine.RetryBreaker
 	RetryBreakerConfig     = machine.RetryBreakerConfig
 	CubicRate              = machine.CubicRate
 	CubicRateConfig        = machine.CubicRateConfig
@@ -200,11 +198,6 @@ type (
 	RateLimits     = machine.RateLimits
 	HeaderObserver = machine.HeaderObserver
 )
-
-// ParseRateLimits reads an answer's rate-limit headers (either dialect).
-func ParseRateLimits(h http.Header, now time.Time) (RateLimits, bool) {
-	return machine.ParseRateLimits(h, now)
-}
 
 // ObservingTransport tells obs the rate-limit headers of every answer base
 // returns.

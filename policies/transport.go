@@ -16,25 +16,52 @@ import (
 	"time"
 )
 
-// MaxErrorBody is the most of a failed response's body that Transport reads
-// to classify it (64 KiB); the caller can still read the whole body of the
-// response Transport returns.
-const MaxErrorBody = 64 << 10
+// Transport's limits on the body of a failed response.
+const (
+	// MaxErrorBody is the most of a failed response's body that Transport
+	// reads to classify it (64 KiB); the caller can still read the whole
+	// body of the response Transport returns.
+	MaxErrorBody = 64 << 10
+
+	// ErrorBodyTimeout is the most time Transport spends reading the body of
+	// one failed response (the MaxErrorBody bytes it classifies, and the
+	// drain before a retry), from the arrival of its headers. The reading
+	// also stops when the budget (WithBudget) or the request's context
+	// ends, if sooner.
+	ErrorBodyTimeout = 5 * time.Second
+)
 
 // maxDrain bounds how much of a retried response's body is read before it is
 // closed; reading it to the end lets the connection be reused.
 const maxDrain = 256 << 10
 
-// ErrorBodyTimeout is the most time Transport spends reading the body of one
-// failed response (the MaxErrorBody bytes it classifies, and the drain
-// before a retry), from the arrival of its headers. The reading also stops
-// when the budget (WithBudget) or the request's context ends, if sooner.
-const ErrorBodyTimeout = 5 * time.Second
+// The errors of Transport and of the stream watchdog.
+var (
+	// ErrStalled is the cause of an attempt's context when the watchdog
+	// ends it.
+	ErrStalled = errors.New("stream watchdog: no content event in time")
 
-// ErrErrorBodyTimeout ends the body of a failed response that Transport
-// returns when its time for reading that body (see ErrorBodyTimeout) ran
-// out in the middle of a read: the bytes read come first, then this error.
-var ErrErrorBodyTimeout = errors.New("policies.Transport: the failed response's body was cut off: it did not arrive within the time for reading it")
+	// ErrErrorBodyTimeout ends the body of a failed response that Transport
+	// returns when its time for reading that body (see ErrorBodyTimeout) ran
+	// out in the middle of a read: the bytes read come first, then this
+	// error.
+	ErrErrorBodyTimeout = errors.New("policies.Transport: the failed response's body was cut off: it did not arrive within the time for reading it")
+
+	// ErrFallbackInTransport is returned by NewTransport (and by
+	// Transport.RoundTrip) when the options include WithFallback, which a
+	// Transport cannot honour.
+	ErrFallbackInTransport = errors.New("policies.Transport: WithFallback has no effect on a Transport (it cannot change the model in the request body); use Do around the call")
+
+	// ErrHedgeUnreplayableBody is returned by Transport.RoundTrip, before
+	// anything is sent, for a request whose body cannot be replayed (GetBody
+	// nil) when the Transport hedges: its copies need a body each.
+	ErrHedgeUnreplayableBody = errors.New("policies.Transport: cannot hedge a request whose body cannot be replayed (GetBody is nil); use http.NewRequest with an in-memory body, or a Transport without a Hedger")
+
+	// ErrBodyTruncated ends the body of a response Transport returns when it
+	// had already drained that body for a retry and the body was longer than
+	// the 256 KiB it keeps.
+	ErrBodyTruncated = errors.New("policies.Transport: response body truncated after 256 KiB (it was drained for a retry)")
+)
 
 // Transport is an http.RoundTripper that retries requests with Do and the
 // Options given: the same machine.Op, coordinators and decisions as Do. Per
@@ -105,16 +132,6 @@ type Transport struct {
 	// Throttle and Limiter they name across transports on one API key.
 	Options []Option
 }
-
-// ErrFallbackInTransport is returned by NewTransport (and by
-// Transport.RoundTrip) when the options include WithFallback, which a
-// Transport cannot honour.
-var ErrFallbackInTransport = errors.New("policies.Transport: WithFallback has no effect on a Transport (it cannot change the model in the request body); use Do around the call")
-
-// ErrHedgeUnreplayableBody is returned by Transport.RoundTrip, before
-// anything is sent, for a request whose body cannot be replayed (GetBody
-// nil) when the Transport hedges: its copies need a body each.
-var ErrHedgeUnreplayableBody = errors.New("policies.Transport: cannot hedge a request whose body cannot be replayed (GetBody is nil); use http.NewRequest with an in-memory body, or a Transport without a Hedger")
 
 // seedMu guards the draws that seed each request's generator from a
 // *rand.Rand shared through a Transport's Options.
@@ -458,11 +475,6 @@ func (b *timedBody) handOver() io.ReadCloser {
 	}
 	return b.body
 }
-
-// ErrBodyTruncated ends the body of a response Transport returns when it had
-// already drained that body for a retry and the body was longer than the
-// 256 KiB it keeps.
-var ErrBodyTruncated = errors.New("policies.Transport: response body truncated after 256 KiB (it was drained for a retry)")
 
 // drainBody reads up to maxDrain bytes of body, closes it, and returns a body
 // that replays what was read (ending in ErrBodyTruncated if there was more).

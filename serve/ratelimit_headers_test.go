@@ -55,7 +55,7 @@ func TestRateLimitHeadersOpenAISample(t *testing.T) {
 		if resp.Header.Get("x-ratelimit-limit-requests") != "" || resp.Header.Get("anthropic-ratelimit-output-tokens-limit") != "" {
 			t.Errorf("unexpected headers: %v", resp.Header)
 		}
-		l, ok := policies.ParseRateLimits(resp.Header, now)
+		l, ok := machine.ParseRateLimits(resp.Header, now)
 		if w := (machine.RateLimit{Limit: 5000, Remaining: 4998, Reset: 24 * time.Millisecond}); !ok || l.Requests != w {
 			t.Errorf("parsed %+v, %v; want requests %+v", l, ok, w)
 		}
@@ -110,7 +110,7 @@ func TestRateLimitHeadersOpenAIWholeMilliseconds(t *testing.T) {
 				t.Errorf("%s: %q, want %q (%d %s)", k, got, want, resp.StatusCode, body)
 			}
 		}
-		l, ok := policies.ParseRateLimits(resp.Header, time.Now())
+		l, ok := machine.ParseRateLimits(resp.Header, time.Now())
 		if !ok || l.Requests.Reset != 2*time.Millisecond || l.Tokens.Reset != 2*time.Millisecond {
 			t.Errorf("read back as %+v, %v", l, ok)
 		}
