@@ -1,10 +1,13 @@
 package policies_test
 
 import (
-	"github.com/retrysim/retrysim/internal/docnames"
 	"os"
+	"os/exec"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/retrysim/retrysim/internal/docnames"
 )
 
 // TestDocsNamesExist checks that every policies.X and anthropicsdk.X that
@@ -37,4 +40,26 @@ func exportedNames(t *testing.T, dir string) map[string]bool {
 		t.Fatal(err)
 	}
 	return names
+}
+
+// maxGoDocLines bounds `go doc` of this package: the production client's
+// whole surface fits on two screens. A new name for clients takes the
+// place of another, or goes to policies/machine.
+const maxGoDocLines = 110
+
+func TestGoDocFitsTwoScreens(t *testing.T) {
+	out, err := exec.Command("go", "doc", ".").Output()
+	if err != nil {
+		t.Fatalf("go doc: %v", err)
+	}
+	lines := strings.Count(string(out), "\n")
+	if lines > maxGoDocLines {
+		t.Errorf("go doc ./policies is %d lines, more than %d: the production surface grew (docs/architecture.md, two audiences)", lines, maxGoDocLines)
+	}
+	// The client's entry points are on it.
+	for _, name := range []string{"func Do(", "type Transport struct", "type Policy = ", "type Option func", "func WithCoordinator(", "type Pacer = ", "func ClassifyError(", "type Error = ", "type Hooks = "} {
+		if !strings.Contains(string(out), name) {
+			t.Errorf("go doc ./policies does not show %q", name)
+		}
+	}
 }
