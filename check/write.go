@@ -49,12 +49,6 @@ func (r *Report) Failures() (expectations, baseline int) {
 	return expectations, baseline
 }
 
-// OK reports whether everything held.
-func (r *Report) OK() bool {
-	e, b := r.Failures()
-	return e == 0 && b == 0
-}
-
 func passText(ok bool) string {
 	if ok {
 		return "ok"

@@ -43,7 +43,7 @@ func TestAttemptBound(t *testing.T) {
 func TestEstimateLimits(t *testing.T) {
 	s := &scenarios.Scenario{
 		Server:   &sim.CapacityWindows{ResponseTime: sim.Fixed(kinds.DefaultResponseTime)},
-		Workload: sim.Burst{Clients: scenarios.MaxClients},
+		Workload: sim.Burst{Clients: kinds.MaxClients},
 		Policies: []sim.Policy{{Rules: policies.Policy{Deadline: scenarios.MaxDuration, Backoff: policies.FullJitter{Base: kinds.DefaultBase, Cap: kinds.DefaultCap}}}},
 	}
 	if r := EstimateOf(s, 1).Refusal(); !strings.Contains(r, "engine events") {

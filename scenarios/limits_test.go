@@ -43,10 +43,9 @@ func TestAliasesAreRefusedBeforeDecoding(t *testing.T) {
 	f := decode(d, []byte(src))
 	err := d.Err()
 	if f != nil || err == nil {
+		// A nil File: the schema refused the document, so no mapping was
+		// decoded (schema's TestDocumentRefusesAliases counts them).
 		t.Fatal("alias bomb accepted")
-	}
-	if d.Mappings() != 0 {
-		t.Errorf("%d mappings decoded; want none once aliases are found", d.Mappings())
 	}
 	msg := err.Error()
 	for _, want := range []string{
@@ -60,9 +59,9 @@ func TestAliasesAreRefusedBeforeDecoding(t *testing.T) {
 			t.Errorf("error does not contain %q:\n%s", want, msg)
 		}
 	}
-	// 4 anchors + 59 aliases of q + 59 of p: only the first MaxErrors shown.
+	// 4 anchors + 59 aliases of q + 59 of p: only the first schema.MaxErrors shown.
 	lines := strings.Split(msg, "\n")
-	if len(lines) != MaxErrors+1 || lines[MaxErrors] != fmt.Sprintf("bomb.yaml: and %d more problems", 4+59+59-MaxErrors) {
+	if len(lines) != schema.MaxErrors+1 || lines[schema.MaxErrors] != fmt.Sprintf("bomb.yaml: and %d more problems", 4+59+59-schema.MaxErrors) {
 		t.Errorf("%d lines, last %q", len(lines), lines[len(lines)-1])
 	}
 }
@@ -75,7 +74,7 @@ func TestMergeKeysAreRefused(t *testing.T) {
 	}
 }
 
-// Only the first MaxErrors problems are listed; the rest are counted.
+// Only the first schema.MaxErrors problems are listed; the rest are counted.
 func TestErrorsAreCapped(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("scenarios: []\n")
@@ -87,14 +86,14 @@ func TestErrorsAreCapped(t *testing.T) {
 		t.Fatal("accepted")
 	}
 	lines := strings.Split(err.Error(), "\n")
-	if len(lines) != MaxErrors+1 {
-		t.Fatalf("%d lines, want %d:\n%v", len(lines), MaxErrors+1, err)
+	if len(lines) != schema.MaxErrors+1 {
+		t.Fatalf("%d lines, want %d:\n%v", len(lines), schema.MaxErrors+1, err)
 	}
 	if !strings.HasPrefix(lines[0], "x.yaml:1:12: scenarios: the list is empty") {
 		t.Errorf("first line %q", lines[0])
 	}
-	if want := fmt.Sprintf("x.yaml: and %d more problems", 51-MaxErrors); lines[MaxErrors] != want {
-		t.Errorf("last line %q, want %q", lines[MaxErrors], want)
+	if want := fmt.Sprintf("x.yaml: and %d more problems", 51-schema.MaxErrors); lines[schema.MaxErrors] != want {
+		t.Errorf("last line %q, want %q", lines[schema.MaxErrors], want)
 	}
 }
 

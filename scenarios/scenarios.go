@@ -24,8 +24,6 @@ const (
 	DefaultSeed = 1
 	// MaxCheckSeeds bounds check_seeds.
 	MaxCheckSeeds = 100_000
-	// MaxClients bounds a workload (kinds.MaxClients).
-	MaxClients = kinds.MaxClients
 )
 
 // BuiltinFile is the name under which the embedded scenarios.yaml is reported.
@@ -160,7 +158,7 @@ func Load(path string) (*File, error) {
 }
 
 // Parse decodes and validates scenario YAML; name is used in error messages.
-// It returns the problems it finds, joined: the first MaxErrors of them and
+// It returns the problems it finds, joined: the first schema.MaxErrors of them and
 // a count of the rest. It reads no files: a capacity trace is an error
 // (use Load or ParseIn).
 func Parse(name string, data []byte) (f *File, err error) {
@@ -339,10 +337,6 @@ type FieldError = schema.FieldError
 // MaxFileSize bounds the size of a scenario file, in bytes
 // (schema.MaxFileSize).
 const MaxFileSize = schema.MaxFileSize
-
-// MaxErrors is how many problems with a file are listed
-// (schema.MaxErrors).
-const MaxErrors = schema.MaxErrors
 
 // MaxDuration bounds every duration in a scenario (schema.MaxDuration).
 const MaxDuration = schema.MaxDuration

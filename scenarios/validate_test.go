@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -115,7 +116,7 @@ func TestValidateChecksAsTheLoaderDoes(t *testing.T) {
 			s.Server.(*sim.CapacityWindows).Phases = nil
 		}, "server: server needs at least one phase"},
 		{"too many operations", func(s *Scenario) {
-			s.Workload = sim.Burst{Clients: MaxClients + 1}
+			s.Workload = sim.Burst{Clients: kinds.MaxClients + 1}
 		}, "clients: the workload may start"},
 	} {
 		s := load()

@@ -103,9 +103,6 @@ func (d *Decoder) Add(e *FieldError) {
 // Problems returns how many problems the decoder has found, listed or not.
 func (d *Decoder) Problems() int { return d.problems }
 
-// Mappings returns how many mappings the decoder has started, for tests of
-// the bound on work.
-func (d *Decoder) Mappings() int { return d.mappings }
 
 // Err joins the problems listed, adding a count of those that are not.
 func (d *Decoder) Err() error {
