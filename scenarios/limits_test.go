@@ -143,7 +143,7 @@ func TestMaxAttemptsBoundIsDocumented(t *testing.T) {
 		{"../docs/scenarios.md", "| `max_attempts` |"},
 		{"../docs/client.md", "| `WithMaxAttempts(n)` |"},
 		{"../docs/policies.md", "`max_attempts: 0`"},
-		{"../policies/policy.go", "// MaxAttempts bounds"},
+		{"../policies/machine/policy.go", "// MaxAttempts bounds"},
 		{"../kinds/decode.go", "// Limits are"},
 	} {
 		data, err := os.ReadFile(doc.path)

@@ -15,7 +15,7 @@ import (
 	"github.com/retrysim/retrysim/sim"
 )
 
-// Every serve.X, policies.X and sim.X that docs/serve.md names is declared
+// Every serve.X, policies.X, machine.X and sim.X that docs/serve.md names is declared
 // by that package (a type, function, constant or variable; a method is
 // named as Type.Method and checked by its type).
 func TestDocsNamesExist(t *testing.T) {
@@ -23,7 +23,7 @@ func TestDocsNamesExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for pkg, dir := range map[string]string{"serve": ".", "policies": "../policies", "sim": "../sim"} {
+	for pkg, dir := range map[string]string{"serve": ".", "policies": "../policies", "machine": "../policies/machine", "sim": "../sim"} {
 		declared := declaredNames(t, dir)
 		for _, m := range regexp.MustCompile(`\b`+pkg+`\.([A-Z]\w*)`).FindAllStringSubmatch(string(doc), -1) {
 			if !declared[m[1]] {
