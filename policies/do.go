@@ -1,12 +1,12 @@
 package policies
 
 import (
-	"github.com/retrysim/retrysim/policies/machine"
-
 	"context"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // Attempt tells an operation which attempt it is making.
@@ -86,7 +86,7 @@ func Do(ctx context.Context, op Operation, opts ...Option) error {
 	return r.loop(ctx, op)
 }
 
-// plan turns the options into the machine.Plan the machine.Op runs: the gate, throttle and
+// plan turns the options into the Plan the Op runs: the gate, throttle and
 // limiter as coordinators, in that order, then those of WithCoordinator.
 func (c *config) plan() machine.Plan {
 	p := machine.Plan{Policy: c.policy, Fallback: c.fallback, Hooks: c.hooks}

@@ -1,10 +1,10 @@
 package policies
 
 import (
-	"github.com/retrysim/retrysim/policies/machine"
-
 	"context"
 	"sync"
+
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // send runs the pending attempt: once, or as hedged copies when the plan

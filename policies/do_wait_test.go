@@ -234,8 +234,8 @@ func TestErrorHasOutcome(t *testing.T) {
 }
 
 // The context's deadline is real-clock time; Do measures what is left of it
-// on the real clock even when its own clock (machine.WithClock) is a fake one far
-// from now.
+// on the real clock even when its own clock (machine.WithClock) is a fake
+// one far from now.
 func TestDoContextDeadlineWithFakeClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		for _, year := range []int{1990, 2200} {

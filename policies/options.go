@@ -2,12 +2,11 @@ package policies
 
 import (
 	"context"
-
-	"github.com/retrysim/retrysim/policies/machine"
-
 	crand "crypto/rand"
 	"math/rand/v2"
 	"time"
+
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // Option configures Do and Transport.
@@ -105,9 +104,9 @@ func WithLimiter(l *Limiter) Option { return func(c *config) { c.limiter = l } }
 // WithCoordinator adds c to the coordinators every attempt asks (a retry
 // budget, a circuit breaker, adaptive throttling, or one of your own). They
 // are asked after the gate, throttle and limiter, in the order the options
-// give them; a machine.Plan holds at most machine.MaxCoordinators in all, and Do fails at
-// once with more. Share one c across the Do calls of one API key; it must be
-// safe for concurrent use.
+// give them; Do takes at most 16 coordinators in all
+// (machine.MaxCoordinators) and fails at once with more. Share one c across
+// the Do calls of one API key; it must be safe for concurrent use.
 func WithCoordinator(c Coordinator) Option {
 	return func(cfg *config) {
 		if c != nil {

@@ -1,11 +1,11 @@
 package policies
 
 import (
-	"github.com/retrysim/retrysim/policies/machine"
-
 	"context"
 	"sync"
 	"time"
+
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // progressKey marks an attempt's context with its watchdog.

@@ -1,8 +1,6 @@
 package policies
 
 import (
-	"github.com/retrysim/retrysim/policies/machine"
-
 	"bytes"
 	"cmp"
 	"context"
@@ -14,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // Transport's limits on the body of a failed response.

@@ -1,8 +1,6 @@
 package policies
 
 import (
-	"github.com/retrysim/retrysim/policies/machine"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // The stream watchdog under a Transport. RoundTrip returns a response as

@@ -158,9 +158,9 @@ func Load(path string) (*File, error) {
 }
 
 // Parse decodes and validates scenario YAML; name is used in error messages.
-// It returns the problems it finds, joined: the first schema.MaxErrors of them and
-// a count of the rest. It reads no files: a capacity trace is an error
-// (use Load or ParseIn).
+// It returns the problems it finds, joined: the first schema.MaxErrors of
+// them and a count of the rest. It reads no files: a capacity trace is an
+// error (use Load or ParseIn).
 func Parse(name string, data []byte) (f *File, err error) {
 	return parse(name, data, "", nil)
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/retrysim/retrysim/sim"
 )
 
-// Every serve.X, policies.X, machine.X and sim.X that docs/serve.md names is declared
-// by that package (a type, function, constant or variable; a method is
-// named as Type.Method and checked by its type).
+// Every serve.X, policies.X, machine.X and sim.X that docs/serve.md names
+// is declared by that package (a type, function, constant or variable; a
+// method is named as Type.Method and checked by its type).
 func TestDocsNamesExist(t *testing.T) {
 	doc, err := os.ReadFile("../docs/serve.md")
 	if err != nil {
