@@ -2,6 +2,10 @@ package sim
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -96,4 +100,38 @@ func countersOf(report func(*Counters)) Counters {
 func counter(r Result, name string) int64 {
 	v, _ := r.Counters.Get(name)
 	return v
+}
+
+// Digests returns a digest of every field of r but its counters, and the
+// counters' own digest ("" when it has none), as TestResultDigests
+// records them.
+func Digests(r *Result) (result, counters string) {
+	result = resultDigest(r)
+	if len(r.Counters) > 0 {
+		h := sha256.New()
+		for _, c := range r.Counters {
+			fmt.Fprintf(h, "%s=%d\n", c.Name, c.Value)
+		}
+		counters = hex.EncodeToString(h.Sum(nil))[:16]
+	}
+	return result, counters
+}
+
+// RunEventDigest runs cfg as Run does and returns its result and a digest
+// of its event sequence (tracedRun's).
+func RunEventDigest(cfg Config) (Result, string, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, "", err
+	}
+	var r runner
+	h := sha256.New()
+	var b [13]byte
+	r.trace = func(at time.Duration, i int32, kind eventKind) {
+		binary.LittleEndian.PutUint64(b[0:], uint64(at))
+		binary.LittleEndian.PutUint32(b[8:], uint32(i))
+		b[12] = byte(kind)
+		h.Write(b[:])
+	}
+	res, err := r.run(context.Background(), &cfg)
+	return res, hex.EncodeToString(h.Sum(nil))[:16], err
 }
