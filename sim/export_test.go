@@ -102,19 +102,16 @@ func counter(r Result, name string) int64 {
 	return v
 }
 
-// Digests returns a digest of every field of r but its counters, and the
-// counters' own digest ("" when it has none), as TestResultDigests
-// records them.
-func Digests(r *Result) (result, counters string) {
-	result = resultDigest(r)
-	if len(r.Counters) > 0 {
-		h := sha256.New()
-		for _, c := range r.Counters {
-			fmt.Fprintf(h, "%s=%d\n", c.Name, c.Value)
-		}
-		counters = hex.EncodeToString(h.Sum(nil))[:16]
+// Digests returns resultDigest's digest of r (as TestResultDigests
+// records it) and one of what that leaves out: its counters, the times
+// its operations gave up and its time waited.
+func Digests(r *Result) (result, rest string) {
+	h := sha256.New()
+	for _, c := range r.Counters {
+		fmt.Fprintf(h, "%s=%d\n", c.Name, c.Value)
 	}
-	return result, counters
+	fmt.Fprintf(h, "%v|%v\n", r.GiveUps, r.Waited)
+	return resultDigest(r), hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // RunEventDigest runs cfg as Run does and returns its result and a digest
