@@ -29,10 +29,10 @@ var topologyScenarios = []struct{ file, name string }{
 func TestTopologyDigests(t *testing.T) {
 	want := map[string][3]string{
 		// scenario/policy: {result digest, digest of the rest, event digest}
-		"layered-amplification/every-layer":    {"6fbf58a914179197", "93204939cd86f2c4", "27f0af0b68f61c24"}, // 1080 events
-		"layered-amplification/sidecar-only":   {"3de225b45c698baf", "4cd1327bae24e570", "1fa1ae89dc19cc6f"}, // 120 events
-		"sidecar-after-giveup/no-propagation":  {"df65cdcc34c42c19", "0b236070cdfb57f1", "5e5a5695a844a3e8"}, // 660 events
-		"sidecar-after-giveup/propagation":     {"fc0639cccfb6435d", "7fae97979e913d96", "7ca31dcf2c0adcff"}, // 360 events
+		"layered-amplification/every-layer":    {"a3b1fd54752124e6", "7de7b523897367cf", "1d666ae908124c8d"}, // 1140 events (1080 and give-ups "93204939cd86f2c4" before the layer was a wrapper)
+		"layered-amplification/sidecar-only":   {"5804e675d47ec399", "4cd1327bae24e570", "3e452d442f18b299"}, // 140 events (120 before)
+		"sidecar-after-giveup/no-propagation":  {"df65cdcc34c42c19", "0b236070cdfb57f1", "381d7a0aae623de3"}, // 660 events
+		"sidecar-after-giveup/propagation":     {"1e8d6d8196ea51f0", "7fae97979e913d96", "92f0728f3726caee"}, // 420 events (360 before)
 		"hedged-tail/no-hedge":                 {"cd24ced75ba9351d", "75154882913efdc7", "2e16d7f9806c6148"}, // 11946 events
 		"hedged-tail/hedge-p95":                {"89395cffb1bf3b5c", "1821c9f841f1b154", "f52bec387a18a031"}, // 12439 events
 		"hedged-tail/hedge-unbudgeted-at-once": {"ad89c185c6c0f8b2", "1a17b6bae276d424", "5c6a66aa7baf459e"}, // 11946 events

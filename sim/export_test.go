@@ -52,6 +52,7 @@ func RunTraced(cfg Config, trace func(at time.Duration, client int, kind string)
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
+	cfg = cfg.withLayers()
 	var r runner
 	r.trace = func(at time.Duration, i int32, kind eventKind) {
 		name := map[eventKind]string{evReady: "ready", evResponse: "response", evDecide: "decide", evDetached: "detached", evHedge: "hedge"}[kind]
@@ -120,6 +121,7 @@ func RunEventDigest(cfg Config) (Result, string, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, "", err
 	}
+	cfg = cfg.withLayers()
 	var r runner
 	h := sha256.New()
 	var b [13]byte
