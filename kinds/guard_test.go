@@ -238,3 +238,117 @@ func ourImports(t *testing.T, dir string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// A server model or a workload is two files (docs/architecture.md, "Where
+// a new capability goes"): its model in sim/ and its registration in
+// kinds/. No other non-test file of the module names it: in package sim
+// by its name (a type, a conversion, a receiver), anywhere else as
+// sim.NAME. Comments do not count, nor a field, method or key that happens
+// to share the name.
+func TestEveryModelInTwoFiles(t *testing.T) {
+	root := ".."
+	models := map[string]bool{}
+	for pkg, methods := range map[string][]string{"sim": {"NewServer", "Operations"}} {
+		files, err := filepath.Glob(filepath.Join(root, pkg, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && len(fd.Recv.List) == 1 && slices.Contains(methods, fd.Name.Name) {
+					if name := receiverName(fd.Recv.List[0].Type); ast.IsExported(name) {
+						models[name] = true
+					}
+				}
+			}
+		}
+	}
+	if len(models) < 12 {
+		t.Fatalf("%d server models and workloads found: the guard would prove little", len(models))
+	}
+	files := map[string][]string{} // model -> the files that name it
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		inSim := f.Name.Name == "sim" && strings.HasPrefix(rel, "sim/")
+		simName := ""
+		for _, imp := range f.Imports {
+			if strings.Trim(imp.Path.Value, `"`) == "github.com/retrysim/retrysim/sim" {
+				simName = "sim"
+				if imp.Name != nil {
+					simName = imp.Name.Name
+				}
+			}
+		}
+		named := map[string]bool{}
+		// Identifiers that are not references to a type of the package.
+		skip := map[*ast.Ident]bool{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if id, ok := n.X.(*ast.Ident); ok && simName != "" && id.Name == simName && models[n.Sel.Name] {
+					named[n.Sel.Name] = true
+				}
+				skip[n.Sel] = true
+			case *ast.FuncDecl:
+				skip[n.Name] = true
+			case *ast.Field:
+				for _, id := range n.Names {
+					skip[id] = true
+				}
+			case *ast.KeyValueExpr:
+				if id, ok := n.Key.(*ast.Ident); ok {
+					skip[id] = true
+				}
+			case *ast.Ident:
+				if inSim && models[n.Name] && !skip[n] {
+					named[n.Name] = true
+				}
+			}
+			return true
+		})
+		for m := range named {
+			files[m] = append(files[m], rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range models {
+		if m == "Layered" {
+			// A policy's layers (sim.Layer, registered in kinds/layer.go)
+			// become Layered wrappers in sim itself, for each run.
+			if fs := files[m]; len(fs) != 1 {
+				t.Errorf("Layered is named in %v, want sim/server_layer.go alone", fs)
+			}
+			continue
+		}
+		if fs := files[m]; len(fs) != 2 {
+			t.Errorf("%s is named in %d non-test files, want its model's and its registration's: %v", m, len(fs), fs)
+		}
+	}
+}

@@ -205,7 +205,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		return Result{}, err
 	}
 	r.limits = nil
-	if lr, ok := r.server.(LimitReporter); ok && r.plan.ObservesLimits() {
+	if lr, ok := ServerAs[LimitReporter](r.server); ok && r.plan.ObservesLimits() {
 		r.limits = lr // worked out only for a policy that reads them
 	}
 	r.rng = rand.New(&r.src)
@@ -295,9 +295,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	slices.Sort(r.res.Latencies)
 	slices.Sort(r.res.GiveUps)
 	r.res.Retries = r.res.Attempts - r.firstAttempts()
-	if s, ok := r.server.(CounterReporter); ok {
-		s.ReportCounters(&r.res.Counters)
-	}
+	reportCounters(r.server, &r.res.Counters)
 	r.reportHedges()
 	r.reportStreams()
 	if r.chain != nil {

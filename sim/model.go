@@ -144,7 +144,8 @@ func DecidesLater(m ServerModel) bool {
 
 // MidStreamer is an optional interface of a ServerModel some of whose
 // failures come inside a streamed 200 response (Outcome.MidStream): HTTP
-// 200, part of the answer, then an error event. A wrapper forwards it.
+// 200, part of the answer, then an error event (found through wrappers:
+// ModelAs).
 type MidStreamer interface {
 	MidStreamFailures() bool
 }
@@ -152,7 +153,7 @@ type MidStreamer interface {
 // FailsMidStream reports whether m says some of its failures come
 // mid-stream.
 func FailsMidStream(m ServerModel) bool {
-	ms, ok := m.(MidStreamer)
+	ms, ok := ModelAs[MidStreamer](m)
 	return ok && ms.MidStreamFailures()
 }
 

@@ -205,13 +205,15 @@ func (m *Layered) NewServer(rng *rand.Rand) Server {
 // (its plan), one call per request it serves and one per decision Inner
 // owes a request whose attempt timed out, and its counts.
 type layerState struct {
-	def   *Layer
-	plan  policies.Plan
-	inner Server
-	dec   Decider // inner, if it decides some requests later
-	pcg   rand.PCG
-	rng   *rand.Rand
-	meter Meter
+	def *Layer
+	// nested: a layer around it relays for it (and reports its counts).
+	nested bool
+	plan   policies.Plan
+	inner  Server
+	dec    Decider // inner, if it decides some requests later
+	pcg    rand.PCG
+	rng    *rand.Rand
+	meter  Meter
 	// innermost: inner is no Relay, so the layer meters its requests.
 	innermost bool
 	calls     []layerCall
@@ -257,6 +259,7 @@ const (
 // passes on (it is Inner's meter, and owes what Inner defers).
 func (s *layerState) Relay(m Meter) {
 	s.meter = m
+	_, s.nested = m.(*layerState)
 	if r, ok := s.inner.(Relay); ok {
 		r.Relay(s)
 		return
@@ -276,7 +279,8 @@ func (s *layerState) Later(at time.Duration, op int, ticket int32) {
 	s.owe(at, op, ticket)
 }
 
-// Unwrap returns the server the layer sends to.
+// Unwrap returns the server the layer sends to (Wrapper); the layer's
+// answers are its own (ownTicket).
 func (s *layerState) Unwrap() Server { return s.inner }
 
 func (s *layerState) newCall() int32 {
@@ -336,7 +340,7 @@ func (s *layerState) Decide(now time.Duration, t int32) Response {
 			s.meter.Decided(now, c.req.Op, resp.Outcome.Class, true)
 		}
 		s.done(t)
-		return Response{Outcome: resp.Outcome, At: max(now, resp.At)}
+		return Response{Outcome: resp.Outcome, At: max(now, resp.At), Ticket: ownTicket}
 	}
 	return s.step(t, now)
 }
@@ -489,7 +493,7 @@ func (s *layerState) abandon(t int32, now time.Duration) Response {
 func (s *layerState) answer(t int32, now time.Duration) Response {
 	out := s.calls[t].out
 	s.done(t)
-	return Response{Outcome: out, At: now}
+	return Response{Outcome: out, At: now, Ticket: ownTicket}
 }
 
 // earliest is the earlier of two times, 0 meaning none.
@@ -509,20 +513,22 @@ func classIndex(c policies.Class) int {
 	return len(retryClasses) - 1 // Terminal: the rest
 }
 
-// ReportCounters reports the server's counters, then every level's
-// (the outermost layer's state reports for the chain): layers.outer.attempts
+// ReportCounters reports every level's counters, for the outermost layer
+// only (a nested one says nothing; the engine asks the server inside
+// first):
+// layers.outer.attempts
 // and layers.outer.retries_CLASS for the policy's own, then for each layer
 // layers.NAME.attempts_in (its operations), layers.NAME.attempts (its
 // attempts), layers.NAME.after_giveup (its attempts made after a caller
 // around it gave up) and layers.NAME.retries_CLASS; layers.after_giveup
 // is the innermost's.
 func (s *layerState) ReportCounters(c *Counters) {
+	if s.nested {
+		return
+	}
 	levels := []*layerState{s}
 	for l, ok := s.inner.(*layerState); ok; l, ok = l.inner.(*layerState) {
 		levels = append(levels, l)
-	}
-	if cr, ok := levels[len(levels)-1].inner.(CounterReporter); ok {
-		cr.ReportCounters(c)
 	}
 	c.Add("layers.outer.attempts", s.arrivals)
 	reportRetries(c, "outer", &s.inRetries)
