@@ -79,26 +79,8 @@ func TestNoKindNamedOutsideItsFiles(t *testing.T) {
 	root := ".."
 	known := concreteKinds(t, root)
 	var problems []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
+	err := walkNonTestGo(root, func(rel string, f *ast.File) error {
 		top, _, _ := strings.Cut(rel, "/")
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
 		// The local names of sim and policies in this file ("" inside
 		// the package itself).
 		local := map[string]string{}
@@ -239,6 +221,32 @@ func ourImports(t *testing.T, dir string) []string {
 	return out
 }
 
+// walkNonTestGo calls visit with every non-test Go file of the module
+// under root (not in testdata or hidden folders), parsed, and its path
+// relative to root.
+func walkNonTestGo(root string, visit func(rel string, f *ast.File) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		return visit(filepath.ToSlash(rel), f)
+	})
+}
+
 // A server model or a workload is two files (docs/architecture.md, "Where
 // a new capability goes"): its model in sim/ and its registration in
 // kinds/. No other non-test file of the module names it: in package sim
@@ -274,25 +282,7 @@ func TestEveryModelInTwoFiles(t *testing.T) {
 		t.Fatalf("%d server models and workloads found: the guard would prove little", len(models))
 	}
 	files := map[string][]string{} // model -> the files that name it
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	err := walkNonTestGo(root, func(rel string, f *ast.File) error {
 		inSim := f.Name.Name == "sim" && strings.HasPrefix(rel, "sim/")
 		simName := ""
 		for _, imp := range f.Imports {

@@ -13,5 +13,5 @@ func orphanBytes(s *scenarios.Scenario, p *sim.Policy, clients float64) float64 
 	own := *p
 	own.Layers = nil // the attempts of the policy's own level
 	most := p.OrphansPerOperation(attemptBound(s.Server, &own))
-	return clients * most * float64(sim.OrphanSlotBytes(len(p.Layers)))
+	return clients * most * float64(sim.LayerBytes(len(p.Layers)))
 }

@@ -554,10 +554,6 @@ func LayerBytes(layers int) int64 {
 	return int64(layers) * 2 * (int64(unsafe.Sizeof(layerCall{})) + 4)
 }
 
-// OrphanSlotBytes is what one orphan of a policy with layers retry layers
-// takes: a call at every layer, with room for append's growth.
-func OrphanSlotBytes(layers int) int64 { return LayerBytes(layers) }
-
 // Orphaning reports whether some layer of p goes on after its caller
 // gave up.
 func (p *Policy) Orphaning() bool {
