@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -211,7 +212,7 @@ func EstimateOf(s *scenarios.Scenario, seeds int) Estimate {
 // processBytes bounds the memory of one client process's retry layer under
 // p: its plan and each coordinator in it.
 func processBytes(p *sim.Policy) float64 {
-	coordinators := policies.MaxCoordinators // if the plan cannot be built
+	coordinators := machine.MaxCoordinators // if the plan cannot be built
 	if plan, err := p.Plan(policies.Hooks{}); err == nil {
 		coordinators = len(plan.Coordinators)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/internal/racetest"
-	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // digestConfigs are the runs whose results and event sequences
@@ -18,7 +18,7 @@ import (
 // with every control (gate, throttle, in-flight limit, fallback).
 func digestConfigs() map[string]Config {
 	controlled := hugeBurst(20_000)
-	controlled.Policy.Coordinators = []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: 2_000, Per: time.Second}, policies.LimitConfig{MaxInFlight: 1_000}}
+	controlled.Policy.Coordinators = []machine.Spec{machine.GateConfig{}, machine.ThrottleConfig{Count: 2_000, Per: time.Second}, machine.LimitConfig{MaxInFlight: 1_000}}
 	controlled.Policy.Fallback = &Fallback{After: 2}
 	return map[string]Config{
 		"reference/immediate":          reference(immediate),

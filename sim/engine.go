@@ -9,13 +9,14 @@ import (
 	"unsafe"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // operation is one operation's state in a run: 64 bytes, one cache line.
 type operation struct {
 	pcg   rand.PCG      // the policy's random stream
 	start time.Duration // when the operation started
-	op    policies.Op   // the retry state machine
+	op    machine.Op    // the retry state machine
 	// The pending or last response's outcome, kept compact.
 	wait   time.Duration
 	status int32
@@ -64,12 +65,12 @@ const pollEvery = 1 << 14
 
 type runner struct {
 	cfg  *Config
-	plan policies.Plan
+	plan machine.Plan
 	// plans, with a ProcessSplit workload, has the plans of the processes
 	// that have an operation: operation i uses plans[i % procs], so with
 	// fewer operations than processes only the first get one. nil otherwise:
 	// every operation uses plan.
-	plans   []policies.Plan
+	plans   []machine.Plan
 	procs   int
 	ops     []operation
 	waiters []waiter // only for policies with a blocking coordinator
@@ -111,7 +112,7 @@ type runner struct {
 	faults, stalled, faultEvents int64
 	// watchdog is the policy's stream watchdog, read once per run: a
 	// healthy stream is watched only when it is on.
-	watchdog policies.Watchdog
+	watchdog machine.Watchdog
 }
 
 // waiter wakes operation i of a run when a coordinator (the in-flight
@@ -169,7 +170,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	if r.procs > 1 {
 		// A plan holds no randomness: building only those of processes
 		// with an operation changes nothing else in the run.
-		r.plans = make([]policies.Plan, min(r.procs, n))
+		r.plans = make([]machine.Plan, min(r.procs, n))
 		for c := range r.plans {
 			if r.plans[c], err = cfg.Policy.Plan(cfg.Hooks); err != nil {
 				return Result{}, err
@@ -350,7 +351,7 @@ func (r *runner) firstAttempts() int {
 
 // planOf returns the plan of operation i: its process's, with a
 // ProcessSplit workload.
-func (r *runner) planOf(i int32) *policies.Plan {
+func (r *runner) planOf(i int32) *machine.Plan {
 	if r.plans == nil {
 		return &r.plan
 	}
@@ -358,12 +359,12 @@ func (r *runner) planOf(i int32) *policies.Plan {
 }
 
 // moment is the Op's view of time for operation o at virtual time now.
-func moment(o *operation, now time.Duration) policies.Moment {
-	return policies.Moment{Now: epoch.Add(now), Since: now - o.start}
+func moment(o *operation, now time.Duration) machine.Moment {
+	return machine.Moment{Now: epoch.Add(now), Since: now - o.start}
 }
 
 // momentOf is operation i's moment, with the hedges it sent.
-func (r *runner) momentOf(i int32, now time.Duration) policies.Moment {
+func (r *runner) momentOf(i int32, now time.Duration) machine.Moment {
 	m := moment(&r.ops[i], now)
 	if r.hedges != nil {
 		m.Hedges = int(r.hedges[i].hedges)
@@ -371,7 +372,7 @@ func (r *runner) momentOf(i int32, now time.Duration) policies.Moment {
 	return m
 }
 
-func (r *runner) waiter(i int32) policies.Waiter {
+func (r *runner) waiter(i int32) machine.Waiter {
 	if r.waiters == nil {
 		return nil
 	}
@@ -388,14 +389,14 @@ func (r *runner) ready(i int32, now time.Duration) {
 	}
 	st := o.op.Before(r.planOf(i), m, r.waiter(i), r.rng)
 	switch st.Kind {
-	case policies.StepSend:
+	case machine.StepSend:
 		r.send(i, now)
-	case policies.StepWait:
+	case machine.StepWait:
 		r.res.Waited += st.Delay
 		r.schedule(now+st.Delay, i, evReady)
-	case policies.StepStop:
+	case machine.StepStop:
 		r.giveUp(i, now, st)
-	case policies.StepBlock:
+	case machine.StepBlock:
 		// The coordinator wakes it (waiter.Wake).
 	}
 }
@@ -640,7 +641,7 @@ func (r *runner) conclude(i int32, now time.Duration) {
 	if !was && o.op.OnFallback() {
 		r.res.Fallbacks++
 	}
-	if st.Kind == policies.StepStop {
+	if st.Kind == machine.StepStop {
 		r.giveUp(i, now, st)
 		return
 	}
@@ -662,7 +663,7 @@ func (r *runner) withLimits(out policies.Outcome, now time.Duration) policies.Ou
 	return out
 }
 
-func (r *runner) giveUp(i int32, now time.Duration, st policies.Step) {
+func (r *runner) giveUp(i int32, now time.Duration, st machine.Step) {
 	r.res.GaveUp++
 	r.res.GaveUpBy[st.Reason]++
 	r.res.GiveUps = append(r.res.GiveUps, now-r.ops[i].start)

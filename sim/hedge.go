@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // Hedging in the engine (the rules are policies.HedgeConfig's). An
@@ -45,7 +46,7 @@ type hedgeState struct {
 	sent   time.Duration // when the first copy was sent
 	delay  time.Duration // between copies, read when the first was sent
 	copies int32         // copies of the pending attempt sent
-	hedges int32         // hedges the operation sent (policies.Moment.Hedges)
+	hedges int32         // hedges the operation sent (machine.Moment.Hedges)
 	// c is the operation's copies, 1+MaxHedges of the policy's Hedger, in
 	// the runner's hedgeCopies.
 	c []hedgeCopy
@@ -237,10 +238,10 @@ func (r *runner) reportHedges() {
 	if r.hedges == nil {
 		return
 	}
-	var st policies.HedgeStats
+	var st machine.HedgeStats
 	plans := r.plans
 	if plans == nil {
-		plans = []policies.Plan{r.plan}
+		plans = []machine.Plan{r.plan}
 	}
 	for k := range plans {
 		s := plans[k].Hedger().Stats()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // sidecar is a layer that retries with a fixed wait and, with orphans,
@@ -159,7 +160,7 @@ func TestLayersOrphansNested(t *testing.T) {
 func TestLayerCoordinatorsShared(t *testing.T) {
 	for _, orphans := range []bool{false, true} {
 		sc := sidecar(5, 10*time.Millisecond, orphans)
-		sc.Coordinators = []policies.Spec{policies.RetryQuotaConfig{Capacity: 50, RetryCost: 5}}
+		sc.Coordinators = []machine.Spec{policies.RetryQuotaConfig{Capacity: 50, RetryCost: 5}}
 		r, _ := runSends(t, 20, layeredPolicy(2, 0, 150*time.Millisecond, sc))
 		if got := layerCount(t, r, "layers.sidecar.retries_transient"); got != 10 || r.Attempts != 40+10 {
 			t.Errorf("orphans %v: the sidecar retried %d times, %d attempts; want 10 retries, 50 attempts", orphans, got, r.Attempts)
@@ -169,9 +170,9 @@ func TestLayerCoordinatorsShared(t *testing.T) {
 
 // A layer refuses coordinators it cannot drive, with the layer's name.
 func TestLayerCoordinatorsRefused(t *testing.T) {
-	for _, s := range []policies.Spec{policies.LimitConfig{MaxInFlight: 2}, policies.HedgeConfig{Delay: time.Second}, policies.PacerConfig{}} {
+	for _, s := range []machine.Spec{machine.LimitConfig{MaxInFlight: 2}, policies.HedgeConfig{Delay: time.Second}, policies.PacerConfig{}} {
 		sc := sidecar(3, 0, false)
-		sc.Coordinators = []policies.Spec{s}
+		sc.Coordinators = []machine.Spec{s}
 		cfg := Config{Server: rejectAll(0), Workload: &Burst{Clients: 1}, Policy: layeredPolicy(1, 0, 0, sc)}
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `layer "sidecar"`) {
 			t.Errorf("%T: %v", s, err)
@@ -239,7 +240,7 @@ func TestLayersOrphanSlotsReused(t *testing.T) {
 // retries the first refusal as a capacity failure.
 func TestLayerRefusalIs503(t *testing.T) {
 	sc := sidecar(1, 0, false)
-	sc.Coordinators = []policies.Spec{policies.BreakerConfig{ConsecutiveFailures: 2, OpenFor: time.Minute}}
+	sc.Coordinators = []machine.Spec{policies.BreakerConfig{ConsecutiveFailures: 2, OpenFor: time.Minute}}
 	r, _ := runSends(t, 1, layeredPolicy(4, 10*time.Millisecond, 0, sc))
 	if r.Attempts != 2 || layerCount(t, r, "layers.outer.attempts") != 4 ||
 		layerCount(t, r, "layers.outer.retries_transient") != 2 || layerCount(t, r, "layers.outer.retries_capacity") != 1 {
@@ -293,7 +294,7 @@ func TestLayersOrphansDecidedLater(t *testing.T) {
 func TestLayerAbandonedAttemptsReachCoordinators(t *testing.T) {
 	slow := &CapacityWindows{ResponseTime: Fixed(300 * time.Millisecond), Phases: []Phase{{Admit: 1000, Window: time.Second, Reject: overloaded}}}
 	sc := sidecar(1, 0, false)
-	sc.Coordinators = []policies.Spec{policies.BreakerConfig{ConsecutiveFailures: 2, OpenFor: time.Minute}}
+	sc.Coordinators = []machine.Spec{policies.BreakerConfig{ConsecutiveFailures: 2, OpenFor: time.Minute}}
 	r, err := Run(Config{Seed: 1, Server: slow, Workload: &Burst{Clients: 1}, Policy: layeredPolicy(4, 10*time.Millisecond, 150*time.Millisecond, sc)})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // ServerModel describes a server: its rules, fixed for a whole run. A run
@@ -105,7 +106,7 @@ type Response struct {
 	// sees at the cut, unless the policy's stream watchdog ends it sooner
 	// (the engine applies it). Times are relative to the arrival. A
 	// pointer, so that the answers of healthy requests stay small.
-	Stream *policies.StreamTimeline
+	Stream *machine.StreamTimeline
 	// Events, if > 0, says a successful answer is a healthy stream of that
 	// many content events, the j-th j·(At−arrival)/(Events+1) after the
 	// arrival (as StreamFault's schedule): the engine's stream watchdog

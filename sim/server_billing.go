@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // Billing bills the work of another server model: every request Inner
@@ -138,13 +139,13 @@ func (s *billingState) sizes(req Request) (in, out int) {
 // events that come before its cut and its client's give-up.
 func (s *billingState) billStream(now time.Duration, req Request, resp Response) {
 	events := int(resp.Events)
-	var t policies.StreamTimeline
+	var t machine.StreamTimeline
 	switch {
 	case resp.Stream != nil:
 		t = *resp.Stream
 	case resp.Outcome.Class == policies.Success:
 		gap := (resp.At - now) / time.Duration(events+1) // as the engine's watchdog reads it
-		t = policies.StreamTimeline{Content: events, First: gap, Gap: gap, End: resp.At - now}
+		t = machine.StreamTimeline{Content: events, First: gap, Gap: gap, End: resp.At - now}
 	default:
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // Layer is a retry layer inside a policy's own (Policy.Layers): an SDK's
@@ -55,7 +56,7 @@ type Layer struct {
 	// Coordinators are the layer's own shared controls (retry budget,
 	// breaker, throttle, ...), asked in this order before each of its
 	// attempts.
-	Coordinators []policies.Spec
+	Coordinators []machine.Spec
 	// NoDeadlinePropagation: the layer does not receive its caller's
 	// deadline and goes on as an orphan when its caller gives up.
 	NoDeadlinePropagation bool
@@ -79,8 +80,8 @@ func ValidateLayers(ls []Layer) error {
 			return fmt.Errorf("layer %q needs max attempts", l.Name)
 		case l.Rules.Deadline != 0:
 			return fmt.Errorf("layer %q: an inner layer has no deadline of its own (bound it with the attempt timeout of the layer around it)", l.Name)
-		case len(l.Coordinators) > policies.MaxCoordinators:
-			return fmt.Errorf("layer %q: %d coordinators, at most %d", l.Name, len(l.Coordinators), policies.MaxCoordinators)
+		case len(l.Coordinators) > machine.MaxCoordinators:
+			return fmt.Errorf("layer %q: %d coordinators, at most %d", l.Name, len(l.Coordinators), machine.MaxCoordinators)
 		}
 		for _, s := range l.Coordinators {
 			if err := validateLayerCoordinator(s); err != nil {
@@ -100,14 +101,14 @@ func ValidateLayers(ls []Layer) error {
 // coordinator that queues operations (the engine keeps a waiter only for
 // the outermost level), a hedge, and one that reads rate-limit headers
 // (only the outermost level gets them).
-func validateLayerCoordinator(s policies.Spec) error {
+func validateLayerCoordinator(s machine.Spec) error {
 	if s == nil {
 		return fmt.Errorf("a nil coordinator spec")
 	}
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	if q, ok := s.(policies.Queuer); ok && q.Queues() {
+	if q, ok := s.(machine.Queuer); ok && q.Queues() {
 		return fmt.Errorf("%T queues operations; an inner layer's coordinators must not (put the in-flight limit on the outermost policy)", s)
 	}
 	if _, ok := s.(policies.HedgeConfig); ok {
@@ -117,7 +118,7 @@ func validateLayerCoordinator(s policies.Spec) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := c.(policies.LimitsObserver); ok {
+	if _, ok := c.(machine.LimitsObserver); ok {
 		return fmt.Errorf("%T reads rate-limit headers, which only the outermost policy gets", s)
 	}
 	return nil
@@ -146,7 +147,7 @@ func RetryClassNames() []string {
 // (Policy.Layers) are nested Layered models, the outermost around the
 // others, built for each run (Config.withLayers): only the innermost's
 // attempts reach the scenario's server. The layer's operations are
-// policies.Op values, one per request it serves, driven on the engine's
+// machine.Op values, one per request it serves, driven on the engine's
 // decision path (Decider): each step of a layer is a pending decision.
 //
 // What a layer draws (its backoff's jitter) comes from its own stream of
@@ -208,7 +209,7 @@ type layerState struct {
 	def *Layer
 	// nested: a layer around it relays for it (and reports its counts).
 	nested bool
-	plan   policies.Plan
+	plan   machine.Plan
 	inner  Server
 	dec    Decider // inner, if it decides some requests later
 	pcg    rand.PCG
@@ -229,7 +230,7 @@ type layerState struct {
 // marked owed only waits for the decision Inner owes (ticket), which no
 // one waits for.
 type layerCall struct {
-	op    policies.Op
+	op    machine.Op
 	req   Request       // the caller's request
 	start time.Duration // its arrival
 	// told is the caller's deadline the layer honours (0: none, or no
@@ -372,11 +373,11 @@ func (s *layerState) step(t int32, now time.Duration) Response {
 			c.state, c.out = callAnswered, policies.Outcome{Class: policies.Transient}
 			continue
 		}
-		st := c.op.Before(&s.plan, policies.Moment{Now: epoch.Add(now), Since: now - c.start}, nil, s.rng)
+		st := c.op.Before(&s.plan, machine.Moment{Now: epoch.Add(now), Since: now - c.start}, nil, s.rng)
 		switch st.Kind {
-		case policies.StepSend:
+		case machine.StepSend:
 			s.send(c, now)
-		case policies.StepWait:
+		case machine.StepWait:
 			c.next = s.until(c, now+st.Delay)
 		default:
 			// A coordinator of the layer refused: its first attempt gets
@@ -393,13 +394,13 @@ func (s *layerState) step(t int32, now time.Duration) Response {
 // conclude gives call c's loop the outcome of its attempt, at now, and
 // reports whether the loop is over.
 func (s *layerState) conclude(c *layerCall, now time.Duration) bool {
-	m := policies.Moment{Now: epoch.Add(now), Since: now - c.start}
+	m := machine.Moment{Now: epoch.Add(now), Since: now - c.start}
 	if c.out.Class == policies.Success {
 		c.op.After(&s.plan, m, policies.Outcome{}, false, nil, s.rng)
 		return true
 	}
 	st := c.op.After(&s.plan, m, c.out, true, nil, s.rng)
-	if st.Kind == policies.StepStop {
+	if st.Kind == machine.StepStop {
 		return true
 	}
 	c.state, c.next = callReady, s.until(c, now+st.Delay)
@@ -471,7 +472,7 @@ func (s *layerState) took(c *layerCall, now time.Duration, resp Response) {
 func (s *layerState) abandon(t int32, now time.Duration) Response {
 	c := &s.calls[t]
 	if len(s.plan.Coordinators) > 0 {
-		m := policies.Moment{Now: epoch.Add(now), Since: now - c.start}
+		m := machine.Moment{Now: epoch.Add(now), Since: now - c.start}
 		if c.state == callReady {
 			c.op.Abandon(&s.plan, m.Now, nil)
 		} else {

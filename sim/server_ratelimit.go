@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // RateLimit puts an API key's rate limits in front of another server
@@ -235,7 +236,7 @@ func (s *rateLimitState) Unwrap() Server { return s.inner }
 // clients see (TestSameWorldPacer).
 func (s *rateLimitState) RateLimits(now time.Duration) (policies.RateLimits, bool) {
 	var l policies.RateLimits
-	for k, out := range [3]*policies.RateLimit{&l.Requests, &l.InputTokens, &l.OutputTokens} {
+	for k, out := range [3]*machine.RateLimit{&l.Requests, &l.InputTokens, &l.OutputTokens} {
 		b := s.buckets[k]
 		if b.limit == 0 {
 			continue
@@ -244,8 +245,8 @@ func (s *rateLimitState) RateLimits(now time.Duration) (policies.RateLimits, boo
 			b.refill(now) // a copy: the state is not touched
 		}
 		full := b.limit * unitsPerToken
-		*out = policies.RateLimit{Limit: b.limit, Remaining: max(b.level, 0) / unitsPerToken,
-			Reset: policies.CeilMillisecond(time.Duration((full - b.level + b.limit - 1) / b.limit))}
+		*out = machine.RateLimit{Limit: b.limit, Remaining: max(b.level, 0) / unitsPerToken,
+			Reset: machine.CeilMillisecond(time.Duration((full - b.level + b.limit - 1) / b.limit))}
 	}
 	return l, l.Known()
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // TestRateLimitReportsBuckets: the buckets as the headers tell them, at
@@ -14,21 +15,21 @@ func TestRateLimitReportsBuckets(t *testing.T) {
 	m := &RateLimit{RequestsPerMinute: 5000, InputTokensPerMinute: 160_000, InputTokens: 24, Inner: &CapacityWindows{ResponseTime: Fixed(0), Phases: []Phase{{Admit: 1 << 30, Window: sec}}}}
 	s := m.NewServer(ServerRand(1))
 	lr := s.(LimitReporter)
-	if l, ok := lr.RateLimits(0); !ok || l.Requests != (policies.RateLimit{Limit: 5000, Remaining: 5000}) {
+	if l, ok := lr.RateLimits(0); !ok || l.Requests != (machine.RateLimit{Limit: 5000, Remaining: 5000}) {
 		t.Errorf("before any request: %+v, %v", l, ok)
 	}
 	s.Arrive(0, Request{})
 	for _, tt := range []struct {
 		at            time.Duration
-		requests, tok policies.RateLimit
+		requests, tok machine.RateLimit
 	}{
-		{0, policies.RateLimit{Limit: 5000, Remaining: 4999, Reset: 12 * time.Millisecond}, policies.RateLimit{Limit: 160_000, Remaining: 159_976, Reset: 9 * time.Millisecond}},
-		{6 * time.Millisecond, policies.RateLimit{Limit: 5000, Remaining: 4999, Reset: 6 * time.Millisecond}, policies.RateLimit{Limit: 160_000, Remaining: 159_992, Reset: 3 * time.Millisecond}},
-		{time.Second, policies.RateLimit{Limit: 5000, Remaining: 5000}, policies.RateLimit{Limit: 160_000, Remaining: 160_000}},
-		{0, policies.RateLimit{Limit: 5000, Remaining: 4999, Reset: 12 * time.Millisecond}, policies.RateLimit{Limit: 160_000, Remaining: 159_976, Reset: 9 * time.Millisecond}}, // unchanged
+		{0, machine.RateLimit{Limit: 5000, Remaining: 4999, Reset: 12 * time.Millisecond}, machine.RateLimit{Limit: 160_000, Remaining: 159_976, Reset: 9 * time.Millisecond}},
+		{6 * time.Millisecond, machine.RateLimit{Limit: 5000, Remaining: 4999, Reset: 6 * time.Millisecond}, machine.RateLimit{Limit: 160_000, Remaining: 159_992, Reset: 3 * time.Millisecond}},
+		{time.Second, machine.RateLimit{Limit: 5000, Remaining: 5000}, machine.RateLimit{Limit: 160_000, Remaining: 160_000}},
+		{0, machine.RateLimit{Limit: 5000, Remaining: 4999, Reset: 12 * time.Millisecond}, machine.RateLimit{Limit: 160_000, Remaining: 159_976, Reset: 9 * time.Millisecond}}, // unchanged
 	} {
 		l, ok := lr.RateLimits(tt.at)
-		if !ok || l.Requests != tt.requests || l.InputTokens != tt.tok || l.OutputTokens != (policies.RateLimit{}) {
+		if !ok || l.Requests != tt.requests || l.InputTokens != tt.tok || l.OutputTokens != (machine.RateLimit{}) {
 			t.Errorf("at %v: %+v; want requests %+v, input tokens %+v", tt.at, l, tt.requests, tt.tok)
 		}
 	}

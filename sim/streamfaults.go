@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // StreamFaultKind is how a faulted stream fails (see StreamFault).
@@ -97,10 +98,10 @@ func (f StreamFault) Validate() error {
 
 // Timeline is the fault's stream from the arrival, for an answer that
 // would take full with events content events (> 0).
-func (f StreamFault) Timeline(full time.Duration, events int) policies.StreamTimeline {
+func (f StreamFault) Timeline(full time.Duration, events int) machine.StreamTimeline {
 	gap := full / time.Duration(events+1)
 	k := min(f.After, events)
-	t := policies.StreamTimeline{Faulted: true, Content: k, Gap: gap}
+	t := machine.StreamTimeline{Faulted: true, Content: k, Gap: gap}
 	if k > 0 {
 		t.First = gap
 	}
@@ -119,7 +120,7 @@ func (f StreamFault) Timeline(full time.Duration, events int) policies.StreamTim
 
 // Outcome is what the client sees when the faulted stream is cut: a
 // transient failure, mid-stream (status 200) if content had come.
-func streamCut(t policies.StreamTimeline) policies.Outcome {
+func streamCut(t machine.StreamTimeline) policies.Outcome {
 	return (&policies.StreamError{Content: t.Content}).Outcome()
 }
 
@@ -163,7 +164,7 @@ func (r *runner) watch(now, giveUp time.Duration, resp *Response) {
 
 // eventsBefore is the number of the timeline's content events that come
 // before d after the send: all of them when d is after the last.
-func eventsBefore(t policies.StreamTimeline, d time.Duration) int {
+func eventsBefore(t machine.StreamTimeline, d time.Duration) int {
 	if d > t.Last() {
 		return t.Content
 	}
@@ -208,7 +209,7 @@ func (r *runner) watchHealthy(now, giveUp time.Duration, resp *Response) {
 	}
 	full, events := resp.At-now, int(resp.Events)
 	gap := full / time.Duration(events+1)
-	t := policies.StreamTimeline{Faulted: true, Content: events, First: gap, Gap: gap, End: full}
+	t := machine.StreamTimeline{Faulted: true, Content: events, First: gap, Gap: gap, End: full}
 	at, c, ok := w.Fires(t)
 	if !ok || now+at >= resp.At || (giveUp > 0 && now+at >= giveUp) {
 		return
