@@ -166,3 +166,11 @@ func describeErrorMix(e *sim.ErrorMix) Table {
 	}
 	return t
 }
+
+// streamFaultMetrics are the metrics of a model with stream faults.
+func streamFaultMetrics(e *sim.ErrorMix) []string {
+	if e.StreamFaults() {
+		return []string{streamFaults.Name, streamWatchdog.Name, streamWasted.Name}
+	}
+	return nil
+}

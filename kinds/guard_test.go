@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	pathpkg "path"
 	"path/filepath"
@@ -26,8 +27,15 @@ var kindMethods = map[string][]string{
 // concreteKinds returns, per package, the names of its concrete kinds.
 func concreteKinds(t *testing.T, root string) map[string]map[string]bool {
 	t.Helper()
+	return typesWithMethods(t, root, kindMethods)
+}
+
+// typesWithMethods returns, per package of methods, the names of the types
+// of its non-test files with one of the package's methods.
+func typesWithMethods(t *testing.T, root string, methods map[string][]string) map[string]map[string]bool {
+	t.Helper()
 	out := map[string]map[string]bool{}
-	for pkg, methods := range kindMethods {
+	for pkg, methods := range methods {
 		out[pkg] = map[string]bool{}
 		files, err := filepath.Glob(filepath.Join(root, pkg, "*.go"))
 		if err != nil {
@@ -82,26 +90,8 @@ func TestNoKindNamedOutsideItsFiles(t *testing.T) {
 	root := ".."
 	known := concreteKinds(t, root)
 	var problems []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
+	err := walkNonTestGo(root, func(rel string, f *ast.File) error {
 		top, _, _ := strings.Cut(rel, "/")
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
 		// The local names of sim and policies in this file ("" inside
 		// the package itself).
 		local := map[string]string{}
@@ -237,4 +227,110 @@ func ourImports(t *testing.T, dir string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// walkNonTestGo calls visit with every non-test Go file of the module
+// under root (not in testdata or hidden folders), parsed, and its path
+// relative to root.
+func walkNonTestGo(root string, visit func(rel string, f *ast.File) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		return visit(filepath.ToSlash(rel), f)
+	})
+}
+
+// A server model or a workload is two files (docs/architecture.md, "Where
+// a new capability goes"): its model in sim/ and its registration in
+// kinds/. No other non-test file of the module names it: in package sim
+// by its name (a type, a conversion, a receiver), anywhere else as
+// sim.NAME. Comments do not count, nor a field, method or key that happens
+// to share the name.
+func TestEveryModelInTwoFiles(t *testing.T) {
+	root := ".."
+	models := map[string]bool{} // name -> exported (an unexported one is a state, not a kind)
+	for name := range typesWithMethods(t, root, map[string][]string{"sim": {"NewServer", "Operations"}})["sim"] {
+		models[name] = ast.IsExported(name)
+	}
+	if n := len(slices.DeleteFunc(slices.Collect(maps.Values(models)), func(e bool) bool { return !e })); n < 12 {
+		t.Fatalf("%d server models and workloads found: the guard would prove little", n)
+	}
+	files := map[string][]string{} // model -> the files that name it
+	err := walkNonTestGo(root, func(rel string, f *ast.File) error {
+		inSim := f.Name.Name == "sim" && strings.HasPrefix(rel, "sim/")
+		simName := ""
+		for _, imp := range f.Imports {
+			if strings.Trim(imp.Path.Value, `"`) == "github.com/retrysim/retrysim/sim" {
+				simName = "sim"
+				if imp.Name != nil {
+					simName = imp.Name.Name
+				}
+			}
+		}
+		named := map[string]bool{}
+		// Identifiers that are not references to a type of the package.
+		skip := map[*ast.Ident]bool{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if id, ok := n.X.(*ast.Ident); ok && simName != "" && id.Name == simName && models[n.Sel.Name] {
+					named[n.Sel.Name] = true
+				}
+				skip[n.Sel] = true
+			case *ast.FuncDecl:
+				skip[n.Name] = true
+			case *ast.Field:
+				for _, id := range n.Names {
+					skip[id] = true
+				}
+			case *ast.KeyValueExpr:
+				if id, ok := n.Key.(*ast.Ident); ok {
+					skip[id] = true
+				}
+			case *ast.Ident:
+				if inSim && models[n.Name] && !skip[n] {
+					named[n.Name] = true
+				}
+			}
+			return true
+		})
+		for m := range named {
+			files[m] = append(files[m], rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m, exported := range models {
+		if !exported {
+			continue
+		}
+		if m == "Layered" {
+			// A policy's layers (sim.Layer, registered in kinds/layer.go)
+			// become Layered wrappers in sim itself, for each run.
+			if fs := files[m]; len(fs) != 1 {
+				t.Errorf("Layered is named in %v, want sim/server_layer.go alone", fs)
+			}
+			continue
+		}
+		if fs := files[m]; len(fs) != 2 {
+			t.Errorf("%s is named in %d non-test files, want its model's and its registration's: %v", m, len(fs), fs)
+		}
+	}
 }

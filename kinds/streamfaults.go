@@ -21,14 +21,6 @@ func registerStreamFaults() {
 	streamWasted = metrics.RegisterCount(&metrics.Metric{Name: "stream.wasted_events", ShedReason: metrics.SpentWork, Quantity: "content events of failed streams", Unit: metrics.Count, Better: stats.LowerIsBetter})
 }
 
-// streamFaultMetrics are the metrics of a model with stream faults.
-func streamFaultMetrics(e *sim.ErrorMix) []string {
-	if e.StreamFaults() {
-		return []string{streamFaults.Name, streamWatchdog.Name, streamWasted.Name}
-	}
-	return nil
-}
-
 // decodeStreamFault reads a failure's stream_fault: {kind, after_events,
 // for}; ok is false when the failure has none.
 func decodeStreamFault(d *schema.Decoder, fm *schema.Mapping) (sim.StreamFault, bool) {

@@ -42,7 +42,7 @@ func Timelines(d *runs.PlotData) TimelineDoc {
 	for i := range d.Timelines {
 		buckets = max(buckets, d.Timelines[i].Buckets())
 	}
-	if p, ok := d.Server.(sim.CapacityProfile); ok {
+	if p, ok := sim.ModelAs[sim.CapacityProfile](d.Server); ok {
 		steps := p.Capacity()
 		doc.Capacity = make([]float64, buckets)
 		for i := range doc.Capacity {

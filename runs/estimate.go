@@ -180,7 +180,7 @@ func EstimateOf(s *scenarios.Scenario, seeds int) Estimate {
 	layered := int64(0) // the most a policy's retry layers add per client
 	for i := range s.Policies {
 		p := &s.Policies[i]
-		layered = max(layered, sim.LayerBytes(len(p.Layers), p.Orphaning()))
+		layered = max(layered, sim.LayerBytes(len(p.Layers)))
 	}
 	perClient += layered
 	perRun := float64(bytesPerRun) + clients*float64(perClient)

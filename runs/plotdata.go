@@ -178,7 +178,7 @@ func recordTimeline(ctx context.Context, cfg sim.Config, p int, bucket time.Dura
 			}
 		},
 	}
-	if pool, ok := cfg.Server.(sim.MemberModel); ok {
+	if pool, ok := sim.ModelAs[sim.MemberModel](cfg.Server); ok {
 		names := pool.MemberNames()
 		t.Members = make([]MemberTimeline, len(names))
 		for i, name := range names {
@@ -322,7 +322,7 @@ func (t *Timeline) check(asked time.Duration) error {
 func checkMembers(t *Timeline, s sim.ServerModel) error {
 	var want []string
 	allOut := false
-	if pool, ok := s.(sim.MemberModel); ok {
+	if pool, ok := sim.ModelAs[sim.MemberModel](s); ok {
 		want = pool.MemberNames()
 		allOut = pool.AllOut()
 	}
@@ -345,10 +345,10 @@ func checkMembers(t *Timeline, s sim.ServerModel) error {
 // equals the capacity; one second for a server without a capacity
 // (sim.CapacityProfile) or one that admits nothing.
 func DefaultBucket(s sim.ServerModel) time.Duration {
-	if t, ok := s.(sim.TimeScaler); ok {
+	if t, ok := sim.ModelAs[sim.TimeScaler](s); ok {
 		return t.TimeScale()
 	}
-	if p, ok := s.(sim.CapacityProfile); ok {
+	if p, ok := sim.ModelAs[sim.CapacityProfile](s); ok {
 		steps := p.Capacity()
 		for i := len(steps) - 1; i >= 0; i-- {
 			if st := steps[i]; st.Requests > 0 && st.Per > 0 {

@@ -104,7 +104,7 @@ func (s *Scenario) partMissing(e Expect) string {
 	}
 	switch kind {
 	case "pool":
-		pool, ok := s.Server.(sim.MemberModel)
+		pool, ok := sim.ModelAs[sim.MemberModel](s.Server)
 		if !ok {
 			return "a pool member, but the scenario's server is not a pool"
 		}

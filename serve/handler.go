@@ -701,7 +701,7 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 // of the outcome wrote (RenderOpenAI's remaining 0 and reset = the wait).
 func (h *Handler) setRateLimits(header http.Header, a api) {
 	h.mu.Lock()
-	lr, ok := h.state.(sim.LimitReporter)
+	lr, ok := sim.ServerAs[sim.LimitReporter](h.state)
 	if !ok {
 		h.mu.Unlock()
 		return

@@ -44,7 +44,8 @@ type Policy struct {
 	// Layers, if set, are retry layers inside this one, outermost first
 	// (an SDK inside the application's loop, an HTTP client inside the
 	// SDK): each attempt of a layer is a whole retry loop of the next,
-	// and only the innermost sends to the server (see Layer).
+	// and only the innermost sends to the server (see Layer). A run puts
+	// its server behind them (Layered); the engine knows nothing of them.
 	Layers []Layer
 }
 
@@ -230,6 +231,7 @@ func RunContext(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
+	cfg = cfg.withLayers()
 	var r runner
 	return r.run(ctx, &cfg)
 }
@@ -250,6 +252,7 @@ func (x *Runner) RunContext(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
+	cfg = cfg.withLayers()
 	res, err := x.r.run(ctx, &cfg)
 	// Keep the buffers; drop everything that belongs to this run.
 	x.r = runner{ops: x.r.ops[:0], q: x.r.q.buffers(), starts: x.r.starts[:0]}

@@ -1,12 +1,10 @@
 package sim
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"testing"
 	"time"
 
@@ -51,20 +49,11 @@ func resultDigest(r *Result) string {
 // time, operation and kind, in the order the engine processed them.
 func tracedRun(t *testing.T, cfg Config) (Result, string) {
 	t.Helper()
-	var r runner
-	var h hash.Hash = sha256.New()
-	var b [13]byte
-	r.trace = func(at time.Duration, i int32, kind eventKind) {
-		binary.LittleEndian.PutUint64(b[0:], uint64(at))
-		binary.LittleEndian.PutUint32(b[8:], uint32(i))
-		b[12] = byte(kind)
-		h.Write(b[:])
-	}
-	res, err := r.run(context.Background(), &cfg)
+	res, events, err := RunEventDigest(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, hex.EncodeToString(h.Sum(nil))[:16]
+	return res, events
 }
 
 // TestResultDigests pins the engine's output: for each config, a digest of

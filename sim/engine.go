@@ -97,9 +97,9 @@ type runner struct {
 	// rec counts what the recovery metrics need, when the run has an
 	// incident (Config.Incident); nil otherwise.
 	rec *recoveryRecorder
-	// lay is the state of the policy's inner retry layers (Policy.Layers);
-	// nil without.
-	lay *layers
+	// relayed: the server sends requests of its own (Relay), and the run
+	// counts those (meter) instead of what it sends.
+	relayed bool
 	// trace, if set (by tests only), is told of every event before it is
 	// processed.
 	trace func(at time.Duration, i int32, kind eventKind)
@@ -113,14 +113,6 @@ type runner struct {
 	// watchdog is the policy's stream watchdog, read once per run: a
 	// healthy stream is watched only when it is on.
 	watchdog machine.Watchdog
-	// limit is the latest time an event may be scheduled at without more
-	// ado: the horizon, or, while a layer schedules, the end of an attempt
-	// around it that it does not know (beyond). deadline is the policy's
-	// deadline, or 0 while a layer it does not reach sends (layers.go).
-	limit, deadline time.Duration
-	// operations is the run's number of operations; ops holds orphaned
-	// layer operations after them (layers.go).
-	operations int
 }
 
 // waiter wakes operation i of a run when a coordinator (the in-flight
@@ -144,7 +136,6 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	}
 	r.plan = plan
 	r.watchdog = plan.Policy.Watchdog()
-	r.limit, r.deadline = Horizon, plan.Policy.Deadline
 	r.plans, r.procs = nil, 1
 	if split, ok := cfg.Workload.(ProcessSplit); ok && split.ClientProcesses() > 1 {
 		if r.procs = split.ClientProcesses(); r.procs > MaxProcesses {
@@ -199,29 +190,23 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 			r.waiters[i] = waiter{r: r, i: int32(i)}
 		}
 	}
-	r.operations = n
-	r.lay = nil
-	if len(cfg.Policy.Layers) > 0 {
-		if r.lay, err = newLayers(cfg.Policy.Layers, n, cfg.Seed); err != nil {
-			return Result{}, fmt.Errorf("policy %q: %w", cfg.Policy.Name, err)
-		}
-	}
-	if r.lay != nil && r.lay.orphaning() {
-		r.q.init(MaxOperations, n) // event keys name orphans' slots too
-	} else {
-		r.q.init(n, n)
-	}
+	r.q.init(n, n)
 	if cfg.maxSeq > 0 {
 		r.q.maxSeq = min(r.q.maxSeq, cfg.maxSeq)
 	}
 	serverPCG := newStream(cfg.Seed, streamServer, 0)
 	r.server = cfg.Server.NewServer(rand.New(&serverPCG))
 	r.decider, _ = r.server.(Decider)
+	r.relayed = false
+	if rl, ok := r.server.(Relay); ok {
+		rl.Relay(meter{r})
+		r.relayed = true
+	}
 	if err := r.initHedges(n); err != nil {
 		return Result{}, err
 	}
 	r.limits = nil
-	if lr, ok := r.server.(LimitReporter); ok && r.plan.ObservesLimits() {
+	if lr, ok := ServerAs[LimitReporter](r.server); ok && r.plan.ObservesLimits() {
 		r.limits = lr // worked out only for a policy that reads them
 	}
 	r.rng = rand.New(&r.src)
@@ -303,25 +288,17 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 			r.decide(i, at)
 		case evHedge:
 			r.hedgeEvent(i, at)
-		case evTier:
-			r.tierEvent(i, at)
 		}
 	}
 	if r.err != nil {
 		return Result{}, r.err
 	}
-	r.ops = r.ops[:n] // drop the orphans' slots
 	slices.Sort(r.res.Latencies)
 	slices.Sort(r.res.GiveUps)
 	r.res.Retries = r.res.Attempts - r.firstAttempts()
-	if s, ok := r.server.(CounterReporter); ok {
-		s.ReportCounters(&r.res.Counters)
-	}
+	reportCounters(r.server, &r.res.Counters)
 	r.reportHedges()
 	r.reportStreams()
-	if r.lay != nil {
-		r.lay.report(r, &r.res.Counters)
-	}
 	if r.chain != nil {
 		r.res.Clients = r.started
 		if s, ok := r.chain.(CounterReporter); ok {
@@ -347,8 +324,9 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 // schedule makes kind the pending event of operation i, at time at. An
 // operation has at most one pending event.
 func (r *runner) schedule(at time.Duration, i int32, kind eventKind) {
-	if at > r.limit {
-		r.beyond(at, i, kind)
+	if at > Horizon {
+		r.err = fmt.Errorf("policy %q: virtual time would pass the simulator's horizon of %v (client %d, attempt %d); set a deadline or fewer attempts",
+			r.cfg.Policy.Name, Horizon, i, r.ops[i].op.Attempts()+1)
 		return
 	}
 	r.ops[i].next = kind
@@ -363,7 +341,7 @@ func (r *runner) schedule(at time.Duration, i int32, kind eventKind) {
 
 func (r *runner) firstAttempts() int {
 	n := 0
-	for i := range r.ops[:r.operations] {
+	for i := range r.ops {
 		if r.ops[i].op.Attempts() > 0 {
 			n++
 		}
@@ -405,10 +383,6 @@ func (r *runner) waiter(i int32) machine.Waiter {
 func (r *runner) ready(i int32, now time.Duration) {
 	o := &r.ops[i]
 	r.src.pcg = &o.pcg
-	if r.lay != nil && r.lay.cur[i] > 0 {
-		r.readyInner(i, now)
-		return
-	}
 	m := moment(o, now)
 	if r.sizer != nil {
 		m.InputTokens, m.OutputTokens = r.sizer.Tokens(int(i))
@@ -429,15 +403,11 @@ func (r *runner) ready(i int32, now time.Duration) {
 
 // send delivers operation i's attempt to the server.
 func (r *runner) send(i int32, now time.Duration) {
-	if r.lay != nil {
-		r.descend(i, now, 0) // the attempt is the next layer's retry loop
-		return
-	}
 	if r.hedges != nil {
 		r.sendHedged(i, now)
 		return
 	}
-	r.sendTo(i, now, r.attemptEnd(now), r.ops[i].op.Attempts() > 1)
+	r.sendTo(i, now, r.attemptEnd(now))
 }
 
 // attemptEnd is when an attempt sent at now times out; 0 for never.
@@ -450,13 +420,12 @@ func (r *runner) attemptEnd(now time.Duration) time.Duration {
 
 // sendTo delivers operation i's attempt to the server; its client stops
 // waiting at giveUp (0: never) or at the end of its budget, whichever
-// comes first. retry says the attempt is not the operation's first.
-func (r *runner) sendTo(i int32, now, giveUp time.Duration, retry bool) {
-	r.res.Attempts++
-	if f := r.cfg.Observer.OnSend; f != nil {
-		f(now, r.owner(i), retry)
-	}
+// comes first.
+func (r *runner) sendTo(i int32, now, giveUp time.Duration) {
 	req := r.requestUntil(i, giveUp)
+	if !r.relayed {
+		meter{r}.Sent(now, int(i), req.Retry)
+	}
 	giveUp = req.GiveUpAt
 	resp := r.server.Arrive(now, req)
 	if resp.Stream != nil || resp.Events > 0 && r.watchdog.On() {
@@ -480,9 +449,7 @@ func (r *runner) pend(i int32, resp Response, giveUp time.Duration) {
 			r.schedule(resp.At, i, evDecide) // fails the run, as any event past the horizon
 			return
 		}
-		// The decision is the operation's, not the slot's: an orphan's slot
-		// may be reused before it comes.
-		r.q.pushDetached(resp.At, int32(r.owner(i)), resp.Ticket)
+		r.q.pushDetached(resp.At, i, resp.Ticket)
 		r.await(i, policies.Outcome{Class: policies.Transient}, resp.At, giveUp)
 		return
 	}
@@ -506,16 +473,16 @@ func (r *runner) requestUntil(i int32, timeout time.Duration) Request {
 	if budgetEnd > 0 && (giveUp == 0 || budgetEnd < giveUp) {
 		giveUp = budgetEnd
 	}
-	req := Request{Fallback: o.op.OnFallback(), GiveUpAt: giveUp}
+	req := Request{Fallback: o.op.OnFallback(), GiveUpAt: giveUp, Op: int(i), Retry: o.op.Attempts() > 1, RetryOf: o.class}
 	if r.sizer != nil {
-		req.InputTokens, req.OutputTokens = r.sizer.Tokens(r.owner(i))
+		req.InputTokens, req.OutputTokens = r.sizer.Tokens(int(i))
 	}
 	return req
 }
 
 // budgetEnd is when operation o's budget (deadline) ends; 0 for none.
 func (r *runner) budgetEnd(o *operation) time.Duration {
-	if d := r.deadline; d > 0 {
+	if d := r.plan.Policy.Deadline; d > 0 {
 		return o.start + d
 	}
 	return 0
@@ -527,10 +494,6 @@ func (r *runner) decide(i int32, now time.Duration) {
 	o := &r.ops[i]
 	if r.decider == nil {
 		r.err = r.cannotDecide()
-		return
-	}
-	if r.lay != nil {
-		r.decideInner(i, now)
 		return
 	}
 	resp := r.decider.Decide(now, o.status)
@@ -594,17 +557,43 @@ func (r *runner) await(i int32, out policies.Outcome, at, giveUp time.Duration) 
 // decided counts the server's decision on operation i's attempt and tells
 // the hooks; late says the client stops waiting before the answer.
 func (r *runner) decided(now time.Duration, i int32, class policies.Class, late bool) {
+	if !r.relayed {
+		meter{r}.Decided(now, int(i), class, late)
+	}
+}
+
+// meter counts the requests that reach the server: the run's own, or
+// those of a server that relays them (Relay).
+type meter struct{ r *runner }
+
+func (m meter) Sent(now time.Duration, op int, retry bool) {
+	m.r.res.Attempts++
+	if f := m.r.cfg.Observer.OnSend; f != nil {
+		f(now, op, retry)
+	}
+}
+
+func (m meter) Decided(now time.Duration, op int, class policies.Class, late bool) {
+	r := m.r
 	if class == policies.Success {
 		r.res.Admitted++
 	} else {
 		r.res.Rejected++
 	}
 	if f := r.cfg.Observer.OnDecision; f != nil {
-		f(now, r.owner(i), class)
+		f(now, op, class)
 	}
 	if f := r.cfg.Observer.OnWasted; f != nil && late && class == policies.Success {
-		f(now, r.owner(i))
+		f(now, op)
 	}
+}
+
+func (m meter) Later(at time.Duration, op int, ticket int32) {
+	if at > Horizon {
+		m.r.err = fmt.Errorf("server model %T: a decision would pass the simulator's horizon of %v", m.r.cfg.Server, Horizon)
+		return
+	}
+	m.r.q.pushDetached(at, int32(op), ticket)
 }
 
 // respond handles the response to operation i's attempt.
@@ -616,20 +605,12 @@ func (r *runner) respond(i int32, now time.Duration) {
 		if o.cut {
 			class = policies.Transient // the client stopped waiting
 		}
-		f(now, r.owner(i), class)
+		f(now, int(i), class)
 	}
 	if o.cut {
 		o.cut = false
 		o.class, o.status, o.wait = policies.Transient, 0, 0 // a timeout, as Do classifies it
-		if r.lay != nil {
-			r.abandon(i, now, 1, int(r.lay.cur[i]), true) // the inner layers' loops end with the budget
-			r.lay.cur[i] = 0
-		}
 		r.giveUp(i, now, o.op.Expire(r.planOf(i), r.momentOf(i, now)))
-		return
-	}
-	if r.lay != nil {
-		r.respondInner(i, now)
 		return
 	}
 	r.conclude(i, now)
@@ -712,9 +693,9 @@ func (r *runner) follow(i int32, now time.Duration, completed bool) {
 	if !ok {
 		return
 	}
-	if next != r.started || next >= r.operations || start < now {
+	if next != r.started || next >= len(r.ops) || start < now {
 		r.err = fmt.Errorf("workload chain: after operation %d ended at %v it named operation %d at %v; want operation %d (of %d), at %v or later",
-			i, now, next, start, r.started, r.operations, now)
+			i, now, next, start, r.started, len(r.ops), now)
 		return
 	}
 	r.started++

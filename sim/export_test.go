@@ -2,6 +2,10 @@ package sim
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -48,6 +52,7 @@ func RunTraced(cfg Config, trace func(at time.Duration, client int, kind string)
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
+	cfg = cfg.withLayers()
 	var r runner
 	r.trace = func(at time.Duration, i int32, kind eventKind) {
 		name := map[eventKind]string{evReady: "ready", evResponse: "response", evDecide: "decide", evDetached: "detached", evHedge: "hedge"}[kind]
@@ -96,4 +101,36 @@ func countersOf(report func(*Counters)) Counters {
 func counter(r Result, name string) int64 {
 	v, _ := r.Counters.Get(name)
 	return v
+}
+
+// Digests returns resultDigest's digest of r (as TestResultDigests
+// records it) and one of what that leaves out: its counters, the times
+// its operations gave up and its time waited.
+func Digests(r *Result) (result, rest string) {
+	h := sha256.New()
+	for _, c := range r.Counters {
+		fmt.Fprintf(h, "%s=%d\n", c.Name, c.Value)
+	}
+	fmt.Fprintf(h, "%v|%v\n", r.GiveUps, r.Waited)
+	return resultDigest(r), hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// RunEventDigest runs cfg as Run does and returns its result and a digest
+// of its event sequence (tracedRun's).
+func RunEventDigest(cfg Config) (Result, string, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, "", err
+	}
+	cfg = cfg.withLayers()
+	var r runner
+	h := sha256.New()
+	var b [13]byte
+	r.trace = func(at time.Duration, i int32, kind eventKind) {
+		binary.LittleEndian.PutUint64(b[0:], uint64(at))
+		binary.LittleEndian.PutUint32(b[8:], uint32(i))
+		b[12] = byte(kind)
+		h.Write(b[:])
+	}
+	res, err := r.run(context.Background(), &cfg)
+	return res, hex.EncodeToString(h.Sum(nil))[:16], err
 }

@@ -211,7 +211,6 @@ func (h *hedgeState) anyLive() bool {
 func (r *runner) endHedged(i int32, now time.Duration, c *hedgeCopy) {
 	o, h := &r.ops[i], &r.hedges[i]
 	h.next = -1
-	canceller, _ := r.server.(Canceller)
 	n := 0
 	for k := range h.copies {
 		x := &h.c[k]
@@ -220,9 +219,7 @@ func (r *runner) endHedged(i int32, now time.Duration, c *hedgeCopy) {
 		}
 		x.live = false
 		n++
-		if canceller != nil {
-			canceller.Cancel(now, Response{At: x.done, Ticket: x.ticket})
-		}
+		cancel(r.server, now, Response{At: x.done, Ticket: x.ticket})
 		if f := r.cfg.Observer.OnResponse; f != nil {
 			f(now, int(i), policies.Transient) // the client stopped waiting
 		}

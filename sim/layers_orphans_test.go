@@ -219,6 +219,7 @@ func TestLayersOrphanSlotsReused(t *testing.T) {
 	ms := time.Millisecond
 	cfg := Config{Seed: 1, Server: rejectAll(100 * ms), Workload: &ClosedLoop{Workers: 1, PerWorker: 50},
 		Policy: layeredPolicy(2, 0, 200*ms, sidecar(4, 50*ms, true))}
+	cfg = cfg.withLayers()
 	var x runner
 	r, err := x.run(context.Background(), &cfg)
 	if err != nil {
@@ -227,8 +228,8 @@ func TestLayersOrphanSlotsReused(t *testing.T) {
 	if got := layerCount(t, r, "layers.after_giveup"); got != 200 || r.Attempts != 400 {
 		t.Fatalf("%d attempts, %d after the caller gave up; want 400, 200", r.Attempts, got)
 	}
-	if slots := len(x.lay.parent); slots > 4 || x.lay.orphans != 100 {
-		t.Errorf("%d orphan slots for %d orphans: their slots are not reused", slots, x.lay.orphans)
+	if calls := len(x.server.(*layerState).calls); calls > 4 {
+		t.Errorf("%d calls kept for the sidecar's 100 loops: their slots are not reused", calls)
 	}
 }
 
@@ -268,16 +269,17 @@ func TestLayersOrphansDecidedLater(t *testing.T) {
 	if !reflect.DeepEqual(rs[0], rs[1]) {
 		t.Error("results differ between runs")
 	}
-	// An orphan takes a pending decision at least once.
+	// The orphans' steps are decisions no client waits for.
 	var x runner
-	moved := 0
+	detached := 0
 	x.trace = func(_ time.Duration, i int32, kind eventKind) {
-		if kind == evTier && x.lay.dueKind[i] == evDecide {
-			moved++
+		if kind == evDetached {
+			detached++
 		}
 	}
-	if _, err := x.run(context.Background(), &cfg); err != nil || moved == 0 {
-		t.Errorf("%d pending decisions moved to an orphan (%v)", moved, err)
+	layered := cfg.withLayers()
+	if _, err := x.run(context.Background(), &layered); err != nil || detached == 0 {
+		t.Errorf("%d detached decisions (%v)", detached, err)
 	}
 	r := rs[0]
 	if r.Admitted+r.Rejected != r.Attempts || layerCount(t, r, "layers.after_giveup") == 0 {

@@ -46,6 +46,43 @@ type Request struct {
 	// (policies.HedgeConfig): a balancer may send copies to distinct
 	// servers.
 	Copy int
+	// Op is the operation whose attempt this is (a wrapper that sends
+	// requests of its own names it to its Meter).
+	Op int
+	// Retry says the attempt is not its operation's first (at some level,
+	// for a retry layer's request); RetryOf is then the class of the
+	// outcome it retries.
+	Retry   bool
+	RetryOf policies.Class
+	// Gone, if > 0, is when a caller further out than GiveUpAt's stopped
+	// waiting: a retry layer that does not receive its caller's deadline
+	// (Layer.NoDeadlinePropagation) does not pass it in GiveUpAt, and
+	// counts the requests it sends after it as sent after a give-up.
+	Gone time.Duration
+}
+
+// Relay is an optional interface of a Server that sends requests of its
+// own to the server it wraps (a retry layer's attempts): the engine then
+// counts those, which it learns of through the Meter it gives the server
+// once per run before the first arrival, instead of the requests it sends
+// the wrapper itself.
+type Relay interface {
+	Relay(m Meter)
+}
+
+// Meter counts a Relay's requests as the engine counts its own.
+type Meter interface {
+	// Sent: a request of operation op reaches the server at now (an
+	// attempt: Result.Attempts, Observer.OnSend).
+	Sent(now time.Duration, op int, retry bool)
+	// Decided: the server decided a request of op (Result.Admitted or
+	// Rejected, Observer.OnDecision); late says its client stops waiting
+	// before the answer.
+	Decided(now time.Duration, op int, class policies.Class, late bool)
+	// Later asks the engine to call the Relay's Decide(at, ticket) for a
+	// decision no client waits for (the path of a decision whose client
+	// gave up: see Decider); what it answers reaches no one.
+	Later(at time.Duration, op int, ticket int32)
 }
 
 // Response is the server's answer to one request.
@@ -108,7 +145,8 @@ func DecidesLater(m ServerModel) bool {
 
 // MidStreamer is an optional interface of a ServerModel some of whose
 // failures come inside a streamed 200 response (Outcome.MidStream): HTTP
-// 200, part of the answer, then an error event. A wrapper forwards it.
+// 200, part of the answer, then an error event (found through wrappers:
+// ModelAs).
 type MidStreamer interface {
 	MidStreamFailures() bool
 }
@@ -116,7 +154,7 @@ type MidStreamer interface {
 // FailsMidStream reports whether m says some of its failures come
 // mid-stream.
 func FailsMidStream(m ServerModel) bool {
-	ms, ok := m.(MidStreamer)
+	ms, ok := ModelAs[MidStreamer](m)
 	return ok && ms.MidStreamFailures()
 }
 

@@ -79,7 +79,7 @@ type recoveryRecorder struct {
 
 func newRecoveryRecorder(in Incident, server ServerModel) *recoveryRecorder {
 	rec := &recoveryRecorder{incident: in, afterEnd: 2*in.End - in.Start, capacity: math.Inf(1), bucket: RecoveryStep, cursorEnd: RecoveryStep}
-	if p, ok := server.(CapacityProfile); ok {
+	if p, ok := ModelAs[CapacityProfile](server); ok {
 		if steps := p.Capacity(); len(steps) > 0 {
 			if last := steps[len(steps)-1]; last.Per > 0 {
 				rec.capacity = last.Requests * float64(time.Second) / float64(last.Per)

@@ -68,16 +68,8 @@ const MaxPrice = 1000
 // billingUnit is the counter's unit: 1e-9 of a price's unit.
 const billingUnit = 1e9
 
-// MidStreamFailures forwards Inner's (MidStreamer).
-func (b *Billing) MidStreamFailures() bool { return FailsMidStream(b.Inner) }
-
-// Capacity forwards Inner's (CapacityProfile); nil when it has none.
-func (b *Billing) Capacity() []CapacityStep {
-	if p, ok := b.Inner.(CapacityProfile); ok {
-		return p.Capacity()
-	}
-	return nil
-}
+// Unwrap returns Inner (ModelWrapper).
+func (b *Billing) Unwrap() ServerModel { return b.Inner }
 
 // NewServer returns the inner model's state with a bill; the billing
 // draws nothing.
@@ -165,13 +157,15 @@ func (s *billingState) billStream(now time.Duration, req Request, resp Response)
 	s.stream = b
 }
 
+// Unwrap returns the inner model's state (Wrapper).
+func (s *billingState) Unwrap() Server { return s.inner }
+
 // StreamEnded is told that the policy's watchdog ended the last answer
 // after events content events (StreamEnder).
 func (s *billingState) StreamEnded(resp Response, events int) {
 	if s.stream.on {
 		s.stream.sent, s.stream.whole = min(s.stream.sent, events), false
 	}
-	streamEndedInner(s.inner, resp, events)
 }
 
 // commitStream counts the last streamed answer's bill.
@@ -194,16 +188,14 @@ func (s *billingState) commitStream() {
 	s.cost += s.model.PerRequest + s.model.PerInputToken*float64(b.input) + s.model.PerOutputToken*float64(out)
 }
 
-// ReportCounters reports the inner model's counters, then the bill:
+// ReportCounters reports the bill (the engine asks the inner model's
+// counters first):
 // billing.billed (requests), billing.abandoned (those whose client had
 // gone) and billing.cost (in 1e-9 of the prices' unit, rounded); with
 // PartialStreams, billing.partial (streams billed in part) and
 // billing.partial_output_tokens (their output tokens).
 func (s *billingState) ReportCounters(c *Counters) {
 	s.commitStream()
-	if r, ok := s.inner.(CounterReporter); ok {
-		r.ReportCounters(c)
-	}
 	c.Add("billing.billed", s.billed)
 	c.Add("billing.abandoned", s.abandoned)
 	c.Add("billing.cost", int64(math.Round(min(s.cost*billingUnit, math.MaxInt64/2))))

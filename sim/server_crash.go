@@ -68,8 +68,8 @@ func (c *Crash) Validate() error {
 	return nil
 }
 
-// MidStreamFailures forwards Inner's (MidStreamer).
-func (c *Crash) MidStreamFailures() bool { return FailsMidStream(c.Inner) }
+// Unwrap returns Inner (ModelWrapper).
+func (c *Crash) Unwrap() ServerModel { return c.Inner }
 
 // NewServer returns the crashing server's state for one run; the inner
 // model's states, the first and those it comes back with, draw from rng.
@@ -112,11 +112,15 @@ func (s *crashState) Arrive(now time.Duration, req Request) Response {
 	return resp
 }
 
-// ReportCounters reports the inner states' counters (summed over the
-// crashes), then the crash's: crash.reset (requests dropped at a crash)
+// Unwrap returns the current inner state (Wrapper).
+func (s *crashState) Unwrap() Server { return s.inner }
+
+// ReportCounters reports the counters of the inner states the crashes
+// retired (the engine asks the current one first; a counter sums over
+// them), then the crash's: crash.reset (requests dropped at a crash)
 // and crash.refused (refused while down).
 func (s *crashState) ReportCounters(c *Counters) {
-	for _, in := range append(s.retired, s.inner) {
+	for _, in := range s.retired { // the current one's: the engine asks it first
 		if r, ok := in.(CounterReporter); ok {
 			r.ReportCounters(c)
 		}
@@ -128,7 +132,7 @@ func (s *crashState) ReportCounters(c *Counters) {
 // Capacity is the inner model's, 0 while the server is down; nil when the
 // inner model has none.
 func (c *Crash) Capacity() []CapacityStep {
-	cp, ok := c.Inner.(CapacityProfile)
+	cp, ok := ModelAs[CapacityProfile](c.Inner)
 	if !ok {
 		return nil
 	}

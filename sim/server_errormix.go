@@ -221,3 +221,15 @@ func (st mixStats) report(c *Counters) {
 		c.Add("server.stream_faults", st.Faults)
 	}
 }
+
+// StreamFaults reports whether some of the mix's failures are stream faults.
+func (m *ErrorMix) StreamFaults() bool {
+	for _, p := range m.Phases {
+		for _, o := range p.Outcomes {
+			if o.Fault.Kind != NoFault {
+				return true
+			}
+		}
+	}
+	return false
+}

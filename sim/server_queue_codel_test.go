@@ -41,7 +41,7 @@ func TestQueueCoDelLimits(t *testing.T) {
 		}
 	}
 	var c Counters
-	s.(CounterReporter).ReportCounters(&c)
+	reportCounters(s, &c) // as a run asks them, the servers inside first
 	if v, _ := c.Get("server.codel_dropped"); v != 3 {
 		t.Errorf("codel_dropped %d, want 3", v)
 	}

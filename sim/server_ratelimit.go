@@ -89,11 +89,8 @@ func (m *RateLimit) Validate() error {
 	return nil
 }
 
-// StreamFaults forwards Inner's (StreamFaulter).
-func (m *RateLimit) StreamFaults() bool { return HasStreamFaults(m.Inner) }
-
-// MidStreamFailures forwards Inner's (MidStreamer).
-func (m *RateLimit) MidStreamFailures() bool { return FailsMidStream(m.Inner) }
+// Unwrap returns Inner (ModelWrapper).
+func (m *RateLimit) Unwrap() ServerModel { return m.Inner }
 
 // NewServer returns the buckets of one run around the inner model's state;
 // both draw from rng (the rate limit itself draws nothing).
@@ -228,6 +225,9 @@ type LimitReporter interface {
 	RateLimits(now time.Duration) (l policies.RateLimits, ok bool)
 }
 
+// Unwrap returns the inner model's state (Wrapper).
+func (s *rateLimitState) Unwrap() Server { return s.inner }
+
 // RateLimits reports the buckets at now, without changing them: for each
 // limit, the whole requests or tokens it holds and the time until it is
 // full, rounded up to the whole millisecond: what the headers of a real
@@ -260,17 +260,14 @@ type rateLimitStats struct {
 	idle, lastArrival     time.Duration
 }
 
-// ReportCounters reports the inner model's counters, then the rate
-// limit's: server.rate_limited and server.too_large; with a requests
+// ReportCounters reports the rate limit's counters (the engine asks the
+// inner model's first): server.rate_limited and server.too_large; with a requests
 // limit, server.key_idle_ms (nanoseconds: the time, up to the key's last
 // request, its requests bucket was full, so that its refill went unused),
 // server.key_passed (requests through the limits) and server.key_capacity
 // (the requests the limit allowed up to the last request: a minute's worth
 // to start with, plus the refill).
 func (s *rateLimitState) ReportCounters(c *Counters) {
-	if r, ok := s.inner.(CounterReporter); ok {
-		r.ReportCounters(c)
-	}
 	s.stats.report(c)
 	if n := s.model.RequestsPerMinute; n > 0 {
 		c.Add("server.key_idle_ms", int64(s.stats.idle))
@@ -290,7 +287,7 @@ func (st rateLimitStats) report(c *Counters) {
 // model has none; nil when neither limits requests.
 func (m *RateLimit) Capacity() []CapacityStep {
 	var inner []CapacityStep
-	if p, ok := m.Inner.(CapacityProfile); ok {
+	if p, ok := ModelAs[CapacityProfile](m.Inner); ok {
 		inner = p.Capacity()
 	}
 	if m.RequestsPerMinute == 0 {

@@ -44,7 +44,7 @@ func StreamFaultKinds() map[string]StreamFaultKind {
 }
 
 // StreamFaulter is an optional interface of a ServerModel some of whose
-// failures are stream faults. A wrapper forwards it.
+// failures are stream faults (found through wrappers: ModelAs).
 type StreamFaulter interface {
 	StreamFaults() bool
 }
@@ -52,20 +52,8 @@ type StreamFaulter interface {
 // HasStreamFaults reports whether m says some of its failures are stream
 // faults.
 func HasStreamFaults(m ServerModel) bool {
-	f, ok := m.(StreamFaulter)
+	f, ok := ModelAs[StreamFaulter](m)
 	return ok && f.StreamFaults()
-}
-
-// StreamFaults reports whether some of the mix's failures are stream faults.
-func (m *ErrorMix) StreamFaults() bool {
-	for _, p := range m.Phases {
-		for _, o := range p.Outcomes {
-			if o.Fault.Kind != NoFault {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // PingEvery is how often a ping-only stream sends a ping, in model time.
@@ -194,17 +182,19 @@ func eventsBefore(t machine.StreamTimeline, d time.Duration) int {
 // the policy's stream watchdog ends a stream sooner than its answer said
 // (a billing server bills the events sent). The engine calls it right
 // after the Arrive that gave resp, with the content events sent before the
-// watchdog ended the attempt. A wrapper forwards it to the model that
-// answered, as it forwards Cancel.
+// watchdog ended the attempt: every server from the outermost down to the
+// one that gave resp is told (wrapper.go).
 type StreamEnder interface {
 	StreamEnded(resp Response, events int)
 }
 
 // streamEnded tells the server, if it asks, of a stream the watchdog ended.
 func (r *runner) streamEnded(resp Response, events int) {
-	if e, ok := r.server.(StreamEnder); ok {
-		e.StreamEnded(resp, events)
-	}
+	answering(r.server, resp, func(s Server) {
+		if e, ok := s.(StreamEnder); ok {
+			e.StreamEnded(resp, events)
+		}
+	})
 }
 
 // watchHealthy applies the watchdog to a healthy stream (Response.Events)

@@ -9,7 +9,7 @@ const (
 	streamStart                      // one per operation: its start time
 	streamServer                     // one per run: the server's draws
 	streamWorkload                   // one per run: a workload's drawn starts and chain
-	streamOrphan                     // one per orphaned layer operation, in the order they are made (layers.go)
+	streamLayer                      // one per retry layer of a run (server_layer.go)
 )
 
 // newStream returns the PCG stream for (seed, kind, id).

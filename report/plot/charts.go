@@ -113,7 +113,7 @@ type capacityStep struct {
 // step, and its largest value; none for a server that cannot say its
 // capacity (sim.CapacityProfile).
 func capacitySteps(s sim.ServerModel, bucket time.Duration) ([]capacityStep, float64) {
-	p, ok := s.(sim.CapacityProfile)
+	p, ok := sim.ModelAs[sim.CapacityProfile](s)
 	if !ok {
 		return nil, 0
 	}
