@@ -703,11 +703,24 @@ func OutcomesFigure(d *runs.PlotData) (*Figure, error) {
 		{metrics.GaveUp, "Gave up, by reason", of},
 		{metrics.Amplification, "Amplification", "attempts per operation"},
 	}
+	cols := 3
+	if done, lost := workMetrics(d); done != nil {
+		// The workload's own unit leads; its calls follow, as the cost.
+		unit := done.WorkUnit()
+		of := unit + unitsOf(d, done, lost)
+		spec = []panelSpec{
+			{done, capitalised(unit) + " completed", of},
+			{lost, capitalised(unit) + " failed", of},
+			{metrics.GaveUp, "Calls that gave up, by reason", "calls"},
+			{metrics.Amplification, "Amplification", "attempts per call"},
+		}
+		cols = 2
+	}
 	title := fmt.Sprintf("%s: outcomes per policy (%s)", d.Scenario, seedWords(d.Runs))
 	if d.Runs.Seeds() > 1 {
 		title = fmt.Sprintf("%s: outcomes per policy, mean and 95%% CI over %s", d.Scenario, seedWords(d.Runs))
 	}
-	fig := &Figure{Title: title, Cols: 3}
+	fig := &Figure{Title: title, Cols: cols}
 	if survivorsOf(d).any() {
 		fig.Note = hollowNote()
 	}
@@ -725,6 +738,56 @@ func OutcomesFigure(d *runs.PlotData) (*Figure, error) {
 		fig.Panels = append(fig.Panels, p)
 	}
 	return fig, nil
+}
+
+// workMetrics returns the counts of the units of work d's workload
+// completes and loses (metrics.Metric.Work: sessions), nil when it has
+// no unit of work that spans calls.
+func workMetrics(d *runs.PlotData) (done, lost *metrics.Metric) {
+	for _, m := range d.Runs.Metrics {
+		switch m.Work {
+		case metrics.WorkDone:
+			done = m
+		case metrics.WorkLost:
+			lost = m
+		}
+	}
+	if done == nil || lost == nil {
+		return nil, nil
+	}
+	return done, lost
+}
+
+// unitsOf says how many units of work every run had, " (of N)", when
+// every policy ran the same number on every seed (completed plus lost);
+// "" otherwise.
+func unitsOf(d *runs.PlotData, done, lost *metrics.Metric) string {
+	n := -1.0
+	for p := range d.Runs.Policies {
+		a, _ := d.Runs.Values(p, done)
+		b, _ := d.Runs.Values(p, lost)
+		if len(a) != len(b) {
+			return ""
+		}
+		for i := range a {
+			if n >= 0 && a[i]+b[i] != n {
+				return ""
+			}
+			n = a[i] + b[i]
+		}
+	}
+	if n < 0 {
+		return ""
+	}
+	return " (of " + plotCount(int(n)) + ")"
+}
+
+// capitalised returns s with its first letter in upper case.
+func capitalised(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // panelSpec is a panel of one metric: its title and what its y axis
