@@ -105,7 +105,7 @@ func TradeSummary(doc *MultiSeedDocument) []TradeRow {
 			for _, ms := range ps.Metrics {
 				if m, ok := metrics.Lookup(ms.Metric); ok && m.Work == metrics.WorkSpent {
 					_, what, _ := strings.Cut(m.Name, ".")
-					spent = append(spent, strings.ReplaceAll(what, "_", " ")+"="+shortCount(mean(ps, m.Name)))
+					spent = append(spent, strings.ReplaceAll(what, "_", " ")+"="+ShortCount(mean(ps, m.Name)))
 				}
 			}
 			row.Spent = strings.Join(spent, " ")
@@ -203,9 +203,9 @@ func axisWords(m *metrics.Metric, d *Difference, calls bool) string {
 	return m.Part() + " " + relative(d, "higher", "lower", up)
 }
 
-// shortCount writes a count of up to three significant digits with a
+// ShortCount writes a count of up to three significant digits with a
 // suffix for thousands and millions: "12", "2.6k", "1.54M".
-func shortCount(v float64) string {
+func ShortCount(v float64) string {
 	switch a := math.Abs(v); {
 	case a >= 1e6:
 		return strconv.FormatFloat(metrics.Round(v/1e6, 2), 'f', -1, 64) + "M"

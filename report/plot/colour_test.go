@@ -296,25 +296,39 @@ func stackedInOrder(t *testing.T, fig *Figure, bottom, top color.NRGBA, bottomNa
 	return both
 }
 
-// Admitted and rejected requests are told apart by everyone: two
-// Okabe–Ito colours that also differ in lightness (so they survive any
-// colour vision and greyscale printing), and by position: admitted are
-// always the bottom of a bar, rejected stacked on top.
+// Admitted and rejected requests are told apart by everyone: Okabe–Ito
+// colours (terminal rejections the neutral grey of the give-up reason
+// "terminal"), admitted and 429s (the commonest rejection) differing in
+// lightness too (so they survive any colour vision and greyscale
+// printing), every class its own colour; and by position: admitted are
+// always the bottom of a bar, 429s above them, 529s above those.
 func TestTimelineColourBlindSafe(t *testing.T) {
-	for _, c := range []color.NRGBA{colorAdmitted, colorRejected} {
-		if !slices.Contains(okabeIto, c) {
-			t.Errorf("timeline colour %v is not an Okabe–Ito colour", c)
+	seen := map[color.NRGBA]string{colorAdmitted: "admitted"}
+	for _, c := range rejectClasses {
+		if !slices.Contains(okabeIto, c.color) && c.color != colorTerminal {
+			t.Errorf("%s: colour %v is not an Okabe–Ito colour", c.label, c.color)
 		}
+		if other, ok := seen[c.color]; ok {
+			t.Errorf("%s has the colour of %s", c.label, other)
+		}
+		seen[c.color] = c.label
 	}
-	if ratio := contrast(colorAdmitted, colorRejected); ratio < 2 {
-		t.Errorf("admitted and rejected differ in lightness by a contrast ratio of %.2f, want >= 2", ratio)
+	if ratio := contrast(colorAdmitted, colorRetryAfter); ratio < 2 {
+		t.Errorf("admitted and 429s differ in lightness by a contrast ratio of %.2f, want >= 2", ratio)
 	}
 	fig, err := TimelineFigure(plotData(t, "overload-burst", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stackedInOrder(t, fig, colorAdmitted, colorRejected, "admitted", "rejected") == 0 {
-		t.Error("no bar has both admitted and rejected requests")
+	if stackedInOrder(t, fig, colorAdmitted, colorOverloaded, "admitted", "529") == 0 {
+		t.Error("no bar of overload-burst has both admitted requests and 529s")
+	}
+	fig, err = TimelineFigure(plotData(t, "bad-day-agents", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stackedInOrder(t, fig, colorRetryAfter, colorOverloaded, "429", "529") == 0 {
+		t.Error("no bar of bad-day-agents has both 429s and 529s")
 	}
 }
 

@@ -359,15 +359,23 @@ var palette = []color.NRGBA{
 func PolicyColor(i int) color.NRGBA { return palette[i%len(palette)] }
 
 var (
-	// Admitted and rejected requests are dark blue and light orange from
-	// the Okabe–Ito palette: distinct for every kind of colour vision and
-	// in lightness too (greyscale prints), besides their position in a bar.
+	// Admitted requests are dark blue from the Okabe–Ito palette: apart
+	// from every class of rejection for every kind of colour vision and
+	// in lightness too (greyscale prints), besides their place in a bar.
 	colorAdmitted = color.NRGBA{0x00, 0x72, 0xb2, 0xff}
-	colorRejected = color.NRGBA{0xe6, 0x9f, 0x00, 0xff}
 	// Admitted work answered after its client had gone (wasted): sky
 	// blue, a lighter kin of admitted, between it and rejected.
 	colorWasted   = color.NRGBA{0x56, 0xb4, 0xe9, 0xff}
 	colorCapacity = color.NRGBA{0x20, 0x20, 0x20, 0xff}
+	// Rejections by class, the same wherever they are drawn: 429
+	// (retry-after) the light orange rejections always had, 529
+	// (capacity) vermillion, transient failures reddish purple (all
+	// Okabe–Ito), terminal ones the light grey of the give-up reason
+	// "terminal" (reasonColors).
+	colorRetryAfter = color.NRGBA{0xe6, 0x9f, 0x00, 0xff}
+	colorOverloaded = color.NRGBA{0xd5, 0x5e, 0x00, 0xff}
+	colorTransient  = color.NRGBA{0xcc, 0x79, 0xa7, 0xff}
+	colorTerminal   = color.NRGBA{0xbf, 0xbf, 0xbf, 0xff}
 	// The load figure's bars: first attempts light yellow at the bottom,
 	// retries dark vermillion on top (Okabe–Ito; a contrast ratio of 2.9,
 	// so greyscale keeps them apart); its lines: goodput bluish green,
