@@ -174,7 +174,7 @@ func capacityLine(s sim.ServerModel, bucket time.Duration, end time.Duration, un
 // its own y scale, and the title says so. One policy's retry storm would
 // otherwise squash every other panel and the capacity line to a few pixels.
 func TimelineFigure(d *runs.PlotData) (*Figure, error) {
-	l, err := layoutTimelines(d, func(t *runs.Timeline, i int) float64 { return float64(t.Admitted[i] + t.Rejected[i]) })
+	l, err := layoutTimelines(d, func(t *runs.Timeline, i int) float64 { return admittedAt(t, i) + float64(t.Rejected[i]) })
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,14 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 	if wasted {
 		what = "served in time, wasted (client gone) and rejected by class"
 	}
-	fig := l.figure(fmt.Sprintf("%s: requests per %s, %s (seed %d)", d.Scenario, plotDuration(bucket), what, d.Runs.FirstSeed))
+	title := fmt.Sprintf("%s: requests per %s, %s (seed %d)", d.Scenario, plotDuration(bucket), what, d.Runs.FirstSeed)
+	served := d.Timelines[0].Served != nil
+	if served {
+		// A queue's work is drawn when its workers did it: a storm of
+		// arrivals waits its turn and never stands above the capacity.
+		title = fmt.Sprintf("%s: work served per %s (in requests of mean service), wasted and rejected (seed %d)", d.Scenario, plotDuration(bucket), d.Runs.FirstSeed)
+	}
+	fig := l.figure(title)
 	// The classes any policy met: every panel stacks and lists the same.
 	var classes []rejectClass
 	for _, c := range rejectClasses {
@@ -205,20 +212,20 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 		}
 		outline := draw.LineStyle{Color: color.White, Width: vg.Points(0.5)}
 		// bars returns the bars of height(i) in each bucket, in fill.
-		bars := func(height func(i int) int, fill color.Color) *plotter.Histogram {
+		bars := func(height func(i int) float64, fill color.Color) *plotter.Histogram {
 			bins := make([]plotter.HistogramBin, len(t.Admitted))
 			for i := range bins {
-				bins[i] = plotter.HistogramBin{Min: unit.of(time.Duration(i) * bucket), Max: unit.of(time.Duration(i+1) * bucket), Weight: float64(height(i))}
+				bins[i] = plotter.HistogramBin{Min: unit.of(time.Duration(i) * bucket), Max: unit.of(time.Duration(i+1) * bucket), Weight: height(i)}
 			}
 			return &plotter.Histogram{Bins: bins, Width: unit.of(bucket), FillColor: fill, LineStyle: outline}
 		}
 		// Stacked from the bottom: admitted, then each class of rejection;
 		// drawn from the top down, each bar the sum of those below it.
 		for k := len(classes) - 1; k >= 0; k-- {
-			h := bars(func(i int) int {
-				n := t.Admitted[i]
+			h := bars(func(i int) float64 {
+				n := admittedAt(&t, i)
 				for _, c := range classes[:k+1] {
-					n += c.series(&t)[i]
+					n += float64(c.series(&t)[i])
 				}
 				return n
 			}, classes[k].color)
@@ -229,14 +236,19 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 			}
 			fig.addLegend(label, h)
 		}
-		if wasted {
-			waste := bars(func(i int) int { return t.Admitted[i] }, colorWasted)
-			ok := bars(func(i int) int { return t.Admitted[i] - t.Wasted[i] }, colorAdmitted)
+		switch {
+		case wasted:
+			waste := bars(func(i int) float64 { return admittedAt(&t, i) }, colorWasted)
+			ok := bars(func(i int) float64 { return admittedAt(&t, i) - wastedAt(&t, i) }, colorAdmitted)
 			p.Add(waste, ok)
 			fig.addLegend("wasted: client gone", waste)
 			fig.addLegend("served in time (bottom)", ok)
-		} else {
-			ok := bars(func(i int) int { return t.Admitted[i] }, colorAdmitted)
+		case served:
+			ok := bars(func(i int) float64 { return admittedAt(&t, i) }, colorAdmitted)
+			p.Add(ok)
+			fig.addLegend("served (bottom)", ok)
+		default:
+			ok := bars(func(i int) float64 { return admittedAt(&t, i) }, colorAdmitted)
 			p.Add(ok)
 			fig.addLegend("admitted (bottom)", ok)
 		}
@@ -272,6 +284,23 @@ var rejectClasses = []rejectClass{
 	{"terminal (4xx)", colorTerminal, func(t *runs.Timeline) []int { return t.RejectedBy.Terminal }},
 }
 
+// admittedAt is the admitted part of t's bar in bucket i: the work served
+// in it for a queue (Timeline.Served), else the requests admitted.
+func admittedAt(t *runs.Timeline, i int) float64 {
+	if t.Served != nil {
+		return t.Served[i]
+	}
+	return float64(t.Admitted[i])
+}
+
+// wastedAt is the wasted part of admittedAt.
+func wastedAt(t *runs.Timeline, i int) float64 {
+	if t.Served != nil {
+		return t.ServedLate[i]
+	}
+	return float64(t.Wasted[i])
+}
+
 // capacityBinds reports whether the server's capacity (steps, per bucket)
 // bound t somewhere: a bucket in which the server admitted up to its
 // capacity (within one request: a request on a bucket's edge). For a key
@@ -289,7 +318,7 @@ func capacityBinds(t *runs.Timeline, steps []capacityStep, key bool) bool {
 		return at > 0 && at >= below
 	}
 	for i := range t.Buckets() {
-		if c := capacityAt(steps, time.Duration(i)*t.Bucket); c >= 1 && float64(t.Admitted[i]) >= c-1 {
+		if c := capacityAt(steps, time.Duration(i)*t.Bucket); c >= 1 && admittedAt(t, i) >= c-1 {
 			return true
 		}
 	}
