@@ -127,7 +127,8 @@ func TradeSummary(doc *MultiSeedDocument) []TradeRow {
 // trade (completions, attempts, and the latencies where comparable), from
 // the paired comparisons of its statistics: "better on every axis" when it
 // is significantly better on each, "better, worse on none" when better on
-// some and not different on the others, "worse on every axis" and "worse,
+// some and not different on the others ("better where comparable" when a
+// latency could not be weighed), "worse on every axis" and "worse,
 // better on none" the other way round, otherwise "a trade" naming what it
 // gains and what it pays ("a trade: completes 2 more, sends 40% more"), or
 // "no significant difference". Nothing ranks on one axis alone.
@@ -166,6 +167,10 @@ func Dominance(ps *PolicyStats) string {
 		out = "better on every axis: " + strings.Join(gains, ", ")
 	case len(losses) == axes && every:
 		out = "worse on every axis: " + strings.Join(losses, ", ")
+	case len(losses) == 0 && !every:
+		// A latency left out may be far worse in the same row (the p99 of
+		// a policy that completes more): "worse on none" would deny it.
+		out = "better where comparable: " + strings.Join(gains, ", ")
 	case len(losses) == 0:
 		out = "better, worse on none: " + strings.Join(gains, ", ")
 	case len(gains) == 0:
