@@ -64,9 +64,16 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 	} else if x.Unit != "" {
 		xLabel += " (" + x.Unit + ")"
 	}
-	specs := distributionPanels()
+	// The workload's own unit of work (sessions) leads, then the calls.
+	var specs []panelSpec
+	for _, m := range metrics.Headline(sw.Points[0].Runs.Metrics) {
+		if m.Work != metrics.NotWork {
+			specs = append(specs, panelSpec{m, m.Name, unitQuantity(m)})
+		}
+	}
+	specs = append(specs, distributionPanels()...)
 	for _, m := range sw.Points[0].Runs.Metrics {
-		if m.Optional() && m.Headline {
+		if m.Optional() && m.Headline && m.Work == metrics.NotWork {
 			specs = append(specs, panelSpec{m, m.Name, unitQuantity(m)})
 		}
 	}
