@@ -516,7 +516,7 @@ func LoadFigure(d *runs.PlotData) (*Figure, error) {
 	fig := l.figure(title)
 	for pi := range d.Timelines {
 		t := &d.Timelines[pi]
-		p := newPanel(t.Policy, "time since start ("+unit.name+")", "attempts or operations per "+per)
+		p := newPanel(t.Policy, "time since start ("+unit.name+")", "count per "+per)
 		p.Add(gridLines())
 		if err := incidentSpan(fig, p, d.Incident, unit); err != nil {
 			return nil, err

@@ -394,3 +394,47 @@ func legendHas(t *testing.T, fig *Figure, text string) bool {
 	}
 	return strings.Contains(buf.String(), ">"+text+"<")
 }
+
+// cielab returns c in CIELAB (D65), for colour differences (ΔE 1976).
+func cielab(c color.NRGBA) (l, a, b float64) {
+	lin := func(v uint8) float64 {
+		s := float64(v) / 255
+		if s <= 0.04045 {
+			return s / 12.92
+		}
+		return math.Pow((s+0.055)/1.055, 2.4)
+	}
+	r, g, bl := lin(c.R), lin(c.G), lin(c.B)
+	x := (0.4124*r + 0.3576*g + 0.1805*bl) / 0.95047
+	y := 0.2126*r + 0.7152*g + 0.0722*bl
+	z := (0.0193*r + 0.1192*g + 0.9505*bl) / 1.08883
+	f := func(t float64) float64 {
+		if t > 0.008856 {
+			return math.Cbrt(t)
+		}
+		return 7.787*t + 16.0/116
+	}
+	return 116*f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+}
+
+// Up to 20 policies each get their own colour (issue 40: colours repeated
+// after 10), every two at least ΔE 20 apart, as far as Tableau 10's own
+// closest pair (about 26) nearly; none is near the capacity line's black.
+func TestTwentyPoliciesDistinctColours(t *testing.T) {
+	const n = 20
+	dist := func(a, b color.NRGBA) float64 {
+		l1, a1, b1 := cielab(a)
+		l2, a2, b2 := cielab(b)
+		return math.Sqrt((l1-l2)*(l1-l2) + (a1-a2)*(a1-a2) + (b1-b2)*(b1-b2))
+	}
+	for i := range n {
+		for j := range i {
+			if d := dist(PolicyColor(i), PolicyColor(j)); d < 20 {
+				t.Errorf("policies %d and %d: colours %v and %v only ΔE %.1f apart", j, i, PolicyColor(j), PolicyColor(i), d)
+			}
+		}
+		if d := dist(PolicyColor(i), colorCapacity); d < 20 {
+			t.Errorf("policy %d's colour %v is ΔE %.1f from the capacity line's", i, PolicyColor(i), d)
+		}
+	}
+}
