@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/retrysim/retrysim/internal/racetest"
+	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/runs"
 	"github.com/retrysim/retrysim/scenarios"
 )
@@ -185,5 +186,47 @@ func TestBuiltinFiguresNoLabelCollisions(t *testing.T) {
 		if kinds[k] == 0 {
 			t.Errorf("no %s figure checked", k)
 		}
+	}
+}
+
+// The figure kinds drawn from other runs collide nowhere either: every
+// sweep figure of a two-parameter sweep (labelSweep) and of bad-day-agents
+// over its clients (sessions first), and the tune figure.
+func TestSweepAndTuneFiguresNoLabelCollisions(t *testing.T) {
+	s := scenariotest.Builtin(t, "bad-day-agents")
+	m, err := runs.Collect(context.Background(), s, s.Seed, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := &runs.Sweep{Scenario: s.Name, FirstSeed: s.Seed, Seeds: 2,
+		Axes: []runs.Axis{{Name: "clients", Labels: []string{"20", "40", "60"}, Values: []float64{20, 40, 60}}}}
+	for _, p := range s.Policies {
+		agents.Policies = append(agents.Policies, p.Name)
+	}
+	for i := range 3 {
+		agents.Points = append(agents.Points, runs.Point{Index: []int{i}, Runs: m})
+	}
+	checked := 0
+	for _, sw := range []*runs.Sweep{labelSweep(t), agents} {
+		figs, err := SweepFigures(sw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range figs {
+			checked++
+			for _, c := range labelCollisions(f.Figure) {
+				t.Errorf("sweep of %s, %s: %s", sw.Scenario, f.Name, c)
+			}
+		}
+	}
+	fig, err := TuneFigure(tuneResult(t, "budget_percent=5,50", "budget_min_per_second=1,9,40", "base=1s,20s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range labelCollisions(fig) {
+		t.Errorf("tune: %s", c)
+	}
+	if checked < 10 {
+		t.Errorf("only %d sweep figures checked", checked)
 	}
 }
