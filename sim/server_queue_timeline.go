@@ -63,3 +63,17 @@ func (b *Billing) ObservedService(observe ServiceObserver) ServerModel {
 	c.Inner = s.ObservedService(observe)
 	return &c
 }
+
+// KeyLimiter is a server model that limits one key's requests and tokens
+// per minute (a rate limit): what a timeline names as the limits that may
+// have bound, without naming the kind. 0 means no limit of that kind.
+type KeyLimiter interface {
+	KeyLimits() (requests, inputTokens, outputTokens int64)
+}
+
+var _ KeyLimiter = (*RateLimit)(nil)
+
+// KeyLimits implements KeyLimiter.
+func (m *RateLimit) KeyLimits() (requests, inputTokens, outputTokens int64) {
+	return m.RequestsPerMinute, m.InputTokensPerMinute, m.OutputTokensPerMinute
+}

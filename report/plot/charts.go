@@ -202,7 +202,7 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 		}
 	}
 	steps, _ := capacitySteps(d.Server, bucket)
-	_, key := d.Server.(*sim.RateLimit)
+	_, key := d.Server.(sim.KeyLimiter)
 	drawn := false
 	for pi, t := range d.Timelines {
 		p := newPanel(t.Policy, "time since start ("+unit.name+")", "requests per "+plotDuration(bucket))
@@ -352,25 +352,26 @@ func capacityAt(steps []capacityStep, at time.Duration) float64 {
 }
 
 // keyLimitsNote names a rate-limited key's limits, for the timeline of a
-// server that is one (sim.RateLimit), and says what the dashed line is:
+// server that is one (sim.KeyLimiter), and says what the dashed line is:
 // the requests limit where it bound (drawn), or that it never bound, so
 // that the 429s came from a token limit. "" for any other server.
 func keyLimitsNote(d *runs.PlotData, steps []capacityStep, drawn bool) string {
-	rl, ok := d.Server.(*sim.RateLimit)
+	key, ok := d.Server.(sim.KeyLimiter)
 	if !ok {
 		return ""
 	}
+	requests, input, output := key.KeyLimits()
 	var limits []string
 	for _, l := range []struct {
 		n    int64
 		what string
-	}{{rl.RequestsPerMinute, "requests"}, {rl.InputTokensPerMinute, "input tokens"}, {rl.OutputTokensPerMinute, "output tokens"}} {
+	}{{requests, "requests"}, {input, "input tokens"}, {output, "output tokens"}} {
 		if l.n > 0 {
 			limits = append(limits, report.ShortCount(float64(l.n))+" "+l.what)
 		}
 	}
 	note := "key: " + strings.Join(limits, ", ") + " a minute"
-	if rl.RequestsPerMinute == 0 {
+	if requests == 0 {
 		return note
 	}
 	if drawn {

@@ -230,3 +230,41 @@ func TestSweepAndTuneFiguresNoLabelCollisions(t *testing.T) {
 		t.Errorf("only %d sweep figures checked", checked)
 	}
 }
+
+// A sweep line that lies wholly under another's says so in the legend:
+// bad-day-agents' agent-cli and gated complete every session at every
+// point, so on sessions.completed agent-cli's line is under gated's (drawn
+// later); on attempts they differ and neither is marked.
+func TestSweepHiddenLineNamed(t *testing.T) {
+	s := scenariotest.Builtin(t, "bad-day-agents")
+	m, err := runs.Collect(context.Background(), s, s.Seed, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &runs.Sweep{Scenario: s.Name, FirstSeed: s.Seed, Seeds: 2,
+		Axes: []runs.Axis{{Name: "clients", Labels: []string{"20", "40"}, Values: []float64{20, 40}}}}
+	for _, p := range s.Policies {
+		sw.Policies = append(sw.Policies, p.Name)
+	}
+	for i := range 2 {
+		sw.Points = append(sw.Points, runs.Point{Index: []int{i}, Runs: m})
+	}
+	figs, err := SweepFigures(sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"sweep-sessions-completed": true, "sweep-attempts": false}
+	for _, f := range figs {
+		w, ok := want[f.Name]
+		if !ok {
+			continue
+		}
+		delete(want, f.Name)
+		if got := legendHas(t, f.Figure, "agent-cli (under gated)"); got != w {
+			t.Errorf("%s: agent-cli named as under gated %v, want %v", f.Name, got, w)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("figures %v not drawn", want)
+	}
+}

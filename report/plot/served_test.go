@@ -35,8 +35,8 @@ func TestServedNeverAboveCapacity(t *testing.T) {
 		if s.Operations() > 20_000 || (racetest.Enabled && s.Operations() > 1000) {
 			continue
 		}
-		_, key := s.Server.(*sim.RateLimit)
-		_, pool := s.Server.(*sim.Pool)
+		_, key := s.Server.(sim.KeyLimiter)
+		_, pool := s.Server.(sim.MemberModel)
 		if key || pool {
 			continue
 		}
