@@ -258,7 +258,11 @@ func writeTradeSummary(w io.Writer, markdown bool, doc *MultiSeedDocument) error
 		fmt.Fprintf(w, "\n%s\n", title)
 	}
 	header, rows := TradeCells(doc, "-")
-	return WriteTable(w, markdown, header, rows, TextColumns(len(header), 0, 3, len(header)-1))
+	text := TextColumns(len(header), 0, 3, len(header)-1) // policy, give-ups, verdict
+	if tradeUnit(doc) != "" {
+		text = TextColumns(len(header), 0, 2, 5, len(header)-1) // and the sessions' cost
+	}
+	return WriteTable(w, markdown, header, rows, text)
 }
 
 // TradeCells returns the trade summary of doc as a header and rows of
