@@ -13,10 +13,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/retrysim/retrysim/internal/racetest"
 	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/runs"
-	"github.com/retrysim/retrysim/scenarios"
 )
 
 // textCanvas is a vg.Canvas that draws nothing and keeps the box of every
@@ -153,44 +151,8 @@ func labelCollisions(f *Figure) []string {
 	return out
 }
 
-// No figure of any kind, of any built-in scenario (but the giant ones) on
-// two seeds, draws a string over another or off its edge: bar labels,
-// survivor shares, tick labels, axis labels, titles, legends and notes
-// (issue 40: "999.83" and "1,000.00" ran together in outcomes.png).
-func TestBuiltinFiguresNoLabelCollisions(t *testing.T) {
-	f, err := scenarios.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kinds := map[string]int{}
-	for _, s := range f.Scenarios {
-		if s.Operations() > 20_000 || (racetest.Enabled && s.Operations() > 500) {
-			continue
-		}
-		d, err := runs.CollectPlotData(context.Background(), s, s.Seed, 2, runs.DefaultBucket(s.Server), nil)
-		if err != nil {
-			t.Fatalf("%s: %v", s.Name, err)
-		}
-		figs, err := Figures(d)
-		if err != nil {
-			t.Fatalf("%s: %v", s.Name, err)
-		}
-		for _, fig := range figs {
-			kinds[fig.Name]++
-			for _, c := range labelCollisions(fig.Figure) {
-				t.Errorf("%s %s: %s", s.Name, fig.Name, c)
-			}
-		}
-	}
-	for _, k := range []string{"timeline", "load", "cdf", "outcomes", "distributions", "members"} {
-		if kinds[k] == 0 {
-			t.Errorf("no %s figure checked", k)
-		}
-	}
-}
-
-// The figure kinds drawn from other runs collide nowhere either: every
-// sweep figure of a two-parameter sweep (labelSweep) and of bad-day-agents
+// The figure kinds drawn from other runs collide nowhere (the figures of
+// every built-in scenario: TestBuiltinFigures): every sweep figure of a two-parameter sweep (labelSweep) and of bad-day-agents
 // over its clients (sessions first), and the tune figure.
 func TestSweepAndTuneFiguresNoLabelCollisions(t *testing.T) {
 	s := scenariotest.Builtin(t, "bad-day-agents")
