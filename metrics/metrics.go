@@ -461,7 +461,7 @@ func CounterValue(name string, unit time.Duration) func(*sim.Result) (float64, b
 }
 
 // mayStop holds for a policy with a control that stops operations for
-// reason (policies.Stopper).
+// reason (machine.Stopper).
 func mayStop(reason policies.StopReason) func(*sim.Policy) bool {
 	return func(p *sim.Policy) bool { return p.MayStop(reason) }
 }
