@@ -15,11 +15,11 @@ func registerAgentSessions() {
 	// runs sessions; in tables they share a column, sessions. Tokens
 	// wasted are those of completed calls that sessions lost by restarting
 	// or failing.
-	completed := metrics.RegisterCount(&metrics.Metric{Name: "sessions.completed", ShedReason: metrics.TheWork, Quantity: "sessions completed", Unit: metrics.Count, Better: stats.HigherIsBetter, Headline: true})
-	failed := metrics.RegisterCount(&metrics.Metric{Name: "sessions.failed", ShedReason: metrics.TheWork, Quantity: "sessions failed", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true})
-	resumed := metrics.RegisterCount(&metrics.Metric{Name: "sessions.resumed", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
+	completed := metrics.RegisterCount(&metrics.Metric{Name: "sessions.completed", ShedReason: metrics.TheWork, Quantity: "sessions completed", Unit: metrics.Count, Better: stats.HigherIsBetter, Headline: true, Work: metrics.WorkDone})
+	failed := metrics.RegisterCount(&metrics.Metric{Name: "sessions.failed", ShedReason: metrics.TheWork, Quantity: "sessions failed", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true, Work: metrics.WorkLost})
+	resumed := metrics.RegisterCount(&metrics.Metric{Name: "sessions.resumed", ShedReason: metrics.SpentWork, Quantity: "sessions resumed", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true, Work: metrics.WorkSpent})
 	repeated := metrics.RegisterCount(&metrics.Metric{Name: "sessions.turns_repeated", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
-	tokensWasted := metrics.RegisterCount(&metrics.Metric{Name: "sessions.tokens_wasted", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
+	tokensWasted := metrics.RegisterCount(&metrics.Metric{Name: "sessions.tokens_wasted", ShedReason: metrics.SpentWork, Quantity: "tokens wasted", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true, Work: metrics.WorkSpent})
 	registerWorkload(&Kind{Name: "agent-sessions", Fields: []string{"sessions", "turns", "think", "spread", "resume", "pause", "max_repeats",
 		"input_tokens", "input_growth", "output_tokens"},
 		About: "agent sessions, each a chain of model calls; a failed call repeats its turn or restarts the session"},

@@ -99,6 +99,32 @@ func Comparable(m *Metric, subset, verdict stats.Verdict) bool {
 	return verdict != stats.Same && verdict == subset
 }
 
+// WorkRole is what a count of the workload's own unit of work (Metric.Work)
+// says about it.
+type WorkRole uint8
+
+const (
+	// NotWork: a metric of calls or of the run, not of a unit of work.
+	NotWork WorkRole = iota
+	// WorkDone counts the units completed (sessions completed).
+	WorkDone
+	// WorkLost counts the units that ended without success.
+	WorkLost
+	// WorkSpent counts what the units cost besides calls (sessions
+	// resumed, tokens of completed calls thrown away).
+	WorkSpent
+)
+
+// WorkUnit names the unit of work a metric with a Work role counts, the
+// first part of its name ("sessions"); "" for any other metric.
+func (m *Metric) WorkUnit() string {
+	if m.Work == NotWork {
+		return ""
+	}
+	unit, _, _ := strings.Cut(m.Name, ".")
+	return unit
+}
+
 // Metric is one number about a policy's run.
 type Metric struct {
 	// Name is the metric's name in expectations, baselines, sweeps and
@@ -145,6 +171,11 @@ type Metric struct {
 	// PresentWith, if set, is the count whose value says whether the
 	// metric exists on a run (completed for a latency); see Presence.
 	PresentWith *Metric
+	// Work, if set, marks a count of the workload's own unit of work, one
+	// that spans calls (agent sessions): where a scenario reports such
+	// counts, they lead the tables of statistics, the trade summary and
+	// its verdicts, and the per-call metrics follow as the cost.
+	Work WorkRole
 	// Added, if set, is when the metric was added (e.g. "2026-12"): JSON
 	// reports recorded before may lack it, and baselines are read without
 	// it (MayBeAbsent).
@@ -515,13 +546,19 @@ func Names() []string {
 	return names
 }
 
-// Headline returns the headline metrics of a metric set, in its order.
+// Headline returns the headline metrics of a metric set: the counts of the
+// workload's own unit of work (Metric.Work) first, then the others, each
+// in the set's order.
 func Headline(set []*Metric) []*Metric {
-	var out []*Metric
+	var lead, out []*Metric
 	for _, m := range set {
-		if m.Headline {
+		switch {
+		case !m.Headline:
+		case m.Work != NotWork:
+			lead = append(lead, m)
+		default:
 			out = append(out, m)
 		}
 	}
-	return out
+	return append(lead, out...)
 }

@@ -117,9 +117,13 @@ func htmlSectionOf(id string, sc HTMLScenario) htmlSection {
 	}
 	doc := StatsVs(m, ref)
 	header, rows := TradeCells(&doc, "–")
-	page.Results = append(page.Results, htmlTable{
-		Caption: fmt.Sprintf("The trade, per policy: means per run over %s; p50 and p99 over completed operations only; the last column weighs each policy against %s on completions, attempts and the latencies where they are comparable", seedWords(m), doc.Baseline),
-		Header:  header, Numeric: []bool{false, true, true, false, true, true, false}, Rows: rows})
+	caption := fmt.Sprintf("The trade, per policy: means per run over %s; p50 and p99 over completed operations only; the last column weighs each policy against %s on completions, attempts and the latencies where they are comparable", seedWords(m), doc.Baseline)
+	numeric := []bool{false, true, true, false, true, true, false}
+	if unit := tradeUnit(&doc); unit != "" {
+		caption = fmt.Sprintf("The trade, per policy: %[1]s first, then the calls they cost; means per run over %[2]s; p50 and p99 over completed calls only; the last column weighs each policy against %[3]s on %[1]s completed, calls sent and the call latencies where they are comparable", unit, seedWords(m), doc.Baseline)
+		numeric = []bool{false, true, false, true, true, false, true, true, false}
+	}
+	page.Results = append(page.Results, htmlTable{Caption: caption, Header: header, Numeric: numeric, Rows: rows})
 	if m.Seeds() == 1 {
 		set := TableMetrics(m.Metrics)
 		header := Columns(set)

@@ -31,12 +31,41 @@ type TradeRow struct {
 	// Verdict weighs the policy against the reference on every axis
 	// (Dominance); "reference" for the reference itself.
 	Verdict string
+	// Unit names the workload's own unit of work when it has one that
+	// spans calls ("sessions", metrics.Metric.Work), "" otherwise; then
+	// Done and Run are the units completed and run (completed plus
+	// failed), Spent what they cost besides calls ("resumed=3 tokens
+	// wasted=2.6M"), and the other fields count calls.
+	Unit      string
+	Done, Run float64
+	Spent     string
 }
 
-// tradeAxes are the axes of the dominance verdict, in the order its
-// words list them. Latencies are axes only where they are comparable
-// (metrics.Comparable); a policy that completes fewer cannot win on them.
-var tradeAxes = []*metrics.Metric{metrics.Completed, metrics.Attempts, metrics.P50, metrics.P99}
+// tradeAxes are the axes of the dominance verdict of ps, in the order its
+// words list them: what it completes, what it sends, and its latencies.
+// Latencies are axes only where they are comparable (metrics.Comparable);
+// a policy that completes fewer cannot win on them. Where the workload
+// has its own unit of work (sessions), the units completed replace the
+// calls completed: a session that fails stops early, so it leaves calls
+// unsent, and more calls completed is not more work done.
+func tradeAxes(ps *PolicyStats) []*metrics.Metric {
+	done := metrics.Completed
+	if w := workMetric(ps, metrics.WorkDone); w != nil {
+		done = w
+	}
+	return []*metrics.Metric{done, metrics.Attempts, metrics.P50, metrics.P99}
+}
+
+// workMetric returns ps's metric of the workload's own unit of work with
+// role r (metrics.Metric.Work), nil if it has none.
+func workMetric(ps *PolicyStats, r metrics.WorkRole) *metrics.Metric {
+	for i := range ps.Metrics {
+		if m, ok := metrics.Lookup(ps.Metrics[i].Metric); ok && m.Work == r {
+			return m
+		}
+	}
+	return nil
+}
 
 // TradeSummary returns the trade summary of doc, one row per policy.
 func TradeSummary(doc *MultiSeedDocument) []TradeRow {
@@ -66,6 +95,21 @@ func TradeSummary(doc *MultiSeedDocument) []TradeRow {
 			}
 		}
 		row.GaveUpBy = strings.Join(parts, " ")
+		if done := workMetric(ps, metrics.WorkDone); done != nil {
+			row.Unit, row.Done = done.WorkUnit(), mean(ps, done.Name)
+			row.Run = row.Done
+			if lost := workMetric(ps, metrics.WorkLost); lost != nil {
+				row.Run += mean(ps, lost.Name)
+			}
+			var spent []string
+			for _, ms := range ps.Metrics {
+				if m, ok := metrics.Lookup(ms.Metric); ok && m.Work == metrics.WorkSpent {
+					_, what, _ := strings.Cut(m.Name, ".")
+					spent = append(spent, strings.ReplaceAll(what, "_", " ")+"="+ShortCount(mean(ps, m.Name)))
+				}
+			}
+			row.Spent = strings.Join(spent, " ")
+		}
 		switch {
 		case ps.Policy == doc.Baseline:
 			row.Verdict = "reference"
@@ -83,14 +127,16 @@ func TradeSummary(doc *MultiSeedDocument) []TradeRow {
 // trade (completions, attempts, and the latencies where comparable), from
 // the paired comparisons of its statistics: "better on every axis" when it
 // is significantly better on each, "better, worse on none" when better on
-// some and not different on the others, "worse on every axis" and "worse,
+// some and not different on the others ("better where comparable" when a
+// latency could not be weighed), "worse on every axis" and "worse,
 // better on none" the other way round, otherwise "a trade" naming what it
 // gains and what it pays ("a trade: completes 2 more, sends 40% more"), or
 // "no significant difference". Nothing ranks on one axis alone.
 func Dominance(ps *PolicyStats) string {
 	var gains, losses, words, notComparable []string
 	axes := 0
-	for _, m := range tradeAxes {
+	calls := workMetric(ps, metrics.WorkDone) != nil
+	for _, m := range tradeAxes(ps) {
 		ms := metricStats(ps, m.Name)
 		if ms == nil || ms.VsBaseline == nil {
 			continue
@@ -101,11 +147,11 @@ func Dominance(ps *PolicyStats) string {
 		}
 		switch d.Verdict {
 		case stats.Better:
-			gains = append(gains, axisWords(m, d))
-			words = append(words, axisWords(m, d))
+			gains = append(gains, axisWords(m, d, calls))
+			words = append(words, axisWords(m, d, calls))
 		case stats.Worse:
-			losses = append(losses, axisWords(m, d))
-			words = append(words, axisWords(m, d))
+			losses = append(losses, axisWords(m, d, calls))
+			words = append(words, axisWords(m, d, calls))
 		case stats.NotComparable:
 			notComparable = append(notComparable, m.Part())
 		}
@@ -121,6 +167,10 @@ func Dominance(ps *PolicyStats) string {
 		out = "better on every axis: " + strings.Join(gains, ", ")
 	case len(losses) == axes && every:
 		out = "worse on every axis: " + strings.Join(losses, ", ")
+	case len(losses) == 0 && !every:
+		// A latency left out may be far worse in the same row (the p99 of
+		// a policy that completes more): "worse on none" would deny it.
+		out = "better where comparable: " + strings.Join(gains, ", ")
 	case len(losses) == 0:
 		out = "better, worse on none: " + strings.Join(gains, ", ")
 	case len(gains) == 0:
@@ -138,16 +188,36 @@ func Dominance(ps *PolicyStats) string {
 }
 
 // axisWords says how a policy differs from the reference on one axis:
-// "completes 2 more", "sends 40% fewer", "p99 35% lower".
-func axisWords(m *metrics.Metric, d *Difference) string {
+// "completes 2 more", "sends 40% fewer", "p99 35% lower"; with calls
+// (a workload whose unit of work spans calls), "completes 3 more
+// sessions", "sends 40% fewer calls", "call p99 35% lower".
+func axisWords(m *metrics.Metric, d *Difference, calls bool) string {
 	up := d.DeltaMean > 0
-	switch m {
-	case metrics.Completed:
+	switch {
+	case m == metrics.Completed:
 		return SubsetChange(m, d.DeltaMean)
-	case metrics.Attempts:
+	case m.Work == metrics.WorkDone:
+		return SubsetChange(metrics.Completed, d.DeltaMean) + " " + m.WorkUnit()
+	case m == metrics.Attempts && calls:
+		return "sends " + relative(d, "more", "fewer", up) + " calls"
+	case m == metrics.Attempts:
 		return "sends " + relative(d, "more", "fewer", up)
+	case calls:
+		return "call " + m.Part() + " " + relative(d, "higher", "lower", up)
 	}
 	return m.Part() + " " + relative(d, "higher", "lower", up)
+}
+
+// ShortCount writes a count of up to three significant digits with a
+// suffix for thousands and millions: "12", "2.6k", "1.54M".
+func ShortCount(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1e6:
+		return strconv.FormatFloat(metrics.Round(v/1e6, 2), 'f', -1, 64) + "M"
+	case a >= 1e4:
+		return strconv.FormatFloat(metrics.Round(v/1e3, 1), 'f', -1, 64) + "k"
+	}
+	return trimNumber(v)
 }
 
 // relative is a change as a percentage of the reference's mean, or as an
@@ -179,30 +249,51 @@ func trimNumber(v float64) string {
 // writeTradeSummary writes the summary of doc as a table (or markdown).
 func writeTradeSummary(w io.Writer, markdown bool, doc *MultiSeedDocument) error {
 	title := fmt.Sprintf("The trade, per policy (means per run over %s; p50 and p99 over completed operations only; vs %s)", seedRange(doc), doc.Baseline)
+	if unit := tradeUnit(doc); unit != "" {
+		title = fmt.Sprintf("The trade, per policy: %s first, then the calls they cost (means per run over %s; p50 and p99 over completed calls only; vs %s)", unit, seedRange(doc), doc.Baseline)
+	}
 	if markdown {
 		fmt.Fprintf(w, "\n#### %s\n\n", title)
 	} else {
 		fmt.Fprintf(w, "\n%s\n", title)
 	}
 	header, rows := TradeCells(doc, "-")
-	return WriteTable(w, markdown, header, rows, TextColumns(len(header), 0, 3, len(header)-1))
+	text := TextColumns(len(header), 0, 3, len(header)-1) // policy, give-ups, verdict
+	if tradeUnit(doc) != "" {
+		text = TextColumns(len(header), 0, 2, 5, len(header)-1) // and the sessions' cost
+	}
+	return WriteTable(w, markdown, header, rows, text)
 }
 
 // TradeCells returns the trade summary of doc as a header and rows of
 // text, missing values as missing.
+//
+// Where the workload's unit of work spans calls (TradeRow.Unit), its
+// columns lead: the units completed of those run and what they cost
+// besides calls; the columns of calls follow, named as calls, their
+// completions as a share of the calls each policy made (a policy whose
+// sessions fail early makes fewer calls, so the counts alone are not
+// like for like).
 func TradeCells(doc *MultiSeedDocument, missing string) (header []string, rows [][]string) {
+	unit := tradeUnit(doc)
 	header = []string{"policy", "completed", "attempts/completion", "gave up, by reason", "p50_ms", "p99_ms", "vs " + doc.Baseline}
+	if unit != "" {
+		header = []string{"policy", unit + " completed", unit + ": cost besides calls", "calls completed", "attempts/call completed", "calls gave up, by reason", "call p50_ms", "call p99_ms", "vs " + doc.Baseline}
+	}
 	num := func(v float64, dec int) string {
 		if math.IsNaN(v) {
 			return missing
 		}
 		return strconv.FormatFloat(v, 'f', dec, 64)
 	}
-	for _, r := range TradeSummary(doc) {
-		done := missing
-		if r.Operations > 0 {
-			done = fmt.Sprintf("%s of %s (%s)", trimNumber(r.Completed), trimNumber(r.Operations), SharePercent(r.Completed/r.Operations))
+	share := func(done, of float64) string {
+		if !(of > 0) {
+			return missing
 		}
+		return fmt.Sprintf("%s of %s (%s)", trimNumber(done), trimNumber(of), SharePercent(done/of))
+	}
+	for _, r := range TradeSummary(doc) {
+		done := share(r.Completed, r.Operations)
 		gave := r.GaveUpBy
 		if gave == "" {
 			gave = missing
@@ -215,9 +306,31 @@ func TradeCells(doc *MultiSeedDocument, missing string) (header []string, rows [
 			}
 			return cell
 		}
-		rows = append(rows, []string{r.Policy, done, num(r.AttemptsPerCompletion, 2), gave, withN(r.P50, r.P50N), withN(r.P99, r.P99N), r.Verdict})
+		row := []string{r.Policy, done, num(r.AttemptsPerCompletion, 2), gave, withN(r.P50, r.P50N), withN(r.P99, r.P99N), r.Verdict}
+		if unit != "" {
+			spent := r.Spent
+			if spent == "" {
+				spent = missing
+			}
+			row = append([]string{r.Policy, share(r.Done, r.Run), spent}, row[1:]...)
+		}
+		rows = append(rows, row)
 	}
 	return header, rows
+}
+
+// tradeUnit names the unit of work, spanning calls, that every policy of
+// doc reports ("sessions"), or "" when they do not.
+func tradeUnit(doc *MultiSeedDocument) string {
+	unit := ""
+	for i := range doc.Policies {
+		m := workMetric(&doc.Policies[i], metrics.WorkDone)
+		if m == nil || unit != "" && m.WorkUnit() != unit {
+			return ""
+		}
+		unit = m.WorkUnit()
+	}
+	return unit
 }
 
 // SharePercent writes a share as a percentage that never rounds a part to

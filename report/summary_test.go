@@ -2,6 +2,8 @@ package report
 
 import (
 	"context"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -115,12 +117,115 @@ func TestDominanceNamesWhatItCouldNotWeigh(t *testing.T) {
 		{Metric: metrics.P99.Name, VsBaseline: diff(50536.6, 379.7, stats.NotComparable)},
 	}}
 	got := Dominance(ps)
-	if strings.Contains(got, "every axis") || !strings.HasSuffix(got, "(p99 not comparable)") || !strings.HasPrefix(got, "better, worse on none: completes 668.2 more") {
+	if strings.Contains(got, "every axis") || !strings.HasSuffix(got, "(p99 not comparable)") || !strings.HasPrefix(got, "better where comparable: completes 668.2 more") {
 		t.Errorf("Dominance = %q, want better on the axes weighed, and p99 named as not comparable", got)
 	}
 	ps.Metrics[3].VsBaseline.Verdict = stats.Better
 	ps.Metrics[3].VsBaseline.DeltaMean, ps.Metrics[3].VsBaseline.DeltaPercent = -10, pct(-1)
 	if got := Dominance(ps); !strings.HasPrefix(got, "better on every axis: ") {
 		t.Errorf("every axis weighed and better: %q", got)
+	}
+}
+
+// Over every built-in scenario (but the giant ones) and every file under
+// docs/examples, no verdict of the trade summary overclaims: "better on
+// every axis" only when none of the row's numbers that decide (the work
+// done, as a share where call counts differ; attempts per completion; p50
+// and p99) is worse than the reference's; "worse on none" never stands
+// beside a latency left out (it may be far worse: sleep-until-reset's p99
+// of 63.8 s against 13.3 s on shared-key-agents); and a latency that could
+// not be weighed (not comparable) is never cited, better or worse.
+func TestVerdictsNeverOverclaim(t *testing.T) {
+	f, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := f.Scenarios
+	files, err := filepath.Glob("../docs/examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("docs/examples: %v %v", files, err)
+	}
+	for _, file := range files {
+		ex, err := scenarios.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, ex.Scenarios...)
+	}
+	cited := regexp.MustCompile(`\b(p50|p99) [0-9.×,]+%? (lower|higher)`)
+	seeds, verdicts, every, units := 10, 0, 0, 0
+	for _, s := range all {
+		if s.Operations() > 20_000 || (racetest.Enabled && s.Operations() > 1000) {
+			continue
+		}
+		m, err := runs.Collect(context.Background(), s, s.Seed, seeds, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		doc := Stats(m)
+		rows := TradeSummary(&doc)
+		var ref *TradeRow
+		for i := range rows {
+			if rows[i].Verdict == "reference" {
+				ref = &rows[i]
+			}
+		}
+		if ref == nil {
+			t.Fatalf("%s: no reference row", s.Name)
+		}
+		for i, r := range rows {
+			if r.Verdict == "reference" {
+				continue
+			}
+			verdicts++
+			if r.Unit != "" {
+				units++
+			}
+			ps := &doc.Policies[i]
+			for _, lat := range []*metrics.Metric{metrics.P50, metrics.P99} {
+				d := ps.Stats(lat.Name).VsBaseline
+				if d == nil || d.Verdict != stats.NotComparable {
+					continue
+				}
+				for _, c := range cited.FindAllStringSubmatch(r.Verdict, -1) {
+					if c[1] == lat.Part() {
+						t.Errorf("%s %s: %q cites %s, which is not comparable", s.Name, r.Policy, r.Verdict, lat.Part())
+					}
+				}
+			}
+			if strings.HasPrefix(r.Verdict, "better, worse on none") && strings.Contains(r.Verdict, "not comparable") {
+				t.Errorf("%s %s: %q denies a worse latency it could not weigh", s.Name, r.Policy, r.Verdict)
+			}
+			if !strings.HasPrefix(r.Verdict, "better on every axis") {
+				continue
+			}
+			every++
+			worse := []struct {
+				what      string
+				got, want float64
+				higher    bool
+			}{
+				{"completed share", r.Completed / r.Operations, ref.Completed / ref.Operations, true},
+				{"attempts/completion", r.AttemptsPerCompletion, ref.AttemptsPerCompletion, false},
+				{"p50", r.P50, ref.P50, false},
+				{"p99", r.P99, ref.P99, false},
+			}
+			if r.Unit != "" {
+				worse = append(worse, struct {
+					what      string
+					got, want float64
+					higher    bool
+				}{r.Unit + " completed", r.Done, ref.Done, true})
+			}
+			for _, w := range worse {
+				if w.higher && w.got < w.want || !w.higher && w.got > w.want {
+					t.Errorf("%s %s: %q with %s %v against the reference's %v", s.Name, r.Policy, r.Verdict, w.what, w.got, w.want)
+				}
+			}
+		}
+	}
+	t.Logf("%d verdicts (%d of sessions), %d of them better on every axis", verdicts, units, every)
+	if units == 0 {
+		t.Error("no scenario with sessions was weighed")
 	}
 }

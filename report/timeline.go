@@ -88,11 +88,11 @@ var TimelineCSVHeader = []string{"scenario", "seed", "policy", "bucket", "start_
 	"first_attempts", "retries", "admitted", "wasted", "rejected",
 	"rejected_retry_after", "rejected_capacity", "rejected_transient", "rejected_terminal",
 	"completed", "gave_up", "local_budget", "local_throttled", "local_circuit_open",
-	"in_flight", "capacity"}
+	"in_flight", "capacity", "served", "served_late"}
 
 // WriteTimelineCSV writes d's timelines as CSV, one row per policy and
 // bucket, policies in the scenario's order; capacity is empty for a server
-// that cannot say it.
+// that cannot say it, served and served_late for one that is no queue.
 func WriteTimelineCSV(w io.Writer, d *runs.PlotData) error {
 	doc := Timelines(d)
 	cw := csv.NewWriter(w)
@@ -117,7 +117,13 @@ func WriteTimelineCSV(w io.Writer, d *runs.PlotData) error {
 			if doc.Capacity != nil {
 				c = strconv.FormatFloat(doc.Capacity[i], 'f', -1, 64)
 			}
-			if err := cw.Write(append(row, c)); err != nil {
+			row = append(row, c)
+			if t.Served != nil {
+				row = append(row, strconv.FormatFloat(t.Served[i], 'f', -1, 64), strconv.FormatFloat(t.ServedLate[i], 'f', -1, 64))
+			} else {
+				row = append(row, "", "")
+			}
+			if err := cw.Write(row); err != nil {
 				return err
 			}
 		}

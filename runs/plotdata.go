@@ -62,8 +62,22 @@ type Timeline struct {
 	// answered itself with 429 because every member was out (the counter
 	// pool.unavailable); nil for any other server.
 	PoolUnavailable []int `json:"pool_unavailable,omitempty"`
+	// Served, for a queue (sim.ServiceModel), is the work its workers did
+	// in each bucket, in requests of the mean service time: the worker
+	// time spent in the bucket over the mean service. It is never above
+	// the capacity per bucket (the workers times the bucket over the mean
+	// service), so a timeline drawn from it never stands above what the
+	// server can serve, as one of Admitted (binned at arrival) can.
+	// ServedLate is the part of it done for clients that had stopped
+	// waiting (wasted). Both are nil for any other server.
+	Served     []float64 `json:"served,omitempty"`
+	ServedLate []float64 `json:"served_late,omitempty"`
 
 	answered []int // responses per bucket, while recording
+	// busy and busyLate are Served and ServedLate in worker time while
+	// recording (exact, so the same in any order); mean is the service's.
+	busy, busyLate []int64
+	mean           time.Duration
 }
 
 // MemberTimeline is one pool member's requests and failures per bucket.
@@ -200,6 +214,12 @@ func recordTimeline(ctx context.Context, cfg sim.Config, p int, bucket time.Dura
 			}
 		})
 	}
+	if q, ok := cfg.Server.(sim.ServiceModel); ok {
+		if mean, ok := q.MeanService(); ok && mean > 0 {
+			t.mean, t.busy, t.busyLate = mean, []int64{}, []int64{}
+			cfg.Server = q.ObservedService(t.serve)
+		}
+	}
 	var runner sim.Runner
 	r, err := runOne(ctx, &runner, cfg, p)
 	t.finish()
@@ -218,8 +238,28 @@ func (t *Timeline) at(at time.Duration) int {
 		for _, s := range t.counts() {
 			*s = append(*s, make([]int, i+1-len(*s))...)
 		}
+		if t.busy != nil {
+			t.busy = append(t.busy, make([]int64, i+1-len(t.busy))...)
+			t.busyLate = append(t.busyLate, make([]int64, i+1-len(t.busyLate))...)
+		}
 	}
 	return i
+}
+
+// serve adds a worker's time from start to done to the buckets it spans;
+// late says its client had stopped waiting.
+func (t *Timeline) serve(start, done time.Duration, late bool) {
+	if done <= start {
+		return
+	}
+	t.at(done - 1) // grows and coarsens first: the buckets below are final
+	for i := t.at(start); time.Duration(i)*t.Bucket < done; i++ {
+		lo, hi := max(start, time.Duration(i)*t.Bucket), min(done, time.Duration(i+1)*t.Bucket)
+		t.busy[i] += int64(hi - lo)
+		if late {
+			t.busyLate[i] += int64(hi - lo)
+		}
+	}
 }
 
 // finish computes InFlight from the attempts sent and answered per bucket.
@@ -231,6 +271,17 @@ func (t *Timeline) finish() {
 		t.InFlight[i] = level
 	}
 	t.answered = nil
+	if t.busy != nil {
+		for _, s := range []*[]int64{&t.busy, &t.busyLate} {
+			*s = append(*s, make([]int64, len(t.Admitted)-len(*s))...)
+		}
+		t.Served, t.ServedLate = make([]float64, len(t.busy)), make([]float64, len(t.busy))
+		for i := range t.busy {
+			t.Served[i] = float64(t.busy[i]) / float64(t.mean)
+			t.ServedLate[i] = float64(t.busyLate[i]) / float64(t.mean)
+		}
+		t.busy, t.busyLate = nil, nil
+	}
 }
 
 // coarsen doubles the bucket, merging buckets 2i and 2i+1 into i: counts
@@ -241,11 +292,20 @@ func (t *Timeline) coarsen() {
 		*s = coarsened(*s, func(a, b int) int { return a + b })
 	}
 	t.InFlight = coarsened(t.InFlight, func(_, b int) int { return b })
+	for _, s := range []*[]int64{&t.busy, &t.busyLate} {
+		*s = coarsened(*s, func(a, b int64) int64 { return a + b })
+	}
+	for _, s := range []*[]float64{&t.Served, &t.ServedLate} {
+		*s = coarsened(*s, func(a, b float64) float64 { return a + b })
+	}
 }
 
 // coarsened merges s's buckets 2i and 2i+1 into i with merge, in place; an
 // odd last bucket stays as it is.
-func coarsened(s []int, merge func(a, b int) int) []int {
+func coarsened[T int | int64 | float64](s []T, merge func(a, b T) T) []T {
+	if s == nil {
+		return nil
+	}
 	for i := range s {
 		if i%2 == 1 {
 			s[i/2] = merge(s[i-1], s[i])
@@ -264,6 +324,7 @@ func (t Timeline) clone() Timeline {
 		*s = slices.Clone(*s)
 	}
 	c.InFlight = slices.Clone(c.InFlight)
+	c.Served, c.ServedLate = slices.Clone(t.Served), slices.Clone(t.ServedLate)
 	return c
 }
 
@@ -291,6 +352,18 @@ func (t *Timeline) check(asked time.Duration) error {
 		for i, v := range *s {
 			if v < 0 || v > maxExactCount {
 				return fmt.Errorf("timeline of %q: bucket %d counts %d, want a whole number from 0 to 2^53", t.Policy, i, v)
+			}
+		}
+	}
+	if t.Served != nil || t.ServedLate != nil {
+		for _, s := range [][]float64{t.Served, t.ServedLate} {
+			if len(s) != n {
+				return fmt.Errorf("timeline of %q: served series of %d buckets, want %d", t.Policy, len(s), n)
+			}
+			for i, v := range s {
+				if !(v >= 0 && v <= maxExactCount) {
+					return fmt.Errorf("timeline of %q: bucket %d serves %v, want a number from 0 to 2^53", t.Policy, i, v)
+				}
 			}
 		}
 	}

@@ -54,6 +54,9 @@ type Queue struct {
 	// come, first served.
 	LIFO AdaptiveLIFO
 
+	// observe, set on a copy by ObservedService, is told of the work done.
+	observe ServiceObserver
+
 	// noForecast turns the adaptive-LIFO forecast off (lifoForecast); only
 	// tests set it (withoutLIFOForecast, export_test.go), to check that
 	// the forecast changes nothing but the events.
@@ -278,6 +281,7 @@ func (s *queueState) Arrive(now time.Duration, req Request) Response {
 		s.stats.Wasted++
 		s.stats.WastedTime += service
 	}
+	s.served(start, done, req.GiveUpAt)
 	return Response{At: done}
 }
 

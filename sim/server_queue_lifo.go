@@ -295,6 +295,7 @@ func (s *lifoState) start(at, giveUp time.Duration) time.Duration {
 		s.stats.Wasted++
 		s.stats.WastedTime += service
 	}
+	s.served(at, done, giveUp)
 	return done
 }
 

@@ -129,3 +129,41 @@ func TestReportAll(t *testing.T) {
 		}
 	}
 }
+
+// Where the workload runs agent sessions, the first screen of compare
+// --seeds leads with them: the trade summary's first columns after the
+// policy are the sessions', its verdicts weigh sessions, and the first
+// table of statistics is sessions.completed (issue 40); docs/statistics.md
+// shows the rows of docs/examples/agent-fleet.yaml.
+func TestSessionsLead(t *testing.T) {
+	const cmd = "retrysim compare --file docs/examples/agent-fleet.yaml --seeds 20"
+	want := docExample(t, "statistics.md", cmd)
+	args := strings.Fields(cmd)[1:]
+	args[2] = filepath.Join(docsRoot, args[2])
+	for _, run := range [][]string{args, {"compare", "--scenario", "bad-day-agents", "--seeds", "20"}, {"compare", "--scenario", "shared-key-agents", "--seeds", "20"}} {
+		out, _, code, err := runCLI(t, run...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %v", run, code, err)
+		}
+		header := regexp.MustCompile(`(?m)^\| policy +\| sessions completed +\| sessions: cost besides calls +\| calls completed `)
+		if !header.MatchString(out) {
+			t.Errorf("%s: the trade summary does not lead with sessions:\n%s", run, out)
+		}
+		if i, j := strings.Index(out, "\nsessions.completed (higher is better)"), strings.Index(out, "\ncompleted (higher is better)"); i < 0 || i > j {
+			t.Errorf("%s: sessions.completed is not the first table", run)
+		}
+		// (The latency tables' notes count calls: latencies are the calls'.)
+		summary, _, _ := strings.Cut(out[strings.Index(out, "The trade, per policy"):], "\n\n")
+		all := regexp.MustCompile(`completes [0-9.]+ (more|fewer)`).FindAllString(summary, -1)
+		if len(all) == 0 || len(all) != len(regexp.MustCompile(`completes [0-9.]+ (more|fewer) sessions`).FindAllString(summary, -1)) {
+			t.Errorf("%s: a verdict counts calls completed, not sessions:\n%s", run, summary)
+		}
+		if run[1] == "--file" {
+			for _, line := range strings.Split(strings.TrimSpace(want), "\n") {
+				if !strings.Contains(squeeze(out), squeeze(line)) {
+					t.Errorf("output lacks the documented line\n%s\noutput:\n%s", line, out)
+				}
+			}
+		}
+	}
+}

@@ -24,7 +24,10 @@ import (
 // figures 200 pt per row of two panels when that is taller, as the members
 // figure of a pool, which only a pool has), and gives
 // each policy the same colour in every figure that colours policies; every
-// figure's legend is outside its panels' data (legendOutsideData).
+// figure's legend is outside its panels' data (legendOutsideData); and no
+// figure, of any kind, draws a string over another or off its edge (bar
+// labels, survivor shares, ticks, axis labels, titles, legends, notes:
+// labelCollisions; issue 40: "999.83" and "1,000.00" ran together).
 func TestBuiltinFigures(t *testing.T) {
 	f, err := scenarios.Builtin()
 	if err != nil {
@@ -32,6 +35,7 @@ func TestBuiltinFigures(t *testing.T) {
 	}
 	size := regexp.MustCompile(`<svg width="([0-9.]+)pt" height="([0-9.]+)pt"`)
 	checked, noCapacity, pools := 0, 0, 0
+	kinds := map[string]int{}
 	for _, s := range f.Scenarios {
 		if s.Operations() > 20_000 || (racetest.Enabled && s.Operations() > 500) {
 			continue
@@ -47,6 +51,10 @@ func TestBuiltinFigures(t *testing.T) {
 		for _, f := range figs {
 			if err := legendOutsideData(f.Figure); err != nil {
 				t.Errorf("%s %s: %v", s.Name, f.Name, err)
+			}
+			kinds[f.Name]++
+			for _, c := range labelCollisions(f.Figure) {
+				t.Errorf("%s %s: %s", s.Name, f.Name, c)
 			}
 		}
 		svgs := renderAll(t, d, SVG)
@@ -103,6 +111,11 @@ func TestBuiltinFigures(t *testing.T) {
 	}
 	if noCapacity == 0 {
 		t.Error("no built-in scenario without a capacity was checked")
+	}
+	for _, k := range []string{"timeline", "load", "cdf", "outcomes", "distributions", "members"} {
+		if kinds[k] == 0 && !(k == "members" && racetest.Enabled) {
+			t.Errorf("no %s figure checked for label collisions", k)
+		}
 	}
 	if pools < 2 && !racetest.Enabled { // every pool scenario is over the race limit
 		t.Errorf("only %d built-in pool scenarios checked", pools)

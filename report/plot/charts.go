@@ -157,13 +157,16 @@ func capacityLine(s sim.ServerModel, bucket time.Duration, end time.Duration, un
 }
 
 // TimelineFigure shows, per policy, the requests arriving in each time
-// bucket, admitted at the bottom of each bar and rejected stacked on top,
-// with the server's capacity as a dashed line when the server can say it
-// (sim.CapacityProfile). When some admitted work was answered after its
-// client had stopped waiting (Timeline.Wasted, a queue working on timed-out
-// requests), the admitted part is split: served in time at the bottom,
-// wasted above it, so that a storm of work no one waits for does not look
-// like a server serving several times its capacity.
+// bucket, admitted at the bottom of each bar and the rejected stacked on
+// top by class (rejectClasses: 429, 529, transient, terminal, each in its
+// colour), with the server's capacity as a dashed line when the server
+// can say it (sim.CapacityProfile) and, in a panel, only where it binds
+// (capacityBinds). When some admitted work was answered after its
+// client had stopped waiting (Timeline.Wasted, a queue working on
+// timed-out requests), the admitted part is split: served in time at the
+// bottom, wasted above it, so that a storm of work no one waits for does
+// not look like a server serving several times its capacity. For a key
+// with rate limits, a note names them and says which bound.
 //
 // Panels share the y axis, so that they compare at a glance, unless a
 // panel's own peak (its tallest bar or the capacity, whichever is higher)
@@ -171,59 +174,220 @@ func capacityLine(s sim.ServerModel, bucket time.Duration, end time.Duration, un
 // its own y scale, and the title says so. One policy's retry storm would
 // otherwise squash every other panel and the capacity line to a few pixels.
 func TimelineFigure(d *runs.PlotData) (*Figure, error) {
-	l, err := layoutTimelines(d, func(t *runs.Timeline, i int) float64 { return float64(t.Admitted[i] + t.Rejected[i]) })
+	l, err := layoutTimelines(d, func(t *runs.Timeline, i int) float64 { return admittedAt(t, i) + float64(t.Rejected[i]) })
 	if err != nil {
 		return nil, err
 	}
 	wasted := slices.ContainsFunc(d.Timelines, func(t runs.Timeline) bool { return slices.ContainsFunc(t.Wasted, func(n int) bool { return n > 0 }) })
 	bucket, end, unit := l.bucket, l.end, l.unit
-	what := "admitted and rejected"
+	what := "admitted and rejected by class"
 	if wasted {
-		what = "served in time, wasted (client gone) and rejected"
+		what = "served in time, wasted (client gone) and rejected by class"
 	}
-	fig := l.figure(fmt.Sprintf("%s: requests per %s, %s (seed %d)", d.Scenario, plotDuration(bucket), what, d.Runs.FirstSeed))
+	title := fmt.Sprintf("%s: requests per %s, %s (seed %d)", d.Scenario, plotDuration(bucket), what, d.Runs.FirstSeed)
+	served := d.Timelines[0].Served != nil
+	if served {
+		// A queue's work is drawn when its workers did it: a storm of
+		// arrivals waits its turn and never stands above the capacity.
+		title = fmt.Sprintf("%s: work served per %s (in requests of mean service), wasted and rejected (seed %d)", d.Scenario, plotDuration(bucket), d.Runs.FirstSeed)
+	}
+	fig := l.figure(title)
+	// The classes any policy met: every panel stacks and lists the same.
+	var classes []rejectClass
+	for _, c := range rejectClasses {
+		if slices.ContainsFunc(d.Timelines, func(t runs.Timeline) bool {
+			return slices.ContainsFunc(c.series(&t), func(n int) bool { return n > 0 })
+		}) {
+			classes = append(classes, c)
+		}
+	}
+	steps, _ := capacitySteps(d.Server, bucket)
+	_, key := d.Server.(sim.KeyLimiter)
+	drawn := false
 	for pi, t := range d.Timelines {
 		p := newPanel(t.Policy, "time since start ("+unit.name+")", "requests per "+plotDuration(bucket))
 		p.Add(gridLines())
 		if err := incidentSpan(fig, p, d.Incident, unit); err != nil {
 			return nil, err
 		}
-		total := make([]plotter.HistogramBin, len(t.Admitted))
-		adm := make([]plotter.HistogramBin, len(t.Admitted))
-		inTime := make([]plotter.HistogramBin, len(t.Admitted))
-		for i := range t.Admitted {
-			lo, hi := unit.of(time.Duration(i)*bucket), unit.of(time.Duration(i+1)*bucket)
-			total[i] = plotter.HistogramBin{Min: lo, Max: hi, Weight: float64(t.Admitted[i] + t.Rejected[i])}
-			adm[i] = plotter.HistogramBin{Min: lo, Max: hi, Weight: float64(t.Admitted[i])}
-			inTime[i] = plotter.HistogramBin{Min: lo, Max: hi, Weight: float64(t.Admitted[i] - t.Wasted[i])}
-		}
 		outline := draw.LineStyle{Color: color.White, Width: vg.Points(0.5)}
-		rej := &plotter.Histogram{Bins: total, Width: unit.of(bucket), FillColor: colorRejected, LineStyle: outline}
-		capLine, err := capacityLine(d.Server, bucket, end, unit)
-		if err != nil {
-			return nil, err
+		// bars returns the bars of height(i) in each bucket, in fill.
+		bars := func(height func(i int) float64, fill color.Color) *plotter.Histogram {
+			bins := make([]plotter.HistogramBin, len(t.Admitted))
+			for i := range bins {
+				bins[i] = plotter.HistogramBin{Min: unit.of(time.Duration(i) * bucket), Max: unit.of(time.Duration(i+1) * bucket), Weight: height(i)}
+			}
+			return &plotter.Histogram{Bins: bins, Width: unit.of(bucket), FillColor: fill, LineStyle: outline}
 		}
-		// Listed top to bottom as the bars stack.
-		p.Add(rej)
-		fig.addLegend("rejected (top)", rej)
-		if wasted {
-			waste := &plotter.Histogram{Bins: adm, Width: unit.of(bucket), FillColor: colorWasted, LineStyle: outline}
-			ok := &plotter.Histogram{Bins: inTime, Width: unit.of(bucket), FillColor: colorAdmitted, LineStyle: outline}
+		// Stacked from the bottom: admitted, then each class of rejection;
+		// drawn from the top down, each bar the sum of those below it.
+		for k := len(classes) - 1; k >= 0; k-- {
+			h := bars(func(i int) float64 {
+				n := admittedAt(&t, i)
+				for _, c := range classes[:k+1] {
+					n += float64(c.series(&t)[i])
+				}
+				return n
+			}, classes[k].color)
+			p.Add(h)
+			label := classes[k].label
+			if k == len(classes)-1 {
+				label += " (top)"
+			}
+			fig.addLegend(label, h)
+		}
+		switch {
+		case wasted:
+			waste := bars(func(i int) float64 { return admittedAt(&t, i) }, colorWasted)
+			ok := bars(func(i int) float64 { return admittedAt(&t, i) - wastedAt(&t, i) }, colorAdmitted)
 			p.Add(waste, ok)
 			fig.addLegend("wasted: client gone", waste)
 			fig.addLegend("served in time (bottom)", ok)
-		} else {
-			ok := &plotter.Histogram{Bins: adm, Width: unit.of(bucket), FillColor: colorAdmitted, LineStyle: outline}
+		case served:
+			ok := bars(func(i int) float64 { return admittedAt(&t, i) }, colorAdmitted)
+			p.Add(ok)
+			fig.addLegend("served (bottom)", ok)
+		default:
+			ok := bars(func(i int) float64 { return admittedAt(&t, i) }, colorAdmitted)
 			p.Add(ok)
 			fig.addLegend("admitted (bottom)", ok)
 		}
-		if capLine != nil {
+		if capacityBinds(&t, steps, key) {
+			capLine, err := capacityLine(d.Server, bucket, end, unit)
+			if err != nil {
+				return nil, err
+			}
 			p.Add(capLine)
-			fig.addLegend("capacity", capLine)
+			fig.addLegend("capacity, where it binds", capLine)
+			drawn = true
 		}
 		l.place(fig, p, pi)
 	}
+	fig.Note = keyLimitsNote(d, steps, drawn)
 	return fig, nil
+}
+
+// rejectClass is one class of rejection (policies.Class) as the timeline
+// stacks it: its series, words and colour.
+type rejectClass struct {
+	label  string
+	color  color.NRGBA
+	series func(t *runs.Timeline) []int
+}
+
+// rejectClasses are the classes of rejection from the bottom of a bar up,
+// in the colours every figure gives them (classColors).
+var rejectClasses = []rejectClass{
+	{"429 rate limited (retry-after)", colorRetryAfter, func(t *runs.Timeline) []int { return t.RejectedBy.RetryAfter }},
+	{"529 overloaded (capacity)", colorOverloaded, func(t *runs.Timeline) []int { return t.RejectedBy.Capacity }},
+	{"transient (5xx, timeouts)", colorTransient, func(t *runs.Timeline) []int { return t.RejectedBy.Transient }},
+	{"terminal (4xx)", colorTerminal, func(t *runs.Timeline) []int { return t.RejectedBy.Terminal }},
+}
+
+// admittedAt is the admitted part of t's bar in bucket i: the work served
+// in it for a queue (Timeline.Served), else the requests admitted.
+func admittedAt(t *runs.Timeline, i int) float64 {
+	if t.Served != nil {
+		return t.Served[i]
+	}
+	return float64(t.Admitted[i])
+}
+
+// wastedAt is the wasted part of admittedAt.
+func wastedAt(t *runs.Timeline, i int) float64 {
+	if t.Served != nil {
+		return t.ServedLate[i]
+	}
+	return float64(t.Wasted[i])
+}
+
+// capacityBinds reports whether the server's capacity (steps, per bucket)
+// bound t somewhere: a bucket in which the server admitted up to its
+// capacity (within one request: a request on a bucket's edge). For a key
+// with rate limits (key), whose requests bucket lets a burst through
+// above its rate, most of its 429s (the key's own rejections; 529s come
+// from the API behind it) must also come in such buckets: where 429s
+// come with admissions well below the line, a token limit bound them,
+// and a line there would only mislead.
+func capacityBinds(t *runs.Timeline, steps []capacityStep, key bool) bool {
+	if len(steps) == 0 {
+		return false
+	}
+	if key {
+		at, below := keyRejections(t, steps)
+		return at > 0 && at >= below
+	}
+	for i := range t.Buckets() {
+		if c := capacityAt(steps, time.Duration(i)*t.Bucket); c >= 1 && admittedAt(t, i) >= c-1 {
+			return true
+		}
+	}
+	return false
+}
+
+// keyRejections counts t's 429s in buckets that admitted up to the
+// capacity (within one request) and in those that admitted less.
+func keyRejections(t *runs.Timeline, steps []capacityStep) (at, below int) {
+	for i := range t.Buckets() {
+		c := capacityAt(steps, time.Duration(i)*t.Bucket)
+		if float64(t.Admitted[i]) >= c-1 {
+			at += t.RejectedBy.RetryAfter[i]
+		} else {
+			below += t.RejectedBy.RetryAfter[i]
+		}
+	}
+	return at, below
+}
+
+// capacityAt returns the capacity per bucket of steps at time at.
+func capacityAt(steps []capacityStep, at time.Duration) float64 {
+	c := 0.0
+	for _, st := range steps {
+		if st.At > at {
+			break
+		}
+		c = st.Capacity
+	}
+	return c
+}
+
+// keyLimitsNote names a rate-limited key's limits, for the timeline of a
+// server that is one (sim.KeyLimiter), and says what the dashed line is:
+// the requests limit where it bound (drawn), or that it never bound, so
+// that the 429s came from a token limit. "" for any other server.
+func keyLimitsNote(d *runs.PlotData, steps []capacityStep, drawn bool) string {
+	key, ok := d.Server.(sim.KeyLimiter)
+	if !ok {
+		return ""
+	}
+	requests, input, output := key.KeyLimits()
+	var limits []string
+	for _, l := range []struct {
+		n    int64
+		what string
+	}{{requests, "requests"}, {input, "input tokens"}, {output, "output tokens"}} {
+		if l.n > 0 {
+			limits = append(limits, report.ShortCount(float64(l.n))+" "+l.what)
+		}
+	}
+	note := "key: " + strings.Join(limits, ", ") + " a minute"
+	if requests == 0 {
+		return note
+	}
+	if drawn {
+		note += "; dashed: the requests limit, where it bound"
+	} else {
+		note += "; the requests limit bound no policy"
+	}
+	at, below := 0, 0
+	for i := range d.Timelines {
+		a, b := keyRejections(&d.Timelines[i], steps)
+		at, below = at+a, below+b
+	}
+	if below > 0 && len(limits) > 1 {
+		note += fmt.Sprintf("; %s of 429s came below it: a token limit", report.SharePercent(float64(below)/float64(at+below)))
+	}
+	return note
 }
 
 // colorIncident shades the span of a scenario's incident: a light grey
@@ -353,7 +517,7 @@ func LoadFigure(d *runs.PlotData) (*Figure, error) {
 	fig := l.figure(title)
 	for pi := range d.Timelines {
 		t := &d.Timelines[pi]
-		p := newPanel(t.Policy, "time since start ("+unit.name+")", "attempts or operations per "+per)
+		p := newPanel(t.Policy, "time since start ("+unit.name+")", "count per "+per)
 		p.Add(gridLines())
 		if err := incidentSpan(fig, p, d.Incident, unit); err != nil {
 			return nil, err
@@ -682,7 +846,7 @@ func gaveUpPanel(fig *Figure, d *runs.PlotData, title, yLabel string) (*gonum.Pl
 // open) its colour: greys for the policy's own limits, Okabe–Ito colours
 // for the shared controls, none of them a policy's colour.
 var reasonColors = []color.NRGBA{
-	{0x40, 0x40, 0x40, 0xff}, {0x80, 0x80, 0x80, 0xff}, {0xbf, 0xbf, 0xbf, 0xff},
+	{0x40, 0x40, 0x40, 0xff}, {0x80, 0x80, 0x80, 0xff}, colorTerminal,
 	{0x56, 0xb4, 0xe9, 0xff}, {0xcc, 0x79, 0xa7, 0xff}, {0x00, 0x9e, 0x73, 0xff}, {0x00, 0x72, 0xb2, 0xff},
 }
 
@@ -703,11 +867,24 @@ func OutcomesFigure(d *runs.PlotData) (*Figure, error) {
 		{metrics.GaveUp, "Gave up, by reason", of},
 		{metrics.Amplification, "Amplification", "attempts per operation"},
 	}
+	cols := 3
+	if done, lost := workMetrics(d); done != nil {
+		// The workload's own unit leads; its calls follow, as the cost.
+		unit := done.WorkUnit()
+		of := unit + unitsOf(d, done, lost)
+		spec = []panelSpec{
+			{done, capitalised(unit) + " completed", of},
+			{lost, capitalised(unit) + " failed", of},
+			{metrics.GaveUp, "Calls that gave up, by reason", "calls"},
+			{metrics.Amplification, "Amplification", "attempts per call"},
+		}
+		cols = 2
+	}
 	title := fmt.Sprintf("%s: outcomes per policy (%s)", d.Scenario, seedWords(d.Runs))
 	if d.Runs.Seeds() > 1 {
 		title = fmt.Sprintf("%s: outcomes per policy, mean and 95%% CI over %s", d.Scenario, seedWords(d.Runs))
 	}
-	fig := &Figure{Title: title, Cols: 3}
+	fig := &Figure{Title: title, Cols: cols}
 	if survivorsOf(d).any() {
 		fig.Note = hollowNote()
 	}
@@ -725,6 +902,56 @@ func OutcomesFigure(d *runs.PlotData) (*Figure, error) {
 		fig.Panels = append(fig.Panels, p)
 	}
 	return fig, nil
+}
+
+// workMetrics returns the counts of the units of work d's workload
+// completes and loses (metrics.Metric.Work: sessions), nil when it has
+// no unit of work that spans calls.
+func workMetrics(d *runs.PlotData) (done, lost *metrics.Metric) {
+	for _, m := range d.Runs.Metrics {
+		switch m.Work {
+		case metrics.WorkDone:
+			done = m
+		case metrics.WorkLost:
+			lost = m
+		}
+	}
+	if done == nil || lost == nil {
+		return nil, nil
+	}
+	return done, lost
+}
+
+// unitsOf says how many units of work every run had, " (of N)", when
+// every policy ran the same number on every seed (completed plus lost);
+// "" otherwise.
+func unitsOf(d *runs.PlotData, done, lost *metrics.Metric) string {
+	n := -1.0
+	for p := range d.Runs.Policies {
+		a, _ := d.Runs.Values(p, done)
+		b, _ := d.Runs.Values(p, lost)
+		if len(a) != len(b) {
+			return ""
+		}
+		for i := range a {
+			if n >= 0 && a[i]+b[i] != n {
+				return ""
+			}
+			n = a[i] + b[i]
+		}
+	}
+	if n < 0 {
+		return ""
+	}
+	return " (of " + plotCount(int(n)) + ")"
+}
+
+// capitalised returns s with its first letter in upper case.
+func capitalised(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // panelSpec is a panel of one metric: its title and what its y axis

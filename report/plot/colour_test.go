@@ -296,25 +296,39 @@ func stackedInOrder(t *testing.T, fig *Figure, bottom, top color.NRGBA, bottomNa
 	return both
 }
 
-// Admitted and rejected requests are told apart by everyone: two
-// Okabe–Ito colours that also differ in lightness (so they survive any
-// colour vision and greyscale printing), and by position: admitted are
-// always the bottom of a bar, rejected stacked on top.
+// Admitted and rejected requests are told apart by everyone: Okabe–Ito
+// colours (terminal rejections the neutral grey of the give-up reason
+// "terminal"), admitted and 429s (the commonest rejection) differing in
+// lightness too (so they survive any colour vision and greyscale
+// printing), every class its own colour; and by position: admitted are
+// always the bottom of a bar, 429s above them, 529s above those.
 func TestTimelineColourBlindSafe(t *testing.T) {
-	for _, c := range []color.NRGBA{colorAdmitted, colorRejected} {
-		if !slices.Contains(okabeIto, c) {
-			t.Errorf("timeline colour %v is not an Okabe–Ito colour", c)
+	seen := map[color.NRGBA]string{colorAdmitted: "admitted"}
+	for _, c := range rejectClasses {
+		if !slices.Contains(okabeIto, c.color) && c.color != colorTerminal {
+			t.Errorf("%s: colour %v is not an Okabe–Ito colour", c.label, c.color)
 		}
+		if other, ok := seen[c.color]; ok {
+			t.Errorf("%s has the colour of %s", c.label, other)
+		}
+		seen[c.color] = c.label
 	}
-	if ratio := contrast(colorAdmitted, colorRejected); ratio < 2 {
-		t.Errorf("admitted and rejected differ in lightness by a contrast ratio of %.2f, want >= 2", ratio)
+	if ratio := contrast(colorAdmitted, colorRetryAfter); ratio < 2 {
+		t.Errorf("admitted and 429s differ in lightness by a contrast ratio of %.2f, want >= 2", ratio)
 	}
 	fig, err := TimelineFigure(plotData(t, "overload-burst", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stackedInOrder(t, fig, colorAdmitted, colorRejected, "admitted", "rejected") == 0 {
-		t.Error("no bar has both admitted and rejected requests")
+	if stackedInOrder(t, fig, colorAdmitted, colorOverloaded, "admitted", "529") == 0 {
+		t.Error("no bar of overload-burst has both admitted requests and 529s")
+	}
+	fig, err = TimelineFigure(plotData(t, "bad-day-agents", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stackedInOrder(t, fig, colorRetryAfter, colorOverloaded, "429", "529") == 0 {
+		t.Error("no bar of bad-day-agents has both 429s and 529s")
 	}
 }
 
@@ -379,4 +393,48 @@ func legendHas(t *testing.T, fig *Figure, text string) bool {
 		t.Fatal(err)
 	}
 	return strings.Contains(buf.String(), ">"+text+"<")
+}
+
+// cielab returns c in CIELAB (D65), for colour differences (ΔE 1976).
+func cielab(c color.NRGBA) (l, a, b float64) {
+	lin := func(v uint8) float64 {
+		s := float64(v) / 255
+		if s <= 0.04045 {
+			return s / 12.92
+		}
+		return math.Pow((s+0.055)/1.055, 2.4)
+	}
+	r, g, bl := lin(c.R), lin(c.G), lin(c.B)
+	x := (0.4124*r + 0.3576*g + 0.1805*bl) / 0.95047
+	y := 0.2126*r + 0.7152*g + 0.0722*bl
+	z := (0.0193*r + 0.1192*g + 0.9505*bl) / 1.08883
+	f := func(t float64) float64 {
+		if t > 0.008856 {
+			return math.Cbrt(t)
+		}
+		return 7.787*t + 16.0/116
+	}
+	return 116*f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+}
+
+// Up to 20 policies each get their own colour (issue 40: colours repeated
+// after 10), every two at least ΔE 20 apart, as far as Tableau 10's own
+// closest pair (about 26) nearly; none is near the capacity line's black.
+func TestTwentyPoliciesDistinctColours(t *testing.T) {
+	const n = 20
+	dist := func(a, b color.NRGBA) float64 {
+		l1, a1, b1 := cielab(a)
+		l2, a2, b2 := cielab(b)
+		return math.Sqrt((l1-l2)*(l1-l2) + (a1-a2)*(a1-a2) + (b1-b2)*(b1-b2))
+	}
+	for i := range n {
+		for j := range i {
+			if d := dist(PolicyColor(i), PolicyColor(j)); d < 20 {
+				t.Errorf("policies %d and %d: colours %v and %v only ΔE %.1f apart", j, i, PolicyColor(j), PolicyColor(i), d)
+			}
+		}
+		if d := dist(PolicyColor(i), colorCapacity); d < 20 {
+			t.Errorf("policy %d's colour %v is ΔE %.1f from the capacity line's", i, PolicyColor(i), d)
+		}
+	}
 }

@@ -348,26 +348,41 @@ func (niceTicks) Ticks(lo, hi float64) []gonum.Tick {
 // a translucent RGBA built from an opaque colour's channels is invalid (its
 // channels exceed its alpha) and renders as some other colour.
 
-// palette gives policy i its colour (Tableau 10), the same in every plot.
+// palette gives policy i its colour, the same in every plot: Tableau 10,
+// then ten more from the Tableau and d3 category palettes, each picked as
+// the farthest (CIELAB) from those before it, black and near-black left
+// out (the capacity line's): 20 policies get 20 colours at least 21 apart
+// (Tableau 10's closest pair: 26). Beyond 20 the colours repeat.
 var palette = []color.NRGBA{
 	{0x4e, 0x79, 0xa7, 0xff}, {0xf2, 0x8e, 0x2b, 0xff}, {0xe1, 0x57, 0x59, 0xff}, {0x76, 0xb7, 0xb2, 0xff},
 	{0x59, 0xa1, 0x4f, 0xff}, {0xed, 0xc9, 0x48, 0xff}, {0xb0, 0x7a, 0xa1, 0xff}, {0xff, 0x9d, 0xa7, 0xff},
 	{0x9c, 0x75, 0x5f, 0xff}, {0xba, 0xb0, 0xac, 0xff},
+	{0x39, 0x3b, 0x79, 0xff}, {0xff, 0xbe, 0x7d, 0xff}, {0x94, 0x67, 0xbd, 0xff}, {0xe6, 0x55, 0x0d, 0xff},
+	{0x84, 0x3c, 0x39, 0xff}, {0x63, 0x63, 0x63, 0xff}, {0x63, 0x79, 0x39, 0xff}, {0xa0, 0xcb, 0xe8, 0xff},
+	{0x7b, 0x41, 0x73, 0xff}, {0x8c, 0x6d, 0x31, 0xff},
 }
 
 // PolicyColor returns the colour of the i-th policy.
 func PolicyColor(i int) color.NRGBA { return palette[i%len(palette)] }
 
 var (
-	// Admitted and rejected requests are dark blue and light orange from
-	// the Okabe–Ito palette: distinct for every kind of colour vision and
-	// in lightness too (greyscale prints), besides their position in a bar.
+	// Admitted requests are dark blue from the Okabe–Ito palette: apart
+	// from every class of rejection for every kind of colour vision and
+	// in lightness too (greyscale prints), besides their place in a bar.
 	colorAdmitted = color.NRGBA{0x00, 0x72, 0xb2, 0xff}
-	colorRejected = color.NRGBA{0xe6, 0x9f, 0x00, 0xff}
 	// Admitted work answered after its client had gone (wasted): sky
 	// blue, a lighter kin of admitted, between it and rejected.
 	colorWasted   = color.NRGBA{0x56, 0xb4, 0xe9, 0xff}
 	colorCapacity = color.NRGBA{0x20, 0x20, 0x20, 0xff}
+	// Rejections by class, the same wherever they are drawn: 429
+	// (retry-after) the light orange rejections always had, 529
+	// (capacity) vermillion, transient failures reddish purple (all
+	// Okabe–Ito), terminal ones the light grey of the give-up reason
+	// "terminal" (reasonColors).
+	colorRetryAfter = color.NRGBA{0xe6, 0x9f, 0x00, 0xff}
+	colorOverloaded = color.NRGBA{0xd5, 0x5e, 0x00, 0xff}
+	colorTransient  = color.NRGBA{0xcc, 0x79, 0xa7, 0xff}
+	colorTerminal   = color.NRGBA{0xbf, 0xbf, 0xbf, 0xff}
 	// The load figure's bars: first attempts light yellow at the bottom,
 	// retries dark vermillion on top (Okabe–Ito; a contrast ratio of 2.9,
 	// so greyscale keeps them apart); its lines: goodput bluish green,

@@ -116,7 +116,7 @@ func TestPlotPNG(t *testing.T) {
 			count[color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), 0xff}]++
 		}
 	}
-	for _, c := range []color.NRGBA{colorAdmitted, colorRejected} {
+	for _, c := range []color.NRGBA{colorAdmitted, colorOverloaded} {
 		if count[c] < 200 {
 			t.Errorf("timeline.png has %d pixels of %v, want bars of it", count[c], c)
 		}

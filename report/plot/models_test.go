@@ -13,7 +13,8 @@ import (
 )
 
 // The timeline draws a capacity line for servers that can say their
-// capacity (a queue: workers per mean service time) and none for those
+// capacity (a queue: workers per mean service time), where it binds (20
+// requests a second reach the second phase's 20), and none for those
 // that cannot (an error mix).
 func TestTimelineOfOtherServers(t *testing.T) {
 	for _, tt := range []struct {
@@ -48,7 +49,7 @@ func TestTimelineOfOtherServers(t *testing.T) {
 		if err := fig.Write(&svg, SVG); err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Contains(svg.String(), ">capacity<"); got != tt.capacity {
+		if got := strings.Contains(svg.String(), ">capacity, where it binds<"); got != tt.capacity {
 			t.Errorf("%s: capacity in the legend %v, want %v", tt.server, got, tt.capacity)
 		}
 	}

@@ -3,9 +3,11 @@ package plot
 import (
 	"fmt"
 	"image/color"
+	"slices"
 
 	gonum "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -89,20 +91,76 @@ func shareLabels(p *gonum.Plot, s survivors, top []float64, n []int, seeds int) 
 }
 
 // addLabelsAbove writes labels centred just above the points pts, in a
-// sans font of size points.
+// font of size points, staggered where crowded (aboveLabels).
 func addLabelsAbove(p *gonum.Plot, pts plotter.XYs, labels []string, size float64) error {
-	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: labels})
-	if err != nil {
-		return err
+	if len(pts) != len(labels) {
+		return fmt.Errorf("%d labels for %d points", len(labels), len(pts))
 	}
-	for i := range lb.TextStyle {
-		lb.TextStyle[i].Font.Size = vg.Points(size)
-		lb.TextStyle[i].Font.Variant = "Sans"
-		lb.TextStyle[i].XAlign = draw.XCenter
-	}
-	lb.Offset = vg.Point{Y: vg.Points(4)}
-	p.Add(lb)
+	sty := p.X.Tick.Label // the panel's font, handler and colour
+	sty.Font.Size = vg.Points(size)
+	sty.XAlign, sty.YAlign, sty.Rotation = draw.XCenter, draw.YBottom, 0
+	p.Add(&aboveLabels{pts: pts, text: labels, style: sty})
 	return nil
+}
+
+// aboveLabels writes each label centred above its point, on the lower of
+// labelRows rows where it clears every label placed before it (by
+// labelGap): the labels of bars or boxes too close for their width
+// ("999.83" beside "1,000.00", "98% done" beside ">99.9% done") are
+// staggered instead of running together. The plot keeps room above each
+// point for the rows.
+type aboveLabels struct {
+	pts   plotter.XYs
+	text  []string
+	style text.Style
+}
+
+const labelRows = 3
+
+var labelOffset, labelGap = vg.Points(4), vg.Points(3)
+
+// Plot implements gonum.Plotter.
+func (l *aboveLabels) Plot(c draw.Canvas, plt *gonum.Plot) {
+	trX, trY := plt.Transforms(&c)
+	h := l.lineHeight()
+	var placed []vg.Rectangle
+	for i, pt := range l.pts {
+		w := l.style.Width(l.text[i])
+		x, y := trX(pt.X), trY(pt.Y)+labelOffset
+		var r vg.Rectangle
+		for row := range labelRows {
+			r = vg.Rectangle{Min: vg.Point{X: x - w/2, Y: y + vg.Length(row)*h}, Max: vg.Point{X: x + w/2, Y: y + vg.Length(row+1)*h}}
+			if !slices.ContainsFunc(placed, func(o vg.Rectangle) bool {
+				return r.Min.X < o.Max.X+labelGap && o.Min.X < r.Max.X+labelGap && r.Min.Y < o.Max.Y && o.Min.Y < r.Max.Y
+			}) {
+				break
+			}
+		}
+		placed = append(placed, r)
+		c.FillText(l.style, r.Min.Add(vg.Point{X: w / 2}), l.text[i])
+	}
+}
+
+// lineHeight is a row's height: the font's ascent and descent.
+func (l *aboveLabels) lineHeight() vg.Length {
+	e := l.style.FontExtents()
+	return e.Ascent + e.Descent
+}
+
+// DataRange implements gonum.DataRanger: the points.
+func (l *aboveLabels) DataRange() (xmin, xmax, ymin, ymax float64) { return plotter.XYRange(l.pts) }
+
+// GlyphBoxes implements gonum.GlyphBoxer: room for every row above each
+// point.
+func (l *aboveLabels) GlyphBoxes(plt *gonum.Plot) []gonum.GlyphBox {
+	h := l.lineHeight()
+	boxes := make([]gonum.GlyphBox, len(l.pts))
+	for i, pt := range l.pts {
+		w := l.style.Width(l.text[i])
+		boxes[i] = gonum.GlyphBox{X: plt.X.Norm(pt.X), Y: plt.Y.Norm(pt.Y),
+			Rectangle: vg.Rectangle{Min: vg.Point{X: -w / 2}, Max: vg.Point{X: w / 2, Y: labelOffset + labelRows*h}}}
+	}
+	return boxes
 }
 
 // shareWords is a completed share as a label: "100% done", "1.5% done".

@@ -64,9 +64,16 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 	} else if x.Unit != "" {
 		xLabel += " (" + x.Unit + ")"
 	}
-	specs := distributionPanels()
+	// The workload's own unit of work (sessions) leads, then the calls.
+	var specs []panelSpec
+	for _, m := range metrics.Headline(sw.Points[0].Runs.Metrics) {
+		if m.Work != metrics.NotWork {
+			specs = append(specs, panelSpec{m, m.Name, unitQuantity(m)})
+		}
+	}
+	specs = append(specs, distributionPanels()...)
 	for _, m := range sw.Points[0].Runs.Metrics {
-		if m.Optional() && m.Headline {
+		if m.Optional() && m.Headline && m.Work == metrics.NotWork {
 			specs = append(specs, panelSpec{m, m.Name, unitQuantity(m)})
 		}
 	}
@@ -95,6 +102,7 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 			}
 		}
 		per, yLabel := metricAxis(spec.metric, spec.quantity, largest)
+		under := hiddenLines(sw, stats, metric)
 		figMax := 0.0
 		for panel := range panels {
 			title := ""
@@ -167,7 +175,11 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 					p.Add(eb)
 				}
 				if panel == 0 {
-					fig.addLegend(name, line, points)
+					label := name
+					if top, ok := under[pol]; ok {
+						label += " (under " + sw.Policies[top] + ")"
+					}
+					fig.addLegend(label, line, points)
 				}
 			}
 			lo, hi := xs[0], xs[len(xs)-1]
@@ -188,6 +200,42 @@ func SweepFigures(sw *runs.Sweep) ([]NamedFigure, error) {
 		out = append(out, NamedFigure{Name: "sweep-" + strings.ReplaceAll(metric, ".", "-"), Figure: fig})
 	}
 	return out, nil
+}
+
+// hiddenLines finds the policies whose line of metric lies wholly under a
+// later policy's (the same mean at every point of the sweep, so the later
+// one, drawn over it, hides it): policy index to the index of the last
+// policy drawn over it. The legend says so, since nothing else would.
+func hiddenLines(sw *runs.Sweep, stats []report.MultiSeedDocument, metric string) map[int]int {
+	series := func(pol int) []float64 {
+		out := make([]float64, len(sw.Points))
+		for i := range sw.Points {
+			out[i] = math.NaN()
+			if s := stats[i].Policies[pol].Stats(metric).Summary; s != nil {
+				out[i] = s.Mean
+			}
+		}
+		return out
+	}
+	same := func(a, b []float64) bool {
+		for i := range a {
+			if !(a[i] == b[i] || math.IsNaN(a[i]) && math.IsNaN(b[i])) {
+				return false
+			}
+		}
+		return true
+	}
+	under := map[int]int{}
+	for pol := range sw.Policies {
+		mine := series(pol)
+		for later := len(sw.Policies) - 1; later > pol; later-- {
+			if same(mine, series(later)) {
+				under[pol] = later
+				break
+			}
+		}
+	}
+	return under
 }
 
 // noValueNote explains the crosses on the axis of a sweep plot.
