@@ -19,6 +19,7 @@ import (
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var helpTopic error // set when 'retrysim help NAME' names no command
 	var quiet bool      // --quiet
+	var wide bool       // --wide
 	app := &cli.Command{
 		Name:  "retrysim",
 		Usage: "compare retry policies against a simulated overloaded API",
@@ -30,9 +31,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			"(docs/scenarios.md). Exit status: 0 success, 1 failed run or check,\n" +
 			"2 usage or input error, 3 internal error, 130 interrupted (Ctrl-C).",
 		Version:   readBuildVersion().module,
-		Writer:    stdout,
+		Writer:    stdoutWriter{stdout, &wide},
 		ErrWriter: quietWriter{stderr, &quiet},
-		Flags:     []cli.Flag{quietFlag(&quiet)},
+		Flags:     []cli.Flag{quietFlag(&quiet), wideFlag(&wide)},
 		// Errors are reported once, by main; usage errors exit 2.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
