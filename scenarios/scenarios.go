@@ -60,6 +60,9 @@ type Scenario struct {
 	CheckSeeds int
 	// Expect lists the expectations of every policy, in file order.
 	Expect []Expect
+	// src is the YAML s was decoded from (WithValue); nil for a scenario
+	// built in Go.
+	src *source
 }
 
 // Config returns the simulator configuration for the i-th policy and a seed.
@@ -316,6 +319,7 @@ func decodeScenario(d *schema.Decoder, n *yaml.Node, path string) *Scenario {
 		}
 	}
 	m.Finish("name", "description", "seed", "check_seeds", "incident", "server", "clients", "policies")
+	s.src = &source{node: n, path: path, file: d.File, dir: d.Dir, read: d.Read}
 	return s
 }
 
