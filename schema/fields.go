@@ -15,7 +15,17 @@ const (
 	KindInteger
 	KindNumber
 	KindDuration
+	// KindDistribution is a duration or a mapping that draws one (a
+	// distribution such as {exponential: 100ms}).
+	KindDistribution
 )
+
+// NoteDistribution tells d.Scalars that the field key of m is a
+// distribution (KindDistribution); the decoder that reads it calls it
+// before it reads the field, given or not.
+func (m *Mapping) NoteDistribution(key string) {
+	m.d.note(m.Field(key), KindDistribution, 0, 0, m.value(key))
+}
 
 // Numeric reports whether a field of the kind is a number or a duration:
 // what a sweep can vary.
@@ -41,7 +51,7 @@ func (d *Decoder) note(path string, kind ScalarKind, lo, hi float64, n *yaml.Nod
 	if d.Scalars == nil {
 		return
 	}
-	if kind == KindDuration {
+	if kind == KindDuration || kind == KindDistribution {
 		lo, hi = 0, float64(MaxDuration)
 	}
 	d.Scalars(Scalar{Path: path, Kind: kind, Min: lo, Max: hi, Node: n})

@@ -80,7 +80,10 @@ type Decoder struct {
 	// Read reads such a file; nil is ReadFile.
 	Read func(path string) ([]byte, error)
 	// Scalars, if set, is told of every scalar field read (Scalar).
-	Scalars  func(Scalar)
+	Scalars func(Scalar)
+	// Known, if set, is told of the fields a mapping knows, as Finish
+	// lists them, with the mapping's path.
+	Known    func(path string, fields []string)
 	errs     []error // the first MaxErrors problems
 	problems int     // all problems found, listed or not
 	mappings int     // mappings decoded, for tests of the bound on work
@@ -308,6 +311,9 @@ func (m *Mapping) Errorf(key, format string, args ...any) {
 func (m *Mapping) Finish(known ...string) {
 	if len(known) == 0 {
 		known = m.read
+	}
+	if m.d.Known != nil {
+		m.d.Known(m.path, known)
 	}
 	for _, key := range m.order {
 		if !m.used[key] {

@@ -11,7 +11,7 @@ func TestClosest(t *testing.T) {
 		{"Base", "base"},                // case
 		{"full_jitter", "full-jitter"},
 		{"shared-key-agent", "shared-key-agents"},
-		{"xyz", ""},     // nothing near
+		{"xyz", ""},      // nothing near
 		{"bass", "base"}, // one letter of four
 		{"ba", ""},       // too short to guess from two letters off
 	} {
