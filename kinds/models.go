@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrysim/retrysim/internal/suggest"
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/sim"
 	"github.com/retrysim/retrysim/stats"
@@ -87,6 +88,18 @@ func ExtraEventsPerAttempt(s sim.ServerModel) float64 {
 }
 
 // kindNames lists the names of a category's kinds.
+// didYouMean is ` (did you mean "NAME"?)` for the name of list (names
+// separated by ", ", each maybe followed by a note in brackets) nearest to
+// got, or "".
+func didYouMean(got, list string) string {
+	var names []string
+	for _, item := range strings.Split(list, ", ") {
+		name, _, _ := strings.Cut(item, " (")
+		names = append(names, name)
+	}
+	return suggest.DidYouMean(got, names)
+}
+
 func kindNames(c Category) string {
 	var names []string
 	for _, k := range Kinds(c) {

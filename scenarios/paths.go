@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/retrysim/retrysim/internal/suggest"
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -202,7 +203,7 @@ func listItem(list *yaml.Node, index string) (*yaml.Node, error) {
 			}
 		}
 	}
-	return nil, fmt.Errorf("no item named %q (have: %s)", index, strings.Join(names, ", "))
+	return nil, fmt.Errorf("no item named %q%s (have: %s)", index, suggest.DidYouMean(index, names), strings.Join(names, ", "))
 }
 
 // copyNode copies a YAML tree (the loader refuses aliases, so it is one).

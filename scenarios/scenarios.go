@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	retrysim "github.com/retrysim/retrysim"
+	"github.com/retrysim/retrysim/internal/suggest"
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/schema"
@@ -143,7 +144,7 @@ func (f *File) Lookup(name string) (*Scenario, error) {
 	for i, s := range f.Scenarios {
 		names[i] = s.Name
 	}
-	return nil, fmt.Errorf("%s: no scenario %q (have: %s)", f.Path, name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%s: no scenario %q%s (have: %s)", f.Path, name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
 }
 
 // Builtin returns the scenarios shipped inside the binary.

@@ -25,6 +25,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/retrysim/retrysim/internal/suggest"
 )
 
 // FieldError is a problem with one field of a scenario file.
@@ -317,7 +319,11 @@ func (m *Mapping) Finish(known ...string) {
 	}
 	for _, key := range m.order {
 		if !m.used[key] {
-			m.d.Errorf(m.keys[key], m.Field(key), "unknown field (known fields: %s)", strings.Join(known, ", "))
+			hint := ""
+			if near := suggest.Closest(key, known); near != "" {
+				hint = fmt.Sprintf("; did you mean %q?", near)
+			}
+			m.d.Errorf(m.keys[key], m.Field(key), "unknown field%s (known fields: %s)", hint, strings.Join(known, ", "))
 		}
 	}
 }

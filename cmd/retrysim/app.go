@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/retrysim/retrysim/internal/suggest"
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/scenarios"
@@ -36,8 +37,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Flags:     []cli.Flag{quietFlag(&quiet), wideFlag(&wide)},
 		// Errors are reported once, by main; usage errors exit 2.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
-			return usageError{err}
+		OnUsageError: func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+			return teachFlagError(cmd, err)
 		},
 		CommandNotFound: func(_ context.Context, _ *cli.Command, name string) {
 			helpTopic = usagef("no help for %q: there is no such command; run 'retrysim --help'", name)
@@ -48,7 +49,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Commands:                        commands(),
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
-				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())
+				var names []string
+				for _, c := range cmd.Commands {
+					names = append(names, c.Name)
+				}
+				return usagef("unknown command %q%s; run 'retrysim --help'", cmd.Args().First(), suggest.DidYouMean(cmd.Args().First(), names))
 			}
 			return cli.ShowAppHelp(cmd)
 		},

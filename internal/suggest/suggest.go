@@ -9,8 +9,12 @@ import (
 
 // Closest returns the name of names nearest to got by edit distance (case
 // ignored), when it is near enough to be a slip: at most a third of the
-// longer name's letters, and at most 3. "" when none is.
+// longer name's letters, and at most 3. "" when none is, or when got is
+// shorter than 3 letters.
 func Closest(got string, names []string) string {
+	if len(got) < 3 {
+		return "" // too little to go on
+	}
 	best, bestD := "", 0
 	for _, n := range names {
 		if n == got {
