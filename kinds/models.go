@@ -2,6 +2,8 @@ package kinds
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,4 +128,17 @@ func describeRejection(r sim.Rejection) string {
 		s += fmt.Sprintf(", retry-after %v", r.RetryAfter)
 	}
 	return s
+}
+
+// ListedKinds are the kinds 'retrysim list' names beyond the registered
+// categories: the distributions a duration can draw from, the stream
+// faults an error mix can give, and the rules of every policy (among
+// them the stream watchdog's timeouts), each as a line of names.
+func ListedKinds() []struct{ Title, Names string } {
+	faults := slices.Sorted(maps.Keys(sim.StreamFaultKinds()))
+	return []struct{ Title, Names string }{
+		{"Distributions (response_time, service, think, network: {NAME: ...})", strings.Join(distributionNames(), ", ")},
+		{"Stream faults (error-mix failures: [{stream_fault: {kind: NAME, after_events, for}}])", strings.Join(faults, ", ")},
+		{"Rules of every policy (stream_idle_timeout and stream_first_byte_timeout are the stream watchdog)", strings.Join(rulesFields, ", ")},
+	}
 }

@@ -265,6 +265,9 @@ func listCommand() *cli.Command {
 					fmt.Fprintf(w, "   %-19s  %s\n", k.Name, k.About)
 				}
 			}
+			for _, l := range kinds.ListedKinds() {
+				fmt.Fprintf(w, "\n%s:\n   %s\n", l.Title, l.Names)
+			}
 			return nil
 		},
 	}

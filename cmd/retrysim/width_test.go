@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/retrysim/retrysim/internal/racetest"
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/scenarios"
 )
 
@@ -110,4 +111,26 @@ func runPipe(t *testing.T, scenario string) string {
 		t.Fatalf("compare --scenario %s: exit %d, %v\n%s", scenario, code, err, stderr)
 	}
 	return stdout
+}
+
+// 'retrysim list' names every kind: the registered categories, the
+// distributions, the stream faults and the rules (the watchdog's too).
+func TestListNamesEveryKind(t *testing.T) {
+	stdout, stderr, code, err := runCLI(t, "list")
+	if err != nil || code != 0 {
+		t.Fatalf("list: exit %d, %v\n%s", code, err, stderr)
+	}
+	var names []string
+	for _, c := range []kinds.Category{kinds.Backoffs, kinds.Coordinators, kinds.Servers, kinds.Workloads} {
+		for _, k := range kinds.Kinds(c) {
+			names = append(names, k.Name)
+		}
+	}
+	names = append(names, "fixed", "exponential", "lognormal", "normal", "uniform", "mixture",
+		"stall_first_byte", "stall", "ping_only", "cut", "stream_idle_timeout", "stream_first_byte_timeout")
+	for _, n := range names {
+		if !strings.Contains(stdout, " "+n) {
+			t.Errorf("list does not name %s", n)
+		}
+	}
 }
