@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -217,4 +218,28 @@ func copyNode(n *yaml.Node) *yaml.Node {
 		c.Content[i] = copyNode(k)
 	}
 	return &c
+}
+
+// policyIndex matches the policy a path starts in: "policies[2]".
+var policyIndex = regexp.MustCompile(`^policies\[([0-9]+)\]`)
+
+// NumericPaths are the paths of the number, duration and probability
+// fields the file gives for s, a policy named by its name
+// ("policies[full-jitter].cap"): what --param can set beside the
+// registered names, as completion offers them.
+func (s *Scenario) NumericPaths() []string {
+	var out []string
+	for _, f := range s.Fields() {
+		if f.Node == nil || !f.Kind.Numeric() {
+			continue
+		}
+		path := f.Path
+		if m := policyIndex.FindStringSubmatch(path); m != nil {
+			if i, err := strconv.Atoi(m[1]); err == nil && i < len(s.Policies) {
+				path = "policies[" + s.Policies[i].Name + "]" + path[len(m[0]):]
+			}
+		}
+		out = append(out, path)
+	}
+	return out
 }
