@@ -53,32 +53,27 @@ func completeCommand() *cli.Command {
 				return err
 			}
 			w := cmd.Root().Writer
-			switch what := cmd.Args().First(); what {
-			case "scenarios":
+			what := cmd.Args().First()
+			if what == "scenarios" {
 				for _, s := range f.Scenarios {
 					fmt.Fprintln(w, s.Name)
 				}
+				return nil
+			}
+			name := cmd.String("scenario")
+			if name == "" {
+				name = f.Default
+			}
+			s, err := f.Lookup(name)
+			if err != nil {
+				return usageError{err}
+			}
+			switch what {
 			case "policies":
-				name := cmd.String("scenario")
-				if name == "" {
-					name = f.Default
-				}
-				s, err := f.Lookup(name)
-				if err != nil {
-					return usageError{err}
-				}
 				for _, p := range s.Policies {
 					fmt.Fprintln(w, p.Name)
 				}
 			case "paths":
-				name := cmd.String("scenario")
-				if name == "" {
-					name = f.Default
-				}
-				s, err := f.Lookup(name)
-				if err != nil {
-					return usageError{err}
-				}
 				for _, p := range s.NumericPaths() {
 					fmt.Fprintln(w, p+"=")
 				}
