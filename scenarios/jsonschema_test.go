@@ -55,12 +55,15 @@ func asJSON(t *testing.T, data []byte) any {
 }
 
 // The schema takes every scenario file the project ships: the built-in
-// scenarios and every file under docs/examples (and the big ones in docs/).
+// scenarios, every file under docs/examples, the big ones in docs/ and
+// those .ci/run loads.
 func TestSchemaTakesEveryShippedScenario(t *testing.T) {
 	sch := compiledSchema(t)
 	files := map[string][]byte{BuiltinFile: retrysim.BuiltinScenarios}
 	paths, _ := filepath.Glob("../docs/examples/*.yaml")
 	more, _ := filepath.Glob("../docs/*.yaml")
+	ci, _ := filepath.Glob("../.ci/*.yaml")
+	more = append(more, ci...)
 	paths = append(paths, more...)
 	if len(paths) < 4 {
 		t.Fatalf("found %d files under docs/", len(paths))
