@@ -219,14 +219,7 @@ func FuzzParse(f *testing.F) {
 // written in, and each point's scenario holds its value, as the loader
 // reads it.
 func TestParsePath(t *testing.T) {
-	f, err := scenarios.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.Lookup("overload-burst")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := scenariotest.Builtin(t, "overload-burst")
 	for _, tc := range []struct {
 		spec   string
 		labels []string
