@@ -83,7 +83,7 @@ func rejection(m *schema.Mapping, def string) sim.Rejection {
 // Limits are the per-operation bounds that the clients section sets for every
 // policy and a policy may override. maxAttempts is 0…2^31−1; 0 sets no bound
 // of its own, and an operation still stops after 2^31−1 attempts
-// (policies.Op's counter).
+// (machine.Op's counter).
 type Limits struct {
 	MaxAttempts int
 	Deadline    time.Duration

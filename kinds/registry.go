@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -348,7 +349,7 @@ type coordinatorKind struct {
 	describe func(p *sim.Policy) string
 	// is reports whether a spec of sim.Policy.Coordinators is this kind's
 	// (nil for a kind that is not a coordinator spec: the fallback).
-	is func(s policies.Spec) bool
+	is func(s machine.Spec) bool
 	// clone, if set, copies what the kind keeps behind a pointer, so that
 	// a Clone of a scenario can be changed alone (the specs are values).
 	clone func(p *sim.Policy)
@@ -369,10 +370,10 @@ var coordinatorKinds []*coordinatorKind
 func registerCoordinator(k *coordinatorKind) { coordinatorKinds = append(coordinatorKinds, k) }
 
 // isSpec reports whether s is of type S.
-func isSpec[S policies.Spec](s policies.Spec) bool { _, ok := s.(S); return ok }
+func isSpec[S machine.Spec](s machine.Spec) bool { _, ok := s.(S); return ok }
 
 // specOf returns p's coordinator spec of type S, if it has one.
-func specOf[S policies.Spec](p *sim.Policy) (S, bool) {
+func specOf[S machine.Spec](p *sim.Policy) (S, bool) {
 	for _, s := range p.Coordinators {
 		if c, ok := s.(S); ok {
 			return c, true
@@ -385,7 +386,7 @@ func specOf[S policies.Spec](p *sim.Policy) (S, bool) {
 // setSpec gives p the coordinator spec s: in place of its spec of the same
 // type, or else among its specs in the order of registration, which is the
 // order the documentation gives.
-func setSpec[S policies.Spec](p *sim.Policy, s S) {
+func setSpec[S machine.Spec](p *sim.Policy, s S) {
 	for i, o := range p.Coordinators {
 		if _, ok := o.(S); ok {
 			p.Coordinators[i] = s
@@ -397,12 +398,12 @@ func setSpec[S policies.Spec](p *sim.Policy, s S) {
 	for i < len(p.Coordinators) && specRank(p.Coordinators[i]) <= rank {
 		i++
 	}
-	p.Coordinators = slices.Insert(p.Coordinators, i, policies.Spec(s))
+	p.Coordinators = slices.Insert(p.Coordinators, i, machine.Spec(s))
 }
 
 // specRank is the registration index of s's kind; after every kind for a
 // spec no kind has.
-func specRank(s policies.Spec) int {
+func specRank(s machine.Spec) int {
 	for i, k := range coordinatorKinds {
 		if k.is != nil && k.is(s) {
 			return i
@@ -413,7 +414,7 @@ func specRank(s policies.Spec) int {
 
 // CoordinatorNoun names the kind of a coordinator spec in a sentence: "a
 // circuit breaker".
-func CoordinatorNoun(s policies.Spec) string {
+func CoordinatorNoun(s machine.Spec) string {
 	if r := specRank(s); r < len(coordinatorKinds) {
 		if k := coordinatorKinds[r]; k.noun != "" {
 			return k.noun

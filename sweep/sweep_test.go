@@ -9,6 +9,7 @@ import (
 
 	"github.com/retrysim/retrysim/internal/scenariotest"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -168,7 +169,7 @@ func TestApplySetsFields(t *testing.T) {
 	if c := get("delay=1s"); c.Policies[0].Rules.Backoff.(policies.Constant).Wait != time.Second {
 		t.Error("delay not set")
 	}
-	if c := get("throttle=2"); c.Policies[3].Coordinators[1] != (policies.ThrottleConfig{Count: 2, Per: time.Second}) {
+	if c := get("throttle=2"); c.Policies[3].Coordinators[1] != (machine.ThrottleConfig{Count: 2, Per: time.Second}) {
 		t.Error("throttle not set")
 	}
 }
