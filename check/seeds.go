@@ -511,7 +511,7 @@ func decide(cs []SeedChange, i int, alpha float64) {
 		c.Verdict = NotComparable
 		c.Note = fmt.Sprintf("over %s, and the policy now %s %s per run", m.Over, verb, signed(sub.Diff.DeltaMean))
 		if c.Seeds > 1 {
-			c.Note += fmt.Sprintf(" (adjusted p = %s)", formatP(sub.AdjustedP))
+			c.Note += fmt.Sprintf(" (adjusted p %s)", pIs(sub.AdjustedP))
 		}
 	case v == Worsened:
 		c.Verdict = Worsened
@@ -564,6 +564,16 @@ func signed(v float64) string {
 		s = "+" + s
 	}
 	return s
+}
+
+// pIs completes "p" in a sentence: "= 0.012", or "< 0.001" (never
+// "= <0.001").
+func pIs(p float64) string {
+	f := formatP(p)
+	if strings.HasPrefix(f, "<") {
+		return "< " + strings.TrimPrefix(f, "<")
+	}
+	return "= " + f
 }
 
 func formatP(p float64) string {
@@ -702,9 +712,9 @@ func (c *SeedChange) Explain() string {
 	case c.Verdict == Unchanged && c.Seeds == 1:
 		return fmt.Sprintf("%s unchanged at %s", name, c.MeanText(c.Now))
 	case c.Verdict == Unchanged:
-		return fmt.Sprintf("%s: no significant change over %d paired seeds (%s → %s, adjusted p = %s)", name, c.Diff.Pairs, c.MeanText(c.Base), c.MeanText(c.Now), c.PText())
+		return fmt.Sprintf("%s: no significant change over %d paired seeds (%s → %s, adjusted p %s)", name, c.Diff.Pairs, c.MeanText(c.Base), c.MeanText(c.Now), pIs(c.AdjustedP))
 	}
-	over := fmt.Sprintf("over %d paired seeds, adjusted p = %s", c.Diff.Pairs, c.PText())
+	over := fmt.Sprintf("over %d paired seeds, adjusted p %s", c.Diff.Pairs, pIs(c.AdjustedP))
 	if c.Seeds == 1 {
 		over = "on one seed (no test)"
 	}

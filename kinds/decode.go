@@ -51,7 +51,7 @@ func DecodeServer(d *schema.Decoder, n *yaml.Node, path string) sim.ServerModel 
 	typ := m.Str("type", serverKinds[0].Name)
 	k := lookupServer(typ)
 	if k == nil {
-		m.Errorf("type", "unknown server type %q; choose one of %s", typ, kindNames(Servers))
+		m.Errorf("type", "unknown server type %q%s; choose one of %s", typ, didYouMean(typ, kindNames(Servers)), kindNames(Servers))
 		return nil
 	}
 	before := d.Problems()
@@ -72,7 +72,7 @@ func rejection(m *schema.Mapping, def string) sim.Rejection {
 	name := m.Str("reject", def)
 	rej, ok := rejections[name]
 	if !ok {
-		m.Errorf("reject", "unknown outcome %q; choose one of %s", name, rejectionNames)
+		m.Errorf("reject", "unknown outcome %q%s; choose one of %s", name, didYouMean(name, rejectionNames), rejectionNames)
 	}
 	if m.Has("retry_after") {
 		rej.RetryAfter = m.Duration("retry_after", rej.RetryAfter)
@@ -99,7 +99,7 @@ func DecodeClients(d *schema.Decoder, n *yaml.Node, path string) (sim.Workload, 
 	var w sim.Workload
 	before := d.Problems()
 	if k == nil {
-		m.Errorf("type", "unknown workload type %q; choose one of %s", typ, kindNames(Workloads))
+		m.Errorf("type", "unknown workload type %q%s; choose one of %s", typ, didYouMean(typ, kindNames(Workloads)), kindNames(Workloads))
 	} else {
 		w = k.decode(d, m, path)
 	}
@@ -140,7 +140,7 @@ func DecodePolicy(d *schema.Decoder, n *yaml.Node, path string, lim Limits, more
 	case typ == "" && p.Name != "":
 		m.Errorf("type", "missing: %q is not a policy type, so give one of %s", p.Name, typeNames())
 	case typ != "" && !knownType(typ):
-		m.Errorf("type", "unknown policy type %q; choose one of %s", typ, typeNames())
+		m.Errorf("type", "unknown policy type %q%s; choose one of %s", typ, didYouMean(typ, typeNames()), typeNames())
 	}
 
 	// The backoff: the type's own, or for a preset its default, which the
@@ -150,7 +150,7 @@ func DecodePolicy(d *schema.Decoder, n *yaml.Node, path string, lim Limits, more
 	if pre := lookupPreset(typ); pre != nil {
 		name := m.Str("backoff", pre.backoff)
 		if backoff = lookupBackoff(name); backoff == nil {
-			m.Errorf("backoff", "unknown backoff %q for a %s policy; choose one of %s", name, pre.name, backoffNames())
+			m.Errorf("backoff", "unknown backoff %q%s for a %s policy; choose one of %s", name, didYouMean(name, backoffNames()), pre.name, backoffNames())
 		}
 		on = pre.coordinators
 	} else if m.Has("backoff") {

@@ -27,6 +27,7 @@ import (
 // (folded: |N(mean, stddev)|) or {uniform: [50ms, 150ms]}. It returns def
 // when key is absent or wrong.
 func distribution(m *schema.Mapping, key string, def sim.Distribution) sim.Distribution {
+	m.NoteDistribution(key)
 	v := m.Get(key)
 	if v == nil {
 		return def

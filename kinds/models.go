@@ -2,10 +2,13 @@ package kinds
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/retrysim/retrysim/internal/suggest"
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/sim"
 	"github.com/retrysim/retrysim/stats"
@@ -87,6 +90,18 @@ func ExtraEventsPerAttempt(s sim.ServerModel) float64 {
 }
 
 // kindNames lists the names of a category's kinds.
+// didYouMean is ` (did you mean "NAME"?)` for the name of list (names
+// separated by ", ", each maybe followed by a note in brackets) nearest to
+// got, or "".
+func didYouMean(got, list string) string {
+	var names []string
+	for _, item := range strings.Split(list, ", ") {
+		name, _, _ := strings.Cut(item, " (")
+		names = append(names, name)
+	}
+	return suggest.DidYouMean(got, names)
+}
+
 func kindNames(c Category) string {
 	var names []string
 	for _, k := range Kinds(c) {
@@ -113,4 +128,17 @@ func describeRejection(r sim.Rejection) string {
 		s += fmt.Sprintf(", retry-after %v", r.RetryAfter)
 	}
 	return s
+}
+
+// ListedKinds are the kinds 'retrysim list' names beyond the registered
+// categories: the distributions a duration can draw from, the stream
+// faults an error mix can give, and the rules of every policy (among
+// them the stream watchdog's timeouts), each as a line of names.
+func ListedKinds() []struct{ Title, Names string } {
+	faults := slices.Sorted(maps.Keys(sim.StreamFaultKinds()))
+	return []struct{ Title, Names string }{
+		{"Distributions (response_time, service, think, network: {NAME: ...})", strings.Join(distributionNames(), ", ")},
+		{"Stream faults (error-mix failures: [{stream_fault: {kind: NAME, after_events, for}}])", strings.Join(faults, ", ")},
+		{"Rules of every policy (stream_idle_timeout and stream_first_byte_timeout are the stream watchdog)", strings.Join(rulesFields, ", ")},
+	}
 }

@@ -113,7 +113,7 @@ func decodePool(d *schema.Decoder, m *schema.Mapping, path string) *sim.Pool {
 		}
 	}
 	if !found {
-		m.Errorf("balancer", "unknown balancer %q; choose one of %s", name, balancerNames())
+		m.Errorf("balancer", "unknown balancer %q%s; choose one of %s", name, didYouMean(name, balancerNames()), balancerNames())
 	}
 	items := m.Sequence("members")
 	switch {

@@ -13,6 +13,7 @@ package kinds
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,7 +79,13 @@ const (
 	// Duration is a Go duration with a unit ("500ms"); sweeps report it
 	// in milliseconds.
 	Duration
+	// Number is a number with a fraction ("0.3"), held in billionths
+	// (NumberScale) so that it counts and steps as the others do.
+	Number
 )
+
+// NumberScale is how many of a Number parameter's units make 1.
+const NumberScale = 1e9
 
 // Param is a parameter that a sweep can vary: a field of one or more kinds
 // (base is a field of every exponential backoff), or of every policy
@@ -148,8 +155,11 @@ func (p *Param) Set(s *Parts, v int64) error {
 
 // Format writes a value of the parameter as a user writes it.
 func (p *Param) Format(v int64) string {
-	if p.Unit == Duration {
+	switch p.Unit {
+	case Duration:
 		return time.Duration(v).String()
+	case Number:
+		return strconv.FormatFloat(float64(v)/NumberScale, 'g', -1, 64)
 	}
 	return fmt.Sprint(v)
 }

@@ -42,7 +42,7 @@ func decodeStreamFault(d *schema.Decoder, fm *schema.Mapping) (sim.StreamFault, 
 	name := sm.Str("kind", "")
 	k, ok := kinds[name]
 	if !ok {
-		sm.Errorf("kind", "unknown stream fault %q; choose one of %s", name, strings.Join(names, ", "))
+		sm.Errorf("kind", "unknown stream fault %q%s; choose one of %s", name, didYouMean(name, strings.Join(names, ", ")), strings.Join(names, ", "))
 	}
 	f.Kind = k
 	f.After = int(sm.Integer("after_events", 0, 0, 10_000))

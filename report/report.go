@@ -287,10 +287,15 @@ func textColumns(set []*metrics.Metric) []bool {
 			text[len(text)-1] = true
 			continue
 		}
-		text = append(text, false)
+		text = append(text, family(m))
 	}
 	return text
 }
+
+// family reports whether m is a part of a column family (client.idle_ms
+// in client): its cell reads part=value, as a family of several does,
+// even when it is the only one shown.
+func family(m *metrics.Metric) bool { return strings.HasPrefix(m.Name, m.Column+".") }
 
 // FormatValue writes a metric's value as the single-run table shows it:
 // counts whole, ratios with two decimals, milliseconds with one.
@@ -311,7 +316,7 @@ func Cells(pr PolicyResult, missing string) []string {
 	cells := []string{pr.Policy, strconv.Itoa(pr.Clients)}
 	var parts []string
 	for i, m := range pr.Metrics {
-		shared := (i > 0 && pr.Metrics[i-1].Column == m.Column) || (i+1 < len(pr.Metrics) && pr.Metrics[i+1].Column == m.Column)
+		shared := (i > 0 && pr.Metrics[i-1].Column == m.Column) || (i+1 < len(pr.Metrics) && pr.Metrics[i+1].Column == m.Column) || family(m)
 		v := pr.Values[i]
 		if !shared {
 			if math.IsNaN(v) {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retrysim/retrysim/internal/suggest"
 	"github.com/retrysim/retrysim/metrics"
 )
 
@@ -130,7 +131,7 @@ func ParseExpectation(text string) (Expectation, error) {
 		}
 	}
 	if _, ok := metrics.Lookup(e.Metric); !ok {
-		return e, expErr("unknown metric %q; known metrics: %s", e.Metric, strings.Join(metrics.Names(), ", "))
+		return e, expErr("unknown metric %q%s; known metrics: %s", e.Metric, suggest.DidYouMean(e.Metric, metrics.Names()), strings.Join(metrics.Names(), ", "))
 	}
 	if number == "" {
 		return e, expErr("no number after %q in %q", string(op), text)

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"fmt"
 	"strings"
+
+	"github.com/retrysim/retrysim/internal/suggest"
 )
 
 // PolicyIndex is the index in s.Policies of the policy called name. When s
@@ -14,5 +16,5 @@ func (s *Scenario) PolicyIndex(name string) (int, error) {
 			return i, nil
 		}
 	}
-	return -1, fmt.Errorf("scenario %s has no such policy (have: %s)", s.Name, strings.Join(names, ", "))
+	return -1, fmt.Errorf("scenario %s has no such policy%s (have: %s)", s.Name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
 }

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	retrysim "github.com/retrysim/retrysim"
+	"github.com/retrysim/retrysim/internal/suggest"
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/schema"
@@ -58,6 +59,9 @@ type Scenario struct {
 	CheckSeeds int
 	// Expect lists the expectations of every policy, in file order.
 	Expect []Expect
+	// src is the YAML s was decoded from (WithValue); nil for a scenario
+	// built in Go.
+	src *source
 }
 
 // Config returns the simulator configuration for the i-th policy and a seed.
@@ -138,7 +142,7 @@ func (f *File) Lookup(name string) (*Scenario, error) {
 	for i, s := range f.Scenarios {
 		names[i] = s.Name
 	}
-	return nil, fmt.Errorf("%s: no scenario %q (have: %s)", f.Path, name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%s: no scenario %q%s (have: %s)", f.Path, name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
 }
 
 // Builtin returns the scenarios shipped inside the binary.
@@ -314,6 +318,7 @@ func decodeScenario(d *schema.Decoder, n *yaml.Node, path string) *Scenario {
 		}
 	}
 	m.Finish("name", "description", "seed", "check_seeds", "incident", "server", "clients", "policies")
+	s.src = &source{node: n, path: path, file: d.File, dir: d.Dir, read: d.Read}
 	return s
 }
 

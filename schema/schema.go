@@ -25,6 +25,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/retrysim/retrysim/internal/suggest"
 )
 
 // FieldError is a problem with one field of a scenario file.
@@ -78,7 +80,12 @@ type Decoder struct {
 	// read from; "" reads none.
 	Dir string
 	// Read reads such a file; nil is ReadFile.
-	Read     func(path string) ([]byte, error)
+	Read func(path string) ([]byte, error)
+	// Scalars, if set, is told of every scalar field read (Scalar).
+	Scalars func(Scalar)
+	// Known, if set, is told of the fields a mapping knows, as Finish
+	// lists them, with the mapping's path.
+	Known    func(path string, fields []string)
 	errs     []error // the first MaxErrors problems
 	problems int     // all problems found, listed or not
 	mappings int     // mappings decoded, for tests of the bound on work
@@ -304,9 +311,16 @@ func (m *Mapping) Finish(known ...string) {
 	if len(known) == 0 {
 		known = m.read
 	}
+	if m.d.Known != nil {
+		m.d.Known(m.path, known)
+	}
 	for _, key := range m.order {
 		if !m.used[key] {
-			m.d.Errorf(m.keys[key], m.Field(key), "unknown field (known fields: %s)", strings.Join(known, ", "))
+			hint := ""
+			if near := suggest.Closest(key, known); near != "" {
+				hint = fmt.Sprintf("; did you mean %q?", near)
+			}
+			m.d.Errorf(m.keys[key], m.Field(key), "unknown field%s (known fields: %s)", hint, strings.Join(known, ", "))
 		}
 	}
 }
@@ -324,6 +338,7 @@ func (m *Mapping) Scalar(key, want string) *yaml.Node {
 }
 
 func (m *Mapping) Str(key, def string) string {
+	m.d.note(m.Field(key), KindString, noBounds[0], noBounds[1], m.value(key))
 	v := m.Scalar(key, "a string")
 	if v == nil {
 		return def
@@ -336,6 +351,7 @@ func (m *Mapping) Str(key, def string) string {
 }
 
 func (m *Mapping) Boolean(key string, def bool) bool {
+	m.d.note(m.Field(key), KindBoolean, noBounds[0], noBounds[1], m.value(key))
 	v := m.Scalar(key, "true or false")
 	if v == nil {
 		return def
@@ -354,6 +370,7 @@ func (m *Mapping) Boolean(key string, def bool) bool {
 
 // Integer reads a whole number in [lo, hi].
 func (m *Mapping) Integer(key string, def, lo, hi int64) int64 {
+	m.d.note(m.Field(key), KindInteger, float64(lo), float64(hi), m.value(key))
 	v := m.Scalar(key, "a whole number")
 	if v == nil {
 		return def
@@ -386,6 +403,7 @@ func (m *Mapping) Integer(key string, def, lo, hi int64) int64 {
 
 // Unsigned reads a whole number in [0, 2^64).
 func (m *Mapping) Unsigned(key string, def uint64) uint64 {
+	m.d.note(m.Field(key), KindInteger, 0, math.MaxUint64, m.value(key))
 	v := m.Scalar(key, "a whole number")
 	if v == nil {
 		return def
@@ -407,6 +425,7 @@ var decimal = regexp.MustCompile(`^[-+]?[0-9]+$`)
 
 // Number reads a finite number in [lo, hi].
 func (m *Mapping) Number(key string, def, lo, hi float64) float64 {
+	m.d.note(m.Field(key), KindNumber, lo, hi, m.value(key))
 	v := m.Scalar(key, "a number")
 	if v == nil {
 		return def
@@ -433,15 +452,21 @@ const MaxDuration = 1000 * time.Hour
 
 // Duration reads a Go duration such as "1.5s" or "100ms", in [0, MaxDuration].
 func (m *Mapping) Duration(key string, def time.Duration) time.Duration {
+	m.d.note(m.Field(key), KindDuration, 0, 0, m.value(key))
 	v := m.Scalar(key, "a duration")
 	if v == nil {
 		return def
 	}
-	return m.d.DurationOf(v, m.Field(key), def)
+	return m.d.durationOf(v, m.Field(key), def)
 }
 
 // DurationOf reads the scalar v (at field) as duration would.
 func (d *Decoder) DurationOf(v *yaml.Node, field string, def time.Duration) time.Duration {
+	d.note(field, KindDuration, 0, 0, v)
+	return d.durationOf(v, field, def)
+}
+
+func (d *Decoder) durationOf(v *yaml.Node, field string, def time.Duration) time.Duration {
 	if v.Tag == "!!int" && strings.TrimLeft(v.Value, "+-0_") == "" {
 		return 0 // a bare 0 needs no unit
 	}

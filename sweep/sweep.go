@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrysim/retrysim/internal/suggest"
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/scenarios"
 )
@@ -25,13 +26,53 @@ const (
 )
 
 // nameList names the parameters there are, for messages.
-func nameList() string {
+func nameList() string { return strings.Join(paramNames(), ", ") }
+
+func paramNames() []string {
 	var names []string
 	for _, p := range kinds.Params() {
 		names = append(names, p.Name)
 	}
-	return strings.Join(names, ", ")
+	return names
 }
+
+// isPath reports whether name is the path of a field (server.type,
+// policies[0].cap) rather than the short name of a parameter.
+func isPath(name string) bool { return strings.ContainsAny(name, ".[") }
+
+// pathParam is the parameter of the field at path: its values are
+// durations when they have units, whole numbers when they are, numbers
+// otherwise. Its bounds are the loader's, which Apply asks.
+func pathParam(path, values string) *kinds.Param {
+	unit := kinds.Count
+	durations, wholes, units := true, true, false
+	for _, item := range strings.FieldsFunc(values, func(r rune) bool { return r == ':' || r == ',' }) {
+		if strings.HasPrefix(item, "log") {
+			continue
+		}
+		if _, err := time.ParseDuration(item); err != nil {
+			durations = false
+		}
+		if strings.ContainsAny(item, "hmsuµn") {
+			units = true
+		}
+		if _, err := strconv.ParseInt(item, 10, 64); err != nil {
+			wholes = false
+		}
+	}
+	switch {
+	case durations && units:
+		unit = kinds.Duration
+	case !wholes:
+		unit = kinds.Number
+	}
+	return &kinds.Param{Name: path, Title: path, Unit: unit, Min: math.MinInt64 / 2, Max: math.MaxInt64 / 2,
+		About: "the field at " + path}
+}
+
+// IsPath reports whether the parameter is a field set by its path
+// (scenarios.Scenario.WithValue) rather than a registered parameter.
+func (p *Param) IsPath() bool { _, ok := kinds.LookupParam(p.Name); return !ok }
 
 // Param is one parsed --param: a name and the values it takes.
 type Param struct {
@@ -57,8 +98,11 @@ func (p *Param) Label(i int) string { return p.info.Format(p.Values[i]) }
 
 // Number returns value i as a number: a count, or milliseconds.
 func (p *Param) Number(i int) float64 {
-	if p.info.Unit == kinds.Duration {
+	switch p.info.Unit {
+	case kinds.Duration:
 		return float64(p.Values[i]) / float64(time.Millisecond)
+	case kinds.Number:
+		return float64(p.Values[i]) / kinds.NumberScale
 	}
 	return float64(p.Values[i])
 }
@@ -76,8 +120,11 @@ func Parse(spec string) (Param, error) {
 		return Param{}, fmt.Errorf("%q: want NAME=FROM:TO:STEP, e.g. clients=10:50:10", spec)
 	}
 	info, ok := kinds.LookupParam(name)
-	if !ok {
-		return Param{}, fmt.Errorf("%q: unknown parameter %q; choose one of %s", spec, name, nameList())
+	if !ok && isPath(name) {
+		info = pathParam(name, rng)
+	} else if !ok {
+		return Param{}, fmt.Errorf("%q: unknown parameter %q%s; choose one of %s, or the path of a field (server.phases[1].duration, policies[NAME].cap)",
+			spec, name, suggest.DidYouMean(name, paramNames()), nameList())
 	}
 	p := Param{Name: name, info: info}
 	var err error
@@ -205,7 +252,7 @@ func logValues(info *kinds.Param, parts []string) (values []int64, note string, 
 // roundValue rounds x to a whole number (a count) or to three significant
 // digits (a duration in nanoseconds, so 316.227766ms becomes 316ms).
 func roundValue(u kinds.ParamUnit, x float64) int64 {
-	if u == kinds.Duration && x >= 1000 {
+	if (u == kinds.Duration || u == kinds.Number) && x >= 1000 {
 		scale := math.Pow(10, math.Floor(math.Log10(x))-2)
 		return int64(math.Round(math.Round(x/scale) * scale))
 	}
@@ -223,6 +270,13 @@ func parseValue(u kinds.ParamUnit, s string) (int64, error) {
 		}
 		return int64(d), nil
 	}
+	if u == kinds.Number {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.Abs(f) > math.MaxInt64/2/kinds.NumberScale {
+			return 0, fmt.Errorf("%q is not a number (write e.g. 0.3)", s)
+		}
+		return int64(math.Round(f * kinds.NumberScale)), nil
+	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a whole number", s)
@@ -233,8 +287,23 @@ func parseValue(u kinds.ParamUnit, s string) (int64, error) {
 // Apply returns a copy of s with the parameters set to the given values
 // (one per parameter); s itself is not changed.
 func Apply(s *scenarios.Scenario, ps []Param, values []int64) (*scenarios.Scenario, error) {
+	// Fields by path first: the loader decodes the scenario anew for them,
+	// which would undo a registered parameter set before.
+	for i, p := range ps {
+		if !p.IsPath() {
+			continue
+		}
+		c, err := s.WithValue(p.Name, p.info.Format(values[i]))
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", p.Name, p.info.Format(values[i]), err)
+		}
+		s = c
+	}
 	c := s.Clone()
 	for i, p := range ps {
+		if p.IsPath() {
+			continue
+		}
 		if err := c.Set(p.info, values[i]); err != nil {
 			return nil, fmt.Errorf("%s=%s: %w", p.Name, p.info.Format(values[i]), err)
 		}

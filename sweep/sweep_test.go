@@ -215,3 +215,65 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A field's path is a parameter: its values take the unit they are
+// written in, and each point's scenario holds its value, as the loader
+// reads it.
+func TestParsePath(t *testing.T) {
+	s := scenariotest.Builtin(t, "overload-burst")
+	for _, tc := range []struct {
+		spec   string
+		labels []string
+		field  string
+	}{
+		{"server.phases[1].duration=1m:3m:1m", []string{"1m0s", "2m0s", "3m0s"}, "server.phases[1].duration"},
+		{"policies[full-jitter].cap=30s", []string{"30s"}, "policies[2].cap"},
+		{"clients.count=10,40", []string{"10", "40"}, "clients.count"},
+		{"policies[capped-exponential].factor=1.5,2.5", []string{"1.5", "2.5"}, "policies[1].factor"},
+	} {
+		p, err := Parse(tc.spec)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.spec, err)
+		}
+		if !p.IsPath() || len(p.Values) != len(tc.labels) {
+			t.Fatalf("%s: %d values, path %v", tc.spec, len(p.Values), p.IsPath())
+		}
+		if err := Validate(s, []Param{p}); err != nil {
+			t.Fatalf("%s: %v", tc.spec, err)
+		}
+		for i, want := range tc.labels {
+			if p.Label(i) != want {
+				t.Errorf("%s: value %d is %s, want %s", tc.spec, i, p.Label(i), want)
+			}
+			c, err := Apply(s, []Param{p}, []int64{p.Values[i]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, fl := range c.Fields() {
+				if fl.Path == tc.field && fl.Node != nil {
+					found = true
+					if fl.Node.Value != want && !(strings.HasSuffix(want, "m0s") && fl.Node.Value == want) {
+						if d, err := time.ParseDuration(fl.Node.Value); err != nil || d.String() != want {
+							t.Errorf("%s: the scenario holds %s, want %s", tc.spec, fl.Node.Value, want)
+						}
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: no field %s after setting it", tc.spec, tc.field)
+			}
+		}
+	}
+	// Refused as the loader refuses the file, naming the field.
+	p, err := Parse("policies[full-jitter].factor=0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Validate(s, []Param{p}); err == nil || !strings.Contains(err.Error(), "policies[2].factor") {
+		t.Errorf("factor 0.5: %v", err)
+	}
+	if _, err := Parse("clinets=4"); err == nil || !strings.Contains(err.Error(), `did you mean "clients"?`) {
+		t.Errorf("a misspelt name: %v", err)
+	}
+}

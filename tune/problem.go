@@ -152,7 +152,10 @@ func (p *Problem) Prepare() ([]*scenarios.Scenario, []Target, error) {
 		return nil, nil, fmt.Errorf("levels %d: want 2 to %d", p.Levels, MaxLevels)
 	}
 	for i, q := range p.Space {
-		info, _ := kinds.LookupParam(q.Name) // sweep.Parse checked the name
+		info, ok := kinds.LookupParam(q.Name) // sweep.Parse checked the name, or it is a path
+		if !ok {
+			return nil, nil, fmt.Errorf("%s: tune varies a registered policy parameter (%s), not a field by its path", q.Name, strings.Join(PolicyParams(), ", "))
+		}
 		if info.Field == "" {
 			return nil, nil, fmt.Errorf("%s is a parameter of the scenario, not of a policy; tune varies %s", q.Name, strings.Join(PolicyParams(), ", "))
 		}

@@ -110,7 +110,11 @@ func (r *Result) spentText() string {
 	}
 	s := fmt.Sprintf("%d stage(s), %d points", r.Stages, len(r.Candidates))
 	if invalid > 0 {
-		s += fmt.Sprintf(" (%d not valid scenarios, not run)", invalid)
+		noun := "points were not valid scenarios"
+		if invalid == 1 {
+			noun = "point was not a valid scenario"
+		}
+		s += fmt.Sprintf(" (%d %s, not run)", invalid, noun)
 	}
 	return s + fmt.Sprintf(", %d runs", r.Runs)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/retrysim/retrysim/internal/suggest"
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/scenarios"
@@ -19,6 +20,7 @@ import (
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var helpTopic error // set when 'retrysim help NAME' names no command
 	var quiet bool      // --quiet
+	var wide bool       // --wide
 	app := &cli.Command{
 		Name:  "retrysim",
 		Usage: "compare retry policies against a simulated overloaded API",
@@ -30,13 +32,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			"(docs/scenarios.md). Exit status: 0 success, 1 failed run or check,\n" +
 			"2 usage or input error, 3 internal error, 130 interrupted (Ctrl-C).",
 		Version:   readBuildVersion().module,
-		Writer:    stdout,
+		Writer:    stdoutWriter{stdout, &wide},
 		ErrWriter: quietWriter{stderr, &quiet},
-		Flags:     []cli.Flag{quietFlag(&quiet)},
+		Flags:     []cli.Flag{quietFlag(&quiet), wideFlag(&wide)},
 		// Errors are reported once, by main; usage errors exit 2.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
-			return usageError{err}
+		OnUsageError: func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+			return teachFlagError(cmd, err)
 		},
 		CommandNotFound: func(_ context.Context, _ *cli.Command, name string) {
 			helpTopic = usagef("no help for %q: there is no such command; run 'retrysim --help'", name)
@@ -47,7 +49,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Commands:                        commands(),
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
-				return usagef("unknown command %q; run 'retrysim --help'", cmd.Args().First())
+				var names []string
+				for _, c := range cmd.Commands {
+					names = append(names, c.Name)
+				}
+				return usagef("unknown command %q%s; run 'retrysim --help'", cmd.Args().First(), suggest.DidYouMean(cmd.Args().First(), names))
 			}
 			return cli.ShowAppHelp(cmd)
 		},
@@ -77,7 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func commands() []*cli.Command {
 	return []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand(),
 		mergeCommand(), serveCommand(), validateCommand(), showCommand(), diffCommand(), completeCommand(), tuneCommand(),
-		playgroundCommand()}
+		playgroundCommand(), schemaCommand()}
 }
 
 // refuseRepeats makes cmd and its subcommands refuse a flag that takes one
@@ -258,6 +264,9 @@ func listCommand() *cli.Command {
 				for _, k := range kinds.Kinds(c.category) {
 					fmt.Fprintf(w, "   %-19s  %s\n", k.Name, k.About)
 				}
+			}
+			for _, l := range kinds.ListedKinds() {
+				fmt.Fprintf(w, "\n%s:\n   %s\n", l.Title, l.Names)
 			}
 			return nil
 		},

@@ -11,7 +11,7 @@ import (
 // setParamFlag is compare's and plot's --param: one value of a sweep parameter,
 // set on the scenario before it runs (compare.Set).
 func setParamFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "set a sweep parameter, `NAME=VALUE` (repeatable; see 'retrysim sweep --help' for the names), e.g. clients=40"}
+	return &cli.StringSliceFlag{Name: "param", Aliases: []string{"p"}, Usage: "set a sweep parameter or a field by its path, `NAME=VALUE` (repeatable; see 'retrysim sweep --help' for the names), e.g. clients=40 or 'server.phases[0].duration=2m'"}
 }
 
 // setParams returns s with the --param values of compare or plot set.

@@ -53,25 +53,32 @@ func completeCommand() *cli.Command {
 				return err
 			}
 			w := cmd.Root().Writer
-			switch what := cmd.Args().First(); what {
-			case "scenarios":
+			what := cmd.Args().First()
+			if what == "scenarios" {
 				for _, s := range f.Scenarios {
 					fmt.Fprintln(w, s.Name)
 				}
+				return nil
+			}
+			name := cmd.String("scenario")
+			if name == "" {
+				name = f.Default
+			}
+			s, err := f.Lookup(name)
+			if err != nil {
+				return usageError{err}
+			}
+			switch what {
 			case "policies":
-				name := cmd.String("scenario")
-				if name == "" {
-					name = f.Default
-				}
-				s, err := f.Lookup(name)
-				if err != nil {
-					return usageError{err}
-				}
 				for _, p := range s.Policies {
 					fmt.Fprintln(w, p.Name)
 				}
+			case "paths":
+				for _, p := range s.NumericPaths() {
+					fmt.Fprintln(w, p+"=")
+				}
 			default:
-				return usagef("__complete: want scenarios or policies, got %q", what)
+				return usagef("__complete: want scenarios, policies or paths, got %q", what)
 			}
 			return nil
 		},
@@ -278,6 +285,8 @@ _@NAME@() {
     params)
       [[ $value == *=* ]] && return 0
       list="@PARAMS@"
+      # And the paths of the scenario's fields (server.phases[0].duration=).
+      [[ $file != - ]] && list+=" "$("${COMP_WORDS[0]}" __complete paths ${file:+--file "$file"} ${scenario:+--scenario "$scenario"} 2>/dev/null)
       compopt -o nospace 2>/dev/null
       ;;
     scenarios | policies)

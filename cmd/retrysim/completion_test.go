@@ -46,7 +46,7 @@ func TestBashCompletion(t *testing.T) {
 		line, want string
 		cword      int
 	}{
-		{"", "compare list plot sweep report check merge serve validate show diff tune playground completion", 0},
+		{"", "compare list plot sweep report check merge serve validate show diff tune playground schema completion", 0},
 		{"co", "compare completion", 0},
 		{"compare --sc", "--scenario", 0},
 		{"compare --scenario lo", "long-outage", 0},
@@ -61,8 +61,13 @@ func TestBashCompletion(t *testing.T) {
 		{"compare --format = j", "json", 0},
 		{"compare --format =", "table markdown csv json html", 0},
 		{"check --format ''", "table markdown", 0},
-		{"sweep --param cl", "clients=", 0},
-		{"sweep -p ''", "clients= capacity= base= delay= outage= response_time= throttle= max_attempts= deadline= concurrency= service_time= requests_per_minute= network= rate= down_for= cap= budget_percent= budget_min_per_second= breaker_failures= breaker_open_for= hedge_delay= hedge_budget_percent= shared_throttle=", 0},
+		{"sweep --param cl", "clients= clients.count= clients.max_attempts= clients.deadline=", 0},
+		{"compare --scenario bad-day-agents --param server.inner.phases[1].d", "server.inner.phases[1].duration=", 0},
+		{"compare -p policies[gated].th", "policies[gated].throttle.rate= policies[gated].throttle.per=", 0},
+		{"sweep -p ''", "clients= capacity= base= delay= outage= response_time= throttle= max_attempts= deadline= concurrency= service_time= requests_per_minute= network= rate= down_for= cap= budget_percent= budget_min_per_second= breaker_failures= breaker_open_for= hedge_delay= hedge_budget_percent= shared_throttle= " +
+			"seed= server.phases[0].duration= server.phases[1].admit= server.phases[1].window= clients.count= clients.max_attempts= clients.deadline= check_seeds= " +
+			"policies[immediate].delay= policies[capped-exponential].base= policies[capped-exponential].factor= policies[capped-exponential].cap= " +
+			"policies[full-jitter].base= policies[full-jitter].cap= policies[gated].base= policies[gated].cap= policies[gated].throttle.rate= policies[gated].throttle.per=", 0},
 		{"sweep --param clients = 1", "", 0},
 		{"compare --seed ''", "", 0},
 		{"compare --force --form", "--format", 0},

@@ -63,8 +63,8 @@ func TestOldFlagNames(t *testing.T) {
 		{[]string{"plot", "--out", "x", "--plot-dir", "y"}, "--plot-dir and --out are the same flag"},
 		{[]string{"plot", "--plot-dir", "x", "--format", "svg", "--plot-format", "png"}, "--plot-format and --format are the same flag"},
 		{[]string{"sweep", "-p", "clients=1", "--plot", "x", "--plot-dir", "y"}, "--plot-dir and --plot are the same flag"},
-		{[]string{"plot", "--plot-dir", "x", "--plot-format", "gif"}, "--plot-format: unknown image format \"gif\""},
-		{[]string{"sweep", "-p", "clients=1", "--plot-dir", "x", "--plot-format", "gif"}, "--plot-format: unknown image format \"gif\""},
+		{[]string{"plot", "--plot-dir", "x", "--plot-format", "gif"}, "--plot-format: unknown format \"gif\" (want one or more of png, svg, json, csv,"},
+		{[]string{"sweep", "-p", "clients=1", "--plot-dir", "x", "--plot-format", "gif"}, "--plot-format: unknown format \"gif\" (want one or more of png, svg, e.g."},
 		{[]string{"plot"}, "plot needs --plot-dir DIR"},
 	} {
 		_, _, _, err := runCLI(t, tt.args...)

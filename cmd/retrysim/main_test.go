@@ -146,12 +146,17 @@ func TestUsageAndInputErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"unknown flag", []string{"compare", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"unknown flag", []string{"compare", "--bogus"}, 2, "unknown flag --bogus; 'retrysim compare --help' lists the flags"},
+		{"misspelt flag", []string{"compare", "--seedz", "3"}, 2, "unknown flag --seedz (did you mean --seed?)"},
+		{"flag before the command", []string{"--seeds", "20", "compare"}, 2, "unknown flag --seeds before the command: a command's flags go after it, e.g. 'retrysim compare --seeds ...'"},
+		{"misspelt command", []string{"comapre"}, 2, `unknown command "comapre" (did you mean "compare"?)`},
+		{"misspelt scenario", []string{"compare", "--scenario", "overload-burts"}, 2, `no scenario "overload-burts" (did you mean "overload-burst"?)`},
+		{"misspelt policy", []string{"compare", "--vs", "gatd"}, 2, `has no such policy (did you mean "gated"?)`},
 		{"unknown format", []string{"compare", "--format", "xml"}, 2, `unknown format "xml"`},
 		{"unknown scenario", []string{"compare", "--scenario", "nope"}, 2, `no scenario "nope" (have: overload-burst`},
 		{"missing file", []string{"compare", "--file", "/nonexistent/x.yaml"}, 2, "/nonexistent/x.yaml"},
 		{"bad file", []string{"compare", "--file", bad}, 2, bad + ":3:22: scenarios[0].clients.count: must be between 1"},
-		{"bad seed", []string{"compare", "--seed", "-1"}, 2, `invalid value "-1" for flag -seed`},
+		{"bad seed", []string{"compare", "--seed", "-1"}, 2, `invalid value "-1" for flag --seed`},
 		{"stray argument", []string{"compare", "extra"}, 2, "compare takes no arguments"},
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 	} {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/retrysim/retrysim/internal/suggest"
 	"github.com/retrysim/retrysim/report"
 	"github.com/retrysim/retrysim/report/plot"
 	"github.com/retrysim/retrysim/runs"
@@ -162,7 +163,7 @@ func plotAndDataFormats(c *call, old ...string) ([]plot.ImageFormat, []string, e
 	if len(images) == 0 {
 		return nil, data, nil
 	}
-	formats, err := plotFormats(given, strings.Join(images, ","))
+	formats, err := plotFormats(given, strings.Join(images, ","), dataFormats...)
 	return formats, data, err
 }
 
@@ -186,13 +187,15 @@ func timelineFiles(dir string, d *runs.PlotData, formats []string) ([]outputFile
 	return files, nil
 }
 
-// plotFormats parses a comma-separated list of image formats, given as flag.
-func plotFormats(flag, list string) ([]plot.ImageFormat, error) {
+// plotFormats parses a comma-separated list of image formats, given as
+// flag; also are the other formats the flag takes, for the message.
+func plotFormats(flag, list string, also ...string) ([]plot.ImageFormat, error) {
 	var out []plot.ImageFormat
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
 		if !slices.Contains(plot.ImageFormats(), plot.ImageFormat(f)) {
-			return nil, usagef("%s: unknown image format %q (want png, svg or png,svg)", flag, f)
+			known := slices.Concat([]string{"png", "svg"}, also)
+			return nil, usagef("%s: unknown format %q%s (want one or more of %s, e.g. png,svg)", flag, f, suggest.DidYouMean(f, known), strings.Join(known, ", "))
 		}
 		if !slices.Contains(out, plot.ImageFormat(f)) {
 			out = append(out, plot.ImageFormat(f))

@@ -3,8 +3,10 @@
 package progress
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -42,7 +44,16 @@ type Bar struct {
 	mu    sync.Mutex
 	total int64
 	done  int64
+	// For a bar of events: its description, when it started and was last
+	// described, and the clock (time.Now; tests set their own). The
+	// clock is the display's: nothing simulated reads it.
+	description      string
+	start, described time.Time
+	now              func() time.Time
 }
+
+// eta is how often an events bar's time left is written anew.
+const eta = 500 * time.Millisecond
 
 // New returns a bar for total runs drawn on w, or a Bar that draws nothing
 // when w is not a terminal or total is below MinRuns.
@@ -58,18 +69,51 @@ func New(w io.Writer, total int, description string) *Bar {
 // NewEvents returns a bar for work measured in engine events, up to
 // total (an upper bound, so the bar can jump forward when a run ends
 // early), or a Bar that draws nothing when w is not a terminal or total is
-// below MinEvents. It shows the share done, the events per second and the
-// time elapsed, not a prediction: from an upper bound, that would mislead.
+// below MinEvents. It shows the share done, the time elapsed and, once
+// events are counted, their rate and the most time left: the rest of the
+// bound at the rate so far (the work estimate is an upper bound, so the
+// run ends then or sooner).
 func NewEvents(w io.Writer, total float64, description string) *Bar {
 	if total < MinEvents || !Terminal(w) {
 		return &Bar{}
 	}
-	return newBar(w, int64(min(total, 1<<62)), description,
+	b := newBar(w, int64(min(total, 1<<62)), description+" (starting)",
 		progressbar.OptionSetRenderBlankState(true),
-		progressbar.OptionShowIts(), // redrawn as the rate changes, so it shows the run is alive
-		progressbar.OptionSetItsString("events"),
 		progressbar.OptionSetPredictTime(false),
 		progressbar.OptionSetElapsedTime(true))
+	b.description, b.now = description, time.Now
+	b.start = b.now()
+	b.described = b.start
+	return b
+}
+
+// describe writes an events bar's rate and most time left, every eta.
+func (b *Bar) describe() {
+	if b.now == nil || b.done == 0 {
+		return
+	}
+	now := b.now()
+	if now.Sub(b.described) < eta {
+		return
+	}
+	b.described = now
+	elapsed := now.Sub(b.start)
+	rate := float64(b.done) / elapsed.Seconds()
+	left := time.Duration(float64(b.total-b.done) / rate * float64(time.Second))
+	b.bar.Describe(fmt.Sprintf("%s (%s events/s, at most %s left)", b.description, compact(rate), left.Round(time.Second)))
+}
+
+// compact writes a rate in three significant digits: 2.35M, 512k, 87.
+func compact(x float64) string {
+	switch {
+	case x >= 1e9:
+		return strconv.FormatFloat(x/1e9, 'f', 2, 64) + "G"
+	case x >= 1e6:
+		return strconv.FormatFloat(x/1e6, 'f', 2, 64) + "M"
+	case x >= 1e3:
+		return strconv.FormatFloat(x/1e3, 'f', 0, 64) + "k"
+	}
+	return strconv.FormatFloat(x, 'f', 0, 64)
 }
 
 func newBar(w io.Writer, total int64, description string, options ...progressbar.Option) *Bar {
@@ -115,6 +159,7 @@ func (b *Bar) AddN(n int64) {
 	n = min(n, b.total-1-b.done)
 	if n > 0 {
 		b.done += n
+		b.describe()
 		_ = b.bar.Add64(n)
 	}
 }

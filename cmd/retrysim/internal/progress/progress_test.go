@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Off a terminal the bar draws nothing at all.
@@ -59,7 +60,7 @@ func TestBarOnTerminal(t *testing.T) {
 	}
 	b.Done()
 	out := long.String()
-	if !strings.Contains(out, "long-outage: engine events   0% |") || !strings.Contains(out, " events/") {
+	if !strings.Contains(out, "long-outage: engine events (starting)   0% |") {
 		t.Errorf("the bar drew %q", out)
 	}
 	if !strings.HasSuffix(out, strings.Repeat(" ", 30)+"\r") {
@@ -74,4 +75,28 @@ func TestBarOnTerminal(t *testing.T) {
 	if !strings.Contains(runs.String(), "runs") {
 		t.Errorf("the run bar drew %q", runs.String())
 	}
+}
+
+// An events bar says nothing of a rate before it has one, then writes
+// the rate so far and the most time left: the rest of the bound at that
+// rate.
+func TestEventsBarTimeLeft(t *testing.T) {
+	var term terminal
+	b := NewEvents(&term, 4*MinEvents, "agents")
+	clock := b.start
+	b.now = func() time.Time { return clock }
+	if first := term.String(); !strings.Contains(first, "agents (starting)") || strings.Contains(first, "events/") {
+		t.Errorf("the first frame is %q", first)
+	}
+	clock = clock.Add(10 * time.Second)
+	b.AddN(MinEvents) // a quarter in 10 s: at most 30 s left, 1M events/s
+	if got := b.bar.State().Description; got != "agents (1.00M events/s, at most 30s left)" {
+		t.Errorf("the bar reads %q", got)
+	}
+	clock = clock.Add(eta / 2)
+	b.AddN(MinEvents) // too soon to write it anew
+	if got := b.bar.State().Description; got != "agents (1.00M events/s, at most 30s left)" {
+		t.Errorf("the bar reads %q %v after", got, eta/2)
+	}
+	b.Done()
 }
