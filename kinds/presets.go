@@ -140,8 +140,9 @@ func registerClientPresets() {
 		}})
 	// Vercel's AI SDK: ai 6.0.333 (the newest major for Node 20) with
 	// @ai-sdk/anthropic 3.0.140 and @ai-sdk/openai 3.0.141: 2 retries
-	// waiting 2 s, then 4 s, no jitter (@ai-sdk/provider-utils
-	// dist/index.mjs:2909-2971); a retry-after-ms or retry-after below
+	// waiting 2 s, then 4 s, no jitter (ai dist/index.mjs:2825-2828, the
+	// loop in its @ai-sdk/provider-utils 4.0.67 dist/index.mjs:2917-2980);
+	// a retry-after-ms or retry-after below
 	// 60 s is waited instead, one above is ignored (ai dist/index.mjs:
 	// 2796-2823); 408, 409, 429 and every status >= 500 are retried
 	// (@ai-sdk/provider dist/index.mjs:52-55), x-should-retry is not read.
