@@ -173,6 +173,7 @@ var regressions = map[string][]regression{
 	"stalled-streams":          {oneAttempt, cutDeadline},
 	"healthy":                  {halfBudget, soonerBreaker, noJitter},
 	"outage":                   {soonerBreaker, oneAttempt, cutDeadline},
+	"agent-frameworks":         {fewerAttempts, cutDeadline},
 }
 
 // Every listed regression fails its scenario's gate: the baseline of 30
