@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -37,8 +38,8 @@ func init() {
 var ceilingFields = []string{"base", "factor", "cap"}
 
 // decodeCeiling reads base, factor and cap; withFactor false refuses factor.
-func decodeCeiling(m *schema.Mapping) policies.Ceiling {
-	c := policies.Ceiling{
+func decodeCeiling(m *schema.Mapping) machine.Ceiling {
+	c := machine.Ceiling{
 		Base:   m.Duration("base", DefaultBase),
 		Factor: m.Number("factor", DefaultFactor, 1, 1000),
 		Cap:    m.Duration("cap", DefaultCap),
@@ -50,7 +51,7 @@ func decodeCeiling(m *schema.Mapping) policies.Ceiling {
 }
 
 // checkCeiling refuses a base of 0 and a cap below the base.
-func checkCeiling(c policies.Ceiling) (field string, err error) {
+func checkCeiling(c machine.Ceiling) (field string, err error) {
 	switch {
 	case c.Base <= 0:
 		return "base", errors.New("must be > 0")
@@ -65,7 +66,7 @@ func notImmediate(field string) string {
 	return "only the immediate policy has a fixed delay; use base and cap"
 }
 
-// ceilingType is a backoff defined over policies.Ceiling.
+// ceilingType is a backoff defined over machine.Ceiling.
 type ceilingType interface {
 	~struct {
 		Base   time.Duration
@@ -90,19 +91,19 @@ func ceilingBackoff[B ceilingType](name, about, shape string, minWait func(first
 	registerBackoff(name, about, ceilingFields,
 		func(m *schema.Mapping) B { return B(decodeCeiling(m)) },
 		func(b B) string {
-			c := policies.Ceiling(b)
+			c := machine.Ceiling(b)
 			return fmt.Sprintf(shape, c.Cap, c.Base, strconv.FormatFloat(c.Factor, 'g', -1, 64))
 		},
 		notImmediate,
-		func(b B) (string, error) { return checkCeiling(policies.Ceiling(b)) },
-		func(b B) time.Duration { c := policies.Ceiling(b); return minWait(firstCeiling(c.Base, c.Cap)) },
+		func(b B) (string, error) { return checkCeiling(machine.Ceiling(b)) },
+		func(b B) time.Duration { c := machine.Ceiling(b); return minWait(firstCeiling(c.Base, c.Cap)) },
 		backoffParam[B]{paramBase, func(b B, v int64) B {
-			c := policies.Ceiling(b)
+			c := machine.Ceiling(b)
 			c.Base = time.Duration(v)
 			return B(c)
 		}},
 		backoffParam[B]{paramCap, func(b B, v int64) B {
-			c := policies.Ceiling(b)
+			c := machine.Ceiling(b)
 			c.Cap = time.Duration(v)
 			return B(c)
 		}})
@@ -141,7 +142,7 @@ func registerBackoffs() {
 			return notImmediate(field)
 		},
 		func(b policies.DecorrelatedJitter) (string, error) {
-			return checkCeiling(policies.Ceiling{Base: b.Base, Factor: 1, Cap: b.Cap})
+			return checkCeiling(machine.Ceiling{Base: b.Base, Factor: 1, Cap: b.Cap})
 		},
 		func(b policies.DecorrelatedJitter) time.Duration { return firstCeiling(b.Base, b.Cap) },
 		backoffParam[policies.DecorrelatedJitter]{paramBase, func(b policies.DecorrelatedJitter, v int64) policies.DecorrelatedJitter {
@@ -168,16 +169,16 @@ func registerCoordinators() {
 			About: "gate: true holds every client while a server-given retry-after runs (on for gated)"}),
 		decode: func(_ *schema.Decoder, m *schema.Mapping, p *sim.Policy, on bool) {
 			if m.Boolean("gate", on) {
-				setSpec(p, policies.GateConfig{})
+				setSpec(p, machine.GateConfig{})
 			}
 		},
 		describe: func(p *sim.Policy) string {
-			if _, ok := specOf[policies.GateConfig](p); ok {
+			if _, ok := specOf[machine.GateConfig](p); ok {
 				return "shared retry-after gate"
 			}
 			return ""
 		},
-		is:    isSpec[policies.GateConfig],
+		is:    isSpec[machine.GateConfig],
 		scale: scaleFree, // it holds everyone at once
 	})
 	registerCoordinator(&coordinatorKind{
@@ -189,7 +190,7 @@ func registerCoordinators() {
 			}
 		},
 		describe: func(p *sim.Policy) string {
-			th, ok := specOf[policies.ThrottleConfig](p)
+			th, ok := specOf[machine.ThrottleConfig](p)
 			if !ok {
 				return ""
 			}
@@ -199,11 +200,11 @@ func registerCoordinators() {
 			}
 			return c
 		},
-		is:    isSpec[policies.ThrottleConfig],
+		is:    isSpec[machine.ThrottleConfig],
 		paces: true,
 		scale: func(p *sim.Policy, f float64) error {
 			// A longer period scales the rate without rounding its count.
-			t, _ := specOf[policies.ThrottleConfig](p)
+			t, _ := specOf[machine.ThrottleConfig](p)
 			t.Per = time.Duration(float64(t.Per) / f)
 			var err error
 			t.MaxQueue, err = scaleCount(t.MaxQueue, f, "throttle queue slots")
@@ -212,7 +213,7 @@ func registerCoordinators() {
 		},
 	})
 	paramThrottle.setters = append(paramThrottle.setters, forPolicies(func(p *sim.Policy, v int64) bool {
-		t, ok := specOf[policies.ThrottleConfig](p)
+		t, ok := specOf[machine.ThrottleConfig](p)
 		if ok {
 			t.Count = int(v)
 			setSpec(p, t)
@@ -229,13 +230,13 @@ func registerCoordinators() {
 				}
 				return
 			}
-			setSpec(p, policies.LimitConfig{
+			setSpec(p, machine.LimitConfig{
 				MaxInFlight: int(m.Integer("max_in_flight", 1, 1, 1<<31-1)),
 				MaxQueue:    int(m.Integer("max_queue", 0, 0, 1<<31-1)),
 			})
 		},
 		describe: func(p *sim.Policy) string {
-			l, ok := specOf[policies.LimitConfig](p)
+			l, ok := specOf[machine.LimitConfig](p)
 			if !ok {
 				return ""
 			}
@@ -245,9 +246,9 @@ func registerCoordinators() {
 			}
 			return c
 		},
-		is: isSpec[policies.LimitConfig],
+		is: isSpec[machine.LimitConfig],
 		scale: func(p *sim.Policy, f float64) error {
-			l, _ := specOf[policies.LimitConfig](p)
+			l, _ := specOf[machine.LimitConfig](p)
 			var err error
 			if l.MaxInFlight, err = scaleCount(l.MaxInFlight, f, "max_in_flight"); err != nil {
 				return err
@@ -280,7 +281,7 @@ func registerCoordinators() {
 			}
 			after := f.After
 			if after == 0 {
-				after = policies.DefaultFallbackAfter
+				after = machine.DefaultFallbackAfter
 			}
 			c := fmt.Sprintf("fallback model after %d capacity failures", after)
 			if f.Sticky {
@@ -300,12 +301,12 @@ func registerCoordinators() {
 	})
 }
 
-func decodeThrottle(d *schema.Decoder, n *yaml.Node, path string) policies.ThrottleConfig {
+func decodeThrottle(d *schema.Decoder, n *yaml.Node, path string) machine.ThrottleConfig {
 	m := d.Mapping(n, path)
 	if !m.Has("rate") {
 		m.Errorf("rate", "missing: how many starts per period (per, default 1s)")
 	}
-	t := policies.ThrottleConfig{
+	t := machine.ThrottleConfig{
 		Count:    int(m.Integer("rate", 1, 1, 1<<31-1)),
 		Per:      m.Duration("per", DefaultThrottlePer),
 		MaxQueue: int(m.Integer("max_queue", 0, 0, 1<<31-1)),

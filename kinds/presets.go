@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -128,7 +129,7 @@ func registerClientPresets() {
 	registerPreset(&preset{name: "langchain-js", backoff: "doubling-jitter",
 		about: "LangChain.js (@langchain/core 1.4.0): 7 attempts, 1 s·2^n·U[1, 2) uncapped, a 429 without retry-after or above 60 s ends the call",
 		apply: func(m *schema.Mapping, p *sim.Policy) {
-			presetBackoff(m, p, policies.DoublingJitter{Base: time.Second, Factor: 2, Cap: policies.MaxDelay})
+			presetBackoff(m, p, policies.DoublingJitter{Base: time.Second, Factor: 2, Cap: machine.MaxDelay})
 			presetAttempts(m, p, 7)
 			if !m.Has("server_wait") {
 				p.Rules.FailServerWaitAbove = time.Minute
@@ -149,7 +150,7 @@ func registerClientPresets() {
 	registerPreset(&preset{name: "vercel-ai-sdk", backoff: "capped-exponential",
 		about: "Vercel's AI SDK (ai 6.0.333): 3 attempts, 2 s then 4 s without jitter, a server wait below 60 s honoured, above it ignored",
 		apply: func(m *schema.Mapping, p *sim.Policy) {
-			presetBackoff(m, p, policies.Exponential{Base: 2 * time.Second, Factor: 2, Cap: policies.MaxDelay})
+			presetBackoff(m, p, policies.Exponential{Base: 2 * time.Second, Factor: 2, Cap: machine.MaxDelay})
 			presetAttempts(m, p, 3)
 			if !m.Has("server_wait") {
 				p.Rules.IgnoreServerWaitAbove = time.Minute

@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -29,7 +30,7 @@ func TestControlKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := f.Scenarios[0].Policies[0]
-	want := []policies.Spec{
+	want := []machine.Spec{
 		policies.BreakerConfig{ConsecutiveFailures: 3, OpenFor: 5 * time.Second},
 		policies.AdaptiveThrottleConfig{K: 1.5},
 		policies.RetryThrottlingConfig{},
@@ -96,12 +97,12 @@ func TestClientPresets(t *testing.T) {
 		!sdk.Rules.RetryByStatus || !sdk.Rules.NoMidStreamRetries || sdk.Rules.IgnoreServerWaitAbove+sdk.Rules.ClampServerWait+sdk.Rules.FailServerWaitAbove != 0 {
 		t.Errorf("anthropic-sdk %+v", sdk.Rules)
 	}
-	if !reflect.DeepEqual(aws.Coordinators, []policies.Spec{policies.RetryQuotaConfig{SuccessRefund: -1}, policies.CubicRateConfig{}}) || aws.Rules.MaxAttempts != 3 {
+	if !reflect.DeepEqual(aws.Coordinators, []machine.Spec{policies.RetryQuotaConfig{SuccessRefund: -1}, policies.CubicRateConfig{}}) || aws.Rules.MaxAttempts != 3 {
 		t.Errorf("aws-adaptive %+v", aws)
 	}
 	// The ratio budget the preset sets last takes its documented place,
 	// after adaptive throttling.
-	if !reflect.DeepEqual(sre.Coordinators, []policies.Spec{policies.AdaptiveThrottleConfig{}, policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1, CountRetries: true}}) || sre.Rules.MaxAttempts != 3 {
+	if !reflect.DeepEqual(sre.Coordinators, []machine.Spec{policies.AdaptiveThrottleConfig{}, policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1, CountRetries: true}}) || sre.Rules.MaxAttempts != 3 {
 		t.Errorf("sre %+v", sre)
 	}
 	if agent.Fallback == nil || agent.Fallback.After != 3 || agent.Rules.MaxAttempts != 11 || agent.Rules.FailServerWaitAbove != time.Minute ||
@@ -245,9 +246,9 @@ func TestPinnedPresets(t *testing.T) {
 		"openai-node":              sdk(nil),
 		"claude-code":              claude,
 		"claude-code-background":   background,
-		"langchain-js": {Backoff: policies.DoublingJitter{Base: time.Second, Factor: 2, Cap: policies.MaxDelay}, MaxAttempts: 7,
+		"langchain-js": {Backoff: policies.DoublingJitter{Base: time.Second, Factor: 2, Cap: machine.MaxDelay}, MaxAttempts: 7,
 			Deadline: 20 * time.Second, FailServerWaitAbove: time.Minute, AtLeastBackoff: true, NoMidStreamRetries: true},
-		"vercel-ai-sdk": {Backoff: policies.Exponential{Base: 2 * time.Second, Factor: 2, Cap: policies.MaxDelay}, MaxAttempts: 3,
+		"vercel-ai-sdk": {Backoff: policies.Exponential{Base: 2 * time.Second, Factor: 2, Cap: machine.MaxDelay}, MaxAttempts: 3,
 			Deadline: 20 * time.Second, IgnoreServerWaitAbove: time.Minute, RetryByStatus: true, NoMidStreamRetries: true},
 	}
 	aliases := map[string]string{"anthropic-sdk": "anthropic-sdk-go", "openai-sdk": "openai-python", "agent-cli": "claude-code", "agent-cli-background": "claude-code-background"}

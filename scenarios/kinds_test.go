@@ -9,6 +9,7 @@ import (
 
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -22,7 +23,7 @@ func TestCoordinatorKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := f.Scenarios[0].Policies[0]
-	wantSpecs := []policies.Spec{policies.ThrottleConfig{Count: 3, Per: time.Second}, policies.LimitConfig{MaxInFlight: 4, MaxQueue: 10}}
+	wantSpecs := []machine.Spec{machine.ThrottleConfig{Count: 3, Per: time.Second}, machine.LimitConfig{MaxInFlight: 4, MaxQueue: 10}}
 	if !reflect.DeepEqual(p.Coordinators, wantSpecs) ||
 		p.Fallback == nil || *p.Fallback != (sim.Fallback{After: 2, Sticky: true}) {
 		t.Fatalf("policy %+v", p)
@@ -92,8 +93,8 @@ func TestParamsSetThroughKinds(t *testing.T) {
 	}
 	throttle, _ := kinds.LookupParam("throttle")
 	err = c.Set(throttle, 9)
-	ct, _ := specOf[policies.ThrottleConfig](&c.Policies[1])
-	st, _ := specOf[policies.ThrottleConfig](&s.Policies[1])
+	ct, _ := specOf[machine.ThrottleConfig](&c.Policies[1])
+	st, _ := specOf[machine.ThrottleConfig](&s.Policies[1])
 	if err != nil || ct.Count != 9 || st.Count != 6 {
 		t.Errorf("throttle=9: %v; clone %d, original %d", err, ct.Count, st.Count)
 	}
@@ -112,7 +113,7 @@ func TestParamsSetThroughKinds(t *testing.T) {
 }
 
 // specOf returns p's coordinator spec of type S, if it has one.
-func specOf[S policies.Spec](p *sim.Policy) (S, bool) {
+func specOf[S machine.Spec](p *sim.Policy) (S, bool) {
 	for _, s := range p.Coordinators {
 		if c, ok := s.(S); ok {
 			return c, true

@@ -14,6 +14,7 @@ import (
 
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 	"go.yaml.in/yaml/v3"
 )
@@ -60,7 +61,7 @@ func TestParseValidFileFillsDefaults(t *testing.T) {
 	}
 	g := s.Policies[1]
 	wantBackoff := policies.FullJitter{Base: kinds.DefaultBase, Factor: kinds.DefaultFactor, Cap: kinds.DefaultCap}
-	if !reflect.DeepEqual(g.Coordinators, []policies.Spec{policies.GateConfig{}, policies.ThrottleConfig{Count: 6, Per: time.Second}}) || g.Rules.Backoff != wantBackoff {
+	if !reflect.DeepEqual(g.Coordinators, []machine.Spec{machine.GateConfig{}, machine.ThrottleConfig{Count: 6, Per: time.Second}}) || g.Rules.Backoff != wantBackoff {
 		t.Fatalf("gated = %+v", g)
 	}
 }
@@ -194,7 +195,7 @@ func TestBuiltinReferenceScenario(t *testing.T) {
 	if strings.Join(names, ",") != "immediate,capped-exponential,full-jitter,gated" {
 		t.Fatalf("policies %v", names)
 	}
-	if g, _ := specOf[policies.ThrottleConfig](&s.Policies[3]); g.Count != 6 || g.Per != time.Second {
+	if g, _ := specOf[machine.ThrottleConfig](&s.Policies[3]); g.Count != 6 || g.Per != time.Second {
 		t.Fatalf("gated throttle %+v", g)
 	}
 	if _, err := f.Lookup("nope"); err == nil || !strings.Contains(err.Error(), "overload-burst") {

@@ -1,6 +1,6 @@
 // Package sim is retrysim's discrete-event simulator: virtual time, a
 // workload of operations, a server model, and the client side of every
-// operation driven by the policies package's state machine (policies.Op),
+// operation driven by the policies package's state machine (machine.Op),
 // the same one policies.Do drives in production.
 //
 // A run is single-threaded and deterministic: the same Config gives the same
@@ -15,10 +15,11 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 )
 
 // Fallback configures a model fallback (policies.ModelFallback): after
-// After capacity failures (0 means policies.DefaultFallbackAfter) an
+// After capacity failures (0 means machine.DefaultFallbackAfter) an
 // operation's remaining attempts call the fallback model.
 type Fallback struct {
 	After       int
@@ -38,7 +39,7 @@ type Policy struct {
 	// operation. The scenario loader lists them in the documented order
 	// (docs/policies.md): gate, throttle, in-flight limit, then the retry
 	// controls. Zero fields of their configs take the documented defaults.
-	Coordinators []policies.Spec
+	Coordinators []machine.Spec
 	// Fallback, if set, moves operations to the fallback model.
 	Fallback *Fallback
 	// Layers, if set, are retry layers inside this one, outermost first
@@ -48,15 +49,15 @@ type Policy struct {
 	Layers []Layer
 }
 
-// Plan builds a policies.Plan for the policy with fresh shared state: a
+// Plan builds a machine.Plan for the policy with fresh shared state: a
 // coordinator for each of its specs, in their order (policies.Do asks
 // those given by WithCoordinator in that order too), and a fallback whose
 // models are named "primary" and "fallback". A run builds one; a
 // production client builds one per API key (scenarios.ClientOptions).
-func (p *Policy) Plan(hooks policies.Hooks) (policies.Plan, error) {
-	plan := policies.Plan{Policy: p.Rules, Hooks: hooks}
-	if n := len(p.Coordinators); n > policies.MaxCoordinators {
-		return plan, fmt.Errorf("policy %q: %d coordinators, at most %d", p.Name, n, policies.MaxCoordinators)
+func (p *Policy) Plan(hooks policies.Hooks) (machine.Plan, error) {
+	plan := machine.Plan{Policy: p.Rules, Hooks: hooks}
+	if n := len(p.Coordinators); n > machine.MaxCoordinators {
+		return plan, fmt.Errorf("policy %q: %d coordinators, at most %d", p.Name, n, machine.MaxCoordinators)
 	}
 	for _, s := range p.Coordinators {
 		c, err := s.NewCoordinator()
@@ -75,7 +76,7 @@ func (p *Policy) Plan(hooks policies.Hooks) (policies.Plan, error) {
 // in-flight limit): the run then keeps a waiter per operation.
 func (p *Policy) Queues() bool {
 	for _, s := range p.Coordinators {
-		if q, ok := s.(policies.Queuer); ok && q.Queues() {
+		if q, ok := s.(machine.Queuer); ok && q.Queues() {
 			return true
 		}
 	}
@@ -95,10 +96,10 @@ func (p *Policy) MaxHedges() (n int, ok bool) {
 }
 
 // MayStop reports whether a coordinator of p stops operations locally
-// with reason (policies.Stopper).
+// with reason (machine.Stopper).
 func (p *Policy) MayStop(reason policies.StopReason) bool {
 	for _, s := range p.Coordinators {
-		if st, ok := s.(policies.Stopper); ok && st.Stops() == reason {
+		if st, ok := s.(machine.Stopper); ok && st.Stops() == reason {
 			return true
 		}
 	}
