@@ -174,6 +174,7 @@ var regressions = map[string][]regression{
 	"healthy":                  {halfBudget, soonerBreaker, noJitter},
 	"outage":                   {soonerBreaker, oneAttempt, cutDeadline},
 	"agent-fleet":              {oneAttempt, cutDeadline},
+	"agent-frameworks":         {fewerAttempts, cutDeadline},
 }
 
 // Every listed regression fails its scenario's gate: the baseline of 30

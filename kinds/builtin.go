@@ -157,6 +157,8 @@ func registerBackoffs() {
 		func(first time.Duration) time.Duration { return first - first/4 })
 	ceilingBackoff[policies.AddedJitter]("added-jitter", "ceiling plus up to 25%, as Claude Code does", "added jitter: min(%v, %v·%s^n)·U[1, 1.25)",
 		func(first time.Duration) time.Duration { return first })
+	ceilingBackoff[policies.DoublingJitter]("doubling-jitter", "ceiling times uniform(1, 2), as LangChain.js does (p-retry)", "doubling jitter: min(%v, %v·%s^n)·U[1, 2)",
+		func(first time.Duration) time.Duration { return first })
 	ceilingBackoff[policies.GRPCJitter]("grpc-jitter", "ceiling times uniform(0.8, 1.2), as gRPC does since gRFC A6's 2024 update", "gRPC jitter: min(%v, %v·%s^n)·U[0.8, 1.2)",
 		func(first time.Duration) time.Duration { return first - first/5 })
 }
@@ -258,7 +260,7 @@ func registerCoordinators() {
 	})
 	registerCoordinator(&coordinatorKind{
 		Kind: registerKind(&Kind{Category: Coordinators, Name: "fallback", Fields: []string{"fallback"},
-			About: "fallback: {after, sticky} moves an operation to the fallback model after capacity failures"}),
+			About: "fallback: {after, sticky, restart} moves an operation to the fallback model after capacity failures"}),
 		decode: func(d *schema.Decoder, m *schema.Mapping, p *sim.Policy, _ bool) {
 			n := m.Get("fallback")
 			if n == nil {
@@ -266,8 +268,9 @@ func registerCoordinators() {
 			}
 			fm := d.Mapping(n, m.Field("fallback"))
 			p.Fallback = &sim.Fallback{
-				After:  int(fm.Integer("after", 0, 0, 1<<31-1)),
-				Sticky: fm.Boolean("sticky", false),
+				After:   int(fm.Integer("after", 0, 0, 1<<31-1)),
+				Sticky:  fm.Boolean("sticky", false),
+				Restart: fm.Boolean("restart", false),
 			}
 			fm.Finish()
 		},
@@ -283,6 +286,9 @@ func registerCoordinators() {
 			c := fmt.Sprintf("fallback model after %d capacity failures", after)
 			if f.Sticky {
 				c += ", sticky"
+			}
+			if f.Restart {
+				c += ", where the retries start again"
 			}
 			return c
 		},

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -80,20 +81,32 @@ func registerClientPresets() {
 				setSpec(p, policies.RatioBudgetConfig{Percent: 10, MinPerSecond: -1, CountRetries: true})
 			}
 		}})
-	// Claude Code's retries, in the foreground and in the background.
+	// Claude Code's retries, measured against 2.1.328 (docs/policies.md:
+	// clients/claude-code/probe.mjs and validate --exec). Every status the
+	// SDKs retry is retried, a spend-limit 429 too, and x-should-retry
+	// decides; a server wait is honoured but never shorter than the
+	// backoff (a 2 s retry-after before the third retry waited 2.45 s);
+	// one above 60 s ends the turn at once.
 	claudeCode := func(m *schema.Mapping, p *sim.Policy) {
 		presetBackoff(m, p, policies.AddedJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 32 * time.Second})
 		presetAttempts(m, p, 11)
 		if !m.Has("server_wait") {
 			p.Rules.FailServerWaitAbove = time.Minute
+			p.Rules.AtLeastBackoff = true
+		}
+		if !m.Has("retry_by") {
+			p.Rules.RetryByStatus = true
 		}
 	}
 	registerPreset(&preset{name: "claude-code", backoff: "added-jitter",
-		about: "Claude Code in the foreground: 11 attempts, min(0.5 s·2^n, 32 s) plus up to 25%, a retry-after above 60 s ends the turn, the fallback model after 3 capacity failures",
+		about: "Claude Code 2.1.328 in the foreground: 11 attempts, min(0.5 s·2^n, 32 s) plus up to 25%, a retry-after above 60 s ends the turn; after 3 capacity failures the fallback model, with 11 attempts of its own",
 		apply: func(m *schema.Mapping, p *sim.Policy) {
 			claudeCode(m, p)
 			if !m.Has("fallback") {
-				p.Fallback = &sim.Fallback{After: 3}
+				// --fallback-model: the switch comes at once and the
+				// retries start again (3 + 11 requests on an always-529
+				// server).
+				p.Fallback = &sim.Fallback{After: 3, Restart: true}
 			}
 		}})
 	registerPreset(&preset{name: "claude-code-background", backoff: "added-jitter",
@@ -102,6 +115,51 @@ func registerClientPresets() {
 			claudeCode(m, p)
 			if !m.Has("retry_capacity") {
 				p.Rules.NoCapacityRetries = true
+			}
+		}})
+	// LangChain.js: @langchain/core 1.4.0's AsyncCaller retries every call
+	// of @langchain/anthropic 1.5.11 and @langchain/openai 1.5.8 (their SDK
+	// clients get maxRetries: 0): 6 retries, round(1 s·2^n·U[1, 2)) with no
+	// cap (p-retry, utils/p-retry/index.js:29-35); 400-407, 409 and 413
+	// end the call (utils/async_caller.js:12-23), and so does a 429
+	// without a retry-after or with one above 60 s (:99-127, thrown from
+	// the failed-attempt handler :149-160); a retry-after up to 60 s is
+	// waited, but never less than the backoff (p-retry :66-68). Files are
+	// under node_modules/@langchain/core/dist/.
+	registerPreset(&preset{name: "langchain-js", backoff: "doubling-jitter",
+		about: "LangChain.js (@langchain/core 1.4.0): 7 attempts, 1 s·2^n·U[1, 2) uncapped, a 429 without retry-after or above 60 s ends the call",
+		apply: func(m *schema.Mapping, p *sim.Policy) {
+			presetBackoff(m, p, policies.DoublingJitter{Base: time.Second, Factor: 2, Cap: machine.MaxDelay})
+			presetAttempts(m, p, 7)
+			if !m.Has("server_wait") {
+				p.Rules.FailServerWaitAbove = time.Minute
+				p.Rules.AtLeastBackoff = true
+			}
+			if !m.Has("retry_mid_stream") {
+				p.Rules.NoMidStreamRetries = true
+			}
+		}})
+	// Vercel's AI SDK: ai 6.0.333 (the newest major for Node 20) with
+	// @ai-sdk/anthropic 3.0.140 and @ai-sdk/openai 3.0.141: 2 retries
+	// waiting 2 s, then 4 s, no jitter (ai dist/index.mjs:2825-2828, the
+	// loop in its @ai-sdk/provider-utils 4.0.67 dist/index.mjs:2917-2980);
+	// a retry-after-ms or retry-after below
+	// 60 s is waited instead, one above is ignored (ai dist/index.mjs:
+	// 2796-2823); 408, 409, 429 and every status >= 500 are retried
+	// (@ai-sdk/provider dist/index.mjs:52-55), x-should-retry is not read.
+	registerPreset(&preset{name: "vercel-ai-sdk", backoff: "capped-exponential",
+		about: "Vercel's AI SDK (ai 6.0.333): 3 attempts, 2 s then 4 s without jitter, a server wait below 60 s honoured, above it ignored",
+		apply: func(m *schema.Mapping, p *sim.Policy) {
+			presetBackoff(m, p, policies.Exponential{Base: 2 * time.Second, Factor: 2, Cap: machine.MaxDelay})
+			presetAttempts(m, p, 3)
+			if !m.Has("server_wait") {
+				p.Rules.IgnoreServerWaitAbove = time.Minute
+			}
+			if !m.Has("retry_by") {
+				p.Rules.RetryByStatus = true
+			}
+			if !m.Has("retry_mid_stream") {
+				p.Rules.NoMidStreamRetries = true
 			}
 		}})
 	// The names of earlier releases.

@@ -231,8 +231,10 @@ func TestPinnedPresets(t *testing.T) {
 		}
 		return r
 	}
+	// Claude Code as measured against 2.1.328: the status rule, a server
+	// wait never shorter than the backoff.
 	claude := policies.Policy{Backoff: policies.AddedJitter{Base: 500 * time.Millisecond, Factor: 2, Cap: 32 * time.Second},
-		MaxAttempts: 11, Deadline: 20 * time.Second, FailServerWaitAbove: time.Minute}
+		MaxAttempts: 11, Deadline: 20 * time.Second, FailServerWaitAbove: time.Minute, AtLeastBackoff: true, RetryByStatus: true}
 	background := claude
 	background.NoCapacityRetries = true
 	want := map[string]policies.Policy{
@@ -244,6 +246,10 @@ func TestPinnedPresets(t *testing.T) {
 		"openai-node":              sdk(nil),
 		"claude-code":              claude,
 		"claude-code-background":   background,
+		"langchain-js": {Backoff: policies.DoublingJitter{Base: time.Second, Factor: 2, Cap: machine.MaxDelay}, MaxAttempts: 7,
+			Deadline: 20 * time.Second, FailServerWaitAbove: time.Minute, AtLeastBackoff: true, NoMidStreamRetries: true},
+		"vercel-ai-sdk": {Backoff: policies.Exponential{Base: 2 * time.Second, Factor: 2, Cap: machine.MaxDelay}, MaxAttempts: 3,
+			Deadline: 20 * time.Second, IgnoreServerWaitAbove: time.Minute, RetryByStatus: true, NoMidStreamRetries: true},
 	}
 	aliases := map[string]string{"anthropic-sdk": "anthropic-sdk-go", "openai-sdk": "openai-python", "agent-cli": "claude-code", "agent-cli-background": "claude-code-background"}
 	var list strings.Builder
@@ -272,7 +278,7 @@ func TestPinnedPresets(t *testing.T) {
 			t.Errorf("alias %s: %+v, want %s's %+v", name, got[name], of, got[of])
 		}
 	}
-	if got["claude-code"].Fallback == nil || got["claude-code-background"].Fallback != nil {
+	if f := got["claude-code"].Fallback; f == nil || f.After != 3 || !f.Restart || got["claude-code-background"].Fallback != nil {
 		t.Errorf("fallback: claude-code %v, background %v", got["claude-code"].Fallback, got["claude-code-background"].Fallback)
 	}
 	if r := got["own"].Rules; r.RetryByStatus || r.NoMidStreamRetries || r.IgnoreServerWaitAbove != 0 || r.ClampServerWait != 5*time.Second {

@@ -61,9 +61,9 @@ func TestPolicyTypes(t *testing.T) {
 	for _, pt := range kinds.PolicyTypes() {
 		names = append(names, pt.Name)
 	}
-	want := []string{"immediate", "capped-exponential", "full-jitter", "equal-jitter", "decorrelated-jitter", "sdk-jitter", "added-jitter", "grpc-jitter", "gated",
+	want := []string{"immediate", "capped-exponential", "full-jitter", "equal-jitter", "decorrelated-jitter", "sdk-jitter", "added-jitter", "doubling-jitter", "grpc-jitter", "gated",
 		"anthropic-sdk-go", "anthropic-sdk-python", "anthropic-sdk-typescript", "openai-python", "openai-go", "openai-node",
-		"aws-standard", "aws-adaptive", "grpc-throttled", "sre", "claude-code", "claude-code-background",
+		"aws-standard", "aws-adaptive", "grpc-throttled", "sre", "claude-code", "claude-code-background", "langchain-js", "vercel-ai-sdk",
 		"anthropic-sdk", "openai-sdk", "agent-cli", "agent-cli-background"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("policy types %v", names)

@@ -60,3 +60,42 @@ func TestPresetsFollowTheirSources(t *testing.T) {
 		t.Errorf("sre: ratio budget %+v, %d attempts", b, ps[3].Rules.MaxAttempts)
 	}
 }
+
+// LangChain.js and Vercel's AI SDK wait as docs/policies.md cites them:
+// LangChain's p-retry round(1 s·2^n·U[1, 2)) with no cap, the AI SDK 2 s
+// then 4 s exactly; Claude Code's fallback restarts its retries.
+func TestAgentFrameworkPresetsFollowTheirSources(t *testing.T) {
+	src := strings.Replace(valid, "      - name: immediate\n", "      - name: langchain-js\n      - name: vercel-ai-sdk\n      - name: claude-code\n", 1)
+	f, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc, ai, cc := f.Scenarios[0].Policies[0], f.Scenarios[0].Policies[1], f.Scenarios[0].Policies[2]
+	rng := rand.New(rand.NewPCG(1, 2))
+	for retry := range 6 {
+		ceiling := time.Second << retry
+		var lo, hi time.Duration = 1 << 62, 0
+		for range 500 {
+			d := lc.Rules.Backoff.Delay(retry, 0, rng)
+			lo, hi = min(lo, d), max(hi, d)
+		}
+		// Every draw in [ceiling, 2·ceiling), and the draws reach across it.
+		if lo < ceiling || hi >= 2*ceiling || hi-lo < ceiling*9/10 {
+			t.Errorf("langchain-js retry %d: waits from %v to %v, want spread over [%v, %v)", retry, lo, hi, ceiling, 2*ceiling)
+		}
+	}
+	if lc.Rules.MaxAttempts != 7 {
+		t.Errorf("langchain-js: %d attempts, want 7 (6 retries)", lc.Rules.MaxAttempts)
+	}
+	for retry, want := range []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second} {
+		if d := ai.Rules.Backoff.Delay(retry, 0, rng); d != want {
+			t.Errorf("vercel-ai-sdk retry %d waits %v, want %v", retry, d, want)
+		}
+	}
+	if ai.Rules.MaxAttempts != 3 {
+		t.Errorf("vercel-ai-sdk: %d attempts, want 3", ai.Rules.MaxAttempts)
+	}
+	if fb := cc.Fallback; fb == nil || fb.After != 3 || !fb.Restart {
+		t.Errorf("claude-code fallback %+v, want after 3 with the retries restarted", fb)
+	}
+}

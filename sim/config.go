@@ -25,6 +25,7 @@ type Fallback struct {
 	After       int
 	Sticky      bool
 	Consecutive bool // count only capacity failures in a row
+	Restart     bool // the retries start again on the fallback (policies.ModelFallback.Restart)
 }
 
 // Policy is one retry policy as the simulator runs it: the decision rules
@@ -67,7 +68,7 @@ func (p *Policy) Plan(hooks policies.Hooks) (machine.Plan, error) {
 		plan.Coordinators = append(plan.Coordinators, c)
 	}
 	if f := p.Fallback; f != nil {
-		plan.Fallback = &policies.ModelFallback{Primary: "primary", Fallback: "fallback", After: f.After, Sticky: f.Sticky, Consecutive: f.Consecutive}
+		plan.Fallback = &policies.ModelFallback{Primary: "primary", Fallback: "fallback", After: f.After, Sticky: f.Sticky, Consecutive: f.Consecutive, Restart: f.Restart}
 	}
 	return plan, nil
 }

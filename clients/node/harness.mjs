@@ -2,7 +2,8 @@
 // RETRYSIM_CLIENTS callers, each with its own SDK client (default retries)
 // that names it in the RETRYSIM_CLIENT_HEADER header, all calling at once.
 // A failed call is reported, not thrown: the server counts what happened.
-// Before them, a few warm-up calls with the header value "warmup".
+// Before them, a few warm-up calls with the header value "warmup"
+// (makeClient's second argument is true for them).
 export function env() {
   const clients = Number.parseInt(process.env.RETRYSIM_CLIENTS ?? '', 10);
   const header = process.env.RETRYSIM_CLIENT_HEADER;
@@ -17,7 +18,7 @@ export async function run(name, makeClient, call) {
   // Warm-up: serve answers these itself (529, retry-after-ms 1), so the
   // SDK's retry path runs warm in the measured calls.
   for (let round = 0; round < 3; round++) {
-    await Promise.allSettled(Array.from({ length: 5 }, () => call(makeClient({ [header]: 'warmup' }), stream)));
+    await Promise.allSettled(Array.from({ length: 5 }, () => call(makeClient({ [header]: 'warmup' }, true), stream)));
   }
   const results = await Promise.allSettled(
     Array.from({ length: clients }, (_, i) => call(makeClient({ [header]: `c${i}` }), stream)),

@@ -40,7 +40,7 @@ func (c Constant) Delay(int, time.Duration, *rand.Rand) time.Duration { return c
 func (c Constant) String() string { return fmt.Sprintf("constant(%v)", c.Wait) }
 
 // Ceiling is the shape the exponential backoffs (Exponential, FullJitter,
-// EqualJitter, SDKJitter, AddedJitter, GRPCJitter) share: the ceiling of the wait before retry n is
+// EqualJitter, SDKJitter, AddedJitter, DoublingJitter, GRPCJitter) share: the ceiling of the wait before retry n is
 // min(Cap, Base·Factor^n). Each of them is a Ceiling with its own Delay, so
 // that a composite literal names the fields directly
 // (FullJitter{Base: time.Second, Factor: 2}) and code that works on any of
@@ -163,6 +163,21 @@ func (a AddedJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Dura
 }
 
 func (a AddedJitter) String() string { return "added-jitter(" + Ceiling(a).String() + ")" }
+
+// DoublingJitter is the ceiling times a uniform factor in [1, 2): the
+// randomised backoff of p-retry, which LangChain.js's AsyncCaller uses.
+type DoublingJitter Ceiling
+
+// Delay returns ceiling + U[0, ceiling).
+func (d DoublingJitter) Delay(retry int, _ time.Duration, rng *rand.Rand) time.Duration {
+	c := Ceiling(d).At(retry)
+	if c <= 0 {
+		return 0
+	}
+	return c + time.Duration(rng.Int64N(int64(c)))
+}
+
+func (d DoublingJitter) String() string { return "doubling-jitter(" + Ceiling(d).String() + ")" }
 
 // GRPCJitter is gRPC's retry backoff since gRFC A6's 2024 update (grpc-go
 // v1.69.0 on): the ceiling times a uniform factor in [0.8, 1.2), so a wait

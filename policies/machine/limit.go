@@ -260,6 +260,13 @@ type ModelFallback struct {
 	// (a rate limit, a transient error) starts the count again. Without it
 	// the count runs over the whole operation.
 	Consecutive bool
+	// Restart starts the operation's retries again on Fallback, as Claude
+	// Code does: the first attempt on it is sent at once, and it has
+	// Policy.MaxAttempts attempts of its own, its backoff starting again
+	// from the first retry's. The switch happens even when the primary's
+	// attempts are spent. Without it the switch keeps counting: the
+	// operation's attempts and backoff go on across both models.
+	Restart bool
 
 	switched atomic.Bool
 }

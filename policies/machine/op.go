@@ -92,7 +92,7 @@ type Moment struct {
 type Op struct {
 	prev       time.Duration // wait chosen before the previous retry
 	attempts   int32         // attempts sent
-	capacity   uint16        // capacity failures, for the fallback (saturates)
+	capacity   uint16        // capacity failures on the primary, for the fallback (saturates); after a restarting switch (ModelFallback.Restart), the attempt's number at the switch
 	lastStatus uint16        // the last observed attempt's status (saturates), for Ask.Last
 	passed     uint16        // coordinators that let the pending attempt pass without holding anything
 	held       uint16        // coordinators holding something for the pending attempt (or queuing it)
@@ -360,12 +360,22 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 		return Step{Kind: StepDone}
 	}
 	switch {
+	case o.OnFallback(): // the count has done its work (and may hold the restart)
 	case out.Class == Capacity && o.capacity < ^uint16(0):
 		o.capacity++
 	case out.Class != Capacity && p.Fallback != nil && p.Fallback.Consecutive:
 		o.capacity = 0
 	}
-	d, honoured := p.Policy.next(int(o.attempts), n, o.prev, m.Since, int64(o.waited), out, rng)
+	var d Decision
+	var honoured time.Duration
+	restart := o.restarts(p, out)
+	if !restart {
+		sent, number := int(o.attempts), n
+		if f := p.Fallback; f != nil && f.Restart && o.OnFallback() {
+			sent, number = sent-int(o.capacity), number-int(o.capacity)
+		}
+		d, honoured = p.Policy.next(sent, number, o.prev, m.Since, int64(o.waited), out, rng)
+	}
 	if dl := p.Policy.Deadline; d.Stop == NotStopped && dl > 0 && m.Since >= dl {
 		// The budget is spent: even a retry with no wait would have no
 		// time to run (and with no time passing, it would loop).
@@ -381,7 +391,10 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 	if honoured > 0 {
 		o.waited = uint16(min(int64(o.waited)+waitUnits(honoured), 1<<16-1))
 	}
-	if f := p.Fallback; out.Class == Capacity && f != nil && !o.OnFallback() && f.ShouldSwitch(f.Primary, int(o.capacity)) {
+	if restart {
+		o.capacity = uint16(min(n, 1<<16-1))
+	}
+	if f := p.Fallback; restart || out.Class == Capacity && f != nil && !f.Restart && !o.OnFallback() && f.ShouldSwitch(f.Primary, int(o.capacity)) {
 		o.flags |= flagFallback
 		if h := p.Hooks.OnFallback; h != nil {
 			h(FallbackEvent{Attempt: n, From: f.Primary, To: f.Fallback})
@@ -391,6 +404,17 @@ func (o *Op) After(p *Plan, m Moment, out Outcome, failed bool, err error, rng *
 		h(RetryEvent{Attempt: n, Outcome: out, Delay: d.Delay, Err: err})
 	}
 	return Step{Kind: StepWait, Delay: d.Delay}
+}
+
+// restarts reports whether this failure switches the operation to a
+// restarting fallback (ModelFallback.Restart): the retries start again on
+// the fallback model, whose first attempt is sent at once, even when the
+// primary's attempts are spent. A failure the policy never retries does
+// not switch.
+func (o *Op) restarts(p *Plan, out Outcome) bool {
+	f := p.Fallback
+	return f != nil && f.Restart && out.Class == Capacity && !o.OnFallback() && !p.Policy.stops(out) &&
+		f.ShouldSwitch(f.Primary, int(o.capacity))
 }
 
 // ErrBudgetEnded is the cause of a StopDeadline when the operation's budget
