@@ -26,6 +26,7 @@ type (
 	DecorrelatedJitter = machine.DecorrelatedJitter
 	SDKJitter          = machine.SDKJitter
 	AddedJitter        = machine.AddedJitter
+	DoublingJitter     = machine.DoublingJitter
 	GRPCJitter         = machine.GRPCJitter
 )
 

@@ -1,4 +1,4 @@
-package policies
+package machine
 
 import (
 	"math/rand/v2"
