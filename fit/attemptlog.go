@@ -73,8 +73,8 @@ func (a *attemptLogReader) fill(r *Record) (string, error) {
 	if l.Schema != attemptLogSchema {
 		return "schema", fmt.Errorf("is %q; this reader knows %s", l.Schema, attemptLogSchema)
 	}
-	if l.Op == nil {
-		return "op", errors.New("missing")
+	if l.Op == nil || *l.Op == "" {
+		return "op", errors.New("missing or empty")
 	}
 	*r = Record{Policy: l.Policy, Op: *l.Op, Session: l.Session}
 	var err error
