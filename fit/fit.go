@@ -1,0 +1,278 @@
+package fit
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/stats"
+)
+
+// Settings are how a log is fitted.
+type Settings struct {
+	// Window is the capacity window (default 1s).
+	Window time.Duration
+	// Resolution is the arrival trace's: first attempts are counted in
+	// bins this wide and start at their bin's start (default 1ms).
+	Resolution time.Duration
+	// Policy picks one policy's records from a log of several (a
+	// simulated log); "" when the log has one.
+	Policy string
+}
+
+// The rejections of a scenario file a logged failure becomes, by class and
+// status (kinds' names: overloaded, unavailable, rate-limited, ...).
+const (
+	rejOverloaded = iota
+	rejUnavailable
+	rejRateLimited
+	rejServerError
+	rejTimeout
+	rejBadRequest
+	rejSpendLimit
+	numRejects
+)
+
+var rejectNames = [numRejects]string{"overloaded", "unavailable", "rate-limited", "server-error", "timeout", "bad-request", "spend-limit"}
+
+// rejectOf is the rejection a failed attempt's class and status stand for.
+func rejectOf(c policies.Class, status int) int {
+	switch c {
+	case policies.Capacity:
+		if status == 503 {
+			return rejUnavailable
+		}
+		return rejOverloaded
+	case policies.RetryAfter:
+		return rejRateLimited
+	case policies.Transient:
+		if status == 504 {
+			return rejTimeout
+		}
+		return rejServerError
+	}
+	if status == 429 {
+		return rejSpendLimit
+	}
+	return rejBadRequest
+}
+
+// isCapacity reports whether a rejection says the server had no room.
+func isCapacity(rej int) bool {
+	return rej == rejOverloaded || rej == rejUnavailable || rej == rejRateLimited
+}
+
+// Window is what one capacity window of the log saw: the attempts sent in
+// it (by their sent time), those admitted (succeeded) and those rejected.
+type Window struct {
+	Sent, Admitted int
+	Rejected       [numRejects]int
+	Unclassified   int
+	latencySum     time.Duration
+	waitSum        time.Duration
+	waits          int
+}
+
+// capacityRejections is the window's rejections for want of room.
+func (w *Window) capacityRejections() int {
+	return w.Rejected[rejOverloaded] + w.Rejected[rejUnavailable] + w.Rejected[rejRateLimited]
+}
+
+// Arrival is a bin of the arrival trace: Count first attempts at At.
+type Arrival struct {
+	At    time.Duration
+	Count int
+}
+
+// maxRetries bounds the retry numbers whose backoffs are kept apart.
+const maxRetries = 32
+
+// waits are the backoffs logged before retry n (without a server wait).
+type waits struct {
+	n        int
+	min, max time.Duration
+	all      []time.Duration // a bounded sample, for the fit's error
+}
+
+// maxWaitSample bounds the backoffs kept per retry number.
+const maxWaitSample = 4096
+
+// Result is a fitted log.
+type Result struct {
+	Settings
+	// Origin is time 0 of the fitted scenario: the first window's start.
+	Origin time.Time
+	// Windows are the capacity windows from Origin to the last attempt.
+	Windows []Window
+	// Arrivals are the first attempts, in bins.
+	Arrivals []Arrival
+	// Latency counts every attempt's time from sent to answered (ns).
+	Latency stats.Histogram
+	// Attempts, Operations (first attempts), Completed (successes) and
+	// GaveUp (operation records that gave up, by reason).
+	Attempts, Operations, Completed int
+	GaveUp                          map[string]int
+	// OperationRecords is the number of operation records read.
+	OperationRecords int
+	// MaxAttempt is the highest attempt number; deadline is the longest
+	// time a deadline give-up ran.
+	MaxAttempt    int
+	deadlineSpent time.Duration
+	backoffs      [maxRetries]waits
+	// Sessions counts the distinct session ids seen (up to maxSessions).
+	sessions map[string]bool
+	// Skipped is the bad lines skipped (lenient).
+	Skipped int
+	// Policies are the policies the log names (a simulated log).
+	Policies []string
+	// Name is the log's name.
+	Name string
+}
+
+// maxSessions bounds the session ids remembered (they are only counted).
+const maxSessions = 1 << 16
+
+// Fit reads a log to its end and fits it. Memory: the windows and arrival
+// bins the log spans, not its lines.
+func Fit(rd Reader, s Settings) (*Result, error) {
+	if s.Window <= 0 {
+		s.Window = time.Second
+	}
+	if s.Resolution <= 0 {
+		s.Resolution = time.Millisecond
+	}
+	res := &Result{Settings: s, GaveUp: map[string]int{}, sessions: map[string]bool{}}
+	windows := map[int64]*Window{}
+	bins := map[int64]int{}
+	policiesSeen := map[string]bool{}
+	first, any := time.Time{}, false
+	var rec Record
+	for rd.Next(&rec) {
+		if rec.Policy != "" && !policiesSeen[rec.Policy] && len(policiesSeen) < 1000 {
+			policiesSeen[rec.Policy] = true
+		}
+		if s.Policy != "" && rec.Policy != s.Policy {
+			continue
+		}
+		if rec.Session != "" && len(res.sessions) < maxSessions {
+			res.sessions[rec.Session] = true
+		}
+		if rec.Kind == OperationRecord {
+			res.OperationRecords++
+			if rec.Attempts == 0 && !rec.Start.IsZero() {
+				// Refused before its first attempt (a breaker, a
+				// throttle): an arrival all the same.
+				res.Operations++
+				bins[floorDiv(rec.Start.UnixNano(), int64(s.Resolution))]++
+				if !any || rec.Start.Before(first) {
+					first, any = rec.Start, true
+				}
+			}
+			if rec.Outcome == "gave_up" {
+				res.GaveUp[rec.Reason]++
+				if rec.Reason == "deadline" && !rec.Start.IsZero() {
+					res.deadlineSpent = max(res.deadlineSpent, rec.End.Sub(rec.Start))
+				}
+			}
+			continue
+		}
+		if !any || rec.Sent.Before(first) {
+			first, any = rec.Sent, true
+		}
+		res.Attempts++
+		res.MaxAttempt = max(res.MaxAttempt, rec.Attempt)
+		wi := floorDiv(rec.Sent.UnixNano(), int64(s.Window))
+		w := windows[wi]
+		if w == nil {
+			w = &Window{}
+			windows[wi] = w
+		}
+		w.Sent++
+		switch {
+		case !rec.Classified:
+			w.Unclassified++
+		case rec.Class == policies.Success:
+			w.Admitted++
+			res.Completed++
+		default:
+			rej := rejectOf(rec.Class, rec.Status)
+			w.Rejected[rej]++
+			if rec.HasServerWait && isCapacity(rej) {
+				w.waitSum += rec.ServerWait
+				w.waits++
+			}
+		}
+		res.Latency.Add(int64(rec.Answered.Sub(rec.Sent)))
+		w.latencySum += rec.Answered.Sub(rec.Sent)
+		if rec.Attempt == 1 {
+			res.Operations++
+			bins[floorDiv(rec.Sent.UnixNano(), int64(s.Resolution))]++
+		}
+		if n := rec.Attempt - 1; rec.HasBackoff && !rec.HasServerWait && n < maxRetries {
+			b := &res.backoffs[n]
+			if b.n == 0 || rec.Backoff < b.min {
+				b.min = rec.Backoff
+			}
+			b.max = max(b.max, rec.Backoff)
+			b.n++
+			if len(b.all) < maxWaitSample {
+				b.all = append(b.all, rec.Backoff)
+			}
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return nil, err
+	}
+	res.Skipped = rd.Skipped()
+	res.Policies = slices.Sorted(maps.Keys(policiesSeen))
+	if s.Policy == "" && len(res.Policies) > 1 {
+		return nil, fmt.Errorf("the log holds the records of %d policies (%s): choose one with --log-policy", len(res.Policies), strings.Join(res.Policies, ", "))
+	}
+	if s.Policy != "" && !policiesSeen[s.Policy] {
+		return nil, fmt.Errorf("--log-policy %q: the log has no records of it (it has %s)", s.Policy, strings.Join(res.Policies, ", "))
+	}
+	if res.Attempts == 0 {
+		return nil, errors.New("the log has no attempts")
+	}
+	w0 := floorDiv(first.UnixNano(), int64(s.Window))
+	res.Origin = time.Unix(0, w0*int64(s.Window)).UTC()
+	last := slices.Max(slices.Collect(maps.Keys(windows)))
+	if last-w0 >= maxWindows {
+		return nil, fmt.Errorf("the log spans %d windows of %v; at most %d are supported (a longer --window)", last-w0+1, s.Window, maxWindows)
+	}
+	res.Windows = make([]Window, last-w0+1)
+	for i, w := range windows {
+		res.Windows[i-w0] = *w
+	}
+	origin := res.Origin.UnixNano()
+	for _, b := range slices.Sorted(maps.Keys(bins)) {
+		res.Arrivals = append(res.Arrivals, Arrival{At: time.Duration(b*int64(s.Resolution) - origin), Count: bins[b]})
+	}
+	return res, nil
+}
+
+// maxWindows bounds the capacity windows of a fit (a day of 1 s windows
+// is 86,400).
+const maxWindows = 10_000_000
+
+// floorDiv is a/b rounded down (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// Sessions is the number of distinct session ids the log names.
+func (r *Result) Sessions() int { return len(r.sessions) }
+
+// quantile is the histogram's q-quantile as a duration.
+func quantile(h *stats.Histogram, q float64) time.Duration {
+	return time.Duration(math.Round(h.Quantile(q)))
+}
