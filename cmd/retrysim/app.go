@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func commands() []*cli.Command {
 	return []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand(),
 		mergeCommand(), serveCommand(), validateCommand(), showCommand(), diffCommand(), completeCommand(), tuneCommand(),
-		playgroundCommand()}
+		playgroundCommand(), fitCommand()}
 }
 
 // refuseRepeats makes cmd and its subcommands refuse a flag that takes one
