@@ -83,12 +83,6 @@ func (w *Window) capacityRejections() int {
 	return w.Rejected[rejOverloaded] + w.Rejected[rejUnavailable] + w.Rejected[rejRateLimited]
 }
 
-// Arrival is a bin of the arrival trace: Count first attempts at At.
-type Arrival struct {
-	At    time.Duration
-	Count int
-}
-
 // maxRetries bounds the retry numbers whose backoffs are kept apart.
 const maxRetries = 32
 
@@ -109,8 +103,8 @@ type Result struct {
 	Origin time.Time
 	// Windows are the capacity windows from Origin to the last attempt.
 	Windows []Window
-	// Arrivals are the first attempts, in bins.
-	Arrivals []Arrival
+	// bins count the first attempts, by Resolution from the Unix epoch.
+	bins binCounts
 	// Latency counts every attempt's time from sent to answered (ns).
 	Latency stats.Histogram
 	// Attempts, Operations (first attempts), Completed (successes) and
@@ -148,7 +142,8 @@ func Fit(rd Reader, s Settings) (*Result, error) {
 	}
 	res := &Result{Settings: s, GaveUp: map[string]int{}, sessions: map[string]bool{}}
 	windows := map[int64]*Window{}
-	bins := map[int64]int{}
+	bins := binCounts{}
+	res.bins = bins
 	policiesSeen := map[string]bool{}
 	first, any := time.Time{}, false
 	var rec Record
@@ -168,7 +163,7 @@ func Fit(rd Reader, s Settings) (*Result, error) {
 				// Refused before its first attempt (a breaker, a
 				// throttle): an arrival all the same.
 				res.Operations++
-				bins[floorDiv(rec.Start.UnixNano(), int64(s.Resolution))]++
+				bins.add(floorDiv(rec.Start.UnixNano(), int64(s.Resolution)))
 				if !any || rec.Start.Before(first) {
 					first, any = rec.Start, true
 				}
@@ -211,7 +206,7 @@ func Fit(rd Reader, s Settings) (*Result, error) {
 		w.latencySum += rec.Answered.Sub(rec.Sent)
 		if rec.Attempt == 1 {
 			res.Operations++
-			bins[floorDiv(rec.Sent.UnixNano(), int64(s.Resolution))]++
+			bins.add(floorDiv(rec.Sent.UnixNano(), int64(s.Resolution)))
 		}
 		if n := rec.Attempt - 1; rec.HasBackoff && !rec.HasServerWait && n < maxRetries {
 			b := &res.backoffs[n]
@@ -249,10 +244,6 @@ func Fit(rd Reader, s Settings) (*Result, error) {
 	for i, w := range windows {
 		res.Windows[i-w0] = *w
 	}
-	origin := res.Origin.UnixNano()
-	for _, b := range slices.Sorted(maps.Keys(bins)) {
-		res.Arrivals = append(res.Arrivals, Arrival{At: time.Duration(b*int64(s.Resolution) - origin), Count: bins[b]})
-	}
 	return res, nil
 }
 
@@ -275,4 +266,39 @@ func (r *Result) Sessions() int { return len(r.sessions) }
 // quantile is the histogram's q-quantile as a duration.
 func quantile(h *stats.Histogram, q float64) time.Duration {
 	return time.Duration(math.Round(h.Quantile(q)))
+}
+
+// binChunk is the number of arrival bins counted together.
+const binChunk = 4096
+
+// binCounts counts arrivals per bin in chunks of binChunk bins, allocated
+// as the log touches them: 16 KiB per 4.096 s at 1 ms, whatever the
+// number of lines.
+type binCounts map[int64]*[binChunk]uint32
+
+func (b binCounts) add(bin int64) {
+	c := b[floorDiv(bin, binChunk)]
+	if c == nil {
+		c = new([binChunk]uint32)
+		b[floorDiv(bin, binChunk)] = c
+	}
+	c[bin-floorDiv(bin, binChunk)*binChunk]++
+}
+
+// each calls f for every bin with arrivals, in time order.
+func (b binCounts) each(f func(bin int64, n int)) {
+	for _, k := range slices.Sorted(maps.Keys(b)) {
+		for i, n := range b[k] {
+			if n > 0 {
+				f(k*binChunk+int64(i), int(n))
+			}
+		}
+	}
+}
+
+// EachArrival calls f for every bin of first attempts, in time order: n
+// arrivals at at (from Origin).
+func (r *Result) EachArrival(f func(at time.Duration, n int)) {
+	origin := r.Origin.UnixNano()
+	r.bins.each(func(b int64, n int) { f(time.Duration(b*int64(r.Resolution)-origin), n) })
 }

@@ -178,11 +178,16 @@ func correlation(xs, ys []float64) float64 {
 func (r *Result) WriteArrivals(out io.Writer) error {
 	w := bufio.NewWriter(out)
 	fmt.Fprintf(w, "# first attempts of %s, in bins of %v from %s\nstart,count\n", r.Name, r.Resolution, r.Origin.Format(time.RFC3339Nano))
-	if len(r.Arrivals) == 0 || r.Arrivals[0].At != 0 {
+	first := true
+	r.EachArrival(func(at time.Duration, n int) {
+		if first && at != 0 {
+			fmt.Fprintln(w, "0s,0")
+		}
+		first = false
+		fmt.Fprintf(w, "%v,%d\n", at, n)
+	})
+	if first {
 		fmt.Fprintln(w, "0s,0")
-	}
-	for _, a := range r.Arrivals {
-		fmt.Fprintf(w, "%v,%d\n", a.At, a.Count)
 	}
 	return w.Flush()
 }

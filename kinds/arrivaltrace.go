@@ -3,6 +3,7 @@ package kinds
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
@@ -16,6 +17,10 @@ func registerArrivalTrace() {
 			decode: func(d *schema.Decoder, m *schema.Mapping, path string) *sim.ArrivalTrace {
 				if m.Node() != nil && !m.Has("trace") {
 					m.Errorf("trace", "missing: the path of a CSV file of start,count rows")
+				}
+				if d.Read == nil { // from disk: an arrival trace may be larger than a scenario file
+					d.Read = readArrivalTrace
+					defer func() { d.Read = nil }()
 				}
 				rows := traceRows(d, m, func(r io.Reader) ([]*sim.ArrivalTrace, error) {
 					w, err := sim.ArrivalsFromCSV(r)
@@ -38,4 +43,27 @@ func registerArrivalTrace() {
 				return w, nil
 			},
 		})
+}
+
+// MaxArrivalTrace bounds an arrival trace's file: a row per millisecond
+// with arrivals, about 20 bytes each (a scenario file and a capacity trace
+// are bounded by schema.MaxFileSize).
+const MaxArrivalTrace = 512 << 20
+
+// readArrivalTrace reads an arrival trace from disk, refusing a file larger
+// than MaxArrivalTrace.
+func readArrivalTrace(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxArrivalTrace+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxArrivalTrace {
+		return nil, fmt.Errorf("file is larger than %d MiB, the limit for an arrival trace", MaxArrivalTrace>>20)
+	}
+	return data, nil
 }
