@@ -82,6 +82,8 @@ func (r *Result) WriteScenario(out io.Writer, o Output) error {
 	w.WriteString("    clients:\n")
 	fmt.Fprintf(w, "      type: trace                # the %d first attempts, at their logged times (bins of %v)\n", r.Operations, r.Resolution)
 	fmt.Fprintf(w, "      trace: %s\n", yamlString(o.Arrivals))
+	// Every policy needs a bound; a candidate that should try longer than
+	// the log shows sets its own max_attempts.
 	if pf.MaxAttempts > 0 {
 		how := "the most attempts an operation made; none gave up for attempts, so the limit may be higher"
 		if pf.MaxAttemptsKnown {
