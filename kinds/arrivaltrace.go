@@ -3,7 +3,6 @@ package kinds
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/retrysim/retrysim/schema"
 	"github.com/retrysim/retrysim/sim"
@@ -53,17 +52,9 @@ const MaxArrivalTrace = 512 << 20
 // readArrivalTrace reads an arrival trace from disk, refusing a file larger
 // than MaxArrivalTrace.
 func readArrivalTrace(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxArrivalTrace+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxArrivalTrace {
+	data, tooBig, err := schema.ReadUpTo(path, MaxArrivalTrace)
+	if tooBig {
 		return nil, fmt.Errorf("file is larger than %d MiB, the limit for an arrival trace", MaxArrivalTrace>>20)
 	}
-	return data, nil
+	return data, err
 }
