@@ -85,9 +85,11 @@ func TestSimulatedRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seeds := uint64(20)
+	// Under the race detector (which learns nothing from this one
+	// goroutine) the first policy of each scenario, on 2 seeds.
+	seeds, policiesPerScenario := uint64(20), 1000
 	if racetest.Enabled {
-		seeds = 2
+		seeds, policiesPerScenario = 2, 1
 	}
 	rows := []string{"| scenario | policy | completed (original → fitted) | attempts | gave up | bound windows recovered |", "| --- | --- | --- | --- | --- | --- |"}
 	for _, s := range b.Scenarios {
@@ -95,7 +97,7 @@ func TestSimulatedRoundTrip(t *testing.T) {
 		if !ok || s.Operations() > 100_000 {
 			continue // not a capacity trace; huge-burst is left to the scale tests
 		}
-		for i, p := range s.Policies {
+		for i, p := range s.Policies[:min(len(s.Policies), policiesPerScenario)] {
 			cfg := s.Config(i, 1)
 			if _, err := simlog.Attach(&cfg, p.Name, attemptlog.NewHandler(io.Discard)); errors.Is(err, simlog.ErrUnsupported) {
 				continue
@@ -135,7 +137,7 @@ func TestSimulatedRoundTrip(t *testing.T) {
 			rows = append(rows, fmt.Sprintf("| %s | %s | %d → %d | %d → %d | %d → %d | %d of %d |", s.Name, p.Name, o[0], f[0], o[1], f[1], o[2], f[2], recovered, bound))
 		}
 	}
-	if len(rows) < 12 {
+	if len(rows) < 12 && !racetest.Enabled {
 		t.Errorf("only %d scenario-policy pairs were eligible", len(rows)-2)
 	}
 	t.Log("\n" + strings.Join(rows, "\n"))
