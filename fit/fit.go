@@ -146,6 +146,7 @@ func Fit(rd Reader, s Settings) (*Result, error) {
 	res.bins = bins
 	policiesSeen := map[string]bool{}
 	first, any := time.Time{}, false
+	open := map[string]lastAttempt{} // operations whose waits are inferred
 	var rec Record
 	for rd.Next(&rec) {
 		if rec.Policy != "" && !policiesSeen[rec.Policy] && len(policiesSeen) < 1000 {
@@ -159,6 +160,7 @@ func Fit(rd Reader, s Settings) (*Result, error) {
 		}
 		if rec.Kind == OperationRecord {
 			res.OperationRecords++
+			delete(open, rec.Op)
 			if rec.Attempts == 0 && !rec.Start.IsZero() {
 				// Refused before its first attempt (a breaker, a
 				// throttle): an arrival all the same.
@@ -208,16 +210,19 @@ func Fit(rd Reader, s Settings) (*Result, error) {
 			res.Operations++
 			bins.add(floorDiv(rec.Sent.UnixNano(), int64(s.Resolution)))
 		}
-		if n := rec.Attempt - 1; rec.HasBackoff && !rec.HasServerWait && n < maxRetries {
-			b := &res.backoffs[n]
-			if b.n == 0 || rec.Backoff < b.min {
-				b.min = rec.Backoff
+		if rec.HasBackoff {
+			if !rec.HasServerWait {
+				res.addBackoff(rec.Attempt-1, rec.Backoff)
 			}
-			b.max = max(b.max, rec.Backoff)
-			b.n++
-			if len(b.all) < maxWaitSample {
-				b.all = append(b.all, rec.Backoff)
+		} else if prev, ok := open[rec.Op]; ok && prev.attempt == rec.Attempt-1 {
+			// No wait logged: the gap from the last answer to this
+			// attempt is the wait (gates and throttles included).
+			if !prev.serverWait {
+				res.addBackoff(prev.attempt-1, max(rec.Sent.Sub(prev.answered), 0))
 			}
+		}
+		if !rec.HasBackoff && (len(open) < maxOpen || open[rec.Op].attempt > 0) {
+			open[rec.Op] = lastAttempt{rec.Attempt, rec.Answered, rec.HasServerWait}
 		}
 	}
 	if err := rd.Err(); err != nil {
@@ -301,4 +306,32 @@ func (b binCounts) each(f func(bin int64, n int)) {
 func (r *Result) EachArrival(f func(at time.Duration, n int)) {
 	origin := r.Origin.UnixNano()
 	r.bins.each(func(b int64, n int) { f(time.Duration(b*int64(r.Resolution)-origin), n) })
+}
+
+// lastAttempt is an operation's last attempt, for a log that records no
+// waits: the next attempt's wait is the gap from its answer.
+type lastAttempt struct {
+	attempt    int
+	answered   time.Time
+	serverWait bool
+}
+
+// maxOpen bounds the operations whose last attempt is remembered; a log
+// without operation records keeps them all, up to this many.
+const maxOpen = 1 << 20
+
+// addBackoff counts a wait before retry n (0-based).
+func (r *Result) addBackoff(n int, d time.Duration) {
+	if n < 0 || n >= maxRetries {
+		return
+	}
+	b := &r.backoffs[n]
+	if b.n == 0 || d < b.min {
+		b.min = d
+	}
+	b.max = max(b.max, d)
+	b.n++
+	if len(b.all) < maxWaitSample {
+		b.all = append(b.all, d)
+	}
 }

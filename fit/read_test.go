@@ -2,6 +2,7 @@ package fit
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,5 +140,28 @@ func TestOTLPSemanticConventions(t *testing.T) {
 	}
 	if recs[0].Op != "p1" || recs[0].Attempt != 1 || recs[0].Class != policies.Capacity || recs[1].Attempt != 2 || recs[1].Class != policies.Success {
 		t.Errorf("read %+v", recs)
+	}
+}
+
+// A log that records no waits (CSV without backoff_ms) has them inferred:
+// the gap from an attempt's answer to the operation's next attempt.
+func TestInferredWaits(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("sent,answered,op,attempt,status\n")
+	for op := range 10 {
+		at := float64(op) * 0.01
+		b.WriteString(fmt.Sprintf("%.3f,%.3f,o%d,1,529\n%.3f,%.3f,o%d,2,200\n", at, at+0.1, op, at+0.6, at+0.7, op))
+	}
+	rd, err := Open(strings.NewReader(b.String()), "csv", Options{Name: "w.csv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Fit(rd, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.FitPolicy()
+	if p.Type != "immediate" || p.Delay != 500*time.Millisecond || p.Samples != 10 || p.Inside != 10 {
+		t.Errorf("fitted %+v; want immediate, 500ms, 10 of 10 waits", p)
 	}
 }

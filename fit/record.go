@@ -72,6 +72,8 @@ type Reader interface {
 	Err() error
 	// Skipped is the number of bad lines skipped (lenient reading).
 	Skipped() int
+	// Format is the log's format (one of Formats).
+	Format() string
 }
 
 // LineError is a bad line of a log: its file, line and field.
@@ -122,6 +124,7 @@ func Open(r io.Reader, format string, o Options) (Reader, error) {
 		}
 	}
 	ls := newLines(br, o)
+	ls.format = format
 	switch format {
 	case "attempt-log":
 		return &attemptLogReader{lines: ls}, nil
@@ -155,6 +158,7 @@ func guessFormat(br *bufio.Reader) (string, error) {
 // lines reads a log line by line, with the bookkeeping every format
 // shares: the line number, the longest line, lenient skipping.
 type lines struct {
+	format  string
 	src     io.Reader
 	sc      *bufio.Scanner
 	o       Options
@@ -212,8 +216,9 @@ func (l *lines) bad(field string, err error) bool {
 	return true
 }
 
-func (l *lines) Err() error   { return l.err }
-func (l *lines) Skipped() int { return l.skipped }
+func (l *lines) Err() error     { return l.err }
+func (l *lines) Skipped() int   { return l.skipped }
+func (l *lines) Format() string { return l.format }
 
 // parseClass reads a class's name as policies writes it.
 func parseClass(s string) (policies.Class, bool) {

@@ -131,15 +131,11 @@ func fitLog(c *call, path string) (string, error) {
 		return "", usagef("%s: %v", path, err)
 	}
 	res.Name = filepath.Base(path)
-	format := c.String("log-format")
-	if format == "" {
-		format = "format read from its first line"
-	}
 	var yml, arr bytes.Buffer
 	if err := res.WriteArrivals(&arr); err != nil {
 		return "", err
 	}
-	if err := res.WriteScenario(&yml, fit.Output{Scenario: "fitted", Arrivals: filepath.Base(arrivals), Candidates: candidates, Format: format}); err != nil {
+	if err := res.WriteScenario(&yml, fit.Output{Scenario: "fitted", Arrivals: filepath.Base(arrivals), Candidates: candidates, Format: rd.Format()}); err != nil {
 		return "", err
 	}
 	pa, err := createOutput("--out", arrivals)
