@@ -221,7 +221,10 @@ func Fit(rd Reader, s Settings) (*Result, error) {
 				res.addBackoff(prev.attempt-1, max(rec.Sent.Sub(prev.answered), 0))
 			}
 		}
-		if !rec.HasBackoff && (len(open) < maxOpen || open[rec.Op].attempt > 0) {
+		switch {
+		case rec.HasBackoff || (rec.Classified && (rec.Class == policies.Success || rec.Class == policies.Terminal)):
+			delete(open, rec.Op) // its waits are logged, or it has ended
+		case len(open) < maxOpen || open[rec.Op].attempt > 0:
 			open[rec.Op] = lastAttempt{rec.Attempt, rec.Answered, rec.HasServerWait}
 		}
 	}
@@ -316,8 +319,8 @@ type lastAttempt struct {
 	serverWait bool
 }
 
-// maxOpen bounds the operations whose last attempt is remembered; a log
-// without operation records keeps them all, up to this many.
+// maxOpen bounds the operations whose last attempt is remembered: those
+// whose last attempt failed and that have no operation record yet.
 const maxOpen = 1 << 20
 
 // addBackoff counts a wait before retry n (0-based).
