@@ -51,6 +51,7 @@ func registerWorkloads() {
 	registerOpenLoop()
 	registerClosedLoop()
 	registerAgentSessions()
+	registerArrivalTrace()
 }
 
 // cloneServer copies a server model as its kind does; a model of no kind

@@ -132,19 +132,29 @@ func tooLarge(file string) *FieldError {
 // ReadFile reads the file at path, as scenario files and capacity traces
 // are read: no more than MaxFileSize+1 bytes, refusing a larger file.
 func ReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileSize {
+	data, tooBig, err := ReadUpTo(path, MaxFileSize)
+	if tooBig {
 		return nil, tooLarge(path)
 	}
-	return data, nil
+	return data, err
+}
+
+// ReadUpTo reads the file at path, no more than limit+1 bytes; tooBig
+// says it is larger than limit (and data is nil).
+func ReadUpTo(path string, limit int64) (data []byte, tooBig bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	data, err = io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if int64(len(data)) > limit {
+		return nil, true, nil
+	}
+	return data, false, nil
 }
 
 // Document parses data as a single YAML document and returns its root node,

@@ -55,6 +55,9 @@ type Validation struct {
 	Connect func(h *Handler) (baseURL string, rt http.RoundTripper, stop func(), err error)
 	// OnPolicy, if set, is told before each policy's real run starts.
 	OnPolicy func(i int, p sim.Policy)
+	// Do, if set, is the production loop the real clients run in place
+	// of policies.Do, such as an attempt log's (attemptlog.Log.Do).
+	Do func(ctx context.Context, op policies.Operation, opts ...policies.Option) error
 
 	stream bool // the clients stream, to get the model's mid-stream failures as it makes them
 }
@@ -481,7 +484,11 @@ func (v *Validation) runClient(ctx context.Context, client *http.Client, base st
 	}
 	hooks := policies.Hooks{OnFallback: func(policies.FallbackEvent) { r.fell = true }}
 	opts := append(slices.Clone(shared), policies.WithRand(sim.PolicyRand(v.Seed, i)), policies.WithHooks(hooks))
-	err := policies.Do(ctx, op, opts...)
+	do := policies.Do
+	if v.Do != nil {
+		do = v.Do
+	}
+	err := do(ctx, op, opts...)
 	now := time.Now()
 	if err == nil {
 		r.completed = true

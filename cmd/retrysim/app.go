@@ -83,7 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func commands() []*cli.Command {
 	return []*cli.Command{compareCommand(), listCommand(), plotCommand(), sweepCommand(), reportCommand(), checkCommand(),
 		mergeCommand(), serveCommand(), validateCommand(), showCommand(), diffCommand(), completeCommand(), tuneCommand(),
-		playgroundCommand(), schemaCommand()}
+		playgroundCommand(), schemaCommand(), fitCommand()}
 }
 
 // refuseRepeats makes cmd and its subcommands refuse a flag that takes one

@@ -46,7 +46,7 @@ func TestBashCompletion(t *testing.T) {
 		line, want string
 		cword      int
 	}{
-		{"", "compare list plot sweep report check merge serve validate show diff tune playground schema completion", 0},
+		{"", "compare list plot sweep report check merge serve validate show diff tune playground schema fit completion", 0},
 		{"co", "compare completion", 0},
 		{"compare --sc", "--scenario", 0},
 		{"compare --scenario lo", "long-outage", 0},

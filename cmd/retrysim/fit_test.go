@@ -1,0 +1,65 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fit writes a scenario that compare runs; with --compare it prints the
+// trade table of the policy that ran and the candidates.
+func TestFitCommand(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "day.jsonl")
+	if _, stderr, code, _ := runCLI(t, "compare", "--scenario", "overload-burst", "--attempt-log", log); code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, stderr)
+	}
+	_, stderr, code, _ := runCLI(t, "fit", log)
+	if code != 2 || !strings.Contains(stderr, "--log-policy") {
+		t.Errorf("a log of 4 policies without --log-policy: exit %d, %s", code, stderr)
+	}
+	out := filepath.Join(dir, "fitted.yaml")
+	stdout, stderr, code, _ := runCLI(t, "fit", log, "--log-policy", "full-jitter", "--out", out, "--policy", "gated", "--compare")
+	if code != 0 {
+		t.Fatalf("fit --compare: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"as-run", "gated"} {
+		if !strings.Contains(stdout, "| "+want) {
+			t.Errorf("the table has no row %s:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "wrote "+out) {
+		t.Errorf("stderr does not say what was written: %s", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fitted.arrivals.csv")); err != nil {
+		t.Error(err)
+	}
+	if _, stderr, code, _ := runCLI(t, "compare", "--file", out); code != 0 {
+		t.Errorf("compare --file the fitted scenario: exit %d: %s", code, stderr)
+	}
+}
+
+// A bad line is an error (exit 2) naming the file, line and field; with
+// --lenient it is skipped and counted.
+func TestFitBadLine(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "calls.csv")
+	os.WriteFile(log, []byte("ts,code\n1.5,529\n2.5,abc\n3.5,200\n"), 0o644)
+	_, stderr, code, _ := runCLI(t, "fit", log, "--map", "sent=ts,status=code")
+	if code != 2 || !strings.Contains(stderr, log+":3: code: ") {
+		t.Errorf("exit %d, %q; want 2 and %s:3: code", code, stderr, log)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "calls.fit.yaml")); !os.IsNotExist(err) {
+		t.Errorf("a failed fit wrote its scenario (%v)", err)
+	}
+	_, stderr, code, _ = runCLI(t, "fit", log, "--map", "sent=ts,status=code", "--lenient")
+	if code != 0 || !strings.Contains(stderr, "1 bad lines skipped") {
+		t.Errorf("--lenient: exit %d, %s", code, stderr)
+	}
+	for _, args := range [][]string{{"fit", log, "--map", "when=ts"}, {"fit", log, "--policy", "no such/file"}, {"fit", log, "--out", log}, {"fit"}} {
+		if _, stderr, code, _ := runCLI(t, args...); code != 2 {
+			t.Errorf("%q: exit %d, %s; want 2", args, code, stderr)
+		}
+	}
+}
