@@ -208,3 +208,25 @@ func (s *billingState) ReportCounters(c *Counters) {
 // BillingUnit is what one unit of the billing.cost counter is worth in the
 // prices' unit.
 const BillingUnit = 1 / billingUnit
+
+var _ ServiceModel = (*Billing)(nil)
+
+// MeanService forwards Inner's (ServiceModel); ok is false when it has none.
+func (b *Billing) MeanService() (time.Duration, bool) {
+	if s, ok := b.Inner.(ServiceModel); ok {
+		return s.MeanService()
+	}
+	return 0, false
+}
+
+// ObservedService returns a copy of b whose inner model is observed
+// (ServiceModel); b itself when the inner model cannot be.
+func (b *Billing) ObservedService(observe ServiceObserver) ServerModel {
+	s, ok := b.Inner.(ServiceModel)
+	if !ok {
+		return b
+	}
+	c := *b
+	c.Inner = s.ObservedService(observe)
+	return &c
+}

@@ -437,3 +437,23 @@ func WorkerPhasesFromCSV(r io.Reader) ([]WorkerPhase, error) {
 	}
 	return phases, nil
 }
+
+var _ ServiceModel = (*Queue)(nil)
+
+// MeanService implements ServiceModel.
+func (q *Queue) MeanService() (time.Duration, bool) { return MeanOf(q.Service) }
+
+// ObservedService implements ServiceModel.
+func (q *Queue) ObservedService(observe ServiceObserver) ServerModel {
+	c := *q
+	c.observe = observe
+	return &c
+}
+
+// served tells the model's observer, if any, of a worker's time from start
+// to done for a request whose client stops waiting at giveUp (0: never).
+func (s *queueState) served(start, done, giveUp time.Duration) {
+	if f := s.model.observe; f != nil {
+		f(start, done, giveUp > 0 && done > giveUp)
+	}
+}

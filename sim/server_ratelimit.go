@@ -305,3 +305,10 @@ func (m *RateLimit) Capacity() []CapacityStep {
 	}
 	return out
 }
+
+var _ KeyLimiter = (*RateLimit)(nil)
+
+// KeyLimits implements KeyLimiter.
+func (m *RateLimit) KeyLimits() (requests, inputTokens, outputTokens int64) {
+	return m.RequestsPerMinute, m.InputTokensPerMinute, m.OutputTokensPerMinute
+}

@@ -202,7 +202,7 @@ func TimelineFigure(d *runs.PlotData) (*Figure, error) {
 		}
 	}
 	steps, _ := capacitySteps(d.Server, bucket)
-	_, key := d.Server.(sim.KeyLimiter)
+	_, key := sim.ModelAs[sim.KeyLimiter](d.Server)
 	drawn := false
 	for pi, t := range d.Timelines {
 		p := newPanel(t.Policy, "time since start ("+unit.name+")", "requests per "+plotDuration(bucket))
@@ -356,7 +356,7 @@ func capacityAt(steps []capacityStep, at time.Duration) float64 {
 // the requests limit where it bound (drawn), or that it never bound, so
 // that the 429s came from a token limit. "" for any other server.
 func keyLimitsNote(d *runs.PlotData, steps []capacityStep, drawn bool) string {
-	key, ok := d.Server.(sim.KeyLimiter)
+	key, ok := sim.ModelAs[sim.KeyLimiter](d.Server)
 	if !ok {
 		return ""
 	}
