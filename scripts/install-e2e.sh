@@ -11,7 +11,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 module=github.com/retrysim/retrysim
 tmp=$(mktemp -d)
-trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # A pseudo-version of HEAD, as the go command would name the commit.
 stamp=$(TZ=UTC git log -1 --date=format-local:%Y%m%d%H%M%S --format=%cd HEAD)
@@ -25,13 +24,23 @@ git show HEAD:go.mod > "$at/$version.mod"
 # committed tree; the go command checks the layout when it extracts it).
 git archive --format=zip --prefix="$module@$version/" -o "$at/$version.zip" HEAD
 
-export GOPROXY="file://$tmp/proxy,file://$(go env GOMODCACHE)/cache/download"
-export GOMODCACHE=$tmp/modcache GOBIN=$tmp/bin GONOSUMDB=$module GOFLAGS=-mod=mod GOTOOLCHAIN=local
+# The module cache stays the machine's, so the dependencies' compiled
+# packages are reused; retrysim's entries of this version are removed at
+# the end.
+modcache=$(go env GOMODCACHE)
+cleanup() {
+  chmod -R u+w "$tmp" "$modcache/$module@$version" 2>/dev/null || true
+  rm -rf "$tmp" "$modcache/$module@$version" "$modcache/cache/download/$module/@v/$version".*
+}
+trap cleanup EXIT
+export GOPROXY="file://$tmp/proxy,file://$modcache/cache/download"
+# No network: the dependencies are checked against go.sum, not sum.golang.org.
+export GOBIN=$tmp/bin GONOSUMDB=$module GOSUMDB=off GOFLAGS=-mod=mod GOTOOLCHAIN=local
 mkdir -p "$tmp/elsewhere"
 cd "$tmp/elsewhere" # no go.mod here or above
 go install "$module/cmd/retrysim@$version"
-"$GOBIN/retrysim" version | tee "$tmp/version.txt"
-grep -q "retrysim $version" "$tmp/version.txt" || { echo "FAIL: the installed binary does not report $version"; exit 1; }
+"$GOBIN/retrysim" --version | tee "$tmp/version.txt"
+grep -q "$version" "$tmp/version.txt" || { echo "FAIL: the installed binary does not report $version"; exit 1; }
 "$GOBIN/retrysim" compare --scenario overload-burst >/dev/null
 "$GOBIN/retrysim" playground --out site
 test -s site/retrysim.wasm || { echo "FAIL: the installed binary wrote no engine"; exit 1; }
