@@ -81,8 +81,10 @@ var templates embed.FS
 
 var tmpl = template.Must(template.New("").Funcs(template.FuncMap{
 	"secs": func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) },
-	"ms":   func(d time.Duration) string { return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64) },
-	"goq":  strconv.Quote,
+	"ms": func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64)
+	},
+	"goq": strconv.Quote,
 }).ParseFS(templates, "templates/*.tmpl"))
 
 // plan is what a template needs: the policy taken apart.
