@@ -35,8 +35,15 @@ const openaiCall = async (client, stream) => {
 const call = sdk === 'anthropic' ? anthropicCall : openaiCall;
 const baseURL = sdk === 'anthropic' ? process.env.ANTHROPIC_BASE_URL : process.env.OPENAI_BASE_URL;
 
+// The warm-up calls (../node/harness.mjs) go once, around withRetries:
+// retried, they would take the exported throttle's slots.
+const warmups = new WeakSet();
 await run(
   `retrysim show --for ${sdk === 'anthropic' ? 'anthropic-typescript' : 'openai-node'} (${file})`,
-  (defaultHeaders) => mod.newClient({ baseURL, apiKey: 'retrysim', defaultHeaders }),
-  (client, stream) => retry(() => call(client, stream)),
+  (defaultHeaders) => {
+    const client = mod.newClient({ baseURL, apiKey: 'retrysim', defaultHeaders });
+    if (Object.values(defaultHeaders).includes('warmup')) warmups.add(client);
+    return client;
+  },
+  (client, stream) => (warmups.has(client) ? call(client, stream) : retry(() => call(client, stream))),
 );
