@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -169,5 +170,20 @@ func writeFile(t *testing.T, p string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Every policy type (backoff or preset) a scenario can name exports to
+// every target: a backoff kind added without code in the templates is
+// refused here, not carried as another.
+func TestEveryPolicyTypeExports(t *testing.T) {
+	for _, pt := range kinds.PolicyTypes() {
+		s := load(t, world+"      - {name: p, type: "+pt.Name+", max_attempts: 3}\n")
+		for _, tg := range Targets {
+			var b bytes.Buffer
+			if _, err := Write(&b, &s.Policies[0], tg, Source{Scenario: "s"}); err != nil {
+				t.Errorf("type %s for %s: %v", pt.Name, tg.Name, err)
+			}
+		}
 	}
 }
