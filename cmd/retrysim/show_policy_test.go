@@ -16,7 +16,7 @@ func TestShowPolicyFor(t *testing.T) {
 	if !strings.Contains(errOut, "does not express, of breaker:\n  - a circuit breaker") {
 		t.Errorf("breaker for openai-node: stderr %q, want the circuit breaker named", errOut)
 	}
-	out, errOut, code, _ = runCLI(t, "show", "--file", docsRoot + "/.ci/sdk-scenarios.yaml", "--scenario", "always-529", "--policy", "anthropic-sdk-typescript", "--for", "anthropic-typescript")
+	out, errOut, code, _ = runCLI(t, "show", "--file", docsRoot+"/.ci/sdk-scenarios.yaml", "--scenario", "always-529", "--policy", "anthropic-sdk-typescript", "--for", "anthropic-typescript")
 	if code != 0 || !strings.Contains(out, "maxRetries: 2") || strings.Contains(out, "withRetries") || !strings.Contains(errOut, "own retries run") {
 		t.Errorf("the TypeScript SDK's preset for its own SDK: exit %d, stdout:\n%s\nstderr %q", code, out, errOut)
 	}
