@@ -243,10 +243,13 @@ func AutoSpeed(starts []time.Duration, seeds [][]sim.Result) float64 {
 // CanValidate says whether validation can run a model and a workload for
 // real: each operation is one client (goroutine) with its start time, all
 // sharing one retry layer, against a server that answers each request as
-// it arrives. It refuses, with an *UnsupportedError, a workload whose
-// operations start when others end (sim.Chained), one dealt to several
-// client processes (sim.ProcessSplit), a server model that decides
-// requests later (sim.Decider), and one with stream faults
+// it arrives; an operation of a workload whose operations start when
+// others end (sim.Chained: closed loops, agent sessions) starts when the
+// real one before it ends. It refuses, with an *UnsupportedError, a
+// workload that sizes its requests (sim.TokenSizer, its Chain's too), a
+// chained one against a rate-limit key, one dealt to several client
+// processes (sim.ProcessSplit), a server model
+// that decides requests later (sim.Decider), and one with stream faults
 // (sim.HasStreamFaults): validate's clients do not read streams event by
 // event.
 func CanValidate(model sim.ServerModel, w sim.Workload) error {
@@ -254,8 +257,18 @@ func CanValidate(model sim.ServerModel, w sim.Workload) error {
 		return &UnsupportedError{Command: "validate", What: what +
 			"; validate runs one client per operation, from its start time, against a server that answers each request as it arrives"}
 	}
-	if _, ok := w.(sim.Chained); ok {
-		return refuse("the " + kindName(w) + " workload starts operations when others end")
+	if c, ok := w.(sim.Chained); ok {
+		if ts, ok := c.NewChain().(sim.TokenSizer); ok {
+			if in, out := ts.Tokens(0); in > 0 || out > 0 {
+				return refuse("the " + kindName(w) + " workload sizes its requests in tokens, which the real requests do not carry")
+			}
+		}
+		if _, ok := model.(*sim.RateLimit); ok {
+			// On fake time, where a burst agrees to the nanosecond, a
+			// chain's real run against a key's limits still takes another
+			// path than the simulation: not yet understood, so refused.
+			return refuse("the " + kindName(w) + " workload against the limits of a rate-limit key does not yet agree with the simulation")
+		}
 	}
 	if sim.HasStreamFaults(model) {
 		return refuse("the " + kindName(model) + " server model has stream faults, which show only to clients that read a stream event by event")
@@ -322,7 +335,9 @@ type clientResult struct {
 	fell      bool          // switched to the fallback model
 	latency   time.Duration // model time from its start to success, or to giving up
 	end       time.Duration // model time of its success, from the clock's zero
+	stop      time.Duration // model time of its success or give-up, from the clock's zero
 	late      time.Duration // real time it ran late: its start, and its requests past the model's answer time
+	started   bool
 }
 
 // tookHeader carries, to a validation's client, the real time the model
@@ -362,22 +377,58 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 	results := make([]clientResult, n)
 	h.Reset()
 	zero := time.Now()
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			results[i] = v.runClient(ctx, client, base, zero, zero.Add(toReal(starts[i], speed)), opts, i, speed)
-		})
+	run := func(i int, at time.Duration) clientResult {
+		r := v.runClient(ctx, client, base, zero, zero.Add(toReal(at, speed)), opts, i, speed)
+		r.started = true
+		return r
 	}
-	wg.Wait()
+	var counters sim.Counters
+	var wg sync.WaitGroup
+	if c, ok := v.Workload.(sim.Chained); ok {
+		// The operations after the leaders start when the chain says,
+		// told of each real end in the order they come.
+		chain := c.NewChain()
+		wrng := sim.WorkloadRand(v.Seed)
+		var mu sync.Mutex
+		var launch func(i int, at time.Duration)
+		launch = func(i int, at time.Duration) {
+			wg.Go(func() {
+				r := run(i, at)
+				mu.Lock()
+				results[i] = r
+				next, start, ok := chain.Next(i, max(r.stop, at), r.completed, wrng)
+				mu.Unlock()
+				if ok && next < n && ctx.Err() == nil {
+					launch(next, start)
+				}
+			})
+		}
+		for i := range min(chain.Leaders(), n) {
+			launch(i, starts[i])
+		}
+		wg.Wait()
+		if cr, ok := chain.(sim.CounterReporter); ok {
+			cr.ReportCounters(&counters)
+		}
+	} else {
+		for i := range n {
+			wg.Go(func() { results[i] = run(i, starts[i]) })
+		}
+		wg.Wait()
+	}
 	if err := ctx.Err(); err != nil {
 		return sim.Result{}, nil, err
 	}
 	var lateness []time.Duration
 
 	st := h.Stats()
-	res := sim.Result{Policy: p.Name, Clients: n, Admitted: int(st.Admitted), Rejected: int(st.Rejected),
-		Latencies: make([]time.Duration, 0, n)}
+	res := sim.Result{Policy: p.Name, Admitted: int(st.Admitted), Rejected: int(st.Rejected),
+		Latencies: make([]time.Duration, 0, n), Counters: counters}
 	for _, r := range results {
+		if !r.started {
+			continue // a chain's operation that never started
+		}
+		res.Clients++
 		if r.attempts > 0 {
 			lateness = append(lateness, r.late)
 		}
@@ -461,13 +512,13 @@ func (s scaledBackoff) Delay(retry int, prev time.Duration, rng *rand.Rand) time
 // runClient is one client: it starts at start, runs its operation through
 // policies.Do with its own random source (the simulator's, for the same
 // client), and reports what happened.
-func (v *Validation) runClient(ctx context.Context, client *http.Client, base string, zero, start time.Time, shared []policies.Option, i int, speed float64) clientResult {
-	var r clientResult
+func (v *Validation) runClient(ctx context.Context, client *http.Client, base string, zero, start time.Time, shared []policies.Option, i int, speed float64) (r clientResult) {
 	if !sleepUntil(ctx, start) {
 		r.reason = policies.StopCancelled
 		return r
 	}
 	r.late = time.Since(start)
+	defer func() { r.stop = toModel(time.Since(zero), speed) }()
 	op := func(actx context.Context, a policies.Attempt) error {
 		r.attempts++
 		model := a.Model
@@ -586,6 +637,17 @@ func compare(c *Comparison, seeds []sim.Result, fallback bool) []Check {
 	if fallback {
 		count("fallbacks", s.Fallbacks, m.Fallbacks, CountFloor, clients)
 	}
+	// A chained workload's own counts (sessions.completed, ...), within a
+	// unit plus their spread across seeds.
+	for _, sc := range s.Counters {
+		if !strings.HasPrefix(sc.Name, "sessions.") || sc.Name == "sessions.tokens_wasted" {
+			continue
+		}
+		mv, _ := m.Counters.Get(sc.Name)
+		t := math.Floor(CountFloor.Abs + spread(sc.Name, false))
+		checks = append(checks, Check{Metric: sc.Name, Simulated: float64(sc.Value), Measured: float64(mv), Tolerance: t,
+			Agree: math.Abs(float64(sc.Value-mv)) <= t})
+	}
 	if s.Completed == 0 || m.Completed == 0 {
 		return checks // no latencies to compare; completed says it all
 	}
@@ -623,6 +685,9 @@ func metricValue(r *sim.Result, metric string) (float64, bool) {
 		return float64(r.Fallbacks), true
 	case "last_completion_ms":
 		return millis(r.LastCompletion), r.Completed > 0
+	}
+	if v, ok := r.Counters.Get(metric); ok {
+		return float64(v), true
 	}
 	if reason, ok := strings.CutPrefix(metric, "gave_up."); ok {
 		for i := range policies.NumStopReasons {

@@ -222,7 +222,10 @@ func TestCanValidate(t *testing.T) {
 		{s.Server, s.Workload, ""},
 		{s.Server, &sim.OpenLoop{Rates: sim.ConstantRate(5), Until: time.Second}, ""},
 		{s.Server, &sim.OpenLoop{Rates: sim.ConstantRate(5), Until: time.Second, Processes: 3}, "3 client processes"},
-		{s.Server, &sim.ClosedLoop{Workers: 2, PerWorker: 2}, "starts operations when others end"},
+		{s.Server, &sim.ClosedLoop{Workers: 2, PerWorker: 2}, ""},
+		{s.Server, &sim.AgentSessions{Sessions: 2, Turns: 3}, ""},
+		{s.Server, &sim.AgentSessions{Sessions: 2, Turns: 3, InputTokens: 2000}, "agent-sessions workload sizes its requests in tokens"},
+		{&sim.RateLimit{RequestsPerMinute: 60, Inner: s.Server}, &sim.AgentSessions{Sessions: 2, Turns: 3}, "rate-limit key does not yet agree"},
 		{s.Server, &sim.OpenLoop{Rates: sim.ConstantRate(5), Until: time.Second, InputTokens: 500}, "sizes its requests in tokens"},
 		{&sim.Contention{Network: sim.Fixed(time.Millisecond)}, s.Workload, "decides requests after they arrive"},
 	} {
