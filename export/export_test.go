@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"go/format"
 	"os"
@@ -110,6 +111,11 @@ func TestEveryBuiltinPolicyExports(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
+	here, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goFiles := map[string]string{} // a package in an overlay
 	for _, s := range f.Scenarios {
 		for i := range s.Policies {
 			for _, tg := range Targets {
@@ -131,11 +137,30 @@ func TestEveryBuiltinPolicyExports(t *testing.T) {
 					if formatted, err := format.Source(b.Bytes()); err != nil || !bytes.Equal(formatted, b.Bytes()) {
 						t.Errorf("%s/%s for go: not gofmt's (%v):\n%s", s.Name, s.Policies[i].Name, err, b.String())
 					}
+					if len(goFiles) == 0 { // the Go exports differ only in their strings
+						p := filepath.Join(dir, name+".go")
+						writeFile(t, p, b.Bytes())
+						goFiles[filepath.Join(here, "exportcheck", name, "p.go")] = p
+					}
 				}
 			}
 		}
 	}
 	t.Logf("%d exports", n)
+	// The Go compiles, against the module's own anthropic-sdk-go (a
+	// package of its own, in an overlay: nothing is written to the tree).
+	overlay, err := json.Marshal(map[string]any{"Replace": goFiles})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "overlay.json"), overlay)
+	build := []string{"build", "-overlay", filepath.Join(dir, "overlay.json"), "-o", os.DevNull}
+	for p := range goFiles {
+		build = append(build, "./"+filepath.ToSlash(filepath.Dir(strings.TrimPrefix(p, here+string(filepath.Separator)))))
+	}
+	if out, err := exec.Command("go", build...).CombinedOutput(); err != nil {
+		t.Errorf("go build of every Go export: %v\n%s", err, out)
+	}
 	if py, err := exec.LookPath("python3"); err != nil {
 		t.Log("SKIP the Python syntax check: no python3 on PATH")
 	} else if out, err := exec.Command(py, append([]string{"-m", "py_compile"}, pyFiles...)...).CombinedOutput(); err != nil {
