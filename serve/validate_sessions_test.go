@@ -45,23 +45,12 @@ scenarios:
 `
 
 func TestValidateAgentSessionsOnFakeTime(t *testing.T) {
-	for _, yaml := range []string{sessionsScenario} {
-		f, err := scenarios.Parse("sessions.yaml", []byte(yaml))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run(f.Scenarios[0].Name, func(t *testing.T) { validateSessions(t, f.Scenarios[0]) })
+	f, err := scenarios.Parse("sessions.yaml", []byte(sessionsScenario))
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-func validateSessions(t *testing.T, s *scenarios.Scenario) {
 	synctest.Test(t, func(t *testing.T) {
-		v := validation(s, 1)
-		v.Connect = inMemory
-		cs, err := serve.Validate(context.Background(), v)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := validateInMemory(t, f.Scenarios[0])
 		var failed, resumed int64
 		for _, c := range cs {
 			sessions := 0
@@ -77,9 +66,9 @@ func validateSessions(t *testing.T, s *scenarios.Scenario) {
 			if sessions != 5 {
 				t.Errorf("%s: %d checks of the sessions' counts, want 5", c.Policy, sessions)
 			}
-			f, _ := c.Simulated.Counters.Get("sessions.failed")
-			r, _ := c.Simulated.Counters.Get("sessions.resumed")
-			failed, resumed = failed+f, resumed+r
+			nf, _ := c.Simulated.Counters.Get("sessions.failed")
+			nr, _ := c.Simulated.Counters.Get("sessions.resumed")
+			failed, resumed = failed+nf, resumed+nr
 		}
 		// The scenario must exercise the chain: repeats and a failed session.
 		if failed == 0 || resumed == 0 {
@@ -89,4 +78,17 @@ func validateSessions(t *testing.T, s *scenarios.Scenario) {
 			t.Logf("\n%s", report(t, cs))
 		}
 	})
+}
+
+// validateInMemory validates s at speed 1 over an in-memory transport
+// (inside a synctest bubble: on fake time).
+func validateInMemory(t *testing.T, s *scenarios.Scenario) []serve.Comparison {
+	t.Helper()
+	v := validation(s, 1)
+	v.Connect = inMemory
+	cs, err := serve.Validate(context.Background(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
 }
