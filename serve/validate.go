@@ -245,10 +245,10 @@ func AutoSpeed(starts []time.Duration, seeds [][]sim.Result) float64 {
 // sharing one retry layer, against a server that answers each request as
 // it arrives; an operation of a workload whose operations start when
 // others end (sim.Chained: closed loops, agent sessions) starts when the
-// real one before it ends. It refuses, with an *UnsupportedError, a
-// workload that sizes its requests (sim.TokenSizer, its Chain's too), a
-// chained one against a rate-limit key, one dealt to several client
-// processes (sim.ProcessSplit), a server model
+// real one before it ends; a request the workload sizes (sim.TokenSizer,
+// its Chain's first) tells the served model its size. It refuses, with
+// an *UnsupportedError, a workload dealt to several client processes
+// (sim.ProcessSplit), a server model
 // that decides requests later (sim.Decider), and one with stream faults
 // (sim.HasStreamFaults): validate's clients do not read streams event by
 // event.
@@ -257,26 +257,8 @@ func CanValidate(model sim.ServerModel, w sim.Workload) error {
 		return &UnsupportedError{Command: "validate", What: what +
 			"; validate runs one client per operation, from its start time, against a server that answers each request as it arrives"}
 	}
-	if c, ok := w.(sim.Chained); ok {
-		if ts, ok := c.NewChain().(sim.TokenSizer); ok {
-			if in, out := ts.Tokens(0); in > 0 || out > 0 {
-				return refuse("the " + kindName(w) + " workload sizes its requests in tokens, which the real requests do not carry")
-			}
-		}
-		if _, ok := model.(*sim.RateLimit); ok {
-			// On fake time, where a burst agrees to the nanosecond, a
-			// chain's real run against a key's limits still takes another
-			// path than the simulation: not yet understood, so refused.
-			return refuse("the " + kindName(w) + " workload against the limits of a rate-limit key does not yet agree with the simulation")
-		}
-	}
 	if sim.HasStreamFaults(model) {
 		return refuse("the " + kindName(model) + " server model has stream faults, which show only to clients that read a stream event by event")
-	}
-	if ts, ok := w.(sim.TokenSizer); ok {
-		if in, out := ts.Tokens(0); in > 0 || out > 0 {
-			return refuse("the workload sizes its requests in tokens, which the real requests do not carry")
-		}
 	}
 	if p, ok := w.(sim.ProcessSplit); ok && p.ClientProcesses() > 1 {
 		return refuse(fmt.Sprintf("the workload deals operations to %d client processes, each with its own retry layer", p.ClientProcesses()))
@@ -340,6 +322,23 @@ type clientResult struct {
 	started   bool
 }
 
+// tokensHeader carries, from a validation's client, its request's size
+// as the workload sizes it ("INPUT OUTPUT" tokens), which the served
+// model reads in place of its defaults (the body's size says nothing).
+const tokensHeader = "retrysim-tokens"
+
+// parseTokensHeader reads tokensHeader; 0 and 0 (the model's defaults)
+// when it is absent or malformed.
+func parseTokensHeader(v string) (input, output int) {
+	in, out, ok := strings.Cut(v, " ")
+	i, err1 := strconv.Atoi(in)
+	o, err2 := strconv.Atoi(out)
+	if !ok || err1 != nil || err2 != nil || i < 0 || o < 0 {
+		return 0, 0
+	}
+	return i, o
+}
+
 // tookHeader carries, to a validation's client, the real time the model
 // took to answer (from the request's arrival to its due time), in
 // nanoseconds: what the client waited beyond it is how late it ran.
@@ -377,10 +376,19 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 	results := make([]clientResult, n)
 	h.Reset()
 	zero := time.Now()
-	run := func(i int, at time.Duration) clientResult {
-		r := v.runClient(ctx, client, base, zero, zero.Add(toReal(at, speed)), opts, i, speed)
+	sizer, _ := v.Workload.(sim.TokenSizer)
+	run := func(i int, at time.Duration, tokens string) clientResult {
+		r := v.runClient(ctx, client, base, zero, zero.Add(toReal(at, speed)), opts, i, speed, tokens)
 		r.started = true
 		return r
+	}
+	// size is operation i's tokensHeader; "" leaves the model's defaults.
+	size := func(i int) string {
+		if sizer == nil {
+			return ""
+		}
+		in, out := sizer.Tokens(i)
+		return strconv.Itoa(in) + " " + strconv.Itoa(out)
 	}
 	var counters sim.Counters
 	var wg sync.WaitGroup
@@ -388,23 +396,33 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 		// The operations after the leaders start when the chain says,
 		// told of each real end in the order they come.
 		chain := c.NewChain()
+		if s, ok := chain.(sim.TokenSizer); ok {
+			sizer = s // it sizes by the chain's state (a session's turn), as the engine asks it first
+		}
 		wrng := sim.WorkloadRand(v.Seed)
 		var mu sync.Mutex
-		var launch func(i int, at time.Duration)
-		launch = func(i int, at time.Duration) {
+		var launch func(i int, at time.Duration, tokens string)
+		launch = func(i int, at time.Duration, tokens string) {
 			wg.Go(func() {
-				r := run(i, at)
+				r := run(i, at, tokens)
 				mu.Lock()
 				results[i] = r
 				next, start, ok := chain.Next(i, max(r.stop, at), r.completed, wrng)
+				if ok && next < n {
+					tokens = size(next)
+				}
 				mu.Unlock()
 				if ok && next < n && ctx.Err() == nil {
-					launch(next, start)
+					launch(next, start, tokens)
 				}
 			})
 		}
-		for i := range min(chain.Leaders(), n) {
-			launch(i, starts[i])
+		leaders := make([]string, min(chain.Leaders(), n))
+		for i := range leaders {
+			leaders[i] = size(i) // all before any call ends: Next changes the chain
+		}
+		for i, tokens := range leaders {
+			launch(i, starts[i], tokens)
 		}
 		wg.Wait()
 		if cr, ok := chain.(sim.CounterReporter); ok {
@@ -412,7 +430,7 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 		}
 	} else {
 		for i := range n {
-			wg.Go(func() { results[i] = run(i, starts[i]) })
+			wg.Go(func() { results[i] = run(i, starts[i], size(i)) })
 		}
 		wg.Wait()
 	}
@@ -512,7 +530,7 @@ func (s scaledBackoff) Delay(retry int, prev time.Duration, rng *rand.Rand) time
 // runClient is one client: it starts at start, runs its operation through
 // policies.Do with its own random source (the simulator's, for the same
 // client), and reports what happened.
-func (v *Validation) runClient(ctx context.Context, client *http.Client, base string, zero, start time.Time, shared []policies.Option, i int, speed float64) (r clientResult) {
+func (v *Validation) runClient(ctx context.Context, client *http.Client, base string, zero, start time.Time, shared []policies.Option, i int, speed float64, tokens string) (r clientResult) {
 	if !sleepUntil(ctx, start) {
 		r.reason = policies.StopCancelled
 		return r
@@ -525,7 +543,7 @@ func (v *Validation) runClient(ctx context.Context, client *http.Client, base st
 		if model == "" {
 			model = PrimaryModel
 		}
-		late, err := call(actx, client, base, model, v.stream)
+		late, err := call(actx, client, base, model, v.stream, tokens)
 		r.late += late
 		return err
 	}
@@ -552,13 +570,16 @@ func (v *Validation) runClient(ctx context.Context, client *http.Client, base st
 // does an error event in a streamed answer (stream), with status 200 and
 // the event's data as the body. late is how much longer than the model's
 // answer time (tookHeader) it took.
-func call(ctx context.Context, client *http.Client, base, model string, stream bool) (late time.Duration, err error) {
+func call(ctx context.Context, client *http.Client, base, model string, stream bool, tokens string) (late time.Duration, err error) {
 	body := fmt.Appendf(nil, `{"model":%q,"max_tokens":16,"stream":%t,"messages":[{"role":"user","content":"validate"}]}`, model, stream)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/messages", bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
 	req.Header.Set("content-type", "application/json")
+	if tokens != "" {
+		req.Header.Set(tokensHeader, tokens)
+	}
 	sent := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {

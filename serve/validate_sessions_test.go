@@ -45,12 +45,55 @@ scenarios:
 `
 
 func TestValidateAgentSessionsOnFakeTime(t *testing.T) {
-	f, err := scenarios.Parse("sessions.yaml", []byte(sessionsScenario))
+	f, err := scenarios.Parse("sessions.yaml", []byte(sessionsScenario+tokensScenario))
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, s := range f.Scenarios {
+		t.Run(s.Name, func(t *testing.T) { validateSessions(t, s) })
+	}
+}
+
+// tokensScenario sizes the calls: the sessions' conversations grow into a
+// key's limit of input tokens per minute, the only limit that binds (its
+// requests' limit is ten times what they send), so its 429s show that
+// the real requests carried their sizes. No two events share an instant
+// (random response and think times, spread starts): on fake time, calls
+// that arrive at the same instant reach the key in the order the
+// goroutines run, not in the simulator's order of events.
+const tokensScenario = `
+  - name: tokens
+    seed: 2
+    server:
+      type: rate-limit
+      requests_per_minute: 600
+      input_tokens_per_minute: 40000
+      retry_after_unit: 1s
+      inner:
+        response_time: {uniform: [400ms, 600ms]}
+        phases:
+          - {admit: 1000, window: 1s}
+    clients:
+      type: agent-sessions
+      sessions: 5
+      turns: 6
+      think: {exponential: 300ms}
+      spread: 3s
+      input_tokens: 2000
+      input_growth: 1500
+      resume: turn
+      pause: 2s
+      max_repeats: 1
+    policies:
+      - name: full-jitter
+        base: 1s
+        cap: 10s
+        max_attempts: 4
+`
+
+func validateSessions(t *testing.T, s *scenarios.Scenario) {
 	synctest.Test(t, func(t *testing.T) {
-		cs := validateInMemory(t, f.Scenarios[0])
+		cs := validateInMemory(t, s)
 		var failed, resumed int64
 		for _, c := range cs {
 			sessions := 0
@@ -70,9 +113,13 @@ func TestValidateAgentSessionsOnFakeTime(t *testing.T) {
 			nr, _ := c.Simulated.Counters.Get("sessions.resumed")
 			failed, resumed = failed+nf, resumed+nr
 		}
-		// The scenario must exercise the chain: repeats and a failed session.
-		if failed == 0 || resumed == 0 {
+		// The scenarios must exercise the chain (repeats, and in the first
+		// a failed session) and, in the second, the key's token limit.
+		switch {
+		case resumed == 0, s.Name == "sessions" && failed == 0:
 			t.Errorf("%d sessions failed and %d calls were repeated over the policies; the test wants both", failed, resumed)
+		case s.Name == "tokens" && cs[0].Simulated.Rejected == 0:
+			t.Errorf("no call met the key's token limit")
 		}
 		if t.Failed() {
 			t.Logf("\n%s", report(t, cs))

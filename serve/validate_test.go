@@ -224,9 +224,8 @@ func TestCanValidate(t *testing.T) {
 		{s.Server, &sim.OpenLoop{Rates: sim.ConstantRate(5), Until: time.Second, Processes: 3}, "3 client processes"},
 		{s.Server, &sim.ClosedLoop{Workers: 2, PerWorker: 2}, ""},
 		{s.Server, &sim.AgentSessions{Sessions: 2, Turns: 3}, ""},
-		{s.Server, &sim.AgentSessions{Sessions: 2, Turns: 3, InputTokens: 2000}, "agent-sessions workload sizes its requests in tokens"},
-		{&sim.RateLimit{RequestsPerMinute: 60, Inner: s.Server}, &sim.AgentSessions{Sessions: 2, Turns: 3}, "rate-limit key does not yet agree"},
-		{s.Server, &sim.OpenLoop{Rates: sim.ConstantRate(5), Until: time.Second, InputTokens: 500}, "sizes its requests in tokens"},
+		{&sim.RateLimit{InputTokensPerMinute: 6000, Inner: s.Server}, &sim.AgentSessions{Sessions: 2, Turns: 3, InputTokens: 2000}, ""},
+		{s.Server, &sim.OpenLoop{Rates: sim.ConstantRate(5), Until: time.Second, InputTokens: 500}, ""},
 		{&sim.Contention{Network: sim.Fixed(time.Millisecond)}, s.Workload, "decides requests after they arrive"},
 	} {
 		err := serve.CanValidate(tt.model, tt.w)
