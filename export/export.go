@@ -19,6 +19,7 @@ import (
 
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -103,8 +104,8 @@ type plan struct {
 	Base, Cap   time.Duration
 	Factor      string
 	Gate        bool
-	Throttle    *policies.ThrottleConfig
-	Limit       *policies.LimitConfig
+	Throttle    *machine.ThrottleConfig
+	Limit       *machine.LimitConfig
 	Unexpressed []string
 }
 
@@ -160,14 +161,14 @@ func newPlan(p *sim.Policy, t Target, src Source) (*plan, error) {
 	}
 	for _, s := range p.Coordinators {
 		switch c := s.(type) {
-		case policies.GateConfig:
+		case machine.GateConfig:
 			pl.Gate = true
-		case policies.ThrottleConfig:
+		case machine.ThrottleConfig:
 			pl.Throttle = &c
 			if c.MaxQueue > 0 {
 				pl.Unexpressed = append(pl.Unexpressed, fmt.Sprintf("the throttle's queue bound (max_queue %d): callers wait for their slot however many wait", c.MaxQueue))
 			}
-		case policies.LimitConfig:
+		case machine.LimitConfig:
 			pl.Limit = &c
 			if c.MaxQueue > 0 {
 				pl.Unexpressed = append(pl.Unexpressed, fmt.Sprintf("the in-flight limit's queue bound (max_queue %d): callers wait however many wait", c.MaxQueue))
@@ -191,32 +192,32 @@ func newPlan(p *sim.Policy, t Target, src Source) (*plan, error) {
 // backoff sets the loop's backoff from b. A backoff kind without code here
 // is refused, never replaced by another.
 func (pl *plan) backoff(b policies.Backoff) error {
-	ceil := func(name string, c policies.Ceiling) {
+	ceil := func(name string, c machine.Ceiling) {
 		pl.Backoff, pl.Base, pl.Cap = name, c.Base, c.Cap
 		pl.Factor = strconv.FormatFloat(max(c.Factor, 1), 'f', -1, 64)
 		if c.Cap <= 0 {
-			pl.Cap = policies.MaxDelay
+			pl.Cap = machine.MaxDelay
 		}
 	}
 	switch b := b.(type) {
 	case policies.Constant:
 		pl.Backoff, pl.Base, pl.Cap = "constant", b.Wait, b.Wait
 	case policies.Exponential:
-		ceil("exponential", policies.Ceiling(b))
+		ceil("exponential", machine.Ceiling(b))
 	case policies.FullJitter:
-		ceil("full-jitter", policies.Ceiling(b))
+		ceil("full-jitter", machine.Ceiling(b))
 	case policies.EqualJitter:
-		ceil("equal-jitter", policies.Ceiling(b))
+		ceil("equal-jitter", machine.Ceiling(b))
 	case policies.SDKJitter:
-		ceil("sdk-jitter", policies.Ceiling(b))
+		ceil("sdk-jitter", machine.Ceiling(b))
 	case policies.AddedJitter:
-		ceil("added-jitter", policies.Ceiling(b))
+		ceil("added-jitter", machine.Ceiling(b))
 	case policies.GRPCJitter:
-		ceil("grpc-jitter", policies.Ceiling(b))
+		ceil("grpc-jitter", machine.Ceiling(b))
 	case policies.DecorrelatedJitter:
 		pl.Backoff, pl.Base, pl.Cap = "decorrelated-jitter", b.Base, b.Cap
 		if b.Cap <= 0 {
-			pl.Cap = policies.MaxDelay
+			pl.Cap = machine.MaxDelay
 		}
 	case nil:
 		pl.Backoff = "constant"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 	"github.com/retrysim/retrysim/stats"
 )
@@ -166,7 +167,7 @@ func Exec(ctx context.Context, v ExecValidation) (*ExecResult, error) {
 	// between its callers (retrysim show --for prints them), in real time.
 	pol.Coordinators = nil
 	for _, s := range v.Policy.Coordinators {
-		pol.Coordinators = append(pol.Coordinators, s.(policies.Rescaler).Rescale(func(d time.Duration) time.Duration { return toModel(d, v.Speed) }))
+		pol.Coordinators = append(pol.Coordinators, s.(machine.Rescaler).Rescale(func(d time.Duration) time.Duration { return toModel(d, v.Speed) }))
 	}
 	simRuns := make([]sim.Result, v.Seeds)
 	var simGiveUps []float64

@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -113,9 +114,9 @@ const WarmupClient = "warmup"
 
 func (h *Handler) warmup(w http.ResponseWriter, a api, id string) {
 	o := policies.Outcome{Class: policies.Capacity, Status: 529, ServerWait: time.Millisecond}
-	out := policies.Render(o)
+	out := machine.Render(o)
 	if a != apiMessages {
-		out = policies.RenderOpenAI(o)
+		out = machine.RenderOpenAI(o)
 	}
 	maps.Copy(w.Header(), out.Header)
 	if a == apiMessages {
@@ -188,7 +189,7 @@ func WithLog(w io.Writer, every time.Duration) Option {
 // streamed request, serve asks BreakStream (under the same lock as Arrive,
 // right after it); ok says the stream breaks, at when (model time, from the
 // arrival up to resp.At), out what the error event carries (rendered by
-// policies.RenderEvent). The models in package sim do not implement it:
+// machine.RenderEvent). The models in package sim do not implement it:
 // their streams always finish.
 type StreamBreaker interface {
 	BreakStream(arrival time.Duration, resp sim.Response) (at time.Duration, out policies.Outcome, ok bool)
@@ -433,7 +434,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	if q := r.URL.Query(); q.Has("seed") {
 		n, err := strconv.ParseUint(q.Get("seed"), 10, 64)
 		if err != nil {
-			h.writeError(w, http.StatusBadRequest, policies.ErrorBody("invalid_request_error",
+			h.writeError(w, http.StatusBadRequest, machine.ErrorBody("invalid_request_error",
 				fmt.Sprintf("seed: want a whole number from 0 to %d, got %q", uint64(math.MaxUint64), q.Get("seed"))), h.requestID())
 			return
 		}
@@ -492,7 +493,7 @@ func (h *Handler) refuseMethod(w http.ResponseWriter, allow string) {
 func (h *Handler) turnAway(w http.ResponseWriter, status int, errType, message, reason string) {
 	h.turnedAway.Add(1)
 	h.metrics.turnedAway.WithLabelValues(reason).Inc()
-	h.writeError(w, status, policies.ErrorBody(errType, message), h.requestID())
+	h.writeError(w, status, machine.ErrorBody(errType, message), h.requestID())
 }
 
 // requestID returns a new request-id, unique within the handler.
@@ -528,10 +529,10 @@ func (h *Handler) refuse(w http.ResponseWriter, a api, status int, errType, mess
 	h.refused.Add(1)
 	h.metrics.refused.WithLabelValues(reason).Inc()
 	if a == apiMessages {
-		h.writeError(w, status, policies.ErrorBody(errType, message), id)
+		h.writeError(w, status, machine.ErrorBody(errType, message), id)
 		return
 	}
-	h.writeOpenAIError(w, status, policies.OpenAIErrorBody(errType, "", message), id)
+	h.writeOpenAIError(w, status, machine.OpenAIErrorBody(errType, "", message), id)
 }
 
 // writeOpenAIError writes an error status with an OpenAI error body; the
@@ -545,13 +546,13 @@ func (h *Handler) writeOpenAIError(w http.ResponseWriter, status int, body []byt
 
 // decision is what the model decided for one request, in real time.
 type decision struct {
-	arrival time.Time               // when the request reached the model
-	due     time.Time               // when its response is due
-	out     policies.Outcome        // with ServerWait already in real time
-	breakAt time.Time               // a streamed response breaks here (zero: never)
-	breakOn policies.Outcome        // and sends this error event
-	partial bool                    // the model's mid-stream failure: half the deltas, then the event
-	fault   policies.StreamTimeline // a stream fault, in real time from the arrival (faults.go)
+	arrival time.Time              // when the request reached the model
+	due     time.Time              // when its response is due
+	out     policies.Outcome       // with ServerWait already in real time
+	breakAt time.Time              // a streamed response breaks here (zero: never)
+	breakOn policies.Outcome       // and sends this error event
+	partial bool                   // the model's mid-stream failure: half the deltas, then the event
+	fault   machine.StreamTimeline // a stream fault, in real time from the arrival (faults.go)
 }
 
 // arrive asks the model, under the lock, so that arrival times reach it in
@@ -648,7 +649,7 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 		h.metrics.admitted.Inc()
 	} else {
 		h.rejected.Add(1)
-		status := policies.Render(d.out).Status
+		status := machine.Render(d.out).Status
 		switch {
 		case d.partial:
 			status = http.StatusOK
@@ -678,13 +679,13 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 	}
 	if d.out.Class != policies.Success {
 		if a == apiMessages {
-			out := policies.Render(d.out)
+			out := machine.Render(d.out)
 			maps.Copy(w.Header(), out.Header)
 			h.setRateLimits(w.Header(), a)
 			h.writeError(w, out.Status, out.Body, id)
 			return
 		}
-		out := policies.RenderOpenAI(d.out)
+		out := machine.RenderOpenAI(d.out)
 		maps.Copy(w.Header(), out.Header)
 		h.setRateLimits(w.Header(), a)
 		h.writeOpenAIError(w, out.Status, out.Body, id)
@@ -693,7 +694,7 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 	h.setRateLimits(w.Header(), a)
 	w.Header().Set(a.requestIDHeader(), id)
 	w.Header().Set("content-type", "application/json")
-	w.WriteHeader(policies.Render(d.out).Status)
+	w.WriteHeader(machine.Render(d.out).Status)
 	_, _ = w.Write(reply.body())
 }
 
@@ -715,16 +716,16 @@ func (h *Handler) setRateLimits(header http.Header, a api) {
 	if !ok {
 		return
 	}
-	for _, b := range []*policies.RateLimit{&l.Requests, &l.InputTokens, &l.OutputTokens, &l.Tokens} {
+	for _, b := range []*machine.RateLimit{&l.Requests, &l.InputTokens, &l.OutputTokens, &l.Tokens} {
 		b.Reset = h.toReal(b.Reset)
 	}
-	d := policies.DialectAnthropic
+	d := machine.DialectAnthropic
 	if a != apiMessages {
-		d = policies.DialectOpenAI
+		d = machine.DialectOpenAI
 		header.Del("x-ratelimit-remaining-requests")
 		header.Del("x-ratelimit-reset-requests")
 	}
-	policies.SetRateLimitHeaders(header, l, d, now)
+	machine.SetRateLimitHeaders(header, l, d, now)
 }
 
 func (h *Handler) refuseTooLarge(w http.ResponseWriter, a api, id string) {

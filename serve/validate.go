@@ -17,6 +17,7 @@ import (
 
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 )
 
@@ -205,7 +206,7 @@ func Validate(ctx context.Context, v Validation) ([]Comparison, error) {
 		if err != nil {
 			return nil, fmt.Errorf("validate: policy %q: %w", p.Name, err)
 		}
-		c := Comparison{Policy: p.Name, Randomised: policies.Randomised(p.Rules), Simulated: seeds[i][0], Measured: measured,
+		c := Comparison{Policy: p.Name, Randomised: machine.Randomised(p.Rules), Simulated: seeds[i][0], Measured: measured,
 			RealTime: time.Since(began), Speed: speed, Lateness: lateness}
 		_, chained := v.Workload.(sim.Chained)
 		c.Checks = compare(&c, seeds[i], p.Fallback != nil, chained)
@@ -283,7 +284,7 @@ func control(p sim.Policy) string {
 		return "retry layers inside its own"
 	}
 	for _, s := range p.Coordinators {
-		if _, ok := s.(policies.Rescaler); !ok {
+		if _, ok := s.(machine.Rescaler); !ok {
 			return kinds.CoordinatorNoun(s)
 		}
 	}
@@ -476,7 +477,7 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 
 // sharedOptions are the options every client of a policy shares: the
 // policy with its durations in real time, and one of each coordinator
-// (those whose durations can be put in real time, policies.Rescaler: the
+// (those whose durations can be put in real time, machine.Rescaler: the
 // gate, throttle and limiter; validate refuses the others) and the
 // fallback for them all; and the coordinators that read every response's
 // headers (policies.HeaderObserver: a pacer), which the clients' HTTP
@@ -498,7 +499,7 @@ func sharedOptions(p sim.Policy, speed float64) ([]policies.Option, []policies.H
 	opts := []policies.Option{policies.WithPolicy(rules)}
 	var observers []policies.HeaderObserver
 	for _, s := range p.Coordinators {
-		r, ok := s.(policies.Rescaler)
+		r, ok := s.(machine.Rescaler)
 		if !ok {
 			continue
 		}
@@ -653,8 +654,8 @@ func compare(c *Comparison, seeds []sim.Result, fallback, chained bool) []Check 
 	count("attempts", s.Attempts, m.Attempts, SendFloor, float64(s.Attempts))
 	count("retries", s.Retries, m.Retries, SendFloor, float64(s.Attempts))
 	count("gave_up", s.GaveUp, m.GaveUp, CountFloor, clients)
-	for r := range policies.NumStopReasons {
-		if r == int(policies.NotStopped) || s.GaveUpBy[r] == 0 && m.GaveUpBy[r] == 0 {
+	for r := range machine.NumStopReasons {
+		if r == int(machine.NotStopped) || s.GaveUpBy[r] == 0 && m.GaveUpBy[r] == 0 {
 			continue
 		}
 		count("gave_up."+policies.StopReason(r).String(), s.GaveUpBy[r], m.GaveUpBy[r], CountFloor, clients)
@@ -715,7 +716,7 @@ func metricValue(r *sim.Result, metric string) (float64, bool) {
 		return float64(v), true
 	}
 	if reason, ok := strings.CutPrefix(metric, "gave_up."); ok {
-		for i := range policies.NumStopReasons {
+		for i := range machine.NumStopReasons {
 			if policies.StopReason(i).String() == reason {
 				return float64(r.GaveUpBy[i]), true
 			}
