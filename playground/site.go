@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -95,6 +96,28 @@ func BuildEngine(ctx context.Context, dir, out string) error {
 			EnginePackage, err, bytes.TrimSpace(msg))
 	}
 	return nil
+}
+
+// ModulePath is the module that EnginePackage belongs to.
+const ModulePath = "github.com/retrysim/retrysim"
+
+// ModuleDir returns the directory of ModulePath at version in the module
+// cache, fetched by the go command on PATH as for go install (GOPROXY,
+// GOFLAGS and the rest from the environment): the source that a binary
+// installed with 'go install ...@version' was built from, so that it can
+// compile its engine outside a checkout.
+func ModuleDir(ctx context.Context, version string) (string, error) {
+	dl := exec.CommandContext(ctx, "go", "mod", "download", "-json", ModulePath+"@"+version)
+	dl.Dir = os.TempDir() // outside any module: the binary's version, not a go.mod's
+	out, err := dl.Output()
+	var m struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &m); jerr == nil && m.Error != "" {
+		return "", fmt.Errorf("go mod download %s@%s: %s", ModulePath, version, m.Error)
+	}
+	if err != nil || m.Dir == "" {
+		return "", fmt.Errorf("go mod download %s@%s: %v", ModulePath, version, err)
+	}
+	return m.Dir, nil
 }
 
 // WasmExec returns the JavaScript support of the go command on PATH

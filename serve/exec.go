@@ -16,6 +16,7 @@ import (
 
 	"github.com/retrysim/retrysim/kinds"
 	"github.com/retrysim/retrysim/policies"
+	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/sim"
 	"github.com/retrysim/retrysim/stats"
 )
@@ -159,11 +160,15 @@ func Exec(ctx context.Context, v ExecValidation) (*ExecResult, error) {
 	if c := control(v.Policy); c != "" {
 		return nil, &UnsupportedError{Command: "validate --exec", What: "the policy has " + c + ", which no harness runs"}
 	}
-	if len(v.Policy.Coordinators) > 0 { // after control: a gate, throttle or limit
-		return nil, &UnsupportedError{Command: "validate --exec", What: "the policy shares a gate, throttle or concurrency limit, which no SDK runs"}
-	}
 	pol := v.Policy
 	pol.Rules = inModelTime(pol.Rules, v.Speed)
+	// After control, only coordinators on a clock of their own are left
+	// (a gate, throttle, in-flight limit, pacer): a program shares them
+	// between its callers (retrysim show --for prints them), in real time.
+	pol.Coordinators = nil
+	for _, s := range v.Policy.Coordinators {
+		pol.Coordinators = append(pol.Coordinators, s.(machine.Rescaler).Rescale(func(d time.Duration) time.Duration { return toModel(d, v.Speed) }))
+	}
 	simRuns := make([]sim.Result, v.Seeds)
 	var simGiveUps []float64
 	for k := range v.Seeds {

@@ -639,7 +639,11 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 		h.warmup(w, a, id)
 		return
 	}
-	d := h.arrive(sim.Request{Fallback: h.cfg.fallback != "" && req.Model == h.cfg.fallback}, req.Stream, r.Header.Get(ClientHeader))
+	simReq := sim.Request{Fallback: h.cfg.fallback != "" && req.Model == h.cfg.fallback}
+	if h.timing { // Validate's clients size their requests as the workload does
+		simReq.InputTokens, simReq.OutputTokens = parseTokensHeader(r.Header.Get(tokensHeader))
+	}
+	d := h.arrive(simReq, req.Stream, r.Header.Get(ClientHeader))
 	if d.out.Class == policies.Success {
 		h.admitted.Add(1)
 		h.metrics.admitted.Inc()

@@ -211,7 +211,8 @@ func Validate(ctx context.Context, v Validation) ([]Comparison, error) {
 		}
 		c := Comparison{Policy: p.Name, Randomised: machine.Randomised(p.Rules), Simulated: seeds[i][0], Measured: measured,
 			RealTime: time.Since(began), Speed: speed, Lateness: lateness}
-		c.Checks = compare(&c, seeds[i], p.Fallback != nil)
+		_, chained := v.Workload.(sim.Chained)
+		c.Checks = compare(&c, seeds[i], p.Fallback != nil, chained)
 		out = append(out, c)
 	}
 	return out, nil
@@ -247,10 +248,13 @@ func AutoSpeed(starts []time.Duration, seeds [][]sim.Result) float64 {
 // CanValidate says whether validation can run a model and a workload for
 // real: each operation is one client (goroutine) with its start time, all
 // sharing one retry layer, against a server that answers each request as
-// it arrives. It refuses, with an *UnsupportedError, a workload whose
-// operations start when others end (sim.Chained), one dealt to several
-// client processes (sim.ProcessSplit), a server model that decides
-// requests later (sim.Decider), and one with stream faults
+// it arrives; an operation of a workload whose operations start when
+// others end (sim.Chained: closed loops, agent sessions) starts when the
+// real one before it ends; a request the workload sizes (sim.TokenSizer,
+// its Chain's first) tells the served model its size. It refuses, with
+// an *UnsupportedError, a workload dealt to several client processes
+// (sim.ProcessSplit), a server model
+// that decides requests later (sim.Decider), and one with stream faults
 // (sim.HasStreamFaults): validate's clients do not read streams event by
 // event.
 func CanValidate(model sim.ServerModel, w sim.Workload) error {
@@ -258,16 +262,8 @@ func CanValidate(model sim.ServerModel, w sim.Workload) error {
 		return &UnsupportedError{Command: "validate", What: what +
 			"; validate runs one client per operation, from its start time, against a server that answers each request as it arrives"}
 	}
-	if _, ok := w.(sim.Chained); ok {
-		return refuse("the " + kindName(w) + " workload starts operations when others end")
-	}
 	if sim.HasStreamFaults(model) {
 		return refuse("the " + kindName(model) + " server model has stream faults, which show only to clients that read a stream event by event")
-	}
-	if ts, ok := w.(sim.TokenSizer); ok {
-		if in, out := ts.Tokens(0); in > 0 || out > 0 {
-			return refuse("the workload sizes its requests in tokens, which the real requests do not carry")
-		}
 	}
 	if p, ok := w.(sim.ProcessSplit); ok && p.ClientProcesses() > 1 {
 		return refuse(fmt.Sprintf("the workload deals operations to %d client processes, each with its own retry layer", p.ClientProcesses()))
@@ -326,7 +322,26 @@ type clientResult struct {
 	fell      bool          // switched to the fallback model
 	latency   time.Duration // model time from its start to success, or to giving up
 	end       time.Duration // model time of its success, from the clock's zero
+	stop      time.Duration // model time of its success or give-up, from the clock's zero
 	late      time.Duration // real time it ran late: its start, and its requests past the model's answer time
+	started   bool
+}
+
+// tokensHeader carries, from a validation's client, its request's size
+// as the workload sizes it ("INPUT OUTPUT" tokens), which the served
+// model reads in place of its defaults (the body's size says nothing).
+const tokensHeader = "retrysim-tokens"
+
+// parseTokensHeader reads tokensHeader; 0 and 0 (the model's defaults)
+// when it is absent or malformed.
+func parseTokensHeader(v string) (input, output int) {
+	in, out, ok := strings.Cut(v, " ")
+	i, err1 := strconv.Atoi(in)
+	o, err2 := strconv.Atoi(out)
+	if !ok || err1 != nil || err2 != nil || i < 0 || o < 0 {
+		return 0, 0
+	}
+	return i, o
 }
 
 // tookHeader carries, to a validation's client, the real time the model
@@ -366,22 +381,77 @@ func (v *Validation) measure(ctx context.Context, p sim.Policy, starts []time.Du
 	results := make([]clientResult, n)
 	h.Reset()
 	zero := time.Now()
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			results[i] = v.runClient(ctx, client, base, zero, zero.Add(toReal(starts[i], speed)), opts, i, speed)
-		})
+	sizer, _ := v.Workload.(sim.TokenSizer)
+	run := func(i int, at time.Duration, tokens string) clientResult {
+		r := v.runClient(ctx, client, base, zero, zero.Add(toReal(at, speed)), opts, i, speed, tokens)
+		r.started = true
+		return r
 	}
-	wg.Wait()
+	// size is operation i's tokensHeader; "" leaves the model's defaults.
+	size := func(i int) string {
+		if sizer == nil {
+			return ""
+		}
+		in, out := sizer.Tokens(i)
+		return strconv.Itoa(in) + " " + strconv.Itoa(out)
+	}
+	var counters sim.Counters
+	var wg sync.WaitGroup
+	if c, ok := v.Workload.(sim.Chained); ok {
+		// The operations after the leaders start when the chain says,
+		// told of each real end in the order they come.
+		chain := c.NewChain()
+		if s, ok := chain.(sim.TokenSizer); ok {
+			sizer = s // it sizes by the chain's state (a session's turn), as the engine asks it first
+		}
+		wrng := sim.WorkloadRand(v.Seed)
+		var mu sync.Mutex
+		var launch func(i int, at time.Duration, tokens string)
+		launch = func(i int, at time.Duration, tokens string) {
+			wg.Go(func() {
+				r := run(i, at, tokens)
+				mu.Lock()
+				results[i] = r
+				next, start, ok := chain.Next(i, max(r.stop, at), r.completed, wrng)
+				if ok && next < n {
+					tokens = size(next)
+				}
+				mu.Unlock()
+				if ok && next < n && ctx.Err() == nil {
+					launch(next, start, tokens)
+				}
+			})
+		}
+		leaders := make([]string, min(chain.Leaders(), n))
+		for i := range leaders {
+			leaders[i] = size(i) // all before any call ends: Next changes the chain
+		}
+		for i, tokens := range leaders {
+			launch(i, starts[i], tokens)
+		}
+		wg.Wait()
+		if cr, ok := chain.(sim.CounterReporter); ok {
+			cr.ReportCounters(&counters)
+		}
+	} else {
+		for i := range n {
+			wg.Go(func() { results[i] = run(i, starts[i], size(i)) })
+		}
+		wg.Wait()
+	}
 	if err := ctx.Err(); err != nil {
 		return sim.Result{}, nil, err
 	}
 	var lateness []time.Duration
 
 	st := h.Stats()
-	res := sim.Result{Policy: p.Name, Clients: n, Admitted: int(st.Admitted), Rejected: int(st.Rejected),
-		Latencies: make([]time.Duration, 0, n)}
+	res := sim.Result{Policy: p.Name, Admitted: int(st.Admitted), Rejected: int(st.Rejected),
+		Latencies: make([]time.Duration, 0, n), Counters: counters}
 	for _, r := range results {
+		if !r.started {
+			continue // a chain's operation that never started
+		}
+		res.Clients++
 		if r.attempts > 0 {
 			lateness = append(lateness, r.late)
 		}
@@ -465,20 +535,20 @@ func (s scaledBackoff) Delay(retry int, prev time.Duration, rng *rand.Rand) time
 // runClient is one client: it starts at start, runs its operation through
 // policies.Do with its own random source (the simulator's, for the same
 // client), and reports what happened.
-func (v *Validation) runClient(ctx context.Context, client *http.Client, base string, zero, start time.Time, shared []policies.Option, i int, speed float64) clientResult {
-	var r clientResult
+func (v *Validation) runClient(ctx context.Context, client *http.Client, base string, zero, start time.Time, shared []policies.Option, i int, speed float64, tokens string) (r clientResult) {
 	if !sleepUntil(ctx, start) {
 		r.reason = policies.StopCancelled
 		return r
 	}
 	r.late = time.Since(start)
+	defer func() { r.stop = toModel(time.Since(zero), speed) }()
 	op := func(actx context.Context, a policies.Attempt) error {
 		r.attempts++
 		model := a.Model
 		if model == "" {
 			model = PrimaryModel
 		}
-		late, err := call(actx, client, base, model, v.stream)
+		late, err := call(actx, client, base, model, v.stream, tokens)
 		r.late += late
 		return err
 	}
@@ -509,13 +579,16 @@ func (v *Validation) runClient(ctx context.Context, client *http.Client, base st
 // does an error event in a streamed answer (stream), with status 200 and
 // the event's data as the body. late is how much longer than the model's
 // answer time (tookHeader) it took.
-func call(ctx context.Context, client *http.Client, base, model string, stream bool) (late time.Duration, err error) {
+func call(ctx context.Context, client *http.Client, base, model string, stream bool, tokens string) (late time.Duration, err error) {
 	body := fmt.Appendf(nil, `{"model":%q,"max_tokens":16,"stream":%t,"messages":[{"role":"user","content":"validate"}]}`, model, stream)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/messages", bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
 	req.Header.Set("content-type", "application/json")
+	if tokens != "" {
+		req.Header.Set(tokensHeader, tokens)
+	}
 	sent := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
@@ -557,13 +630,16 @@ func connectLoopback(h *Handler) (string, http.RoundTripper, func(), error) {
 // percentile p also within the speed times the p-th percentile of the
 // clients' lateness (the last completion: the most late). A
 // count's tolerance is rounded down to a whole number.
-func compare(c *Comparison, seeds []sim.Result, fallback bool) []Check {
+func compare(c *Comparison, seeds []sim.Result, fallback, chained bool) []Check {
 	s, m := &c.Simulated, &c.Measured
 	clients := float64(s.Clients)
 	// A count's spread is taken per client and scaled to this run's
 	// clients: an open loop's seeds draw different numbers of operations,
-	// and the real run has this seed's.
+	// and the real run has this seed's. A chained workload's operations
+	// start as earlier ones end, so a real run that takes another path
+	// starts other ones: its counts vary as they do across seeds, whole.
 	spread := func(metric string, perClient bool) float64 {
+		perClient = perClient && !chained
 		var xs []float64
 		for i := range seeds {
 			if x, ok := metricValue(&seeds[i], metric); ok {
@@ -593,6 +669,17 @@ func compare(c *Comparison, seeds []sim.Result, fallback bool) []Check {
 	}
 	if fallback {
 		count("fallbacks", s.Fallbacks, m.Fallbacks, CountFloor, clients)
+	}
+	// A chained workload's own counts (sessions.completed, ...), within a
+	// unit plus their spread across seeds.
+	for _, sc := range s.Counters {
+		if !strings.HasPrefix(sc.Name, "sessions.") || sc.Name == "sessions.tokens_wasted" {
+			continue
+		}
+		mv, _ := m.Counters.Get(sc.Name)
+		t := math.Floor(CountFloor.Abs + spread(sc.Name, false))
+		checks = append(checks, Check{Metric: sc.Name, Simulated: float64(sc.Value), Measured: float64(mv), Tolerance: t,
+			Agree: math.Abs(float64(sc.Value-mv)) <= t})
 	}
 	if s.Completed == 0 || m.Completed == 0 {
 		return checks // no latencies to compare; completed says it all
@@ -631,6 +718,9 @@ func metricValue(r *sim.Result, metric string) (float64, bool) {
 		return float64(r.Fallbacks), true
 	case "last_completion_ms":
 		return millis(r.LastCompletion), r.Completed > 0
+	}
+	if v, ok := r.Counters.Get(metric); ok {
+		return float64(v), true
 	}
 	if reason, ok := strings.CutPrefix(metric, "gave_up."); ok {
 		for i := range machine.NumStopReasons {

@@ -222,8 +222,10 @@ func TestCanValidate(t *testing.T) {
 		{s.Server, s.Workload, ""},
 		{s.Server, &sim.OpenLoop{Rates: sim.ConstantRate(5), Until: time.Second}, ""},
 		{s.Server, &sim.OpenLoop{Rates: sim.ConstantRate(5), Until: time.Second, Processes: 3}, "3 client processes"},
-		{s.Server, &sim.ClosedLoop{Workers: 2, PerWorker: 2}, "starts operations when others end"},
-		{s.Server, &sim.OpenLoop{Rates: sim.ConstantRate(5), Until: time.Second, InputTokens: 500}, "sizes its requests in tokens"},
+		{s.Server, &sim.ClosedLoop{Workers: 2, PerWorker: 2}, ""},
+		{s.Server, &sim.AgentSessions{Sessions: 2, Turns: 3}, ""},
+		{&sim.RateLimit{InputTokensPerMinute: 6000, Inner: s.Server}, &sim.AgentSessions{Sessions: 2, Turns: 3, InputTokens: 2000}, ""},
+		{s.Server, &sim.OpenLoop{Rates: sim.ConstantRate(5), Until: time.Second, InputTokens: 500}, ""},
 		{&sim.Contention{Network: sim.Fixed(time.Millisecond)}, s.Workload, "decides requests after they arrive"},
 	} {
 		err := serve.CanValidate(tt.model, tt.w)

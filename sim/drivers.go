@@ -18,6 +18,13 @@ func PolicyRand(seed uint64, i int) *rand.Rand {
 	return rand.New(&pcg)
 }
 
+// WorkloadRand returns the source a run with seed gives a Chained
+// workload's Chain.Next (and a StartDrawer's draws).
+func WorkloadRand(seed uint64) *rand.Rand {
+	pcg := newStream(seed, streamWorkload, 0)
+	return rand.New(&pcg)
+}
+
 // ServerRand returns the source a run with seed gives ServerModel.NewServer.
 func ServerRand(seed uint64) *rand.Rand {
 	pcg := newStream(seed, streamServer, 0)

@@ -268,7 +268,7 @@ func bashBlocks(t *testing.T, path string) []string {
 		case in && strings.HasPrefix(trimmed, "```"):
 			in = false
 			blocks = append(blocks, strings.Join(cur, "\n"))
-		case in && strings.Contains(trimmed, "go install ./cmd/retrysim"):
+		case in && (strings.Contains(trimmed, "go install ./cmd/retrysim") || strings.Contains(trimmed, "go install github.com/retrysim/retrysim/cmd/retrysim@")):
 			cur = append(cur, "# skipped in the test: "+trimmed)
 		case in:
 			cur = append(cur, line)

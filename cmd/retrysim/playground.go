@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -25,7 +26,9 @@ func playgroundCommand() *cli.Command {
 		Usage: "serve a page that runs retrysim in the browser (WebAssembly)",
 		UsageText: "retrysim playground [--addr HOST:PORT] [--out DIR] [--wasm FILE]\n\n" +
 			"Compiles the engine for the browser (GOOS=js GOARCH=wasm, with the go\n" +
-			"command, from this module's source: run it in a checkout) unless --wasm\n" +
+			"command, from the checkout it runs in, or else, for a binary installed\n" +
+			"with go install ...@VERSION, from that version in the module cache)\n" +
+			"unless --wasm\n" +
 			"gives it, then serves the page until Ctrl-C, or with --out writes it as\n" +
 			"static files for any file server. Every run happens in the browser;\n" +
 			"the page shows the 'retrysim compare' command that prints its table.\n\n" +
@@ -86,7 +89,7 @@ func playgroundSite(ctx context.Context, wasm string) (playground.Site, error) {
 		}
 		defer os.RemoveAll(tmp)
 		wasm = filepath.Join(tmp, playground.EngineFile)
-		if err := playground.BuildEngine(ctx, ".", wasm); err != nil {
+		if err := buildEngine(ctx, wasm); err != nil {
 			return nil, usageError{err}
 		}
 	}
@@ -99,6 +102,25 @@ func playgroundSite(ctx context.Context, wasm string) (playground.Site, error) {
 		return nil, usageError{err}
 	}
 	return playground.NewSite(engine, wasmExec)
+}
+
+// buildEngine compiles the engine into out from the checkout around the
+// working directory, or else, for a binary installed with 'go install
+// ...@VERSION', from that version's source in the module cache.
+func buildEngine(ctx context.Context, out string) error {
+	here := playground.BuildEngine(ctx, ".", out)
+	if here == nil {
+		return nil
+	}
+	v := readBuildVersion().module
+	if v == "devel" || strings.Contains(v, "+") { // a build from a checkout: no module version to fetch
+		return here
+	}
+	dir, err := playground.ModuleDir(ctx, v)
+	if err != nil {
+		return fmt.Errorf("%w\n(and from the module cache: %v)", here, err)
+	}
+	return playground.BuildEngine(ctx, dir, out)
 }
 
 // writeSite writes the site's files into dir, each whole or not at all.

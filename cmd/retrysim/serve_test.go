@@ -71,7 +71,6 @@ func TestValidateAndServeInputErrors(t *testing.T) {
 		{[]string{"validate", "--scenario", "aws-occ-contention"}, "the contention server model decides requests after they arrive"},
 		{[]string{"serve", "--scenario", "metastable-lifo"}, "the queue server model decides requests after they arrive"},
 		{[]string{"validate", "--scenario", "metastable-lifo"}, "the queue server model decides requests after they arrive"},
-		{[]string{"validate", "--scenario", "bad-day-agents"}, "the agent-sessions workload starts operations"},
 		{[]string{"serve", "--addr", "127.0.0.1:99999"}, `the address "127.0.0.1:99999" has the port "99999"`},
 		{[]string{"serve", "--addr", "8080"}, "is not HOST:PORT"},
 		{[]string{"serve", "--grace", "-1s"}, "--grace must be >= 0"},

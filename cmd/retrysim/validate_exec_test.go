@@ -14,7 +14,7 @@ func TestValidateExecBadInput(t *testing.T) {
   - name: e
     server: {phases: [{reject: overloaded}]}
     clients: {count: 3, max_attempts: 3}
-    policies: [{name: anthropic-sdk-go}, {name: gated, max_attempts: 3}]
+    policies: [{name: anthropic-sdk-go}, {name: gated, max_attempts: 3}, {name: breaking, type: full-jitter, max_attempts: 3, breaker: {open_for: 5s}}]
   - name: spread
     server: {phases: [{reject: overloaded}]}
     clients: {count: 3, spread: 1s, max_attempts: 3}
@@ -27,9 +27,9 @@ func TestValidateExecBadInput(t *testing.T) {
 	}{
 		{"no preset", []string{"validate", "--file", file, "--exec", "true"}, "--exec and --preset go together"},
 		{"no exec", []string{"validate", "--file", file, "--preset", "anthropic-sdk-go"}, "--exec and --preset go together"},
-		{"unknown preset", []string{"validate", "--file", file, "--exec", "true", "--preset", "nope"}, `--preset "nope": scenario e has no such policy (have: anthropic-sdk-go, gated)`},
+		{"unknown preset", []string{"validate", "--file", file, "--exec", "true", "--preset", "nope"}, `--preset "nope": scenario e has no such policy (have: anthropic-sdk-go, gated, breaking)`},
 		{"spread", []string{"validate", "--file", file, "--scenario", "spread", "--exec", "true", "--preset", "anthropic-sdk-go"}, "must have a burst of clients that all start at once"},
-		{"gate", []string{"validate", "--file", file, "--exec", "true", "--preset", "gated"}, "shares a gate"},
+		{"breaker", []string{"validate", "--file", file, "--exec", "true", "--preset", "breaking"}, "circuit breaker, which no harness runs"},
 		{"format", []string{"validate", "--file", file, "--exec", "true", "--preset", "anthropic-sdk-go", "--format", "csv"}, "csv"},
 	}
 	for _, c := range cases {
@@ -38,9 +38,13 @@ func TestValidateExecBadInput(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", c.name, code, errOut, c.want)
 		}
 	}
-	// A program that sends nothing fails, naming what it should have done.
-	if _, errOut, code, _ := runCLI(t, "validate", "--file", file, "--exec", "true", "--preset", "anthropic-sdk-go"); code != 1 || !strings.Contains(errOut, "0 callers sent requests; RETRYSIM_CLIENTS asked for 3") {
-		t.Errorf("silent program: exit %d, stderr %q", code, errOut)
+	// A program that sends nothing fails, naming what it should have done;
+	// a gate and throttle are the program's to share (retrysim show
+	// --for prints them), so such a preset runs too.
+	for _, preset := range []string{"anthropic-sdk-go", "gated"} {
+		if _, errOut, code, _ := runCLI(t, "validate", "--file", file, "--exec", "true", "--preset", preset); code != 1 || !strings.Contains(errOut, "0 callers sent requests; RETRYSIM_CLIENTS asked for 3") {
+			t.Errorf("silent program, preset %s: exit %d, stderr %q", preset, code, errOut)
+		}
 	}
 }
 
