@@ -104,8 +104,8 @@ type plan struct {
 	Base, Cap   time.Duration
 	Factor      string
 	Gate        bool
-	Throttle    *machine.ThrottleConfig
-	Limit       *machine.LimitConfig
+	Throttle    *kinds.ThrottleValues
+	Limit       *kinds.LimitValues
 	Unexpressed []string
 }
 
@@ -159,23 +159,16 @@ func newPlan(p *sim.Policy, t Target, src Source) (*plan, error) {
 	if r.Watchdog().On() {
 		pl.Unexpressed = append(pl.Unexpressed, "the stream watchdog (stream_idle_timeout, stream_first_byte_timeout): the loop retries a stream that fails, not one that stalls")
 	}
-	for _, s := range p.Coordinators {
-		switch c := s.(type) {
-		case machine.GateConfig:
-			pl.Gate = true
-		case machine.ThrottleConfig:
-			pl.Throttle = &c
-			if c.MaxQueue > 0 {
-				pl.Unexpressed = append(pl.Unexpressed, fmt.Sprintf("the throttle's queue bound (max_queue %d): callers wait for their slot however many wait", c.MaxQueue))
-			}
-		case machine.LimitConfig:
-			pl.Limit = &c
-			if c.MaxQueue > 0 {
-				pl.Unexpressed = append(pl.Unexpressed, fmt.Sprintf("the in-flight limit's queue bound (max_queue %d): callers wait however many wait", c.MaxQueue))
-			}
-		default:
-			pl.Unexpressed = append(pl.Unexpressed, kinds.CoordinatorNoun(s)+": no SDK has it, and it is not written here (the Go policies package runs it: --for go)")
-		}
+	lc := kinds.LocalControlsOf(p)
+	pl.Gate, pl.Throttle, pl.Limit = lc.Gate, lc.Throttle, lc.Limit
+	if c := pl.Throttle; c != nil && c.MaxQueue > 0 {
+		pl.Unexpressed = append(pl.Unexpressed, fmt.Sprintf("the throttle's queue bound (max_queue %d): callers wait for their slot however many wait", c.MaxQueue))
+	}
+	if c := pl.Limit; c != nil && c.MaxQueue > 0 {
+		pl.Unexpressed = append(pl.Unexpressed, fmt.Sprintf("the in-flight limit's queue bound (max_queue %d): callers wait however many wait", c.MaxQueue))
+	}
+	for _, s := range lc.Others {
+		pl.Unexpressed = append(pl.Unexpressed, kinds.CoordinatorNoun(s)+": no SDK has it, and it is not written here (the Go policies package runs it: --for go)")
 	}
 	if pl.Gate || pl.Throttle != nil || pl.Limit != nil {
 		pl.Unexpressed = append(pl.Unexpressed, "sharing across processes: the gate, throttle and in-flight limit here are shared by the callers of one process only; workers in other processes on the same key keep their own")
@@ -189,42 +182,32 @@ func newPlan(p *sim.Policy, t Target, src Source) (*plan, error) {
 	return pl, nil
 }
 
-// backoff sets the loop's backoff from b. A backoff kind without code here
-// is refused, never replaced by another.
+// backoff sets the loop's backoff from b, by its kind's name (the
+// templates hold each kind's code). A kind without code there is refused,
+// never replaced by another.
 func (pl *plan) backoff(b policies.Backoff) error {
-	ceil := func(name string, c machine.Ceiling) {
-		pl.Backoff, pl.Base, pl.Cap = name, c.Base, c.Cap
-		pl.Factor = strconv.FormatFloat(max(c.Factor, 1), 'f', -1, 64)
-		if c.Cap <= 0 {
-			pl.Cap = machine.MaxDelay
-		}
+	if b == nil {
+		pl.Backoff = "immediate"
+		return nil
 	}
-	switch b := b.(type) {
-	case policies.Constant:
-		pl.Backoff, pl.Base, pl.Cap = "constant", b.Wait, b.Wait
-	case policies.Exponential:
-		ceil("exponential", machine.Ceiling(b))
-	case policies.FullJitter:
-		ceil("full-jitter", machine.Ceiling(b))
-	case policies.EqualJitter:
-		ceil("equal-jitter", machine.Ceiling(b))
-	case policies.SDKJitter:
-		ceil("sdk-jitter", machine.Ceiling(b))
-	case policies.AddedJitter:
-		ceil("added-jitter", machine.Ceiling(b))
-	case policies.GRPCJitter:
-		ceil("grpc-jitter", machine.Ceiling(b))
-	case policies.DecorrelatedJitter:
-		pl.Backoff, pl.Base, pl.Cap = "decorrelated-jitter", b.Base, b.Cap
-		if b.Cap <= 0 {
-			pl.Cap = machine.MaxDelay
-		}
-	case nil:
-		pl.Backoff = "constant"
-	default:
+	sh, ok := kinds.ShapeOf(b)
+	if !ok || !templated[sh.Kind] {
 		return fmt.Errorf("export: no code for the backoff %v", b)
 	}
+	pl.Backoff, pl.Base, pl.Cap = sh.Kind, sh.Base, sh.Cap
+	pl.Factor = strconv.FormatFloat(max(sh.Factor, 1), 'f', -1, 64)
+	if sh.Cap <= 0 {
+		pl.Cap = machine.MaxDelay
+	}
 	return nil
+}
+
+// templated lists the backoff kinds the Python and TypeScript templates
+// have code for.
+var templated = map[string]bool{
+	"immediate": true, "capped-exponential": true, "full-jitter": true, "equal-jitter": true,
+	"decorrelated-jitter": true, "sdk-jitter": true, "added-jitter": true, "doubling-jitter": true,
+	"grpc-jitter": true,
 }
 
 // sdkDiffers says why the SDK's own retries cannot run policy p, whose

@@ -97,6 +97,7 @@ func ceilingBackoff[B ceilingType](name, about, shape string, minWait func(first
 		notImmediate,
 		func(b B) (string, error) { return checkCeiling(machine.Ceiling(b)) },
 		func(b B) time.Duration { c := machine.Ceiling(b); return minWait(firstCeiling(c.Base, c.Cap)) },
+		func(b B) BackoffShape { c := machine.Ceiling(b); return BackoffShape{name, c.Base, c.Cap, c.Factor} },
 		backoffParam[B]{paramBase, func(b B, v int64) B {
 			c := machine.Ceiling(b)
 			c.Base = time.Duration(v)
@@ -118,6 +119,9 @@ func registerBackoffs() {
 		func(string) string { return "the immediate policy has only a delay" },
 		nil,
 		func(b policies.Constant) time.Duration { return max(b.Wait, 0) },
+		func(b policies.Constant) BackoffShape {
+			return BackoffShape{Kind: "immediate", Base: b.Wait, Cap: b.Wait}
+		},
 		backoffParam[policies.Constant]{paramDelay, func(_ policies.Constant, v int64) policies.Constant {
 			return policies.Constant{Wait: time.Duration(v)}
 		}})
@@ -145,6 +149,9 @@ func registerBackoffs() {
 			return checkCeiling(machine.Ceiling{Base: b.Base, Factor: 1, Cap: b.Cap})
 		},
 		func(b policies.DecorrelatedJitter) time.Duration { return firstCeiling(b.Base, b.Cap) },
+		func(b policies.DecorrelatedJitter) BackoffShape {
+			return BackoffShape{Kind: "decorrelated-jitter", Base: b.Base, Cap: b.Cap}
+		},
 		backoffParam[policies.DecorrelatedJitter]{paramBase, func(b policies.DecorrelatedJitter, v int64) policies.DecorrelatedJitter {
 			b.Base = time.Duration(v)
 			return b
@@ -161,6 +168,47 @@ func registerBackoffs() {
 		func(first time.Duration) time.Duration { return first })
 	ceilingBackoff[policies.GRPCJitter]("grpc-jitter", "ceiling times uniform(0.8, 1.2), as gRPC does since gRFC A6's 2024 update", "gRPC jitter: min(%v, %v·%s^n)·U[0.8, 1.2)",
 		func(first time.Duration) time.Duration { return first - first/5 })
+}
+
+// LocalControls are the coordinators of a policy that one process's retry
+// loop in another language can run (package export), by their values: the
+// gate, the start-rate throttle and the in-flight limit. Others are the
+// rest, in the policy's order.
+type LocalControls struct {
+	Gate     bool
+	Throttle *ThrottleValues // nil: none
+	Limit    *LimitValues    // nil: none
+	Others   []machine.Spec
+}
+
+// ThrottleValues is a throttle's Count starts per Per, with at most
+// MaxQueue waiting (0: no bound).
+type ThrottleValues struct {
+	Count    int
+	Per      time.Duration
+	MaxQueue int
+}
+
+// LimitValues is an in-flight limit, with at most MaxQueue waiting (0: no
+// bound).
+type LimitValues struct{ MaxInFlight, MaxQueue int }
+
+// LocalControlsOf sorts p's coordinators into LocalControls.
+func LocalControlsOf(p *sim.Policy) LocalControls {
+	var lc LocalControls
+	for _, s := range p.Coordinators {
+		switch c := s.(type) {
+		case machine.GateConfig:
+			lc.Gate = true
+		case machine.ThrottleConfig:
+			lc.Throttle = &ThrottleValues{c.Count, c.Per, c.MaxQueue}
+		case machine.LimitConfig:
+			lc.Limit = &LimitValues{c.MaxInFlight, c.MaxQueue}
+		default:
+			lc.Others = append(lc.Others, s)
+		}
+	}
+	return lc
 }
 
 func registerCoordinators() {

@@ -196,9 +196,29 @@ type backoffKind struct {
 	// minWait is the smallest wait the backoff can draw before any retry
 	// (0 when it can draw 0), for the work estimate.
 	minWait func(b policies.Backoff) time.Duration
+	// shape gives the backoff's parameters by name (ShapeOf).
+	shape func(b policies.Backoff) BackoffShape
 }
 
 var backoffKinds []*backoffKind
+
+// BackoffShape is a backoff by its kind's name and parameters: what code in
+// another language needs to draw the same waits (package export).
+type BackoffShape struct {
+	Kind      string        // its name in a scenario file: full-jitter, ...
+	Base, Cap time.Duration // immediate: both its delay
+	Factor    float64       // 0 for a kind without one
+}
+
+// ShapeOf returns b's shape; ok is false for a backoff of no registered kind.
+func ShapeOf(b policies.Backoff) (BackoffShape, bool) {
+	for _, k := range backoffKinds {
+		if k.is(b) {
+			return k.shape(b), true
+		}
+	}
+	return BackoffShape{}, false
+}
 
 // backoffParam is a sweepable parameter of a backoff of type B.
 type backoffParam[B policies.Backoff] struct {
@@ -210,7 +230,7 @@ type backoffParam[B policies.Backoff] struct {
 // check may be nil.
 func registerBackoff[B policies.Backoff](name, about string, fields []string, decode func(m *schema.Mapping) B,
 	describe func(b B) string, refuse func(field string) string, check func(b B) (string, error),
-	minWait func(b B) time.Duration, ps ...backoffParam[B]) {
+	minWait func(b B) time.Duration, shape func(b B) BackoffShape, ps ...backoffParam[B]) {
 	k := &backoffKind{
 		Kind:     registerKind(&Kind{Category: Backoffs, Name: name, About: about, Fields: fields}),
 		decode:   func(m *schema.Mapping) policies.Backoff { return decode(m) },
@@ -218,6 +238,7 @@ func registerBackoff[B policies.Backoff](name, about string, fields []string, de
 		describe: func(b policies.Backoff) string { return describe(b.(B)) },
 		refuse:   refuse,
 		minWait:  func(b policies.Backoff) time.Duration { return minWait(b.(B)) },
+		shape:    func(b policies.Backoff) BackoffShape { return shape(b.(B)) },
 	}
 	if check != nil {
 		k.check = func(b policies.Backoff) (string, error) { return check(b.(B)) }
