@@ -13,7 +13,7 @@ import (
 func showCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "show",
-		Usage: "print a built-in scenario's YAML, or a policy as code for the SDK you run",
+		Usage: "print a built-in scenario's YAML, or a policy as SDK code",
 		UsageText: "retrysim show NAME\n" +
 			"retrysim show --policy NAME --for TARGET [--scenario S | --file F]\n\n" +
 			"Prints the scenario's entry of the built-in scenarios.yaml as it is,\n" +
@@ -24,7 +24,8 @@ func showCommand() *cli.Command {
 			"   retrysim compare --file my.yaml\n\n" +
 			"With --policy and --for it prints the client set-up that runs the\n" +
 			"scenario's policy in that SDK (docs/export.md), and says on stderr\n" +
-			"what the SDK cannot express. Targets: " + export.TargetNames() + ".\n" +
+			"what the SDK cannot express. Targets:\n" +
+			"   " + export.TargetNames() + ".\n" +
 			"   retrysim show --policy full-jitter --for anthropic-typescript > retry.ts",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "policy", Usage: "with --for: the scenario's policy `NAME` to carry into an SDK"},
