@@ -548,11 +548,13 @@ func reportRetries(c *Counters, name string, n *[len(retryClasses)]int64) {
 	}
 }
 
-// LayerBytes bounds what retry layers take per operation of a run: each
+// LayerBytes bounds what retry layers allocate per operation of a run: each
 // layer keeps a call per request in flight through it (layerCall and its
-// place in the free list), with room for append's growth.
+// place in the free list) in a slice grown by append, whose capacity is up
+// to twice its length and whose growth allocated up to twice its capacity
+// on the way: 4 calls' room per request.
 func LayerBytes(layers int) int64 {
-	return int64(layers) * 2 * (int64(unsafe.Sizeof(layerCall{})) + 4)
+	return int64(layers) * 4 * (int64(unsafe.Sizeof(layerCall{})) + 4)
 }
 
 // Orphaning reports whether some layer of p goes on after its caller
