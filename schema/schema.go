@@ -110,7 +110,6 @@ func (d *Decoder) Add(e *FieldError) {
 // Problems returns how many problems the decoder has found, listed or not.
 func (d *Decoder) Problems() int { return d.problems }
 
-
 // Err joins the problems listed, adding a count of those that are not.
 func (d *Decoder) Err() error {
 	errs := d.errs
