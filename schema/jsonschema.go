@@ -90,9 +90,6 @@ func (p *Probe) Object(paths []string, fields map[string]any) map[string]any {
 	return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 }
 
-// Known returns the fields the mapping at path knows.
-func (p *Probe) Known(path string) []string { return p.known[path] }
-
 func join(path, key string) string {
 	if path == "" {
 		return key
