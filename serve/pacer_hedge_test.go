@@ -15,7 +15,6 @@ import (
 	"github.com/retrysim/retrysim/policies/anthropicsdk"
 	"github.com/retrysim/retrysim/policies/machine"
 	"github.com/retrysim/retrysim/serve"
-	"github.com/retrysim/retrysim/sim"
 )
 
 // TestPacerAdmitsHedges: 20 workers share one key of 60 requests per
@@ -27,8 +26,7 @@ import (
 // copy's admission, the hedged run sent 250 requests, 71 of them refused
 // with 429, and took 2 minutes instead of 1.)
 func TestPacerAdmitsHedges(t *testing.T) {
-	key := &sim.RateLimit{RequestsPerMinute: 60, RetryAfterUnit: time.Second,
-		Inner: &sim.CapacityWindows{ResponseTime: sim.Fixed(time.Second), Phases: []sim.Phase{{Admit: 1 << 30, Window: time.Second, Reject: rejection529}}}}
+	key := keyOf60PerMinute()
 	for _, hedged := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
 			h := newHandler(t, key)

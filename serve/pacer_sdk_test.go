@@ -23,8 +23,7 @@ import (
 // call, one Pacer whose Transport reads the headers serve sends. Without
 // the pacer the key refuses calls (429s); with it, none.
 func TestPacerWithAnthropicSDK(t *testing.T) {
-	key := &sim.RateLimit{RequestsPerMinute: 60, RetryAfterUnit: time.Second,
-		Inner: &sim.CapacityWindows{ResponseTime: sim.Fixed(time.Second), Phases: []sim.Phase{{Admit: 1 << 30, Window: time.Second, Reject: rejection529}}}}
+	key := keyOf60PerMinute()
 	for _, paced := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
 			h := newHandler(t, key)
@@ -67,4 +66,11 @@ func TestPacerWithAnthropicSDK(t *testing.T) {
 			t.Logf("paced %v: %d admitted, %d refused; done after %v", paced, st.Admitted, st.Rejected, time.Since(time.Unix(946684800, 0)))
 		})
 	}
+}
+
+// keyOf60PerMinute is one API key of 60 requests per minute (serve's
+// rate-limit model) in front of a server that answers every request in 1 s.
+func keyOf60PerMinute() *sim.RateLimit {
+	return &sim.RateLimit{RequestsPerMinute: 60, RetryAfterUnit: time.Second,
+		Inner: &sim.CapacityWindows{ResponseTime: sim.Fixed(time.Second), Phases: []sim.Phase{{Admit: 1 << 30, Window: time.Second, Reject: rejection529}}}}
 }
