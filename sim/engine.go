@@ -92,6 +92,7 @@ type runner struct {
 	starts  []time.Duration
 	chain   Chain
 	sizer   TokenSizer
+	prio    Prioritizer
 	wrng    *rand.Rand
 	started int // operations started so far, with a chain
 	// rec counts what the recovery metrics need, when the run has an
@@ -166,6 +167,11 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		r.sizer = s
 	} else if s, ok := cfg.Workload.(TokenSizer); ok {
 		r.sizer = s
+	}
+	if p, ok := r.chain.(Prioritizer); ok {
+		r.prio = p
+	} else if p, ok := cfg.Workload.(Prioritizer); ok {
+		r.prio = p
 	}
 	if r.procs > 1 {
 		// A plan holds no randomness: building only those of processes
@@ -476,6 +482,9 @@ func (r *runner) requestUntil(i int32, timeout time.Duration) Request {
 	req := Request{Fallback: o.op.OnFallback(), GiveUpAt: giveUp, Op: int(i), Retry: o.op.Attempts() > 1, RetryOf: o.class}
 	if r.sizer != nil {
 		req.InputTokens, req.OutputTokens = r.sizer.Tokens(int(i))
+	}
+	if r.prio != nil {
+		req.Priority = r.prio.Priority(int(i))
 	}
 	return req
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/retrysim/retrysim/policies"
@@ -59,6 +60,37 @@ type Request struct {
 	// (Layer.NoDeadlinePropagation) does not pass it in GiveUpAt, and
 	// counts the requests it sends after it as sent after a give-up.
 	Gone time.Duration
+	// Priority is the operation's priority (Prioritizer); 0, the default,
+	// when the workload gives none.
+	Priority Priority
+}
+
+// Priority is how much a request matters when there is not room for all:
+// higher is served first and shed last. The zero value is the default
+// level; the named levels either side are gRPC's and Envoy's critical and
+// sheddable (Stripe's critical and non-critical). Other numbers, within
+// ±MaxPriority, order finer.
+type Priority int8
+
+// The named priorities, and the bound on any other.
+const (
+	PrioritySheddable Priority = -1
+	PriorityDefault   Priority = 0
+	PriorityCritical  Priority = 1
+	MaxPriority                = 100
+)
+
+// String names p: "critical", "default", "sheddable", else its number.
+func (p Priority) String() string {
+	switch p {
+	case PriorityCritical:
+		return "critical"
+	case PriorityDefault:
+		return "default"
+	case PrioritySheddable:
+		return "sheddable"
+	}
+	return strconv.Itoa(int(p))
 }
 
 // Relay is an optional interface of a Server that sends requests of its
@@ -225,4 +257,11 @@ const MaxProcesses = 1_000_000
 // and OutputTokens from it on every attempt of operation i.
 type TokenSizer interface {
 	Tokens(i int) (input, output int)
+}
+
+// Prioritizer is an optional interface of a Workload, or of its Chain
+// (asked first), that gives operations priorities: the engine sets
+// Request.Priority from it on every attempt of operation i.
+type Prioritizer interface {
+	Priority(i int) Priority
 }

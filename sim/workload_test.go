@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -399,5 +400,33 @@ func TestOpenLoopBuildsOnlyTheRetryLayersOfProcessesThatRun(t *testing.T) {
 	c.Workload = &OpenLoop{Rates: ConstantRate(10), Until: 10*sec + ms, Regular: true, Processes: 100}
 	if want := mustRun(t, c); !reflect.DeepEqual(got, want) {
 		t.Errorf("with 1,000,000 processes: %+v\nwith 100: %+v", got, want)
+	}
+}
+
+// prioritizedBurst gives operation i priority i mod 3 - 1.
+type prioritizedBurst struct{ Burst }
+
+func (prioritizedBurst) Priority(i int) Priority { return Priority(i%3 - 1) }
+
+// Every attempt, retries and layers' inner attempts included, carries its
+// operation's priority to the server.
+func TestRequestsCarryTheirOperationsPriority(t *testing.T) {
+	var log []exchange
+	retrying := Policy{Name: "retrying", Rules: policies.Policy{Backoff: policies.Constant{Wait: 10 * ms}, MaxAttempts: 3}}
+	server := &CapacityWindows{ResponseTime: Fixed(ms), Phases: []Phase{{Admit: 2, Window: sec, Reject: overloaded}}}
+	for _, p := range []Policy{retrying, {Name: "layered", Rules: retrying.Rules, Layers: []Layer{{Name: "sdk", Rules: retrying.Rules}}}} {
+		log = log[:0]
+		mustRun(t, Config{Seed: 1, Server: recorder{server, &log}, Workload: prioritizedBurst{Burst{Clients: 9}}, Policy: p})
+		if len(log) <= 9 {
+			t.Fatalf("%s: %d requests, want retries too", p.Name, len(log))
+		}
+		for _, e := range log {
+			if want := Priority(e.req.Op%3 - 1); e.req.Priority != want {
+				t.Errorf("%s: op %d sent priority %v, want %v", p.Name, e.req.Op, e.req.Priority, want)
+			}
+		}
+	}
+	if got := fmt.Sprint(PriorityCritical, PriorityDefault, PrioritySheddable, Priority(7)); got != "critical default sheddable 7" {
+		t.Errorf("names: %s", got)
 	}
 }
