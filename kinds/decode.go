@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -80,6 +81,28 @@ func rejection(m *schema.Mapping, def string) sim.Rejection {
 	return rej
 }
 
+// decodePriorities reads the clients' priorities mapping, {critical: 0.2,
+// sheddable: 0.3}: the share of operations at each priority (a name or a
+// whole number), the rest at the default. The shares are listed highest
+// priority first, whatever the file's order.
+func decodePriorities(d *schema.Decoder, n *yaml.Node, path string) sim.PriorityShares {
+	m := d.Mapping(n, path)
+	var ps sim.PriorityShares
+	for _, key := range m.Keys() {
+		p, err := sim.ParsePriority(key)
+		if err != nil {
+			m.Errorf(key, "%v", err)
+			continue
+		}
+		ps = append(ps, sim.PriorityShare{Priority: p, Share: m.Number(key, 0, 0, 1)})
+	}
+	slices.SortStableFunc(ps, func(a, b sim.PriorityShare) int { return int(b.Priority) - int(a.Priority) })
+	if err := ps.Validate(); err != nil && d.Problems() == 0 {
+		d.Errorf(n, path, "%v", err)
+	}
+	return ps
+}
+
 // Limits are the per-operation bounds that the clients section sets for every
 // policy and a policy may override. maxAttempts is 0…2^31−1; 0 sets no bound
 // of its own, and an operation still stops after 2^31−1 attempts
@@ -87,6 +110,9 @@ func rejection(m *schema.Mapping, def string) sim.Rejection {
 type Limits struct {
 	MaxAttempts int
 	Deadline    time.Duration
+	// Priorities are the clients' priorities field (not a limit: it rides
+	// along, as every policy's operations have them).
+	Priorities sim.PriorityShares
 }
 
 // DecodeClients decodes the clients mapping: the workload (its type, default
@@ -107,10 +133,16 @@ func DecodeClients(d *schema.Decoder, n *yaml.Node, path string) (sim.Workload, 
 		MaxAttempts: int(m.Integer("max_attempts", 0, 0, 1<<31-1)),
 		Deadline:    m.Duration("deadline", 0),
 	}
+	if m.Has("priorities") {
+		l.Priorities = decodePriorities(d, m.Get("priorities"), m.Field("priorities"))
+		if _, own := w.(sim.Prioritizer); own && w != nil {
+			m.Errorf("priorities", "this workload gives its operations priorities of its own")
+		}
+	}
 	if k == nil {
 		return nil, l
 	}
-	m.Finish(append(append([]string{"type"}, k.Fields...), "max_attempts", "deadline")...)
+	m.Finish(append(append([]string{"type"}, k.Fields...), "max_attempts", "deadline", "priorities")...)
 	if d.Problems() == before && n != nil {
 		if err := ValidateWorkload(w); err != nil {
 			d.Errorf(n, path, "%v", err)

@@ -196,6 +196,18 @@ func TestWorkloadKindsDecode(t *testing.T) {
 	}
 }
 
+// A workload's priorities field: shares by name or number, highest first
+// whatever the file's order, carried into every run's Config.
+func TestPrioritiesDecode(t *testing.T) {
+	s := parseOne(t, withModels(`    server: {phases: [{admit: 6, window: 1s}]}
+`, `    clients: {count: 10, max_attempts: 3, priorities: {sheddable: 0.5, 7: 0.1, critical: 0.2}}
+`))
+	want := sim.PriorityShares{{Priority: 7, Share: 0.1}, {Priority: sim.PriorityCritical, Share: 0.2}, {Priority: sim.PrioritySheddable, Share: 0.5}}
+	if !reflect.DeepEqual(s.Priorities, want) || !reflect.DeepEqual(s.Config(0, 1).Priorities, want) {
+		t.Errorf("priorities %v, config %v, want %v", s.Priorities, s.Config(0, 1).Priorities, want)
+	}
+}
+
 // Every problem with the new fields is an error at its line and field.
 func TestModelErrors(t *testing.T) {
 	for _, tt := range []struct{ server, clients, want string }{
@@ -203,6 +215,14 @@ func TestModelErrors(t *testing.T) {
 `, burstClients, `m.yaml:3:20: scenarios[0].server.type: unknown server type "nope"; choose one of capacity-windows, queue, error-mix, rate-limit, contention`},
 		{"", `    clients: {type: nope, max_attempts: 1}
 `, `scenarios[0].clients.type: unknown workload type "nope"; choose one of burst, open-loop, closed-loop, agent-sessions`},
+		{"", `    clients: {count: 5, max_attempts: 3, priorities: {urgent: 0.2}}
+`, `m.yaml:4:63: scenarios[0].clients.priorities.urgent: "urgent" is not a priority: want critical, default, sheddable or a whole number within ±100`},
+		{"", `    clients: {count: 5, max_attempts: 3, priorities: {critical: 0.6, sheddable: 0.5}}
+`, "scenarios[0].clients.priorities: priority shares sum to 1.1, more than 1"},
+		{"", `    clients: {count: 5, max_attempts: 3, priorities: {critical: 1.5}}
+`, "scenarios[0].clients.priorities.critical: must be"},
+		{"", `    clients: {count: 5, max_attempts: 3, priorities: {critical: 0.1, 1: 0.2}}
+`, "scenarios[0].clients.priorities: priority critical is given twice"},
 		{`    server: {type: queue, service: 1s}
 `, burstClients, "scenarios[0].server.concurrency: missing: how many workers"},
 		{`    server: {type: queue, concurrency: 2, phases: [{concurrency: 1}], service: 1s}

@@ -48,7 +48,10 @@ type Scenario struct {
 	// workload (the type field of clients; the first workload kind by default).
 	Server   sim.ServerModel
 	Workload sim.Workload
-	Policies []sim.Policy
+	// Priorities, if set, give the workload's operations priorities by
+	// share (the clients' priorities field; sim.Config.Priorities).
+	Priorities sim.PriorityShares
+	Policies   []sim.Policy
 	// Incident, if set (End > 0), is the span of the scenario's trigger;
 	// runs then measure their recovery (sim.Recovery; the recovery.*
 	// metrics).
@@ -66,7 +69,7 @@ type Scenario struct {
 
 // Config returns the simulator configuration for the i-th policy and a seed.
 func (s *Scenario) Config(i int, seed uint64) sim.Config {
-	return sim.Config{Seed: seed, Server: s.Server, Workload: s.Workload, Policy: s.Policies[i], Incident: s.Incident}
+	return sim.Config{Seed: seed, Server: s.Server, Workload: s.Workload, Policy: s.Policies[i], Incident: s.Incident, Priorities: s.Priorities}
 }
 
 // Operations is the most operations one run of the scenario starts: a
@@ -264,6 +267,7 @@ func decodeScenario(d *schema.Decoder, n *yaml.Node, path string) *Scenario {
 	}
 	var limits kinds.Limits
 	s.Workload, limits = kinds.DecodeClients(d, m.Get("clients"), m.Field("clients"))
+	s.Priorities = limits.Priorities
 	items := m.Sequence("policies")
 	if len(items) == 0 {
 		m.Errorf("policies", "missing: list at least one policy to compare")

@@ -113,6 +113,9 @@ type Config struct {
 	Server   ServerModel
 	Workload Workload
 	Policy   Policy
+	// Priorities, if set, give the operations of a workload that is no
+	// Prioritizer their priorities (Request.Priority).
+	Priorities PriorityShares
 	// Incident, if set (End > 0), is the span of the scenario's trigger:
 	// the run then measures its Recovery.
 	Incident Incident

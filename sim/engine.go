@@ -172,6 +172,8 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		r.prio = p
 	} else if p, ok := cfg.Workload.(Prioritizer); ok {
 		r.prio = p
+	} else if len(cfg.Priorities) > 0 {
+		r.prio = cfg.Priorities
 	}
 	if r.procs > 1 {
 		// A plan holds no randomness: building only those of processes

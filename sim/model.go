@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -259,9 +261,82 @@ type TokenSizer interface {
 	Tokens(i int) (input, output int)
 }
 
+// ParsePriority reads a priority: critical, default, sheddable, or a
+// whole number within ±MaxPriority.
+func ParsePriority(s string) (Priority, error) {
+	for _, p := range []Priority{PriorityCritical, PriorityDefault, PrioritySheddable} {
+		if s == p.String() {
+			return p, nil
+		}
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < -MaxPriority || n > MaxPriority {
+		return 0, fmt.Errorf("%q is not a priority: want critical, default, sheddable or a whole number within ±%d", s, MaxPriority)
+	}
+	return Priority(n), nil
+}
+
 // Prioritizer is an optional interface of a Workload, or of its Chain
 // (asked first), that gives operations priorities: the engine sets
-// Request.Priority from it on every attempt of operation i.
+// Request.Priority from it on every attempt of operation i. Without one,
+// Config.Priorities does.
 type Prioritizer interface {
 	Priority(i int) Priority
+}
+
+// PriorityShare is a share of a run's operations (0 < Share <= 1) that
+// has a priority.
+type PriorityShare struct {
+	Priority Priority
+	Share    float64
+}
+
+// PriorityShares give operations priorities by share, the rest the
+// default, interleaved by operation index without a draw: the first
+// listed takes floor(n × Share) of the first n operations, each next one
+// as many of those the ones before left (Share over what they left), so
+// that the k-th listed has within k of n × Share.
+type PriorityShares []PriorityShare
+
+// Validate checks each share and that they sum to at most 1.
+func (ps PriorityShares) Validate() error {
+	sum := 0.0
+	for i, p := range ps {
+		for _, q := range ps[:i] {
+			if q.Priority == p.Priority {
+				return fmt.Errorf("priority %v is given twice", p.Priority)
+			}
+		}
+		if !(p.Share > 0 && p.Share <= 1) {
+			return fmt.Errorf("priority %v: share %g, want one in (0, 1]", p.Priority, p.Share)
+		}
+		if p.Priority < -MaxPriority || p.Priority > MaxPriority {
+			return fmt.Errorf("priority %d: want one within ±%d", p.Priority, MaxPriority)
+		}
+		sum += p.Share
+	}
+	if sum > 1+1e-9 {
+		return fmt.Errorf("priority shares sum to %g, more than 1", sum)
+	}
+	return nil
+}
+
+// Priority returns operation i's priority: the first share whose
+// Beatty sequence takes i among the operations the shares before it left.
+func (ps PriorityShares) Priority(i int) Priority {
+	rest := 1.0 // the share of all operations the shares before left
+	j := int64(i)
+	for _, p := range ps {
+		if rest-p.Share <= 1e-9 {
+			return p.Priority // the last share takes all that is left
+		}
+		s := p.Share / rest
+		taken := func(n int64) int64 { return int64(math.Floor(float64(n) * s)) }
+		if taken(j+1) > taken(j) {
+			return p.Priority
+		}
+		j -= taken(j)
+		rest -= p.Share
+	}
+	return PriorityDefault
 }

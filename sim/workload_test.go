@@ -426,7 +426,56 @@ func TestRequestsCarryTheirOperationsPriority(t *testing.T) {
 			}
 		}
 	}
+	// A workload that is no Prioritizer takes Config.Priorities.
+	log = log[:0]
+	shares := PriorityShares{{PriorityCritical, 0.3}, {PrioritySheddable, 0.3}}
+	mustRun(t, Config{Seed: 1, Server: recorder{server, &log}, Workload: Burst{Clients: 10}, Policy: retrying, Priorities: shares})
+	seen := map[Priority]bool{}
+	for _, e := range log {
+		if want := shares.Priority(e.req.Op); e.req.Priority != want {
+			t.Errorf("shares: op %d sent priority %v, want %v", e.req.Op, e.req.Priority, want)
+		}
+		seen[e.req.Priority] = true
+	}
+	if len(seen) != 3 {
+		t.Errorf("shares: priorities sent %v, want all three", seen)
+	}
 	if got := fmt.Sprint(PriorityCritical, PriorityDefault, PrioritySheddable, Priority(7)); got != "critical default sheddable 7" {
 		t.Errorf("names: %s", got)
+	}
+}
+
+// Priority shares, over every prefix of the operations: the k-th listed
+// priority has within k of n × share, the rest the default, for shares
+// that leave some default and for shares that sum to 1.
+func TestPriorityShares(t *testing.T) {
+	for _, ps := range []PriorityShares{
+		{{PriorityCritical, 0.2}},
+		{{PriorityCritical, 0.2}, {PrioritySheddable, 0.3}},
+		{{PriorityCritical, 0.1}, {5, 0.25}, {PrioritySheddable, 0.65}},
+		{{PrioritySheddable, 1}},
+	} {
+		if err := ps.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		counts := map[Priority]int{}
+		for n := 1; n <= 10_000; n++ {
+			counts[ps.Priority(n-1)]++
+			left := n
+			for k, p := range ps {
+				if got, want := float64(counts[p.Priority]), float64(n)*p.Share; math.Abs(got-want) > float64(k+1) {
+					t.Fatalf("%v: %d of the first %d are %v, want %g ± %d", ps, counts[p.Priority], n, p.Priority, want, k+1)
+				}
+				left -= counts[p.Priority]
+			}
+			if left != counts[PriorityDefault] {
+				t.Fatalf("%v: a priority outside the shares among the first %d: %v", ps, n, counts)
+			}
+		}
+	}
+	for _, bad := range []PriorityShares{{{PriorityCritical, 0}}, {{PriorityCritical, 0.6}, {PrioritySheddable, 0.5}}, {{101, 0.1}}, {{PriorityCritical, 0.1}, {1, 0.2}}} {
+		if bad.Validate() == nil {
+			t.Errorf("%v: no error", bad)
+		}
 	}
 }
