@@ -47,7 +47,7 @@ type Queue struct {
 	// worker time. Without it the server works on such requests anyway.
 	DropAbandoned bool
 	// CoDel, if set (Interval > 0), bounds the time requests wait, as
-	// controlled delay does (see CoDel).
+	// controlled delay does (see CoDel, server_queue_codel.go).
 	CoDel CoDel
 	// LIFO, if on, serves the newest waiting request first while the
 	// queue is congested (see AdaptiveLIFO); off, the queue is first
@@ -61,20 +61,6 @@ type Queue struct {
 	// tests set it (withoutLIFOForecast, export_test.go), to check that
 	// the forecast changes nothing but the events.
 	noForecast bool
-}
-
-// CoDel is controlled delay as Facebook's "Fail at Scale" describes it for
-// server queues: if the queue has not been empty for the last Interval, a
-// request may wait at most Target for a worker; otherwise at most
-// Interval. A request that would wait longer leaves the queue when its
-// limit is reached: it fails then with the queue's Reject and takes no
-// worker time. The decision is made when the request arrives (its start
-// is known then, service being first come, first served), with the
-// queue's state at that moment: a request already waiting keeps the limit
-// it had when it arrived. The paper's values are Target 5 ms and Interval
-// 100 ms.
-type CoDel struct {
-	Target, Interval time.Duration
 }
 
 // WorkerPhase is one stretch of a Queue's concurrency.
@@ -113,8 +99,9 @@ func (q *Queue) Validate() error {
 		return fmt.Errorf("queue: negative reject-after %v", q.RejectAfter)
 	case q.Reject != (Rejection{}) && q.Reject.Class == policies.Success:
 		return fmt.Errorf("queue: a rejection cannot be a success")
-	case q.CoDel != (CoDel{}) && !(q.CoDel.Target > 0 && q.CoDel.Interval >= q.CoDel.Target):
-		return fmt.Errorf("queue: controlled delay needs a target > 0 and an interval >= it (got %v, %v)", q.CoDel.Target, q.CoDel.Interval)
+	}
+	if err := q.CoDel.validate(); err != nil {
+		return err
 	}
 	if err := q.LIFO.validate(); err != nil {
 		return err
@@ -148,6 +135,7 @@ func validateWorkerPhases(phases []WorkerPhase) error {
 // NewServer returns the workers' state of one run.
 func (q *Queue) NewServer(rng *rand.Rand) Server {
 	s := &queueState{model: q, rng: rng, service: forRun(q.Service), reject: q.Reject.orOverloaded()}
+	s.law = controlLaw{target: q.CoDel.Target, interval: q.CoDel.Interval}
 	most := q.Concurrency
 	for _, p := range q.Phases {
 		most = max(most, p.Concurrency)
@@ -184,6 +172,7 @@ type queueState struct {
 	// a request arrived so far waits until), and has not been empty since
 	// queuedSince.
 	queuedUntil, queuedSince time.Duration
+	law                      controlLaw // with CoDelControlLaw
 	stats                    queueStats
 }
 
@@ -224,22 +213,12 @@ func (s *queueState) startAt(now time.Duration) time.Duration {
 // Arrive decides a request arriving at now (see Queue).
 func (s *queueState) Arrive(now time.Duration, req Request) Response {
 	start := s.startAt(now)
-	// leave is when the request leaves the queue: at its start, or at its
-	// controlled-delay limit when it would wait longer (codelDrop).
+	// leave is when the request leaves the queue: at its start, or, when
+	// controlled delay drops it (codelDrop), at its limit or at the start.
 	leave, codelDrop := start, false
 	c := s.model.CoDel
-	if c.Interval > 0 && start > now {
-		since := s.queuedSince
-		if s.queuedUntil <= now {
-			since = now // the queue was empty until this request
-		}
-		limit := c.Interval
-		if now-since >= c.Interval {
-			limit = c.Target // a standing queue
-		}
-		if start-now > limit {
-			leave, codelDrop = now+limit, true
-		}
+	if c.Interval > 0 {
+		leave, codelDrop = s.codel(now, start)
 	}
 	if limit := s.model.QueueLimit; limit > 0 {
 		for len(s.waiting) > 0 && s.waiting[0] <= now {
@@ -253,14 +232,17 @@ func (s *queueState) Arrive(now time.Duration, req Request) Response {
 			s.waiting.push(leave)
 		}
 	}
-	if c.Interval > 0 && start > now {
-		if s.queuedUntil <= now {
-			s.queuedSince = now
+	if c.Interval > 0 {
+		if c.Rule == CoDelControlLaw {
+			codelDrop = s.law.dequeue(start, now)
+		} else if start > now {
+			if s.queuedUntil <= now {
+				s.queuedSince = now
+			}
+			s.queuedUntil = max(s.queuedUntil, leave)
 		}
-		s.queuedUntil = max(s.queuedUntil, leave)
 		if codelDrop {
-			// It leaves the queue at its limit, failed, and takes no
-			// worker time.
+			// It leaves the queue failed and takes no worker time.
 			s.stats.CoDelDropped++
 			return Response{Outcome: s.reject.Outcome(), At: leave}
 		}
@@ -283,6 +265,31 @@ func (s *queueState) Arrive(now time.Duration, req Request) Response {
 	}
 	s.served(start, done, req.GiveUpAt)
 	return Response{At: done}
+}
+
+// codel returns when a request arriving at now, whose turn comes at start,
+// leaves the queue, and whether Fail at Scale's test drops it (with the
+// control law, leave is start and the law decides once the request is
+// accepted). A request that waits is dequeued at its start: service is
+// first come, first served and a drop takes no worker time. The queue has
+// not been empty from queuedSince (or now) until then, since the request
+// itself waits from now on: so the test at dequeue is known at arrival.
+func (s *queueState) codel(now, start time.Duration) (leave time.Duration, drop bool) {
+	c := s.model.CoDel
+	if start == now || c.Rule == CoDelControlLaw {
+		return start, false
+	}
+	since := s.queuedSince
+	if s.queuedUntil <= now {
+		since = now // the queue was empty until this request
+	}
+	if c.Rule == CoDelAtArrival {
+		if limit := c.limit(now - since); start-now > limit {
+			return now + limit, true
+		}
+		return start, false
+	}
+	return start, start-now > c.limit(start-since)
 }
 
 // queueStats is what a queue counts in a run.

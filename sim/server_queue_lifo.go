@@ -78,12 +78,13 @@ type lifoForecast struct {
 
 // lifoRequest is a request the queue has left pending.
 type lifoRequest struct {
-	state  lifoStage
-	seq    uint64        // its place in line (lifoEntry.seq)
-	pos    int64         // its place from the line's front, while it waits (with the forecast: front + the requests older)
-	giveUp time.Duration // Request.GiveUpAt
-	dropAt time.Duration // its controlled-delay limit; 0 for none
-	at     time.Duration // once taken: when its answer reaches the client
+	state   lifoStage
+	seq     uint64        // its place in line (lifoEntry.seq)
+	pos     int64         // its place from the line's front, while it waits (with the forecast: front + the requests older)
+	giveUp  time.Duration // Request.GiveUpAt
+	arrived time.Duration
+	dropAt  time.Duration // its controlled-delay limit (CoDelAtArrival); 0 for none
+	at      time.Duration // once taken: when its answer reaches the client
 }
 
 type lifoStage uint8
@@ -91,8 +92,8 @@ type lifoStage uint8
 const (
 	lifoWaiting lifoStage = iota
 	lifoServed            // a worker took it; answered at at
-	lifoSkipped           // skipped by DropAbandoned at its turn (at)
-	lifoGone              // dropped at its controlled-delay limit
+	lifoSkipped           // failed at its turn (at): DropAbandoned or controlled delay
+	lifoGone              // dropped at its controlled-delay limit (CoDelAtArrival)
 )
 
 type lifoEntry struct {
@@ -105,6 +106,9 @@ type lifoEntry struct {
 func (s *lifoState) Arrive(now time.Duration, req Request) Response {
 	s.advance(now)
 	if s.startAt(now) == now { // nobody waits: advance left no free worker else
+		if s.model.CoDel.Rule == CoDelControlLaw && s.model.CoDel.Interval > 0 {
+			s.law.dequeue(now, now) // no wait: it only resets the law
+		}
 		return Response{At: s.start(now, req.GiveUpAt)}
 	}
 	if limit := s.model.QueueLimit; limit > 0 && s.waiting >= limit {
@@ -114,13 +118,9 @@ func (s *lifoState) Arrive(now time.Duration, req Request) Response {
 	if s.waiting == 0 {
 		s.since = now
 	}
-	r := lifoRequest{seq: s.seq, giveUp: req.GiveUpAt, pos: s.front + int64(len(s.line)-s.head)}
-	if c := s.model.CoDel; c.Interval > 0 {
-		limit := c.Interval
-		if now-s.since >= c.Interval {
-			limit = c.Target // a standing queue
-		}
-		r.dropAt = now + limit
+	r := lifoRequest{seq: s.seq, giveUp: req.GiveUpAt, arrived: now, pos: s.front + int64(len(s.line)-s.head)}
+	if c := s.model.CoDel; c.Interval > 0 && c.Rule == CoDelAtArrival {
+		r.dropAt = now + c.limit(now-s.since)
 	}
 	t := takeTicket(&s.tickets, &s.reqs)
 	s.reqs[t] = r
@@ -231,9 +231,15 @@ func (s *lifoState) advance(now time.Duration) {
 		if at > now {
 			return
 		}
-		newest := at-s.since >= s.model.LIFO.Interval
+		stood := at - s.since
+		newest := stood >= s.model.LIFO.Interval
 		t := s.take(newest)
 		r := &s.reqs[t]
+		if s.codelDrops(at, stood, r.arrived) {
+			s.stats.CoDelDropped++
+			r.state, r.at = lifoSkipped, at
+			continue
+		}
 		if s.model.DropAbandoned && r.giveUp > 0 && at > r.giveUp {
 			s.stats.Dropped++
 			r.state, r.at = lifoSkipped, at
@@ -244,6 +250,21 @@ func (s *lifoState) advance(now time.Duration) {
 		}
 		r.state, r.at = lifoServed, s.start(at, r.giveUp)
 	}
+}
+
+// codelDrops reports whether controlled delay decided at its pick drops a
+// request that arrived at arrived, picked at at from a queue that has not
+// been empty for stood.
+func (s *lifoState) codelDrops(at, stood, arrived time.Duration) bool {
+	switch c := s.model.CoDel; {
+	case c.Interval == 0:
+		return false
+	case c.Rule == CoDelAtDequeue:
+		return at-arrived > c.limit(stood)
+	case c.Rule == CoDelControlLaw:
+		return s.law.dequeue(at, arrived)
+	}
+	return false
 }
 
 // take removes the newest or the oldest waiting request from the line.

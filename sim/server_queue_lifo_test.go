@@ -109,7 +109,9 @@ func TestQueueLIFOServesNewestWhenCongested(t *testing.T) {
 
 // With a long interval the discipline is first come, first served: over a
 // random run with two workers, every answer is the plain queue's (the
-// service draws are made in the same order, at each start).
+// service draws are made in the same order, at each start), without
+// controlled delay and with each of its rules (decided at the picks here,
+// at arrival by the plain queue).
 func TestQueueLIFOLongIntervalIsFIFO(t *testing.T) {
 	ms := time.Millisecond
 	rng := ServerRand(9)
@@ -119,21 +121,32 @@ func TestQueueLIFOLongIntervalIsFIFO(t *testing.T) {
 		now += time.Duration(rng.ExpFloat64() * float64(4*ms))
 		arrivals = append(arrivals, now)
 	}
-	fifo := &Queue{Concurrency: 2, Service: Fixed(9 * ms)}
-	lifo := &Queue{Concurrency: 2, Service: Fixed(9 * ms), LIFO: AdaptiveLIFO{Interval: time.Hour}}
-	f := fifo.NewServer(ServerRand(1))
-	want := make([]time.Duration, len(arrivals))
-	for i, a := range arrivals {
-		want[i] = f.Arrive(a, Request{}).At
+	codels := []CoDel{{}}
+	for _, r := range []CoDelRule{CoDelAtDequeue, CoDelAtArrival, CoDelControlLaw} {
+		codels = append(codels, CoDel{Target: 5 * ms, Interval: 20 * ms, Rule: r})
 	}
-	got, decides := driveQueue(t, lifo.NewServer(ServerRand(1)), arrivals)
-	for i := range got {
-		if got[i].At != want[i] {
-			t.Fatalf("request %d (arrived %v): answer at %v, first come first served at %v", i, arrivals[i], got[i].At, want[i])
+	for _, c := range codels {
+		fifo := &Queue{Concurrency: 2, Service: Fixed(9 * ms), CoDel: c}
+		lifo := &Queue{Concurrency: 2, Service: Fixed(9 * ms), CoDel: c, LIFO: AdaptiveLIFO{Interval: time.Hour}}
+		f := fifo.NewServer(ServerRand(1))
+		want := make([]lifoAnswer, len(arrivals))
+		failed := 0
+		for i, a := range arrivals {
+			r := f.Arrive(a, Request{})
+			want[i] = lifoAnswer{r.At, r.Outcome.Class == policies.Success}
+			if !want[i].OK {
+				failed++
+			}
 		}
-	}
-	if decides == 0 {
-		t.Fatal("no request waited: the test shows nothing")
+		got, decides := driveQueue(t, lifo.NewServer(ServerRand(1)), arrivals)
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("codel %+v: request %d (arrived %v): answer %v, first come first served %v", c, i, arrivals[i], got[i], want[i])
+			}
+		}
+		if decides == 0 || c.Interval > 0 && failed == 0 {
+			t.Fatalf("codel %+v: %d decisions, %d failed: the test shows nothing", c, decides, failed)
+		}
 	}
 }
 
@@ -142,22 +155,26 @@ func TestQueueLIFOLongIntervalIsFIFO(t *testing.T) {
 // with DropAbandoned. One worker, 10 ms each; codel 5 ms/20 ms.
 func TestQueueLIFOCoDelAndDrops(t *testing.T) {
 	ms := time.Millisecond
-	q := &Queue{Concurrency: 1, Service: Fixed(10 * ms), CoDel: CoDel{Target: 5 * ms, Interval: 20 * ms}, LIFO: AdaptiveLIFO{Interval: 100 * ms}}
-	s := q.NewServer(ServerRand(1))
-	// 0: served at once (10); 2: waits, taken at 10 (20); 4: limit 20 ms,
-	// taken at 20 (30); 6: limit 26 ms: the worker is busy until 30, it
-	// fails at 26.
-	got, _ := driveQueue(t, s, []time.Duration{0, 2 * ms, 4 * ms, 6 * ms})
-	want := []lifoAnswer{{10 * ms, true}, {20 * ms, true}, {30 * ms, true}, {26 * ms, false}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("answers %v, want %v", got, want)
-	}
-	if v, _ := countersOf(s.(CounterReporter).ReportCounters).Get("server.codel_dropped"); v != 1 {
-		t.Errorf("codel_dropped %d, want 1", v)
+	// 0: served at once (10); 2: waits, taken at 10 (20); 4: taken at 20
+	// (30), the queue having stood 18 ms; 6: decided at arrival, its limit
+	// is 20 ms and it fails at 26 ms, the worker busy until 30; decided at
+	// its pick (30 ms), the queue has stood 28 ms and it has waited 24 ms,
+	// more than the 5 ms target: it fails at 30.
+	for rule, failAt := range map[CoDelRule]time.Duration{CoDelAtArrival: 26 * ms, CoDelAtDequeue: 30 * ms} {
+		q := &Queue{Concurrency: 1, Service: Fixed(10 * ms), CoDel: CoDel{Target: 5 * ms, Interval: 20 * ms, Rule: rule}, LIFO: AdaptiveLIFO{Interval: 100 * ms}}
+		s := q.NewServer(ServerRand(1))
+		got, _ := driveQueue(t, s, []time.Duration{0, 2 * ms, 4 * ms, 6 * ms})
+		want := []lifoAnswer{{10 * ms, true}, {20 * ms, true}, {30 * ms, true}, {failAt, false}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: answers %v, want %v", rule, got, want)
+		}
+		if v, _ := countersOf(s.(CounterReporter).ReportCounters).Get("server.codel_dropped"); v != 1 {
+			t.Errorf("%v: codel_dropped %d, want 1", rule, v)
+		}
 	}
 
-	q = &Queue{Concurrency: 1, Service: Fixed(10 * ms), DropAbandoned: true, LIFO: AdaptiveLIFO{Interval: 100 * ms}}
-	s = q.NewServer(ServerRand(1))
+	q := &Queue{Concurrency: 1, Service: Fixed(10 * ms), DropAbandoned: true, LIFO: AdaptiveLIFO{Interval: 100 * ms}}
+	s := q.NewServer(ServerRand(1))
 	s.Arrive(0, Request{})
 	r := s.Arrive(1*ms, Request{GiveUpAt: 5 * ms})
 	if !r.Pending || r.At != 10*ms {
@@ -300,6 +317,8 @@ func TestQueueLIFONeverAnswersLate(t *testing.T) {
 	}{
 		{"lifo", func(q *Queue) { q.CoDel = CoDel{} }},
 		{"lifo+codel", func(q *Queue) {}},
+		{"lifo+codel at arrival", func(q *Queue) { q.CoDel.Rule = CoDelAtArrival }},
+		{"lifo+codel control law", func(q *Queue) { q.CoDel.Rule = CoDelControlLaw }},
 		{"lifo+drop", func(q *Queue) { q.CoDel, q.DropAbandoned = CoDel{}, true }},
 		{"lifo+limit", func(q *Queue) { q.CoDel, q.QueueLimit = CoDel{}, 20 }},
 		{"lifo, fixed service", func(q *Queue) { q.CoDel, q.Service = CoDel{}, Fixed(100*ms) }},
