@@ -163,6 +163,7 @@ var regressions = map[string][]regression{
 	"pool-cooldown":            {oneAttempt, cutDeadline},
 	"pool-cooldown-rate":       {oneAttempt, cutDeadline},
 	"metastable-codel":         {oneAttempt, fewerAttempts},
+	"codel-overload":           {oneAttempt, fewerAttempts},
 	"billed-timeouts":          {cutDeadline},
 	"brooker-retry-controls":   {oneAttempt, fewerAttempts},
 	"metastable-lifo":          {fewerAttempts, cutDeadline},

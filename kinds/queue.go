@@ -145,13 +145,19 @@ func decodeQueue(d *schema.Decoder, m *schema.Mapping, path string) *sim.Queue {
 	if m.Has("codel") {
 		cm := d.Mapping(m.Get("codel"), m.Field("codel"))
 		q.CoDel = sim.CoDel{Target: cm.Duration("target", 5*time.Millisecond), Interval: cm.Duration("interval", 100*time.Millisecond)}
+		name := cm.Str("rule", codelRules[0].name)
+		if i := slices.IndexFunc(codelRules, func(r codelRule) bool { return r.name == name }); i >= 0 {
+			q.CoDel.Rule = codelRules[i].rule
+		} else {
+			cm.Errorf("rule", "unknown rule %q%s; choose one of %s", name, didYouMean(name, codelRuleNames()), codelRuleNames())
+		}
 		switch {
 		case q.CoDel.Target <= 0:
 			cm.Errorf("target", "must be > 0")
 		case q.CoDel.Interval < q.CoDel.Target:
 			cm.Errorf("interval", "must be at least the target (%v)", q.CoDel.Target)
 		}
-		cm.Finish("target", "interval")
+		cm.Finish("target", "interval", "rule")
 	}
 	if m.Has("adaptive_lifo") {
 		lm := d.Mapping(m.Get("adaptive_lifo"), m.Field("adaptive_lifo"))
@@ -175,6 +181,29 @@ func decodeQueue(d *schema.Decoder, m *schema.Mapping, path string) *sim.Queue {
 	return q
 }
 
+// codelRule is a controlled-delay rule's name in a scenario file and what
+// it does; the default first.
+type codelRule struct {
+	name  string
+	rule  sim.CoDelRule
+	about string
+}
+
+var codelRules = []codelRule{
+	{"dequeue", sim.CoDelAtDequeue, "Fail at Scale's test when the request reaches the head; the default"},
+	{"arrival", sim.CoDelAtArrival, "the same test when the request arrives"},
+	{"control-law", sim.CoDelControlLaw, "RFC 8289's control law at dequeue"},
+}
+
+// codelRuleNames lists the rules for an error message.
+func codelRuleNames() string {
+	var names []string
+	for _, r := range codelRules {
+		names = append(names, r.name+" ("+r.about+")")
+	}
+	return strings.Join(names, ", ")
+}
+
 func describeQueue(q *sim.Queue) Table {
 	var notes []string
 	notes = append(notes, "service time "+describeDistribution(q.Service))
@@ -193,8 +222,14 @@ func describeQueue(q *sim.Queue) Table {
 	if q.LIFO.On() {
 		notes = append(notes, fmt.Sprintf("adaptive LIFO: newest first once the queue has stood for %v", q.LIFO.Interval))
 	}
-	if c := q.CoDel; c.Interval > 0 {
-		notes = append(notes, fmt.Sprintf("controlled delay: a request waits at most %v once the queue has stood for %v (else %v), then fails with %s", c.Target, c.Interval, c.Interval, describeRejection(reject)))
+	switch c := q.CoDel; {
+	case c.Interval == 0:
+	case c.Rule == sim.CoDelAtArrival:
+		notes = append(notes, fmt.Sprintf("controlled delay decided at arrival: a request waits at most %v if the queue has stood for %v when it arrives (else %v), then fails with %s", c.Target, c.Interval, c.Interval, describeRejection(reject)))
+	case c.Rule == sim.CoDelControlLaw:
+		notes = append(notes, fmt.Sprintf("controlled delay by RFC 8289's control law (target %v, interval %v): the request at the head fails with %s once waits have stood above the target for the interval, then more often", c.Target, c.Interval, describeRejection(reject)))
+	default:
+		notes = append(notes, fmt.Sprintf("controlled delay decided at dequeue: a request that reaches the head after waiting more than %v, the queue having stood for %v (else more than %v), fails then with %s", c.Target, c.Interval, c.Interval, describeRejection(reject)))
 	}
 	order := "first come, first served"
 	if q.LIFO.On() {

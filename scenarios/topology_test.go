@@ -229,19 +229,28 @@ func TestMixtureDecode(t *testing.T) {
 	}
 }
 
-// A queue's codel field: Facebook's values by default, errors at the field.
+// A queue's codel field: Facebook's values and the rule at dequeue by
+// default, each rule by name, errors at the field (line and column too).
 func TestQueueCoDelDecode(t *testing.T) {
 	s := parseOne(t, withModels("    server: {type: queue, concurrency: 2, service: 1s, codel: {}, reject: unavailable}\n", burstClients))
-	if q := s.Server.(*sim.Queue); q.CoDel != (sim.CoDel{Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond}) || q.Reject.Status != 503 {
+	if q := s.Server.(*sim.Queue); q.CoDel != (sim.CoDel{Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond, Rule: sim.CoDelAtDequeue}) || q.Reject.Status != 503 {
 		t.Fatalf("queue %+v", q)
+	}
+	for name, rule := range map[string]sim.CoDelRule{"dequeue": sim.CoDelAtDequeue, "arrival": sim.CoDelAtArrival, "control-law": sim.CoDelControlLaw} {
+		s := parseOne(t, withModels("    server: {type: queue, concurrency: 2, service: 1s, codel: {rule: "+name+"}}\n", burstClients))
+		if got := s.Server.(*sim.Queue).CoDel.Rule; got != rule {
+			t.Errorf("rule %s: %d, want %d", name, got, rule)
+		}
 	}
 	for _, tt := range []struct{ codel, want string }{
 		{"{target: 0s}", "scenarios[0].server.codel.target: must be > 0"},
 		{"{target: 10ms, interval: 5ms}", "scenarios[0].server.codel.interval: must be at least the target (10ms)"},
-		{"{delay: 5ms}", "scenarios[0].server.codel.delay: unknown field (known fields: target, interval)"},
+		{"{delay: 5ms}", "scenarios[0].server.codel.delay: unknown field (known fields: target, interval, rule)"},
+		{"{rule: arival}", `scenarios[0].server.codel.rule: unknown rule "arival" (did you mean "arrival"?)`},
+		{"{rule: 3}", `scenarios[0].server.codel.rule: want a string, got number "3"`},
 	} {
 		_, err := Parse("m.yaml", []byte(withModels("    server: {type: queue, concurrency: 2, service: 1s, codel: "+tt.codel+"}\n", burstClients)))
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "m.yaml:") {
 			t.Errorf("%s: err = %v,\nwant %q", tt.codel, err, tt.want)
 		}
 	}

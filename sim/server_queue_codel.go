@@ -40,29 +40,6 @@ const (
 	codelRules
 )
 
-var codelRuleNames = [codelRules]string{"dequeue", "arrival", "control-law"}
-
-// String returns the rule's name in a scenario file.
-func (r CoDelRule) String() string {
-	if r < codelRules {
-		return codelRuleNames[r]
-	}
-	return fmt.Sprintf("CoDelRule(%d)", uint8(r))
-}
-
-// ParseCoDelRule returns the rule of a name String gives, or false.
-func ParseCoDelRule(name string) (CoDelRule, bool) {
-	for r, n := range codelRuleNames {
-		if n == name {
-			return CoDelRule(r), true
-		}
-	}
-	return 0, false
-}
-
-// CoDelRuleNames lists the rules' names, the default first.
-func CoDelRuleNames() []string { return codelRuleNames[:] }
-
 func (c CoDel) validate() error {
 	switch {
 	case c == CoDel{}:
@@ -70,7 +47,7 @@ func (c CoDel) validate() error {
 	case !(c.Target > 0 && c.Interval >= c.Target):
 		return fmt.Errorf("queue: controlled delay needs a target > 0 and an interval >= it (got %v, %v)", c.Target, c.Interval)
 	case c.Rule >= codelRules:
-		return fmt.Errorf("queue: unknown controlled-delay rule %v", c.Rule)
+		return fmt.Errorf("queue: unknown controlled-delay rule %d", c.Rule)
 	}
 	return nil
 }
