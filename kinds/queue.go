@@ -145,8 +145,8 @@ func decodeQueue(d *schema.Decoder, m *schema.Mapping, path string) *sim.Queue {
 	if m.Has("codel") {
 		cm := d.Mapping(m.Get("codel"), m.Field("codel"))
 		q.CoDel = sim.CoDel{Target: cm.Duration("target", 5*time.Millisecond), Interval: cm.Duration("interval", 100*time.Millisecond)}
-		name := cm.Str("rule", codelRules[0].name)
-		if i := slices.IndexFunc(codelRules, func(r codelRule) bool { return r.name == name }); i >= 0 {
+		name := cm.Str("rule", codelRules[0].rule.String())
+		if i := slices.IndexFunc(codelRules, func(r codelRule) bool { return r.rule.String() == name }); i >= 0 {
 			q.CoDel.Rule = codelRules[i].rule
 		} else {
 			cm.Errorf("rule", "unknown rule %q%s; choose one of %s", name, didYouMean(name, codelRuleNames()), codelRuleNames())
@@ -181,25 +181,24 @@ func decodeQueue(d *schema.Decoder, m *schema.Mapping, path string) *sim.Queue {
 	return q
 }
 
-// codelRule is a controlled-delay rule's name in a scenario file and what
-// it does; the default first.
+// codelRule is a controlled-delay rule (named by its String) and what it
+// does; the default first.
 type codelRule struct {
-	name  string
 	rule  sim.CoDelRule
 	about string
 }
 
 var codelRules = []codelRule{
-	{"dequeue", sim.CoDelAtDequeue, "Fail at Scale's test when the request reaches the head; the default"},
-	{"arrival", sim.CoDelAtArrival, "the same test when the request arrives"},
-	{"control-law", sim.CoDelControlLaw, "RFC 8289's control law at dequeue"},
+	{sim.CoDelAtDequeue, "Fail at Scale's test when the request reaches the head; the default"},
+	{sim.CoDelAtArrival, "the same test when the request arrives"},
+	{sim.CoDelControlLaw, "RFC 8289's control law at dequeue"},
 }
 
 // codelRuleNames lists the rules for an error message.
 func codelRuleNames() string {
 	var names []string
 	for _, r := range codelRules {
-		names = append(names, r.name+" ("+r.about+")")
+		names = append(names, r.rule.String()+" ("+r.about+")")
 	}
 	return strings.Join(names, ", ")
 }

@@ -40,6 +40,15 @@ const (
 	codelRules
 )
 
+// String returns the rule's name in a scenario file: dequeue, arrival or
+// control-law.
+func (r CoDelRule) String() string {
+	if r < codelRules {
+		return [...]string{"dequeue", "arrival", "control-law"}[r]
+	}
+	return fmt.Sprintf("CoDelRule(%d)", uint8(r))
+}
+
 func (c CoDel) validate() error {
 	switch {
 	case c == CoDel{}:
