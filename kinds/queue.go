@@ -23,7 +23,7 @@ func registerQueue() {
 	// it rejected because it was full.
 	dropped := metrics.RegisterCount(&metrics.Metric{Name: "server.dropped", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
 	full := metrics.RegisterCount(&metrics.Metric{Name: "server.queue_full", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
-	// Requests that left the queue at their controlled-delay limit.
+	// Requests that controlled delay failed.
 	codelDropped := metrics.RegisterCount(&metrics.Metric{Name: "server.codel_dropped", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
 	// Requests an adaptive-LIFO queue took newest first.
 	lifo := metrics.RegisterCount(&metrics.Metric{Name: "server.lifo", ShedReason: metrics.SpentWork, Unit: metrics.Count})

@@ -312,8 +312,7 @@ type queueStats struct {
 	// the queue fixed their start and end when they arrived, so it
 	// finishes them anyway.
 	Cancelled int
-	// CoDelDropped counts requests that left the queue at their
-	// controlled-delay limit.
+	// CoDelDropped counts requests that controlled delay failed.
 	CoDelDropped int
 }
 

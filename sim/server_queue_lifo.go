@@ -18,7 +18,7 @@ import (
 // once, as under first come, first served. One that waits is left pending
 // (Response.Pending): its start depends on requests that arrive later,
 // so the queue decides it at each time a worker may take it (the next
-// time a worker is free, or its controlled-delay limit) and leaves it
+// time a worker is free, or its CoDelAtArrival limit) and leaves it
 // pending again until one does. With controlled delay or DropAbandoned,
 // each waiting request is thus looked at once per pick while it waits
 // (long queues cost events); without, a forecast of the picks wakes it
