@@ -131,9 +131,9 @@ var (
 func withoutRetryOn(s *scenarios.Scenario) *scenarios.Scenario {
 	c := s.Clone()
 	for i := range c.Policies {
-		c.Policies[i].Rules.RetryOn = policies.RetryOn{}
+		c.Policies[i].Rules.RetryOn = policies.Policy{}.RetryOn
 		for k := range c.Policies[i].Layers {
-			c.Policies[i].Layers[k].Rules.RetryOn = policies.RetryOn{}
+			c.Policies[i].Layers[k].Rules.RetryOn = policies.Policy{}.RetryOn
 		}
 	}
 	return c

@@ -250,16 +250,16 @@ func retryOnNames() string {
 
 // decodeRetryOn reads retry_on: a list of statuses (numbers) and class
 // names, the only failures the policy retries (machine.RetryOn).
-func decodeRetryOn(d *schema.Decoder, m *schema.Mapping) policies.RetryOn {
+func decodeRetryOn(d *schema.Decoder, m *schema.Mapping) machine.RetryOn {
 	items := m.Sequence("retry_on")
 	if len(items) == 0 {
 		if m.Get("retry_on").Kind == yaml.SequenceNode {
 			m.Errorf("retry_on", "the list is empty: list what is retried (%s), or for no retries set max_attempts: 1", retryOnNames())
 		}
-		return policies.RetryOn{}
+		return machine.RetryOn{}
 	}
 	var statuses []int
-	var on policies.RetryOn
+	var on machine.RetryOn
 	for i, item := range items {
 		field := fmt.Sprintf("%s[%d]", m.Field("retry_on"), i)
 		item = schema.Resolve(item)

@@ -43,10 +43,6 @@ type (
 	StreamError = machine.StreamError
 	// ServerWaitError is a server wait longer than the policy allows.
 	ServerWaitError = machine.ServerWaitError
-	// RetryOn is a retry rule by status and class (Policy.RetryOn), as a
-	// proxy's retry_on; StatusSet its statuses.
-	RetryOn   = machine.RetryOn
-	StatusSet = machine.StatusSet
 )
 
 // The classes of an Outcome.
@@ -60,10 +56,6 @@ const (
 
 // Classes returns the set of cs.
 func Classes(cs ...Class) ClassSet { return machine.Classes(cs...) }
-
-// Statuses returns the set of the given HTTP error statuses, 400 to 599
-// (machine.Statuses).
-func Statuses(codes ...int) (StatusSet, error) { return machine.Statuses(codes...) }
 
 // ClassifyError is Do's default classifier (machine.ClassifyError).
 func ClassifyError(err error, now time.Time) Outcome { return machine.ClassifyError(err, now) }
