@@ -26,14 +26,8 @@ func TestRetryOnRule(t *testing.T) {
 	overSDK := Policy{Backoff: back, RetryByStatus: true, RetryOn: RetryOn{Statuses: mustStatuses(t, 503)}}
 	noMidStream := Policy{Backoff: back, NoMidStreamRetries: true, RetryOn: RetryOn{Classes: Classes(Capacity)}}
 	noCapacity := Policy{Backoff: back, NoCapacityRetries: true, RetryOn: RetryOn{Statuses: mustStatuses(t, 503, 500)}}
-	spend := ClassifyResponse(429, nil, spendBody(CodeEnforcedSpendLimit), now)
-	midStream := ClassifyEvent("error", []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
-	cases := []struct {
-		name  string
-		p     Policy
-		out   Outcome
-		retry bool
-	}{
+	spend, midStream := spendLimited(), midStreamOverload()
+	checkRules(t, []ruleCase{
 		{"503 listed: 503 retried", istio, ClassifyResponse(503, nil, nil, now), true},
 		{"503 listed: 529 passed back", istio, ClassifyResponse(529, nil, nil, now), false},
 		{"503 listed: 500 passed back", istio, ClassifyResponse(500, nil, nil, now), false},
@@ -56,13 +50,7 @@ func TestRetryOnRule(t *testing.T) {
 		{"no mid-stream retries: a listed class as a 529 retried", noMidStream, ClassifyResponse(529, nil, nil, now), true},
 		{"no capacity retries: a listed 503 stops", noCapacity, ClassifyResponse(503, nil, nil, now), false},
 		{"no capacity retries: a listed 500 retried", noCapacity, ClassifyResponse(500, nil, nil, now), true},
-	}
-	for _, c := range cases {
-		got := c.p.Next(1, 0, 0, c.out, rand.New(rand.NewPCG(1, 1)))
-		if retried := got.Stop == NotStopped; retried != c.retry || !retried && got.Stop != StopTerminal {
-			t.Errorf("%s: %+v gives %+v, want retry %v (else StopTerminal)", c.name, c.out, got, c.retry)
-		}
-	}
+	})
 }
 
 // An Op that stops on an outcome retry_on does not list ends with that
