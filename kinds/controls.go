@@ -197,9 +197,6 @@ func decodeRules(d *schema.Decoder, m *schema.Mapping, r *policies.Policy) {
 		if m.Has("retry_by") {
 			m.Errorf("retry_by", "retry_on replaces the rule retry_by chooses: give one of them")
 		}
-		if m.Has("retry_capacity") && r.NoCapacityRetries {
-			m.Errorf("retry_capacity", "retry_on lists what is retried: leave capacity, 503 and 529 out of it rather than set retry_capacity: false")
-		}
 		r.RetryOn = decodeRetryOn(d, m)
 	}
 	if n := m.Get("server_wait"); n != nil {
@@ -246,6 +243,21 @@ func retryOnClassNames() string {
 // retryOnNames says what retry_on takes, for its errors.
 func retryOnNames() string {
 	return fmt.Sprintf("a status from %d to %d, or a class: %s", machine.MinRetryStatus, machine.MaxRetryStatus, retryOnClassNames())
+}
+
+// checkRetryOn refuses a retry_on that lists capacity failures for a
+// policy that never retries them (retry_capacity: false, its own or its
+// type's): the entries would do nothing.
+func checkRetryOn(m *schema.Mapping, r *policies.Policy, typ string) {
+	on := r.RetryOn
+	if !r.NoCapacityRetries || !on.Classes.Has(policies.Capacity) && !on.Statuses.Has(503) && !on.Statuses.Has(529) {
+		return
+	}
+	why := "retry_capacity: false"
+	if !m.Has("retry_capacity") {
+		why = "type " + typ + " sets retry_capacity: false"
+	}
+	m.Errorf("retry_on", "lists capacity failures (capacity, 503, 529), which this policy never retries (%s)", why)
 }
 
 // decodeRetryOn reads retry_on: a list of statuses (numbers) and class

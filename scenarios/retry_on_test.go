@@ -89,11 +89,17 @@ func TestRetryOnErrors(t *testing.T) {
 		{", retry_on: [{status: 503}]", `m.yaml:12:87: scenarios[0].policies[0].layers[1].retry_on[0]: want a status from 400 to 599, or a class: retry-after, capacity, transient, got a mapping`},
 		{", retry_on: [5.03e2]", `retry_on[0]: want a status from 400 to 599, or a class: retry-after, capacity, transient, got`},
 		{", retry_on: [503], retry_by: status", `layers[1].retry_by: retry_on replaces the rule retry_by chooses: give one of them`},
-		{", retry_on: [503], retry_capacity: false", `layers[1].retry_capacity: retry_on lists what is retried`},
+		{", retry_on: [503], retry_capacity: false", `layers[1].retry_on: lists capacity failures (capacity, 503, 529), which this policy never retries (retry_capacity: false)`},
 	} {
 		_, err := Parse("m.yaml", []byte(stack("overloaded", tt.sidecar)))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v,\nwant %q", tt.sidecar, err, tt.want)
 		}
+	}
+	// A preset that never retries capacity failures refuses them in its list.
+	src := strings.Replace(valid, "      - name: immediate\n", "      - name: background\n        type: claude-code-background\n        retry_on: [529]\n", 1)
+	want := `x.yaml:16:19: scenarios[0].policies[0].retry_on: lists capacity failures (capacity, 503, 529), which this policy never retries (type claude-code-background sets retry_capacity: false)`
+	if _, err := Parse("x.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("claude-code-background with retry_on: [529]: err = %v,\nwant %q", err, want)
 	}
 }
