@@ -295,18 +295,18 @@ func decodeRetryOn(d *schema.Decoder, m *schema.Mapping) machine.RetryOn {
 			continue
 		}
 		name := item.Value
-		i := slices.IndexFunc(retryOnClasses, func(c policies.Class) bool { return c.String() == name })
+		k := slices.IndexFunc(retryOnClasses, func(c policies.Class) bool { return c.String() == name })
 		switch {
 		case item.Tag != "!!str":
 			d.Errorf(item, field, "want %s, got %s", retryOnNames(), schema.Describe(item))
 		case name == policies.Terminal.String():
 			d.Errorf(item, field, "a terminal failure is never retried by its class; list its status (such as 400) to retry it")
-		case i < 0:
+		case k < 0:
 			d.Errorf(item, field, "unknown class %q%s; want %s", name, didYouMean(name, retryOnClassNames()), retryOnNames())
-		case on.Classes.Has(retryOnClasses[i]):
+		case on.Classes.Has(retryOnClasses[k]):
 			d.Errorf(item, field, "%s is listed twice", name)
 		default:
-			on.Classes |= policies.Classes(retryOnClasses[i])
+			on.Classes |= policies.Classes(retryOnClasses[k])
 		}
 	}
 	on.Statuses, _ = machine.Statuses(statuses...) // each checked above
