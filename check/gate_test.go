@@ -124,7 +124,20 @@ var (
 	tinyHedges    = regression{what: "hedge budget cut to 1 %", param: "hedge_budget_percent=1"}
 	eagerHedges   = regression{what: "hedges after 1 ms", param: "hedge_delay=1ms"}
 	eagerRetries  = regression{what: "base delay cut to 1 ms", param: "base=1ms"}
+	noRetryOn     = regression{what: "retry_on dropped (every layer retries what its class rule retries)", mutate: withoutRetryOn}
 )
+
+// withoutRetryOn is s with every policy's and layer's retry_on removed.
+func withoutRetryOn(s *scenarios.Scenario) *scenarios.Scenario {
+	c := s.Clone()
+	for i := range c.Policies {
+		c.Policies[i].Rules.RetryOn = policies.Policy{}.RetryOn
+		for k := range c.Policies[i].Layers {
+			c.Policies[i].Layers[k].Rules.RetryOn = policies.Policy{}.RetryOn
+		}
+	}
+	return c
+}
 
 // withoutJitter is s with every jittered backoff made plain exponential
 // (same base, factor and cap).
@@ -160,6 +173,7 @@ var regressions = map[string][]regression{
 	"shared-key-tokens":        {fewerAttempts, cutDeadline},
 	"stability-sim-metastable": {fewerAttempts},
 	"layered-amplification":    {moreAttempts},
+	"istio-sidecar-529":        {moreAttempts, noRetryOn},
 	"pool-cooldown":            {oneAttempt, cutDeadline},
 	"pool-cooldown-rate":       {oneAttempt, cutDeadline},
 	"metastable-codel":         {oneAttempt, fewerAttempts},

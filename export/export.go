@@ -156,6 +156,9 @@ func newPlan(p *sim.Policy, t Target, src Source) (*plan, error) {
 		return nil, err
 	}
 	r := p.Rules
+	if !r.RetryOn.IsZero() {
+		pl.Unexpressed = append(pl.Unexpressed, "the retry rule by status and class (retry_on: "+r.RetryOn.String()+"): the loop below does not read it and retries as retry_by says (the Go policies package runs it: --for go)")
+	}
 	if r.Watchdog().On() {
 		pl.Unexpressed = append(pl.Unexpressed, "the stream watchdog (stream_idle_timeout, stream_first_byte_timeout): the loop retries a stream that fails, not one that stalls")
 	}
@@ -283,6 +286,9 @@ func describe(p *sim.Policy) []string {
 	rule := "errors retried by class (a spend-limit 429 and other client errors are not)"
 	if r.RetryByStatus {
 		rule = "errors retried by status, as the SDKs do (408, 409, 429, 5xx, no response; x-should-retry decides)"
+	}
+	if !r.RetryOn.IsZero() {
+		rule = "only " + r.RetryOn.String() + " retried (retry_on); every other failure ends the call"
 	}
 	if r.NoCapacityRetries {
 		rule += "; a capacity failure (529, 503) is not retried"

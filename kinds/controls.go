@@ -3,7 +3,11 @@ package kinds
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/policies/machine"
@@ -189,6 +193,12 @@ func decodeRules(d *schema.Decoder, m *schema.Mapping, r *policies.Policy) {
 			m.Errorf("retry_by", "unknown rule %q; choose class (terminal failures are not retried) or status (the SDKs' rule: 408, 409, 429, 5xx and connection errors, x-should-retry where given)", by)
 		}
 	}
+	if m.Has("retry_on") {
+		if m.Has("retry_by") {
+			m.Errorf("retry_by", "retry_on replaces the rule retry_by chooses: give one of them")
+		}
+		r.RetryOn = decodeRetryOn(d, m)
+	}
 	if n := m.Get("server_wait"); n != nil {
 		sm := d.Mapping(n, m.Field("server_wait"))
 		r.ServerWaitJitter = sm.Duration("jitter", r.ServerWaitJitter)
@@ -215,7 +225,93 @@ func decodeRules(d *schema.Decoder, m *schema.Mapping, r *policies.Policy) {
 }
 
 // rulesFields are the fields decodeRules reads.
-var rulesFields = []string{"attempt_timeout", "retry_capacity", "retry_mid_stream", "retry_by", "server_wait", "stream_idle_timeout", "stream_first_byte_timeout"}
+var rulesFields = []string{"attempt_timeout", "retry_capacity", "retry_mid_stream", "retry_by", "retry_on", "server_wait", "stream_idle_timeout", "stream_first_byte_timeout"}
+
+// retryOnClasses are the class names retry_on takes: the classes a
+// failure can have, but terminal (list a status to retry one).
+var retryOnClasses = []policies.Class{policies.RetryAfter, policies.Capacity, policies.Transient}
+
+// retryOnClassNames lists the class names retry_on takes.
+func retryOnClassNames() string {
+	var names []string
+	for _, c := range retryOnClasses {
+		names = append(names, c.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+// retryOnNames says what retry_on takes, for its errors.
+func retryOnNames() string {
+	return fmt.Sprintf("a status from %d to %d, or a class: %s", machine.MinRetryStatus, machine.MaxRetryStatus, retryOnClassNames())
+}
+
+// checkRetryOn refuses a retry_on that lists capacity failures for a
+// policy that never retries them (retry_capacity: false, its own or its
+// type's): the entries would do nothing.
+func checkRetryOn(m *schema.Mapping, r *policies.Policy, typ string) {
+	on := r.RetryOn
+	if !r.NoCapacityRetries || !on.Classes.Has(policies.Capacity) && !on.Statuses.Has(503) && !on.Statuses.Has(529) {
+		return
+	}
+	why := "retry_capacity: false"
+	if !m.Has("retry_capacity") {
+		why = "type " + typ + " sets retry_capacity: false"
+	}
+	m.Errorf("retry_on", "lists capacity failures (capacity, 503, 529), which this policy never retries (%s)", why)
+}
+
+// decodeRetryOn reads retry_on: a list of statuses (numbers) and class
+// names, the only failures the policy retries (machine.RetryOn).
+func decodeRetryOn(d *schema.Decoder, m *schema.Mapping) machine.RetryOn {
+	items := m.Sequence("retry_on")
+	if len(items) == 0 {
+		if m.Get("retry_on").Kind == yaml.SequenceNode {
+			m.Errorf("retry_on", "the list is empty: list what is retried (%s), or for no retries set max_attempts: 1", retryOnNames())
+		}
+		return machine.RetryOn{}
+	}
+	var statuses []int
+	var on machine.RetryOn
+	for i, item := range items {
+		field := fmt.Sprintf("%s[%d]", m.Field("retry_on"), i)
+		item = schema.Resolve(item)
+		if item.Kind != yaml.ScalarNode {
+			d.Errorf(item, field, "want %s, got %s", retryOnNames(), schema.Describe(item))
+			continue
+		}
+		if item.Tag == "!!int" {
+			code, err := strconv.Atoi(item.Value)
+			if err == nil && (code < machine.MinRetryStatus || code > machine.MaxRetryStatus) {
+				err = fmt.Errorf("%d is not an error status", code)
+			}
+			if err != nil {
+				d.Errorf(item, field, "want %s, got %s", retryOnNames(), item.Value)
+				continue
+			}
+			if slices.Contains(statuses, code) {
+				d.Errorf(item, field, "%d is listed twice", code)
+			}
+			statuses = append(statuses, code)
+			continue
+		}
+		name := item.Value
+		k := slices.IndexFunc(retryOnClasses, func(c policies.Class) bool { return c.String() == name })
+		switch {
+		case item.Tag != "!!str":
+			d.Errorf(item, field, "want %s, got %s", retryOnNames(), schema.Describe(item))
+		case name == policies.Terminal.String():
+			d.Errorf(item, field, "a terminal failure is never retried by its class; list its status (such as 400) to retry it")
+		case k < 0:
+			d.Errorf(item, field, "unknown class %q%s; want %s", name, didYouMean(name, retryOnClassNames()), retryOnNames())
+		case on.Classes.Has(retryOnClasses[k]):
+			d.Errorf(item, field, "%s is listed twice", name)
+		default:
+			on.Classes |= policies.Classes(retryOnClasses[k])
+		}
+	}
+	on.Statuses, _ = machine.Statuses(statuses...) // each checked above
+	return on
+}
 
 // describeBreaker writes a breaker's rules with the defaults filled in.
 func describeBreaker(c policies.BreakerConfig) string {

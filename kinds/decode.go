@@ -210,6 +210,7 @@ func DecodePolicy(d *schema.Decoder, n *yaml.Node, path string, lim Limits, more
 	if pre := lookupPreset(typ); pre != nil && pre.apply != nil {
 		pre.apply(m, &p)
 	}
+	checkRetryOn(m, &p.Rules, typ)
 	if p.Rules.MaxAttempts == 0 && p.Rules.Deadline == 0 && n != nil {
 		m.Errorf("max_attempts", "set max_attempts or deadline (here or under clients): without either, an operation against a server that never admits it would retry forever")
 	}

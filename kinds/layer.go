@@ -29,6 +29,9 @@ func registerLayers() {
 				if t := l.Rules.AttemptTimeout; t > 0 {
 					s += fmt.Sprintf(", attempt timeout %v", t)
 				}
+				if on := l.Rules.RetryOn; !on.IsZero() {
+					s += ", retries only " + on.String()
+				}
 				if c := DescribeCoordination(&sim.Policy{Coordinators: l.Coordinators}); c != "" {
 					s += ", " + c
 				}

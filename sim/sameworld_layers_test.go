@@ -175,7 +175,7 @@ func TestSameLayersInSimulatorAndProduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tested := 0
+	tested, passedBack := 0, 0 // passedBack: layers whose retry_on passed a failure back
 	for _, s := range f.Scenarios {
 		for i, p := range s.Policies {
 			if len(p.Layers) == 0 {
@@ -205,11 +205,21 @@ func TestSameLayersInSimulatorAndProduction(t *testing.T) {
 				if simulated["attempts"] == 0 || simulated["layers.outer.attempts"] >= simulated["attempts"] {
 					t.Errorf("%v: the layers multiply no attempts; the case tests nothing", simulated)
 				}
+				for _, l := range p.Layers {
+					// Every request in, one out, no retries: the rule
+					// passed each failure back.
+					if !l.Rules.RetryOn.IsZero() && simulated["layers."+l.Name+".attempts"] == simulated["layers."+l.Name+".attempts_in"] {
+						passedBack++
+					}
+				}
 				t.Log(fmt.Sprint(simulated))
 			})
 		}
 	}
 	if tested < 4 {
 		t.Errorf("%d layered policies among the built-in scenarios, want at least 4", tested)
+	}
+	if passedBack == 0 {
+		t.Error("no built-in layer's retry_on passes a failure back: the test does not check the rule in both worlds")
 	}
 }

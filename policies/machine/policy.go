@@ -183,6 +183,11 @@ type Policy struct {
 	// too. A failure inside a 2xx response still follows the class rule
 	// and NoMidStreamRetries.
 	RetryByStatus bool
+	// RetryOn, if set, replaces both rules above (class and status) by
+	// its own: only what it lists is retried (see RetryOn), a failure
+	// inside a 2xx response too. NoMidStreamRetries and NoCapacityRetries
+	// still stop what they stop.
+	RetryOn RetryOn
 }
 
 // Decision is what a Policy says after a failed attempt.
@@ -269,6 +274,10 @@ func (p Policy) stops(out Outcome) bool {
 	switch {
 	case out.MidStream() && p.NoMidStreamRetries:
 		return true
+	case !p.RetryOn.IsZero():
+		if !p.RetryOn.Retries(out) {
+			return true
+		}
 	case p.RetryByStatus && !out.MidStream():
 		if !out.RetriedBySDK() {
 			return true

@@ -177,14 +177,8 @@ func TestSDKRules(t *testing.T) {
 	stream := Policy{Backoff: back, NoMidStreamRetries: true}
 	sdk := Policy{Backoff: back, RetryByStatus: true, NoMidStreamRetries: true}
 	classRule := Policy{Backoff: back}
-	spend := ClassifyResponse(429, nil, spendBody(CodeEnforcedSpendLimit), now)
-	midStream := ClassifyEvent("error", []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
-	cases := []struct {
-		name  string
-		p     Policy
-		out   Outcome
-		retry bool
-	}{
+	spend, midStream := spendLimited(), midStreamOverload()
+	checkRules(t, []ruleCase{
 		{"class rule: spend limit stops", classRule, spend, false},
 		{"status rule: spend limit retried", status, spend, true},
 		{"status rule: 429 with x-should-retry false stops", status, ClassifyResponse(429, hdr("x-should-retry", "false"), nil, now), false},
@@ -204,13 +198,35 @@ func TestSDKRules(t *testing.T) {
 		{"mid-stream rule: a 529 still retried", stream, Outcome{Class: Capacity, Status: 529}, true},
 		{"sdk: mid-stream stops", sdk, midStream, false},
 		{"sdk: spend limit retried", sdk, spend, true},
-	}
+	})
+}
+
+// ruleCase is a failure a policy retries, or stops with StopTerminal.
+type ruleCase struct {
+	name  string
+	p     Policy
+	out   Outcome
+	retry bool
+}
+
+func checkRules(t *testing.T, cases []ruleCase) {
+	t.Helper()
 	for _, c := range cases {
 		got := c.p.Next(1, 0, 0, c.out, rand.New(rand.NewPCG(1, 1)))
 		if retried := got.Stop == NotStopped; retried != c.retry || !retried && got.Stop != StopTerminal {
 			t.Errorf("%s: %+v gives %+v, want retry %v (else StopTerminal)", c.name, c.out, got, c.retry)
 		}
 	}
+}
+
+// spendLimited is a 429 whose body says a spend limit was reached.
+func spendLimited() Outcome {
+	return ClassifyResponse(429, nil, spendBody(CodeEnforcedSpendLimit), now)
+}
+
+// midStreamOverload is an overloaded_error event inside a streamed 200.
+func midStreamOverload() Outcome {
+	return ClassifyEvent("error", []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
 }
 
 // TotalServerWaitCap sums an operation's server waits (Portkey's example:
