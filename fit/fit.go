@@ -120,6 +120,8 @@ type Result struct {
 	backoffs      [maxRetries]waits
 	// Sessions counts the distinct session ids seen (up to maxSessions).
 	sessions map[string]bool
+	// chain follows the calls of each session (sessions.go).
+	chain *chainer
 	// Skipped is the bad lines skipped (lenient).
 	Skipped int
 	// Policies are the policies the log names (a simulated log).
@@ -140,7 +142,7 @@ func Fit(rd Reader, s Settings) (*Result, error) {
 	if s.Resolution <= 0 {
 		s.Resolution = time.Millisecond
 	}
-	res := &Result{Settings: s, GaveUp: map[string]int{}, sessions: map[string]bool{}}
+	res := &Result{Settings: s, GaveUp: map[string]int{}, sessions: map[string]bool{}, chain: newChainer()}
 	windows := map[int64]*Window{}
 	bins := binCounts{}
 	res.bins = bins
@@ -158,6 +160,7 @@ func Fit(rd Reader, s Settings) (*Result, error) {
 		if rec.Session != "" && len(res.sessions) < maxSessions {
 			res.sessions[rec.Session] = true
 		}
+		res.chain.see(&rec)
 		if rec.Kind == OperationRecord {
 			res.OperationRecords++
 			delete(open, rec.Op)

@@ -62,8 +62,9 @@ func (r *Result) WriteScenario(out io.Writer, o Output) error {
 			"# mean response time per window): the server queued. A queue server\n"+
 			"# (type: queue) may describe it better than fixed capacities.\n", corr)
 	}
-	if r.Sessions() > 0 {
-		fmt.Fprintf(w, "# The log names %d sessions; this fit does not chain them: every first\n# attempt is an arrival of its own.\n", r.Sessions())
+	chained, why := r.chain.chained()
+	if r.Sessions() > 0 && !chained {
+		fmt.Fprintf(w, "# The log names sessions, but this fit does not chain them (%s):\n# every first attempt is an arrival of its own.\n", why)
 	}
 	fmt.Fprintf(w, "scenarios:\n  - name: %s\n    description: fitted from %s\n    seed: 1\n    server:\n", yamlString(o.Scenario), yamlString(r.Name))
 	fmt.Fprintf(w, "      # response time: log p50 %v, p99 %v; the fit's quantiles (p10-p99) are within %.1f%% of the log's\n", roundDuration(lat.P50), roundDuration(lat.P99), 100*lat.Error)
@@ -80,7 +81,15 @@ func (r *Result) WriteScenario(out io.Writer, o Output) error {
 		}
 	}
 	w.WriteString("    clients:\n")
-	fmt.Fprintf(w, "      type: trace                # the %d first attempts, at their logged times (bins of %v)\n", r.Operations, r.Resolution)
+	if chained {
+		fmt.Fprintf(w, "      # the %d calls of %d sessions as they happened: each session's first call at its\n"+
+			"      # logged start, each later one its logged gap after the call before it ended (completed\n"+
+			"      # or not). A policy that completes more does not make a session longer than it was\n"+
+			"      # logged, nor one that gives up more shorter.\n", r.chain.calls, len(r.chain.sessions))
+		w.WriteString("      type: session-trace\n")
+	} else {
+		fmt.Fprintf(w, "      type: trace                # the %d first attempts, at their logged times (bins of %v)\n", r.Operations, r.Resolution)
+	}
 	fmt.Fprintf(w, "      trace: %s\n", yamlString(o.Arrivals))
 	// Every policy needs a bound; a candidate that should try longer than
 	// the log shows sets its own max_attempts.
