@@ -75,12 +75,8 @@ func sessionLog(t testing.TB, s *scenarios.Scenario, i int, seed uint64) ([]byte
 }
 
 func counter(r sim.Result, name string) int {
-	for _, c := range r.Counters {
-		if c.Name == name {
-			return int(c.Value)
-		}
-	}
-	return 0
+	n, _ := r.Counters.Get(name)
+	return int(n)
 }
 
 // The sessions' round trip (docs/replay.md): bad-day-agents' log, with
