@@ -114,6 +114,14 @@ func (r *Result) WriteScenario(out io.Writer, o Output) error {
 		fmt.Fprintf(w, "      deadline: %v               # the longest run of an operation that gave up for its deadline, rounded up\n", pf.Deadline)
 	}
 	w.WriteString("    policies:\n")
+	presets, err := r.NearestPresets()
+	if err != nil {
+		return err
+	}
+	w.WriteString("      # What ran, as far as the log shows: the backoff below;\n")
+	for _, l := range append(describePresets(presets, r.MaxAttempt, pf.Samples), r.runner.describe()...) {
+		w.WriteString(wrapComment(l, "      #   "))
+	}
 	fmt.Fprintf(w, "      - name: %s               # the policy the log shows: %s\n", AsRun, pf.Describe())
 	for _, l := range pf.YAML() {
 		fmt.Fprintf(w, "        %s\n", l)
@@ -251,4 +259,22 @@ func yamlString(s string) string {
 		return s
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// wrapComment writes s as comment lines of at most about 100 columns,
+// each starting with pre, the later ones indented two more.
+func wrapComment(s, pre string) string {
+	var b strings.Builder
+	line := pre
+	for i, word := range strings.Fields(s) {
+		if i > 0 && len(line)+1+len(word) > 100 {
+			b.WriteString(line + "\n")
+			line = pre + "  "
+		} else if i > 0 {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
