@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,5 +62,37 @@ func TestFitBadLine(t *testing.T) {
 		if _, stderr, code, _ := runCLI(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, %s; want 2", args, code, stderr)
 		}
+	}
+}
+
+// A sharded run copies every trace into each shard file, and keeps to the
+// scenario file's 1 MiB bound for them: an arrival trace over it (120,000
+// rows, two minutes with arrivals every millisecond, as fit writes for a
+// busy day) runs unsharded, and --shard says so instead of blaming a
+// scenario file's limit.
+func TestShardRefusesLargeArrivalTrace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var csv strings.Builder
+	csv.WriteString("start,count\n")
+	for i := range 120_000 {
+		fmt.Fprintf(&csv, "%.3fs,1\n", float64(i)/1000)
+	}
+	if csv.Len() <= 1<<20 {
+		t.Fatalf("the trace is %d bytes, not over 1 MiB", csv.Len())
+	}
+	if err := os.WriteFile(filepath.Join(dir, "day.arrivals.csv"), []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	yml := filepath.Join(dir, "day.yaml")
+	if err := os.WriteFile(yml, []byte("scenarios:\n  - name: day\n    server: {phases: [{admit: 100000, window: 1s}]}\n    clients: {type: trace, trace: day.arrivals.csv, max_attempts: 2}\n    policies: [{name: full-jitter}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code, _ := runCLI(t, "compare", "--file", yml); code != 0 {
+		t.Fatalf("unsharded: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code, _ := runCLI(t, "compare", "--file", yml, "--seeds", "2", "--shard", "0/2", "--shard-out", filepath.Join(dir, "s0.json"))
+	if code != 2 || !strings.Contains(errOut, "day.arrivals.csv is larger than 1 MiB, the most a sharded run copies into each shard file: run it without --shard") {
+		t.Errorf("sharded: exit %d, stderr %q", code, errOut)
 	}
 }
