@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -113,16 +112,8 @@ func TestCapacityAndErrorsRoundTrip(t *testing.T) {
 // otherFailures counts a log's failed attempts that were not for want
 // of room.
 func otherFailures(t *testing.T, log []byte) int {
-	rd, err := Open(bytes.NewReader(log), "attempt-log", Options{Name: "day.log"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Fit(rd, Settings{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	for _, w := range res.Windows {
+	for _, w := range fitLog(t, log).Windows {
 		for rej, k := range w.Rejected {
 			if !isCapacity(rej) {
 				n += k

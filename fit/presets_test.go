@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"bytes"
 	"slices"
 	"testing"
 
@@ -24,15 +23,7 @@ func TestNearestPreset(t *testing.T) {
 		}
 		for seed := uint64(1); seed <= 3; seed++ {
 			log, _ := simulatedLog(t, s, i, seed)
-			rd, err := Open(bytes.NewReader(log), "attempt-log", Options{Name: "day.log"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Fit(rd, Settings{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			fits, err := res.NearestPresets()
+			fits, err := fitLog(t, log).NearestPresets()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,15 +71,7 @@ func TestRunnerSeesFallbackAndHolds(t *testing.T) {
 		s := scenariotest.Builtin(t, scenario)
 		i := slices.IndexFunc(s.Policies, func(p sim.Policy) bool { return p.Name == policy })
 		log, _ := simulatedLog(t, s, i, 1)
-		rd, err := Open(bytes.NewReader(log), "attempt-log", Options{Name: "day.log"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Fit(rd, Settings{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return fitLog(t, log)
 	}
 	fb := fitOf("limited-fallback", "limited-fallback").runner
 	if fb.Switches == 0 || fb.SwitchMin != 2 || fb.SwitchMax != 2 || fb.Held == 0 {

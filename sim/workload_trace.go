@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"bufio"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -90,14 +88,7 @@ type RecordedSession struct {
 // later call separated by spaces (empty for a session of one call);
 // # comments and a header row "start,gaps" are allowed.
 func SessionsFromCSV(r io.Reader) (*SessionTrace, error) {
-	br := bufio.NewReader(r)
-	if bom, _ := br.Peek(len(utf8BOM)); string(bom) == utf8BOM {
-		br.Discard(len(utf8BOM))
-	}
-	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = 2
-	cr.Comment = '#'
-	cr.TrimLeadingSpace = true
+	cr := traceCSV(r)
 	w := &SessionTrace{}
 	calls := 0
 	for {
@@ -106,11 +97,7 @@ func SessionsFromCSV(r io.Reader) (*SessionTrace, error) {
 			break
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("capacity trace: line %d: %v", pe.Line, pe.Err)
-			}
-			return nil, fmt.Errorf("session trace: %w", err)
+			return nil, traceCSVError(err)
 		}
 		line, _ := cr.FieldPos(0)
 		if len(w.Sessions) == 0 && strings.EqualFold(strings.TrimSpace(rec[0]), "start") {
