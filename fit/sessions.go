@@ -139,3 +139,12 @@ func (c *chainer) write(out io.Writer, origin time.Time, name string) error {
 	}
 	return w.Flush()
 }
+
+// Chained is the number of sessions the fit chains (a session trace), or
+// 0 and why not ("" when the log names no session).
+func (r *Result) Chained() (sessions int, why string) {
+	if ok, why := r.chain.chained(); !ok {
+		return 0, why
+	}
+	return len(r.chain.sessions), ""
+}

@@ -96,3 +96,34 @@ func TestShardRefusesLargeArrivalTrace(t *testing.T) {
 		t.Errorf("sharded: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// A log whose operations name sessions fits to the sessions as they
+// happened: session s1 calls at 0 (ended 0.1 s) and again 0.9 s later;
+// s2 calls once at 0.5 s. The written trace says so, and the scenario
+// runs.
+func TestFitChainsSessions(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "calls.csv")
+	csv := "sent,latency_ms,op,attempt,session,status\n" +
+		"2026-03-03T14:00:00.000Z,100,a,1,s1,200\n" +
+		"2026-03-03T14:00:00.500Z,100,c,1,s2,200\n" +
+		"2026-03-03T14:00:01.000Z,100,b,1,s1,529\n" +
+		"2026-03-03T14:00:01.600Z,100,b,2,s1,200\n"
+	if err := os.WriteFile(log, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code, _ := runCLI(t, "fit", log)
+	if code != 0 || !strings.Contains(stderr, "2 sessions chained") {
+		t.Fatalf("fit: exit %d: %s", code, stderr)
+	}
+	arr, err := os.ReadFile(filepath.Join(dir, "calls.fit.arrivals.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(arr), "start,gaps\n0s,900ms\n500ms,\n") {
+		t.Errorf("session trace:\n%s", arr)
+	}
+	if stdout, stderr, code, _ := runCLI(t, "compare", "--file", filepath.Join(dir, "calls.fit.yaml"), "--format", "csv"); code != 0 || !strings.Contains(stdout, "sessions.completed") {
+		t.Errorf("compare --file: exit %d: %s\n%s", code, stderr, stdout)
+	}
+}
