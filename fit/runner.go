@@ -12,9 +12,11 @@ import (
 // fallback), a retry sent later than its logged backoff allows (held by
 // a gate, throttle or in-flight limit), and a first attempt sent after its
 // operation began (held before it was sent at all). Operations are
-// remembered until their operation record, at most maxOpen at once.
+// remembered until their operation record (or, in a log whose operation
+// records have given no start, until they end), at most maxOpen at once.
 type runner struct {
-	ops map[string]*opTrack
+	ops    map[string]*opTrack
+	starts bool // an operation record has given its start
 	// Switches counts operations that changed model; SwitchMin and
 	// SwitchMax bound the attempts they made before it; From and To are
 	// the first switch's models.
@@ -45,6 +47,7 @@ func newRunner() *runner { return &runner{ops: map[string]*opTrack{}} }
 // see follows one record.
 func (r *runner) see(rec *Record) {
 	if rec.Kind == OperationRecord {
+		r.starts = r.starts || !rec.Start.IsZero()
 		if o := r.ops[rec.Op]; o != nil {
 			if !rec.Start.IsZero() && !o.firstSent.IsZero() {
 				r.Firsts++
@@ -85,6 +88,9 @@ func (r *runner) see(rec *Record) {
 	}
 	if rec.Classified && (rec.Class == policies.Success || rec.Class == policies.Terminal) && !rec.HasBackoff {
 		o.hasDue = false
+		if !r.starts {
+			delete(r.ops, rec.Op) // no operation record will ask for its first attempt
+		}
 	}
 }
 
