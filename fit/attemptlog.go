@@ -23,6 +23,7 @@ type attemptLogLine struct {
 	Attempt    int         `json:"attempt"`
 	Copy       int         `json:"copy"`
 	Model      string      `json:"model"`
+	FallbackTo string      `json:"fallback_to"`
 	Sent       string      `json:"sent"`
 	Answered   string      `json:"answered"`
 	Class      string      `json:"class"`
@@ -84,7 +85,7 @@ func (a *attemptLogReader) fill(r *Record) (string, error) {
 		if l.Attempt < 1 {
 			return "attempt", fmt.Errorf("must be >= 1 (got %d)", l.Attempt)
 		}
-		r.Attempt, r.Model, r.Status = l.Attempt, l.Model, l.Status
+		r.Attempt, r.Model, r.Status, r.FallbackTo = l.Attempt, l.Model, l.Status, l.FallbackTo
 		if r.Sent, err = parseTime(l.Sent); err != nil {
 			return "sent", err
 		}

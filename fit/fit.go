@@ -120,6 +120,11 @@ type Result struct {
 	backoffs      [maxRetries]waits
 	// Sessions counts the distinct session ids seen (up to maxSessions).
 	sessions map[string]bool
+	// chain follows the calls of each session (sessions.go).
+	chain *chainer
+	// runner follows what the policy that ran did besides its backoffs:
+	// model switches and holds (runner.go).
+	runner *runner
 	// Skipped is the bad lines skipped (lenient).
 	Skipped int
 	// Policies are the policies the log names (a simulated log).
@@ -140,7 +145,7 @@ func Fit(rd Reader, s Settings) (*Result, error) {
 	if s.Resolution <= 0 {
 		s.Resolution = time.Millisecond
 	}
-	res := &Result{Settings: s, GaveUp: map[string]int{}, sessions: map[string]bool{}}
+	res := &Result{Settings: s, GaveUp: map[string]int{}, sessions: map[string]bool{}, chain: newChainer(), runner: newRunner()}
 	windows := map[int64]*Window{}
 	bins := binCounts{}
 	res.bins = bins
@@ -158,6 +163,8 @@ func Fit(rd Reader, s Settings) (*Result, error) {
 		if rec.Session != "" && len(res.sessions) < maxSessions {
 			res.sessions[rec.Session] = true
 		}
+		res.chain.see(&rec)
+		res.runner.see(&rec)
 		if rec.Kind == OperationRecord {
 			res.OperationRecords++
 			delete(open, rec.Op)

@@ -51,8 +51,9 @@ type Record struct {
 	// Backoff is the wait chosen before the next attempt (HasBackoff).
 	Backoff    time.Duration
 	HasBackoff bool
-	// Model is the model the attempt called, if logged.
-	Model string
+	// Model is the model the attempt called, if logged; FallbackTo the
+	// model the operation switched to after it, if it did.
+	Model, FallbackTo string
 
 	// Start (zero if unknown) and End bound an operation; Attempts is
 	// the number it sent; Outcome is success, gave_up or error; Reason is

@@ -37,6 +37,20 @@ func simulatedLog(t testing.TB, s *scenarios.Scenario, i int, seed uint64) ([]by
 	return buf.Bytes(), res
 }
 
+// fitLog reads and fits an attempt log.
+func fitLog(t testing.TB, log []byte) *Result {
+	t.Helper()
+	rd, err := Open(bytes.NewReader(log), "attempt-log", Options{Name: "day.log"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Fit(rd, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // fitToFile fits a log and writes the scenario and its arrivals to dir;
 // it returns the loaded scenario and the fit.
 func fitToFile(t testing.TB, log []byte, format, dir string, set Settings, candidates ...string) (*scenarios.Scenario, *Result) {

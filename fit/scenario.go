@@ -175,7 +175,12 @@ func correlation(xs, ys []float64) float64 {
 }
 
 // WriteArrivals writes the arrival trace, the CSV the trace workload reads.
+// When the log's operations all belong to sessions, it is the session
+// trace instead (a row per session).
 func (r *Result) WriteArrivals(out io.Writer) error {
+	if ok, _ := r.chain.chained(); ok {
+		return r.chain.write(out, r.Origin, r.Name)
+	}
 	w := bufio.NewWriter(out)
 	fmt.Fprintf(w, "# first attempts of %s, in bins of %v from %s\nstart,count\n", r.Name, r.Resolution, r.Origin.Format(time.RFC3339Nano))
 	first := true

@@ -2,6 +2,7 @@ package fit
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"slices"
@@ -62,25 +63,43 @@ func (r *Result) WriteScenario(out io.Writer, o Output) error {
 			"# mean response time per window): the server queued. A queue server\n"+
 			"# (type: queue) may describe it better than fixed capacities.\n", corr)
 	}
-	if r.Sessions() > 0 {
-		fmt.Fprintf(w, "# The log names %d sessions; this fit does not chain them: every first\n# attempt is an arrival of its own.\n", r.Sessions())
+	chained, why := r.chain.chained()
+	if r.Sessions() > 0 && !chained {
+		fmt.Fprintf(w, "# The log names sessions, but this fit does not chain them (%s):\n# every first attempt is an arrival of its own.\n", why)
 	}
 	fmt.Fprintf(w, "scenarios:\n  - name: %s\n    description: fitted from %s\n    seed: 1\n    server:\n", yamlString(o.Scenario), yamlString(r.Name))
 	fmt.Fprintf(w, "      # response time: log p50 %v, p99 %v; the fit's quantiles (p10-p99) are within %.1f%% of the log's\n", roundDuration(lat.P50), roundDuration(lat.P99), 100*lat.Error)
-	if capRejected == 0 && otherFailed > 0 {
+	switch {
+	case capRejected == 0 && otherFailed > 0:
 		w.WriteString("      # no rejection for want of room: the failures, window by window, as an error mix\n      type: error-mix\n")
 		fmt.Fprintf(w, "      response_time: %s\n      phases:\n", lat.YAML)
-		r.writeErrorMix(w)
-	} else {
+		r.writeErrorMix(w, func(int) bool { return true })
+	case otherFailed > 0:
+		fmt.Fprintf(w, "      # %d attempts failed otherwise (server errors, timeouts, terminal errors): an error\n"+
+			"      # mix draws them first, window by window, as a share of the attempts sent; the rest\n"+
+			"      # go on to the capacity fitted to what was admitted and rejected for want of room\n", otherFailed)
+		fmt.Fprintf(w, "      type: error-mix\n      response_time: %s\n      phases:\n", lat.YAML)
+		r.writeErrorMix(w, func(rej int) bool { return !isCapacity(rej) })
+		var in bytes.Buffer
+		iw := bufio.NewWriter(&in)
+		fmt.Fprintf(iw, "type: capacity-windows\nresponse_time: %s\nphases:\n", lat.YAML)
+		writePhases(iw, wins, peak, r.Window)
+		iw.Flush()
+		w.WriteString("      inner:\n" + indent(in.String(), "        "))
+	default:
 		fmt.Fprintf(w, "      type: capacity-windows\n      response_time: %s\n      phases:\n", lat.YAML)
 		writePhases(w, wins, peak, r.Window)
-		if otherFailed > 0 {
-			fmt.Fprintf(w, "      # %d attempts failed otherwise (server errors, timeouts, terminal errors);\n"+
-				"      # this server does not model them beside its capacity.\n", otherFailed)
-		}
 	}
 	w.WriteString("    clients:\n")
-	fmt.Fprintf(w, "      type: trace                # the %d first attempts, at their logged times (bins of %v)\n", r.Operations, r.Resolution)
+	if chained {
+		fmt.Fprintf(w, "      # the %d calls of %d sessions as they happened: each session's first call at its\n"+
+			"      # logged start, each later one its logged gap after the call before it ended (completed\n"+
+			"      # or not). A policy that completes more does not make a session longer than it was\n"+
+			"      # logged, nor one that gives up more shorter.\n", r.chain.calls, len(r.chain.sessions))
+		w.WriteString("      type: session-trace\n")
+	} else {
+		fmt.Fprintf(w, "      type: trace                # the %d first attempts, at their logged times (bins of %v)\n", r.Operations, r.Resolution)
+	}
 	fmt.Fprintf(w, "      trace: %s\n", yamlString(o.Arrivals))
 	// Every policy needs a bound; a candidate that should try longer than
 	// the log shows sets its own max_attempts.
@@ -95,6 +114,14 @@ func (r *Result) WriteScenario(out io.Writer, o Output) error {
 		fmt.Fprintf(w, "      deadline: %v               # the longest run of an operation that gave up for its deadline, rounded up\n", pf.Deadline)
 	}
 	w.WriteString("    policies:\n")
+	presets, err := r.NearestPresets()
+	if err != nil {
+		return err
+	}
+	w.WriteString("      # What ran, as far as the log shows: the backoff below;\n")
+	for _, l := range append(describePresets(presets, r.MaxAttempt, pf.Samples), r.runner.describe()...) {
+		w.WriteString(wrapComment(l, "      #   "))
+	}
 	fmt.Fprintf(w, "      - name: %s               # the policy the log shows: %s\n", AsRun, pf.Describe())
 	for _, l := range pf.YAML() {
 		fmt.Fprintf(w, "        %s\n", l)
@@ -151,13 +178,25 @@ func writeReject(w *bufio.Writer, c CapacityWindow) {
 	}
 }
 
-// writeErrorMix writes a phase per run of windows with the same failure
-// probabilities (to three decimals).
-func (r *Result) writeErrorMix(w *bufio.Writer) {
+// minMixSample is the fewest attempts an error mix's probabilities are
+// estimated over: consecutive windows are pooled until they sent this
+// many, so that a quiet window's one failure in two does not become a
+// phase that fails half of what a counterfactual sends then.
+const minMixSample = 100
+
+// writeErrorMix writes the failures of the rejections with as error-mix
+// phases: windows pooled until they sent minMixSample attempts (the last
+// pool takes the windows left over), each pool's share of each failure
+// (to three decimals) its phase, equal neighbours merged.
+func (r *Result) writeErrorMix(w *bufio.Writer, with func(rej int) bool) {
+	type pool struct {
+		from, to int // windows
+		mix      string
+	}
 	mix := func(win *Window) string {
 		var parts []string
 		for j, n := range win.Rejected {
-			if n > 0 && win.Sent > 0 {
+			if n > 0 && win.Sent > 0 && with(j) {
 				if p := float64(n) / float64(win.Sent); p >= 0.0005 {
 					parts = append(parts, fmt.Sprintf("{probability: %.3f, reject: %s}", p, rejectNames[j]))
 				}
@@ -165,21 +204,51 @@ func (r *Result) writeErrorMix(w *bufio.Writer) {
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	}
-	mixes := make([]string, len(r.Windows))
+	// Pools never mix windows that rejected for want of room with those
+	// that did not: behind a capacity trace, a failure moved into a full
+	// window is one its capacity rejects anyway.
+	bound := func(i int) bool { return r.Windows[i].capacityRejections() > 0 }
+	var pools []pool
+	var sum Window
+	from, runStart := 0, 0
 	for i := range r.Windows {
-		mixes[i] = mix(&r.Windows[i])
-	}
-	for i := 0; i < len(mixes); {
-		j := i + 1
-		for j < len(mixes) && mixes[j] == mixes[i] {
-			j++
+		win := &r.Windows[i]
+		sum.Sent += win.Sent
+		for j, n := range win.Rejected {
+			sum.Rejected[j] += n
 		}
-		dur := fmt.Sprintf("duration: %v, ", time.Duration(j-i)*r.Window)
-		if j == len(mixes) {
+		runEnds := i == len(r.Windows)-1 || bound(i+1) != bound(i)
+		if sum.Sent < minMixSample && !runEnds {
+			continue
+		}
+		if sum.Sent < minMixSample && len(pools) > 0 && pools[len(pools)-1].from >= runStart { // too few left: the run's last pool takes them
+			p := &pools[len(pools)-1]
+			for k := p.from; k < p.to; k++ {
+				sum.Sent += r.Windows[k].Sent
+				for j, n := range r.Windows[k].Rejected {
+					sum.Rejected[j] += n
+				}
+			}
+			from = p.from
+			pools = pools[:len(pools)-1]
+		}
+		m := mix(&sum)
+		if len(pools) > 0 && pools[len(pools)-1].mix == m {
+			pools[len(pools)-1].to = i + 1
+		} else {
+			pools = append(pools, pool{from, i + 1, m})
+		}
+		sum, from = Window{}, i+1
+		if runEnds {
+			runStart = i + 1
+		}
+	}
+	for k, p := range pools {
+		dur := fmt.Sprintf("duration: %v, ", time.Duration(p.to-p.from)*r.Window)
+		if k == len(pools)-1 {
 			dur = ""
 		}
-		fmt.Fprintf(w, "        - {%sfailures: %s}    # %v-%v\n", dur, mixes[i], time.Duration(i)*r.Window, time.Duration(j)*r.Window)
-		i = j
+		fmt.Fprintf(w, "        - {%sfailures: %s}    # %v-%v\n", dur, p.mix, time.Duration(p.from)*r.Window, time.Duration(p.to)*r.Window)
 	}
 }
 
@@ -190,4 +259,22 @@ func yamlString(s string) string {
 		return s
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// wrapComment writes s as comment lines of at most about 100 columns,
+// each starting with pre, the later ones indented two more.
+func wrapComment(s, pre string) string {
+	var b strings.Builder
+	line := pre
+	for i, word := range strings.Fields(s) {
+		if i > 0 && len(line)+1+len(word) > 100 {
+			b.WriteString(line + "\n")
+			line = pre + "  "
+		} else if i > 0 {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }

@@ -13,8 +13,8 @@ import (
 
 // The error-mix server (sim.ErrorMix): requests fail at random, whatever the load.
 func registerErrorMix() {
-	registerServer(&Kind{Name: "error-mix", Fields: []string{"response_time", "fail_response_time", "failures", "phases", "stream", "stream_share", "output_tokens", "stream_events"},
-		About: "every request fails at random with the given probabilities, whatever the load"},
+	registerServer(&Kind{Name: "error-mix", Fields: []string{"response_time", "fail_response_time", "failures", "phases", "stream", "stream_share", "output_tokens", "stream_events", "inner"},
+		About: "every request fails at random with the given probabilities, whatever the load; with inner, the rest go on to that server"},
 		serverFuncs[*sim.ErrorMix]{
 			decode:   decodeErrorMix,
 			describe: describeErrorMix,
@@ -26,9 +26,15 @@ func registerErrorMix() {
 				if e.Stream {
 					least = time.Duration(float64(least) * e.StreamShare) // share 0: drawn, from 0
 				}
+				if e.Inner != nil {
+					least = min(least, MinResponse(e.Inner))
+				}
 				return least
 			},
 			instant: func(e *sim.ErrorMix) bool {
+				if e.Inner != nil {
+					return false // not known
+				}
 				if e.Latency != sim.Fixed(0) || (e.FailLatency != nil && e.FailLatency != sim.Fixed(0)) {
 					return false
 				}
@@ -53,16 +59,32 @@ func registerErrorMix() {
 				}
 				return append([]string{serverWasted.Name, serverWastedMs.Name, serverWastedOutputTokens.Name}, streamFaultMetrics(e)...)
 			},
+			inner: func(e *sim.ErrorMix) []sim.ServerModel {
+				if e.Inner == nil {
+					return nil
+				}
+				return []sim.ServerModel{e.Inner}
+			},
 			clone: func(e *sim.ErrorMix) *sim.ErrorMix {
 				c := *e
 				c.Phases = slices.Clone(e.Phases)
 				for i := range c.Phases {
 					c.Phases[i].Outcomes = slices.Clone(c.Phases[i].Outcomes)
 				}
+				if e.Inner != nil {
+					c.Inner = cloneServer(e.Inner)
+				}
 				return &c
 			},
-			// Failures at random whatever the load: nothing to scale.
-			scale: func(e *sim.ErrorMix, _ float64) (*sim.ErrorMix, error) { return e, nil },
+			// Failures at random whatever the load: only an inner server scales.
+			scale: func(e *sim.ErrorMix, f float64) (*sim.ErrorMix, error) {
+				if e.Inner == nil {
+					return e, nil
+				}
+				var err error
+				e.Inner, err = scaleServer(e.Inner, f)
+				return e, err
+			},
 		},
 		serverParam[*sim.ErrorMix]{paramResponseTime, func(e *sim.ErrorMix, v int64) error {
 			e.Latency = sim.Fixed(time.Duration(v))
@@ -105,6 +127,9 @@ func decodeErrorMix(d *schema.Decoder, m *schema.Mapping, path string) *sim.Erro
 	e.StreamShare = m.Number("stream_share", 0, 0, 1)
 	e.OutputTokens = int(m.Integer("output_tokens", 0, 0, 1<<31-1))
 	e.StreamEvents = int(m.Integer("stream_events", 0, 0, 10_000))
+	if m.Has("inner") {
+		e.Inner = decodeInner(d, m, "")
+	}
 	return e
 }
 
@@ -143,8 +168,17 @@ func describeErrorMix(e *sim.ErrorMix) Table {
 	if e.Stream {
 		notes = append(notes, "capacity failures come mid-stream (HTTP 200, then an overloaded_error event)")
 	}
+	caption := "Server: random failures whatever the load (" + strings.Join(notes, "; ") + ")"
+	if e.Inner != nil {
+		_, about := describeInner(e.Inner)
+		notes[0] = "failures after " + describeDistribution(e.Latency)
+		if e.FailLatency != nil {
+			notes = notes[1:]
+		}
+		caption = "Server: random failures whatever the load (" + strings.Join(notes, "; ") + "), in front of " + about
+	}
 	t := Table{
-		Caption: "Server: random failures whatever the load (" + strings.Join(notes, "; ") + ")",
+		Caption: caption,
 		Header:  []string{"phase", "from", "until", "fails with"},
 		Numeric: []bool{true, true, true, false},
 	}

@@ -23,6 +23,9 @@ import (
 // what policies.ClassifyEvent makes of that event: Class Capacity, Status
 // 200, no server wait. The output already streamed is wasted
 // (the counter server.wasted_output_tokens).
+//
+// With Inner, the mix is a wrapper: a request it does not fail goes on to
+// Inner (a capacity trace behind random failures), which answers it.
 type ErrorMix struct {
 	// Phases are stretches of the outcome mix, one after the other from
 	// t = 0; the last lasts forever.
@@ -43,7 +46,13 @@ type ErrorMix struct {
 	// StreamEvents is the content events of a streamed answer, for the
 	// schedule of stream faults (StreamFault); 0 means 10.
 	StreamEvents int
+	// Inner, if set, answers the requests the mix does not fail, with its
+	// own response time (Latency then times the failures only).
+	Inner ServerModel
 }
+
+// Unwrap returns Inner (ModelWrapper); nil without one.
+func (m *ErrorMix) Unwrap() ServerModel { return m.Inner }
 
 // streamEvents returns StreamEvents or its default.
 func (m *ErrorMix) streamEvents() int {
@@ -97,6 +106,14 @@ func (m *ErrorMix) Validate() error {
 	if m.OutputTokens < 0 {
 		return fmt.Errorf("error mix: negative output tokens %d", m.OutputTokens)
 	}
+	if m.Inner != nil {
+		if err := m.Inner.Validate(); err != nil {
+			return err
+		}
+		if DecidesLater(m.Inner) {
+			return fmt.Errorf("error mix: the inner %T model decides requests after they arrive; it cannot sit behind an error mix", m.Inner)
+		}
+	}
 	if m.StreamEvents < 0 || m.StreamEvents > 10_000 {
 		return fmt.Errorf("error mix: stream events must be between 0 and 10000 (got %d)", m.StreamEvents)
 	}
@@ -134,8 +151,17 @@ func (m *ErrorMix) NewServer(rng *rand.Rand) Server {
 	if m.FailLatency != nil {
 		s.failLatency = forRun(m.FailLatency)
 	}
+	if m.Inner != nil {
+		s.inner = m.Inner.NewServer(rng)
+		return &mixWrapper{s}
+	}
 	return s
 }
+
+// mixWrapper is the state of a mix with an inner server (Wrapper).
+type mixWrapper struct{ *mixState }
+
+func (w *mixWrapper) Unwrap() Server { return w.inner }
 
 type mixState struct {
 	model *ErrorMix
@@ -146,6 +172,7 @@ type mixState struct {
 	phase                int
 	phaseEnd             time.Duration
 	stats                mixStats
+	inner                Server // nil without an inner model
 }
 
 // Arrive draws the request's outcome, then its latency (see ErrorMix for
@@ -169,8 +196,21 @@ func (s *mixState) Arrive(now time.Duration, req Request) Response {
 		}
 	}
 	if failed == nil {
+		if s.inner != nil {
+			return s.inner.Arrive(now, req)
+		}
 		return Response{At: now + s.latency.Sample(s.rng), Events: int32(m.streamEvents())}
 	}
+	r := s.fail(now, req, failed, fault)
+	if s.inner != nil {
+		r.Ticket = ownTicket
+	}
+	return r
+}
+
+// fail is the mix's answer to a request it fails.
+func (s *mixState) fail(now time.Duration, req Request, failed *Rejection, fault *StreamFault) Response {
+	m := s.model
 	if fault.Kind != NoFault {
 		t := fault.Timeline(s.latency.Sample(s.rng), m.streamEvents())
 		s.stats.Faults++

@@ -150,3 +150,45 @@ func TestErrorMixValidation(t *testing.T) {
 		}
 	}
 }
+
+// With an inner server the mix is a wrapper: the requests it fails are
+// its own answers (ownTicket) and never reach the inner server; the rest
+// are the inner server's, so a capacity of 2 a second behind a mix that
+// fails every other request (U < 0.5, worked from the same stream) admits
+// the first 2 that get through and rejects the others.
+func TestErrorMixWrapsAnInnerServer(t *testing.T) {
+	inner := &CapacityWindows{Phases: []Phase{{Admit: 2, Window: sec, Reject: overloaded}}, ResponseTime: Fixed(100 * ms)}
+	m := &ErrorMix{Phases: []MixPhase{{Outcomes: []MixOutcome{{P: 0.5, Reject: internal}}}}, Latency: Fixed(10 * ms), Inner: inner}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := ModelAs[*CapacityWindows](m); !ok || got != inner {
+		t.Fatalf("ModelAs does not find the inner capacity trace through the mix")
+	}
+	srv := m.NewServer(rand.New(rand.NewPCG(3, 4)))
+	if w, ok := srv.(Wrapper); !ok || w.Unwrap() == nil {
+		t.Fatalf("the state %T does not expose the inner server's", srv)
+	}
+	ref := rand.New(rand.NewPCG(3, 4))
+	through := 0
+	for i := range 20 {
+		got := srv.Arrive(0, Request{})
+		want := Response{Outcome: internal.Outcome(), At: 10 * ms, Ticket: ownTicket}
+		if u := ref.Float64(); u >= 0.5 {
+			through++
+			want = Response{At: 100 * ms}
+			if through > 2 {
+				want = Response{Outcome: overloaded.Outcome(), At: 100 * ms}
+			}
+		}
+		if got.Outcome != want.Outcome || got.At != want.At || (want.Ticket == ownTicket) != (got.Ticket == ownTicket) {
+			t.Fatalf("arrival %d: %+v, want %+v", i, got, want)
+		}
+	}
+	if through < 3 {
+		t.Fatalf("only %d of 20 requests got through: the test proves little", through)
+	}
+	if err := (&ErrorMix{Phases: m.Phases, Latency: Fixed(0), Inner: &CapacityWindows{}}).Validate(); err == nil {
+		t.Errorf("a mix accepts an inner server that does not validate")
+	}
+}

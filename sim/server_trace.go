@@ -37,14 +37,7 @@ const utf8BOM = "\ufeff"
 const maxTraceStart = 1000 * time.Hour
 
 func readTrace(r io.Reader, valueName string) ([]traceRow, error) {
-	br := bufio.NewReader(r)
-	if bom, _ := br.Peek(len(utf8BOM)); string(bom) == utf8BOM {
-		br.Discard(len(utf8BOM))
-	}
-	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = 2
-	cr.Comment = '#'
-	cr.TrimLeadingSpace = true
+	cr := traceCSV(r)
 	cr.ReuseRecord = true
 	var rows []traceRow
 	for {
@@ -53,11 +46,7 @@ func readTrace(r io.Reader, valueName string) ([]traceRow, error) {
 			break
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("capacity trace: line %d: %v", pe.Line, pe.Err)
-			}
-			return nil, fmt.Errorf("capacity trace: %w", err)
+			return nil, traceCSVError(err)
 		}
 		line, _ := cr.FieldPos(0)
 		if len(rows) == 0 && strings.EqualFold(strings.TrimSpace(rec[0]), "start") {
@@ -86,6 +75,29 @@ func readTrace(r io.Reader, valueName string) ([]traceRow, error) {
 		return nil, fmt.Errorf("capacity trace: no rows")
 	}
 	return rows, nil
+}
+
+// traceCSV reads the rows of a trace's CSV: two fields, # comments, a
+// UTF-8 byte order mark at the start skipped.
+func traceCSV(r io.Reader) *csv.Reader {
+	br := bufio.NewReader(r)
+	if bom, _ := br.Peek(len(utf8BOM)); string(bom) == utf8BOM {
+		br.Discard(len(utf8BOM))
+	}
+	cr := csv.NewReader(br)
+	cr.FieldsPerRecord = 2
+	cr.Comment = '#'
+	cr.TrimLeadingSpace = true
+	return cr
+}
+
+// traceCSVError is a trace reader's error for a row the CSV reader refused.
+func traceCSVError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("capacity trace: line %d: %v", pe.Line, pe.Err)
+	}
+	return fmt.Errorf("capacity trace: %w", err)
 }
 
 // parseTraceStart reads a Go duration or a number of seconds, in [0, 1000 h].

@@ -164,8 +164,17 @@ func fitLog(c *call, path string) (string, error) {
 	if res.Skipped > 0 {
 		fmt.Fprintf(c.stderr, ", %d bad lines skipped", res.Skipped)
 	}
-	fmt.Fprintf(c.stderr, "\n  response time %s (largest quantile error %.1f%%); policy as run: %s (%s)\n  wrote %s and %s; compare with: retrysim compare --file %s --seeds 20\n",
-		lat.YAML, 100*lat.Error, strings.Join(pf.YAML(), ", "), pf.Describe(), out, arrivals, out)
+	if n, why := res.Chained(); n > 0 {
+		fmt.Fprintf(c.stderr, ", %d sessions chained", n)
+	} else if why != "" {
+		fmt.Fprintf(c.stderr, ", sessions not chained (%s)", why)
+	}
+	fmt.Fprintf(c.stderr, "\n  response time %s (largest quantile error %.1f%%); policy as run: %s (%s)\n",
+		lat.YAML, 100*lat.Error, strings.Join(pf.YAML(), ", "), pf.Describe())
+	if fits, err := res.NearestPresets(); err == nil && len(fits) > 0 && pf.Samples > 0 {
+		fmt.Fprintf(c.stderr, "  nearest preset: %s (%.1f%% of the logged backoffs in its ranges; see the file's comments)\n", fits[0].Name, 100*fits[0].Share())
+	}
+	fmt.Fprintf(c.stderr, "  wrote %s and %s; compare with: retrysim compare --file %s --seeds 20\n", out, arrivals, out)
 	return out, nil
 }
 

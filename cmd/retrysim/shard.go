@@ -195,6 +195,11 @@ func readTrace(c *call, path string) ([]byte, error) {
 		return nil, fmt.Errorf("the shards hold no copy of the trace %s", path)
 	}
 	data, err := scenarios.ReadFile(path)
+	if fi, serr := os.Stat(path); err != nil && serr == nil && fi.Size() > scenarios.MaxFileSize {
+		// Every shard file carries a copy of every trace (base64), and a
+		// merge reads shard files of at most runs.MaxShardFileSize.
+		return nil, fmt.Errorf("%s is larger than %d MiB, the most a sharded run copies into each shard file: run it without --shard (an arrival trace from retrysim fit is smaller with a coarser --resolution)", filepath.Base(path), scenarios.MaxFileSize>>20)
+	}
 	if err != nil {
 		return nil, err
 	}
