@@ -93,6 +93,7 @@ type runner struct {
 	chain   Chain
 	sizer   TokenSizer
 	prio    Prioritizer
+	lv      *levels // the counts by priority, with a prio
 	wrng    *rand.Rand
 	started int // operations started so far, with a chain
 	// rec counts what the recovery metrics need, when the run has an
@@ -175,6 +176,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	} else if len(cfg.Priorities) > 0 {
 		r.prio = cfg.Priorities
 	}
+	r.lv = newLevels(r.prio)
 	if r.procs > 1 {
 		// A plan holds no randomness: building only those of processes
 		// with an operation changes nothing else in the run.
@@ -313,6 +315,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 			s.ReportCounters(&r.res.Counters)
 		}
 	}
+	r.res.ByPriority = r.lv.finish(r.ops, r.res.Clients, cfg.Policy.Name)
 	if r.rec != nil {
 		// Operations start in index order: the first Clients have started.
 		if drawn {
@@ -578,7 +581,7 @@ func (r *runner) decided(now time.Duration, i int32, class policies.Class, late 
 type meter struct{ r *runner }
 
 func (m meter) Sent(now time.Duration, op int, retry bool) {
-	m.r.res.Attempts++
+	m.r.countSent(op)
 	if f := m.r.cfg.Observer.OnSend; f != nil {
 		f(now, op, retry)
 	}
@@ -586,16 +589,23 @@ func (m meter) Sent(now time.Duration, op int, retry bool) {
 
 func (m meter) Decided(now time.Duration, op int, class policies.Class, late bool) {
 	r := m.r
-	if class == policies.Success {
-		r.res.Admitted++
-	} else {
-		r.res.Rejected++
+	r.res.decided(class)
+	if l := r.lv.of(op); l != nil {
+		l.decided(class)
 	}
 	if f := r.cfg.Observer.OnDecision; f != nil {
 		f(now, op, class)
 	}
 	if f := r.cfg.Observer.OnWasted; f != nil && late && class == policies.Success {
 		f(now, op)
+	}
+}
+
+// countSent counts an attempt of operation op.
+func (r *runner) countSent(op int) {
+	r.res.sent()
+	if l := r.lv.of(op); l != nil {
+		l.sent()
 	}
 }
 
@@ -632,9 +642,10 @@ func (r *runner) respond(i int32, now time.Duration) {
 func (r *runner) conclude(i int32, now time.Duration) {
 	o := &r.ops[i]
 	if o.class == policies.Success {
-		r.res.Completed++
-		r.res.Latencies = append(r.res.Latencies, now-o.start)
-		r.res.LastCompletion = max(r.res.LastCompletion, now)
+		r.res.completed(now-o.start, now)
+		if l := r.lv.of(int(i)); l != nil {
+			l.completed(now-o.start, now)
+		}
 		if r.rec != nil {
 			r.rec.complete(now)
 		}
@@ -651,6 +662,9 @@ func (r *runner) conclude(i int32, now time.Duration) {
 	st := o.op.After(r.planOf(i), r.momentOf(i, now), r.withLimits(o.outcome(), now), true, nil, r.rng)
 	if !was && o.op.OnFallback() {
 		r.res.Fallbacks++
+		if l := r.lv.of(int(i)); l != nil {
+			l.Fallbacks++
+		}
 	}
 	if st.Kind == machine.StepStop {
 		r.giveUp(i, now, st)
@@ -675,9 +689,10 @@ func (r *runner) withLimits(out policies.Outcome, now time.Duration) policies.Ou
 }
 
 func (r *runner) giveUp(i int32, now time.Duration, st machine.Step) {
-	r.res.GaveUp++
-	r.res.GaveUpBy[st.Reason]++
-	r.res.GiveUps = append(r.res.GiveUps, now-r.ops[i].start)
+	r.res.gaveUp(st.Reason, now-r.ops[i].start)
+	if l := r.lv.of(int(i)); l != nil {
+		l.gaveUp(st.Reason, now-r.ops[i].start)
+	}
 	if r.rec != nil {
 		r.rec.end(now)
 	}

@@ -116,7 +116,7 @@ func (r *runner) sendCopy(i int32, now time.Duration) {
 	if k > 0 {
 		h.hedges++
 	}
-	r.res.Attempts++
+	r.countSent(int(i))
 	if f := r.cfg.Observer.OnSend; f != nil {
 		f(now, int(i), o.op.Attempts() > 1)
 	}
