@@ -27,6 +27,22 @@ func (r *Result) OfPriority(p Priority) (*Result, bool) {
 	return nil, false
 }
 
+// PriorityLevels is an optional interface of a Workload that gives its
+// operations priorities (through itself or its Chain, as Prioritizer):
+// the priorities they may have, highest first; none when it gives none.
+// Reports list their metrics by priority (by_priority.critical.completed)
+// for these levels.
+type PriorityLevels interface {
+	PriorityLevels() []Priority
+}
+
+// sortedLevels returns ps without repeats, highest first.
+func sortedLevels(ps ...Priority) []Priority {
+	out := slices.Clone(ps)
+	slices.SortFunc(out, func(a, b Priority) int { return int(b) - int(a) })
+	return slices.Compact(out)
+}
+
 // levels splits a run's counts by priority: the engine counts each event
 // in the run's Result and, through levels, in its operation's level's.
 type levels struct {
