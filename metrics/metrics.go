@@ -70,6 +70,13 @@ func (p Population) String() string {
 // Subset returns the metric that counts the operations m is computed over
 // (Completed for a latency), or nil for a metric over the whole run.
 func (m *Metric) Subset() *Metric {
+	if m.level != nil {
+		if s := m.base.Subset(); s != nil {
+			b, _ := ByPriority(*m.level, s)
+			return b
+		}
+		return nil
+	}
 	switch m.Over {
 	case OverCompleted:
 		return Completed
@@ -188,6 +195,12 @@ type Metric struct {
 	// counted makes the metric optional too: it is reported only for
 	// scenarios whose server or workload counts it (For's counted names).
 	counted bool
+	// level and base, for a metric by priority (ByPriority): the priority
+	// and the metric it is of; part is its key in the JSON object
+	// by_priority ("critical.latency_ms.p99").
+	level *sim.Priority
+	base  *Metric
+	part  string
 }
 
 // Value returns the metric of r, unrounded, and false when it does not
@@ -258,7 +271,14 @@ func (m *Metric) Impossible(v float64) string {
 }
 
 // Part is the last element of the name: "p99" of "latency_ms.p99".
-func (m *Metric) Part() string { return m.Name[strings.LastIndexByte(m.Name, '.')+1:] }
+// A metric by priority's part is all but the prefix ("critical.completed"),
+// its key in the JSON object by_priority.
+func (m *Metric) Part() string {
+	if m.part != "" {
+		return m.part
+	}
+	return m.Name[strings.LastIndexByte(m.Name, '.')+1:]
+}
 
 // Optional reports whether the metric is reported only where it applies.
 func (m *Metric) Optional() bool { return m.shown != nil || m.counted }
@@ -533,6 +553,9 @@ func Lookup(name string) (*Metric, bool) {
 		if m.Name == name {
 			return m, true
 		}
+	}
+	if m, ok := lookupByPriority(name); ok {
+		return m, true
 	}
 	return Counter(name)
 }
