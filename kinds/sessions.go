@@ -2,7 +2,6 @@ package kinds
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/retrysim/retrysim/metrics"
 	"github.com/retrysim/retrysim/schema"
@@ -118,24 +117,4 @@ func describeSessions(w *sim.AgentSessions) string {
 		how = "restarts the session"
 	}
 	return s + fmt.Sprintf("; after a call gives up, the session %s %v later, at most %d times", how, w.Pause, w.MaxRepeats)
-}
-
-// decodePriority reads a priority: critical, default, sheddable, or a
-// whole number within ±sim.MaxPriority (higher is served first).
-func decodePriority(m *schema.Mapping, key string, def sim.Priority) sim.Priority {
-	n := m.Scalar(key, "a priority")
-	if n == nil {
-		return def
-	}
-	for _, p := range []sim.Priority{sim.PriorityCritical, sim.PriorityDefault, sim.PrioritySheddable} {
-		if n.Value == p.String() {
-			return p
-		}
-	}
-	v, err := strconv.Atoi(n.Value)
-	if err != nil || v < -sim.MaxPriority || v > sim.MaxPriority {
-		m.Errorf(key, "want critical, default, sheddable or a whole number from %d to %d (higher is served first), got %q", -sim.MaxPriority, sim.MaxPriority, n.Value)
-		return def
-	}
-	return sim.Priority(v)
 }

@@ -195,6 +195,10 @@ type Metric struct {
 	// counted makes the metric optional too: it is reported only for
 	// scenarios whose server or workload counts it (For's counted names).
 	counted bool
+	// external marks a metric another package registered (RegisterCounted,
+	// RegisterShown): it may read what the run's Result holds only in
+	// total (its counters), so it has no values by priority.
+	external bool
 	// level and base, for a metric by priority (ByPriority): the priority
 	// and the metric it is of; part is its key in the JSON object
 	// by_priority ("critical.latency_ms.p99").
@@ -446,7 +450,7 @@ func counted(m *Metric) *Metric {
 // incident's recovery) register them as they initialise, after this
 // package's own metrics, in the order they are written.
 func RegisterCounted(m *Metric, value func(r *sim.Result) (float64, bool)) *Metric {
-	m.value = value
+	m.value, m.external = value, true
 	return counted(m)
 }
 
@@ -459,7 +463,7 @@ func RegisterCount(m *Metric) *Metric { return RegisterCounted(m, CounterValue(m
 // (hedges, for a policy that hedges); value computes it. As for a counted
 // metric, its column is the first part of its name unless it names its own.
 func RegisterShown(m *Metric, value func(r *sim.Result) (float64, bool), shown func(*sim.Policy) bool) *Metric {
-	m.value, m.shown = value, shown
+	m.value, m.shown, m.external = value, shown, true
 	if m.Column == "" {
 		m.Column, _, _ = strings.Cut(m.Name, ".")
 	}

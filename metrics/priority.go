@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"strconv"
 	"strings"
 	"sync"
 
@@ -26,10 +25,10 @@ var (
 )
 
 // ByPriority returns m over the operations of priority p, and false when
-// m is not a metric of a Result's own counts (a counter, or already by
-// priority).
+// m is not a metric of a Result's own counts (one registered by another
+// package, a counter, or already by priority).
 func ByPriority(p sim.Priority, m *Metric) (*Metric, bool) {
-	if m.counted || m.level != nil {
+	if m.counted || m.external || m.level != nil {
 		return nil, false
 	}
 	var present *Metric
@@ -83,22 +82,6 @@ func ForLevels(set []*Metric, levels []sim.Priority) []*Metric {
 	return out
 }
 
-// ParsePriority reads a priority as metric names and scenario files write
-// it: critical, default, sheddable or a whole number within
-// ±sim.MaxPriority.
-func ParsePriority(s string) (sim.Priority, bool) {
-	for _, p := range []sim.Priority{sim.PriorityCritical, sim.PriorityDefault, sim.PrioritySheddable} {
-		if s == p.String() {
-			return p, true
-		}
-	}
-	v, err := strconv.Atoi(s)
-	if err != nil || v < -sim.MaxPriority || v > sim.MaxPriority || sim.Priority(v).String() != s {
-		return 0, false
-	}
-	return sim.Priority(v), true
-}
-
 // lookupByPriority finds by_priority.LEVEL.NAME for a registered NAME.
 func lookupByPriority(name string) (*Metric, bool) {
 	rest, ok := strings.CutPrefix(name, PriorityPrefix+".")
@@ -109,9 +92,9 @@ func lookupByPriority(name string) (*Metric, bool) {
 	if !ok {
 		return nil, false
 	}
-	p, ok := ParsePriority(level)
-	if !ok {
-		return nil, false
+	p, err := sim.ParsePriority(level)
+	if err != nil || p.String() != level {
+		return nil, false // one name per metric: 5, not +5 or 05
 	}
 	for _, m := range registry {
 		if m.Name == base {

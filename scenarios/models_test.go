@@ -303,7 +303,9 @@ func TestModelErrors(t *testing.T) {
 		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, background: {priority: critical}, max_attempts: 1}
 `, "scenarios[0].clients.background.share: missing: the share of each session's turns that are background calls"},
 		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, background: {share: 0.1, priority: low}, max_attempts: 1}
-`, `scenarios[0].clients.background.priority: want critical, default, sheddable or a whole number from -100 to 100 (higher is served first), got "low"`},
+`, `scenarios[0].clients.background.priority: "low" is not a priority`},
+		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, background: {share: 0.1}, priorities: {critical: 0.5}, max_attempts: 1}
+`, "scenarios[0].clients.priorities: this workload gives its operations priorities of its own (agent sessions: background.priority)"},
 		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, background: {share: 1.5}, max_attempts: 1}
 `, "scenarios[0].clients.background.share: must be between 0 and 1"},
 		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, count: 3, max_attempts: 1}

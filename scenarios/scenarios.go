@@ -89,9 +89,7 @@ func (s *Scenario) Metrics() []*metrics.Metric {
 		counted = append(counted, RecoveryNames()...)
 	}
 	out := metrics.For(s.Policies, counted...)
-	if w, ok := s.Workload.(sim.PriorityLevels); ok {
-		out = append(out, metrics.ForLevels(out, w.PriorityLevels())...)
-	}
+	out = append(out, metrics.ForLevels(out, s.PriorityLevels())...)
 	for _, e := range s.Expect {
 		if m, ok := metrics.Counter(e.Metric); ok && !slices.Contains(out, m) {
 			out = append(out, m)
@@ -138,6 +136,16 @@ func (s *Scenario) partMissing(e Expect) string {
 	return ""
 }
 
+// PriorityLevels returns the priorities the scenario's operations may
+// have, highest first: those its workload gives, or its priorities field's;
+// none when neither gives any.
+func (s *Scenario) PriorityLevels() []sim.Priority {
+	if w, ok := s.Workload.(sim.PriorityLevels); ok && w.PriorityLevels() != nil {
+		return w.PriorityLevels()
+	}
+	return s.Priorities.PriorityLevels()
+}
+
 // levelMissing says why the scenario does not report m, a metric by
 // priority; "" for any other metric.
 func (s *Scenario) levelMissing(m *metrics.Metric) string {
@@ -146,10 +154,8 @@ func (s *Scenario) levelMissing(m *metrics.Metric) string {
 		return ""
 	}
 	var names []string
-	if w, ok := s.Workload.(sim.PriorityLevels); ok {
-		for _, l := range w.PriorityLevels() {
-			names = append(names, l.String())
-		}
+	for _, l := range s.PriorityLevels() {
+		names = append(names, l.String())
 	}
 	if len(names) == 0 {
 		return "its workload gives no priorities"

@@ -36,6 +36,24 @@ type PriorityLevels interface {
 	PriorityLevels() []Priority
 }
 
+// PriorityLevels returns the priorities the shares give, highest first:
+// the default too when they leave some operations.
+func (ps PriorityShares) PriorityLevels() []Priority {
+	if len(ps) == 0 {
+		return nil
+	}
+	var out []Priority
+	sum := 0.0
+	for _, p := range ps {
+		out = append(out, p.Priority)
+		sum += p.Share
+	}
+	if sum < 1-1e-9 {
+		out = append(out, PriorityDefault)
+	}
+	return sortedLevels(out...)
+}
+
 // sortedLevels returns ps without repeats, highest first.
 func sortedLevels(ps ...Priority) []Priority {
 	out := slices.Clone(ps)
