@@ -72,6 +72,11 @@ type runner struct {
 	// every operation uses plan.
 	plans   []machine.Plan
 	procs   int
+	// fixed, with a workload some of whose operations run a policy of
+	// their own (client groups), holds those policies' plans, and choose
+	// says which operation runs which (-1: the run's).
+	fixed   []machine.Plan
+	choose  policyChooser
 	ops     []operation
 	waiters []waiter // only for policies with a blocking coordinator
 	q       queue
@@ -177,6 +182,9 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		r.prio = cfg.Priorities
 	}
 	r.lv = newLevels(r.prio)
+	if err := r.planFixed(cfg); err != nil {
+		return Result{}, err
+	}
 	if r.procs > 1 {
 		// A plan holds no randomness: building only those of processes
 		// with an operation changes nothing else in the run.
@@ -194,7 +202,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		r.ops = newOperations(n)
 	}
 	r.waiters = nil
-	if cfg.Policy.Queues() {
+	if cfg.Policy.Queues() || r.fixedAny(cfg, func(p *Policy, _ *machine.Plan) bool { return p.Queues() }) {
 		r.waiters = make([]waiter, n)
 		for i := range r.waiters {
 			r.waiters[i] = waiter{r: r, i: int32(i)}
@@ -216,7 +224,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		return Result{}, err
 	}
 	r.limits = nil
-	if lr, ok := ServerAs[LimitReporter](r.server); ok && r.plan.ObservesLimits() {
+	if lr, ok := ServerAs[LimitReporter](r.server); ok && (r.plan.ObservesLimits() || r.fixedAny(cfg, func(_ *Policy, p *machine.Plan) bool { return p.ObservesLimits() })) {
 		r.limits = lr // worked out only for a policy that reads them
 	}
 	r.rng = rand.New(&r.src)
@@ -363,6 +371,11 @@ func (r *runner) firstAttempts() int {
 // planOf returns the plan of operation i: its process's, with a
 // ProcessSplit workload.
 func (r *runner) planOf(i int32) *machine.Plan {
+	if r.choose != nil {
+		if k := r.choose.PolicyOf(int(i)); k >= 0 {
+			return &r.fixed[k]
+		}
+	}
 	if r.plans == nil {
 		return &r.plan
 	}
@@ -418,12 +431,13 @@ func (r *runner) send(i int32, now time.Duration) {
 		r.sendHedged(i, now)
 		return
 	}
-	r.sendTo(i, now, r.attemptEnd(now))
+	r.sendTo(i, now, r.attemptEnd(i, now))
 }
 
-// attemptEnd is when an attempt sent at now times out; 0 for never.
-func (r *runner) attemptEnd(now time.Duration) time.Duration {
-	if t := r.plan.Policy.AttemptTimeout; t > 0 {
+// attemptEnd is when operation i's attempt sent at now times out; 0 for
+// never.
+func (r *runner) attemptEnd(i int32, now time.Duration) time.Duration {
+	if t := r.planOf(i).Policy.AttemptTimeout; t > 0 {
 		return now + t
 	}
 	return 0
@@ -473,14 +487,14 @@ func (r *runner) pend(i int32, resp Response, giveUp time.Duration) {
 
 // request is operation i's attempt sent at now, as the server sees it.
 func (r *runner) request(i int32, now time.Duration) Request {
-	return r.requestUntil(i, r.attemptEnd(now))
+	return r.requestUntil(i, r.attemptEnd(i, now))
 }
 
 // requestUntil is operation i's attempt whose client stops waiting at
 // timeout (0: never) or at the end of its budget, whichever comes first.
 func (r *runner) requestUntil(i int32, timeout time.Duration) Request {
 	o := &r.ops[i]
-	giveUp, budgetEnd := timeout, r.budgetEnd(o)
+	giveUp, budgetEnd := timeout, r.budgetEnd(i)
 	if budgetEnd > 0 && (giveUp == 0 || budgetEnd < giveUp) {
 		giveUp = budgetEnd
 	}
@@ -494,10 +508,10 @@ func (r *runner) requestUntil(i int32, timeout time.Duration) Request {
 	return req
 }
 
-// budgetEnd is when operation o's budget (deadline) ends; 0 for none.
-func (r *runner) budgetEnd(o *operation) time.Duration {
-	if d := r.plan.Policy.Deadline; d > 0 {
-		return o.start + d
+// budgetEnd is when operation i's budget (deadline) ends; 0 for none.
+func (r *runner) budgetEnd(i int32) time.Duration {
+	if d := r.planOf(i).Policy.Deadline; d > 0 {
+		return r.ops[i].start + d
 	}
 	return 0
 }
@@ -556,7 +570,7 @@ func (r *runner) cannotDecide() error {
 func (r *runner) await(i int32, out policies.Outcome, at, giveUp time.Duration) {
 	o := &r.ops[i]
 	switch {
-	case giveUp > 0 && at > giveUp && giveUp == r.budgetEnd(o):
+	case giveUp > 0 && at > giveUp && giveUp == r.budgetEnd(i):
 		// The budget ends first: the client stops waiting there (as
 		// policies.Do's attempt context ends), though the server did the work.
 		at, o.cut = giveUp, true
