@@ -70,8 +70,8 @@ type runner struct {
 	// that have an operation: operation i uses plans[i % procs], so with
 	// fewer operations than processes only the first get one. nil otherwise:
 	// every operation uses plan.
-	plans   []machine.Plan
-	procs   int
+	plans []machine.Plan
+	procs int
 	// fixed, with a workload some of whose operations run a policy of
 	// their own (client groups), holds those policies' plans, and choose
 	// says which operation runs which (-1: the run's).
