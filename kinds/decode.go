@@ -151,7 +151,7 @@ func DecodeClients(d *schema.Decoder, n *yaml.Node, path string) (sim.Workload, 
 	if m.Has("priorities") {
 		l.Priorities = decodePriorities(d, m.Get("priorities"), m.Field("priorities"))
 		if own, ok := w.(sim.PriorityLevels); ok && own.PriorityLevels() != nil {
-			m.Errorf("priorities", "this workload gives its operations priorities of its own (agent sessions: background.priority)")
+			m.Errorf("priorities", "this workload gives its operations priorities itself (agent sessions' background, each group's)")
 		} else if _, own := w.(sim.Prioritizer); own && w != nil {
 			m.Errorf("priorities", "this workload gives its operations priorities of its own")
 		}

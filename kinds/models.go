@@ -52,6 +52,7 @@ func registerWorkloads() {
 	registerClosedLoop()
 	registerAgentSessions()
 	registerArrivalTrace()
+	registerGroups()
 }
 
 // cloneServer copies a server model as its kind does; a model of no kind

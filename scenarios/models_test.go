@@ -305,7 +305,7 @@ func TestModelErrors(t *testing.T) {
 		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, background: {share: 0.1, priority: low}, max_attempts: 1}
 `, `scenarios[0].clients.background.priority: "low" is not a priority`},
 		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, background: {share: 0.1}, priorities: {critical: 0.5}, max_attempts: 1}
-`, "scenarios[0].clients.priorities: this workload gives its operations priorities of its own (agent sessions: background.priority)"},
+`, "scenarios[0].clients.priorities: this workload gives its operations priorities itself (agent sessions' background, each group's)"},
 		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, background: {share: 1.5}, max_attempts: 1}
 `, "scenarios[0].clients.background.share: must be between 0 and 1"},
 		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, count: 3, max_attempts: 1}

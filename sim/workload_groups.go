@@ -53,12 +53,13 @@ func (w *Groups) Validate() error {
 	total := 0
 	names := map[string]bool{}
 	for _, g := range w.Members {
-		switch g.Workload.(type) {
-		case nil:
+		if g.Workload == nil {
 			return fmt.Errorf("group %q: no workload", g.Name)
-		case *Groups:
+		}
+		if _, ok := g.Workload.(fixedPolicies); ok {
 			return fmt.Errorf("group %q: groups do not nest", g.Name)
-		case StartDrawer:
+		}
+		if _, ok := g.Workload.(StartDrawer); ok {
 			return fmt.Errorf("group %q: its operations are drawn afresh for each run (an open loop), which a group does not support yet", g.Name)
 		}
 		if s, ok := g.Workload.(ProcessSplit); ok && s.ClientProcesses() > 1 {
