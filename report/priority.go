@@ -21,12 +21,12 @@ func Levels(set []*metrics.Metric) []sim.Priority {
 	return out
 }
 
-// PriorityRows returns the rows of the section by priority of a one-seed
+// priorityRows returns the rows of the section by priority of a one-seed
 // table: for each result and each level, the columns of the metrics of
 // table that exist by priority, over the level's operations; the header
 // names the policy, then the priority, then Columns' others, and text
 // says which columns hold text.
-func PriorityRows(results []sim.Result, table []*metrics.Metric, levels []sim.Priority) (header []string, rows [][]string, text []bool) {
+func priorityRows(results []sim.Result, table []*metrics.Metric, levels []sim.Priority) (header []string, rows [][]string, text []bool) {
 	base := byPriorityOnly(table, levels[0])
 	cols := Columns(base)
 	text = textColumns(base)
@@ -70,6 +70,6 @@ func writePriorities(w io.Writer, markdown bool, c *Comparison, table []*metrics
 	} else {
 		fmt.Fprintf(w, "\nby priority\n")
 	}
-	header, rows, text := PriorityRows(c.Results, table, levels)
+	header, rows, text := priorityRows(c.Results, table, levels)
 	return WriteTable(w, markdown, header, rows, text)
 }
