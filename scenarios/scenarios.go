@@ -88,7 +88,16 @@ func (s *Scenario) Metrics() []*metrics.Metric {
 	if s.Incident != (sim.Incident{}) {
 		counted = append(counted, RecoveryNames()...)
 	}
-	out := metrics.For(s.Policies, counted...)
+	ps := s.Policies
+	if w, ok := s.Workload.(interface{ FixedPolicies() ([]*sim.Policy, bool) }); ok {
+		// A client group's own policy counts what it does too (fallbacks).
+		fixed, _ := w.FixedPolicies()
+		ps = slices.Clone(ps)
+		for _, p := range fixed {
+			ps = append(ps, *p)
+		}
+	}
+	out := metrics.For(ps, counted...)
 	out = append(out, metrics.ForLevels(out, s.PriorityLevels())...)
 	for _, e := range s.Expect {
 		if m, ok := metrics.Counter(e.Metric); ok && !slices.Contains(out, m) {
