@@ -166,7 +166,7 @@ func writeMultiTable(w io.Writer, markdown bool, doc *MultiSeedDocument) error {
 			return err
 		}
 	}
-	return nil
+	return writeMultiPriorities(w, markdown, doc, cols, align)
 }
 
 // multiSeedCSVHeader is the header row of the multi-seed CSV.

@@ -73,3 +73,32 @@ func writePriorities(w io.Writer, markdown bool, c *Comparison, table []*metrics
 	header, rows, text := priorityRows(c.Results, table, levels)
 	return WriteTable(w, markdown, header, rows, text)
 }
+
+// multiPriorityMetrics are the metrics the multi-seed tables show by
+// priority, level by level: what each level completed and lost, and its
+// tail.
+var multiPriorityMetrics = []*metrics.Metric{metrics.Completed, metrics.GaveUp, metrics.P99}
+
+// writeMultiPriorities writes the multi-seed tables by priority, when the
+// scenario's operations have priorities: for each level, a table of each
+// of multiPriorityMetrics (the JSON and CSV carry every metric by
+// priority).
+func writeMultiPriorities(w io.Writer, markdown bool, doc *MultiSeedDocument, cols []string, align []bool) error {
+	for _, p := range Levels(doc.metrics) {
+		for _, base := range multiPriorityMetrics {
+			m, _ := metrics.ByPriority(p, base)
+			if !slices.Contains(doc.metrics, m) {
+				continue
+			}
+			if markdown {
+				fmt.Fprintf(w, "\n#### %s\n\n", MetricTitle(m))
+			} else {
+				fmt.Fprintf(w, "\n%s\n", MetricTitle(m))
+			}
+			if err := WriteTable(w, markdown, cols, MultiSeedRows(doc, m, "-"), align); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
