@@ -81,6 +81,8 @@ func decodeGroups(d *schema.Decoder, m *schema.Mapping, path string) *sim.Groups
 		g.Shares = lim.Priorities
 		if gm.Has("priority") && len(g.Shares) > 0 {
 			gm.Errorf("priority", "set the group's priority or its clients' priorities, not both")
+		} else if own, ok := g.Workload.(sim.PriorityLevels); ok && gm.Has("priority") && own.PriorityLevels() != nil {
+			gm.Errorf("priority", "has no effect: the group's workload gives its operations priorities itself (agent sessions' background)")
 		}
 		g.Priority = decodePriority(gm, "priority", sim.PriorityDefault)
 		if n := gm.Get("policy"); n != nil {

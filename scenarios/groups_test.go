@@ -84,6 +84,8 @@ func TestGroupsErrors(t *testing.T) {
 		{"      max_attempts: 2\n", "      max_attempts: 2\n      priorities: {critical: 0.5}\n", "scenarios[0].clients.priorities: this workload gives its operations priorities itself"},
 		{"          clients: {count: 5, priorities: {sheddable: 0.4, 3: 0.2}}\n", "          clients: {type: open-loop, rate: 1, until: 1s}\n", "drawn afresh"},
 		{"        - name: fg\n", "        - nom: fg\n", "scenarios[0].clients.groups[0].nom: unknown field"},
+		{"          clients: {type: agent-sessions, sessions: 3, turns: 2, max_attempts: 4}\n", "          clients: {type: agent-sessions, sessions: 3, turns: 2, max_attempts: 4, background: {share: 0.5}}\n",
+			"scenarios[0].clients.groups[0].priority: has no effect: the group's workload gives its operations priorities itself"},
 		{`expect: ["by_priority.3.completed >= 0"]`, `expect: ["by_priority.5.completed >= 0"]`, "its workload gives no operation priority 5 (its levels: 3, critical, default, sheddable)"},
 	} {
 		src := strings.Replace(groupsScenario, tt.from, tt.to, 1)

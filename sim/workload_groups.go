@@ -75,6 +75,9 @@ func (w *Groups) Validate() error {
 		if err := g.Shares.Validate(); err != nil {
 			return fmt.Errorf("group %q: %w", g.Name, err)
 		}
+		if own, ok := g.Workload.(PriorityLevels); ok && own.PriorityLevels() != nil && (g.Priority != PriorityDefault || len(g.Shares) > 0) {
+			return fmt.Errorf("group %q: its workload gives its operations priorities itself; the group's would have no effect", g.Name)
+		}
 		if g.Priority < -MaxPriority || g.Priority > MaxPriority {
 			return fmt.Errorf("group %q: priority %d is not within ±%d", g.Name, g.Priority, MaxPriority)
 		}
