@@ -90,12 +90,7 @@ func writeMultiPriorities(w io.Writer, markdown bool, doc *MultiSeedDocument, co
 			if !slices.Contains(doc.metrics, m) {
 				continue
 			}
-			if markdown {
-				fmt.Fprintf(w, "\n#### %s\n\n", MetricTitle(m))
-			} else {
-				fmt.Fprintf(w, "\n%s\n", MetricTitle(m))
-			}
-			if err := WriteTable(w, markdown, cols, MultiSeedRows(doc, m, "-"), align); err != nil {
+			if err := writeMultiMetric(w, markdown, doc, m, cols, align); err != nil {
 				return err
 			}
 		}
