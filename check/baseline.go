@@ -88,6 +88,11 @@ func ReadBaseline(file string, r io.Reader) (*report.Document, error) {
 			}
 			present = append(present, presentParts(f, res.values[f.name])...)
 		}
+		byLevel, err := metricsByPriority(res)
+		if err != nil {
+			return nil, bad("results[%d]: %v", i, jsonErr(data, err))
+		}
+		present = append(present, byLevel...)
 		if i == 0 {
 			set = present
 		} else if !slices.Equal(set, present) {
@@ -192,6 +197,28 @@ func presentParts(f resultField, raw json.RawMessage) []*metrics.Metric {
 		}
 	}
 	return out
+}
+
+// metricsByPriority returns the metrics by priority a result holds (its
+// object by_priority), in the order written.
+func metricsByPriority(res object) ([]*metrics.Metric, error) {
+	raw, ok := res.values[metrics.PriorityPrefix]
+	if !ok {
+		return nil, nil
+	}
+	inner, err := decodeObject(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", metrics.PriorityPrefix, err)
+	}
+	var out []*metrics.Metric
+	for _, key := range inner.keys {
+		m, ok := metrics.Lookup(metrics.PriorityPrefix + "." + key)
+		if !ok {
+			return nil, fmt.Errorf("json: unknown field %q (want LEVEL.METRIC, such as critical.completed)", metrics.PriorityPrefix+"."+key)
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // object is a JSON object's fields.

@@ -10,6 +10,7 @@ import (
 	"github.com/retrysim/retrysim/internal/racetest"
 	"github.com/retrysim/retrysim/policies"
 	"github.com/retrysim/retrysim/scenarios"
+	"github.com/retrysim/retrysim/sim"
 )
 
 // The gate's two promises, measured on every built-in scenario and every
@@ -190,7 +191,24 @@ var regressions = map[string][]regression{
 	"outage":                   {soonerBreaker, oneAttempt, cutDeadline},
 	"agent-fleet":              {oneAttempt, cutDeadline},
 	"agent-frameworks":         {fewerAttempts, cutDeadline},
+	"foreground-background":    {fewerAttempts, foregroundOnce},
 }
+
+// foregroundOnce takes the retries from the client groups' own policies
+// (foreground-background's Claude Code): one attempt, no fallback.
+var foregroundOnce = regression{what: "the foreground group's policy without retries", mutate: func(s *scenarios.Scenario) *scenarios.Scenario {
+	c := s.Clone()
+	if w, ok := c.Workload.(*sim.Groups); ok {
+		for k := range w.Members {
+			if p := w.Members[k].Policy; p != nil {
+				once := *p
+				once.Rules.MaxAttempts, once.Fallback = 1, nil
+				w.Members[k].Policy = &once
+			}
+		}
+	}
+	return c
+}}
 
 // Every listed regression fails its scenario's gate: the baseline of 30
 // seeds against the changed scenario on the same seeds.

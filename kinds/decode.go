@@ -81,6 +81,21 @@ func rejection(m *schema.Mapping, def string) sim.Rejection {
 	return rej
 }
 
+// decodePriority reads the priority of field key (critical, default,
+// sheddable or a whole number), def when it is absent.
+func decodePriority(m *schema.Mapping, key string, def sim.Priority) sim.Priority {
+	n := m.Scalar(key, "a priority")
+	if n == nil {
+		return def
+	}
+	p, err := sim.ParsePriority(n.Value)
+	if err != nil {
+		m.Errorf(key, "%v", err)
+		return def
+	}
+	return p
+}
+
 // decodePriorities reads the clients' priorities mapping, {critical: 0.2,
 // sheddable: 0.3}: the share of operations at each priority (a name or a
 // whole number), the rest at the default. The shares are listed highest
@@ -135,7 +150,9 @@ func DecodeClients(d *schema.Decoder, n *yaml.Node, path string) (sim.Workload, 
 	}
 	if m.Has("priorities") {
 		l.Priorities = decodePriorities(d, m.Get("priorities"), m.Field("priorities"))
-		if _, own := w.(sim.Prioritizer); own && w != nil {
+		if own, ok := w.(sim.PriorityLevels); ok && own.PriorityLevels() != nil {
+			m.Errorf("priorities", "this workload gives its operations priorities itself (agent sessions' background, each group's)")
+		} else if _, own := w.(sim.Prioritizer); own && w != nil {
 			m.Errorf("priorities", "this workload gives its operations priorities of its own")
 		}
 	}

@@ -53,6 +53,7 @@ func registerWorkloads() {
 	registerAgentSessions()
 	registerArrivalTrace()
 	registerSessionTrace()
+	registerGroups()
 }
 
 // cloneServer copies a server model as its kind does; a model of no kind

@@ -13,7 +13,7 @@ import (
 // (builtin.go); max_attempts and deadline belong to every policy.
 var (
 	paramClients = registerParam(&Param{Name: "clients", Title: "clients", Unit: Count, Min: 1, Max: MaxClients,
-		About: "clients of a burst, workers of a closed loop or agent sessions", missing: "the workload has no clients (an open loop has a rate)"})
+		About: "clients of a burst, workers of a closed loop or agent sessions", missing: "the workload has no clients (an open loop has a rate; client groups have theirs each, clients.groups[N].clients.count by path)"})
 	paramCapacity = registerParam(&Param{Name: "capacity", Title: "capacity: requests admitted per window", Unit: Count, Max: 1<<31 - 1,
 		About:   "requests admitted per window in the server's last phase (window 1s if it had none)",
 		missing: "the server has no capacity to set"})

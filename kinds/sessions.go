@@ -20,8 +20,10 @@ func registerAgentSessions() {
 	resumed := metrics.RegisterCount(&metrics.Metric{Name: "sessions.resumed", ShedReason: metrics.SpentWork, Quantity: "sessions resumed", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true, Work: metrics.WorkSpent})
 	repeated := metrics.RegisterCount(&metrics.Metric{Name: "sessions.turns_repeated", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
 	tokensWasted := metrics.RegisterCount(&metrics.Metric{Name: "sessions.tokens_wasted", ShedReason: metrics.SpentWork, Quantity: "tokens wasted", Unit: metrics.Count, Better: stats.LowerIsBetter, Headline: true, Work: metrics.WorkSpent})
+	// Background calls that gave up: their work is lost, their sessions go on.
+	backgroundFailed := metrics.RegisterCount(&metrics.Metric{Name: "sessions.background_failed", ShedReason: metrics.TheWork, Quantity: "background calls failed", Unit: metrics.Count, Better: stats.LowerIsBetter, Work: metrics.WorkLost})
 	registerWorkload(&Kind{Name: "agent-sessions", Fields: []string{"sessions", "turns", "think", "spread", "resume", "pause", "max_repeats",
-		"input_tokens", "input_growth", "output_tokens"},
+		"input_tokens", "input_growth", "output_tokens", "background"},
 		About: "agent sessions, each a chain of model calls; a failed call repeats its turn or restarts the session"},
 		workloadFuncs[*sim.AgentSessions]{
 			decode:   decodeAgentSessions,
@@ -30,6 +32,9 @@ func registerAgentSessions() {
 				names := []string{completed.Name, failed.Name, resumed.Name, repeated.Name}
 				if w.InputTokens > 0 || w.InputGrowth > 0 || w.OutputTokens > 0 {
 					names = append(names, tokensWasted.Name)
+				}
+				if w.PriorityLevels() != nil {
+					names = append(names, backgroundFailed.Name)
 				}
 				return names
 			},
@@ -70,6 +75,14 @@ func decodeAgentSessions(d *schema.Decoder, m *schema.Mapping, path string) *sim
 		InputGrowth:  int(m.Integer("input_growth", 0, 0, 1<<31-1)),
 		OutputTokens: int(m.Integer("output_tokens", 0, 0, 1<<31-1)),
 	}
+	if n := m.Get("background"); n != nil {
+		bm := d.Mapping(n, m.Field("background"))
+		if !bm.Has("share") {
+			bm.Errorf("share", "missing: the share of each session's turns that are background calls, in (0, 1]")
+		}
+		w.Background = sim.Background{Share: bm.Number("share", 0, 0, 1), Priority: decodePriority(bm, "priority", sim.PrioritySheddable)}
+		bm.Finish()
+	}
 	switch r := m.Str("resume", "turn"); r {
 	case "turn":
 		w.Resume = sim.ResumeTurn
@@ -92,6 +105,9 @@ func describeSessions(w *sim.AgentSessions) string {
 	s := fmt.Sprintf("%d agent sessions of %d model calls", w.Sessions, w.Turns)
 	if w.Think != nil {
 		s += ", think " + describeDistribution(w.Think)
+	}
+	if b := w.Background; b.Share > 0 {
+		s += fmt.Sprintf("; %.3g of the turns are background calls (priority %v), whose failure does not end the session", b.Share, b.Priority)
 	}
 	if w.MaxRepeats == 0 {
 		return s + "; a call that gives up fails its session"

@@ -70,6 +70,13 @@ func (p Population) String() string {
 // Subset returns the metric that counts the operations m is computed over
 // (Completed for a latency), or nil for a metric over the whole run.
 func (m *Metric) Subset() *Metric {
+	if m.level != nil {
+		if s := m.base.Subset(); s != nil {
+			b, _ := ByPriority(*m.level, s)
+			return b
+		}
+		return nil
+	}
 	switch m.Over {
 	case OverCompleted:
 		return Completed
@@ -188,6 +195,16 @@ type Metric struct {
 	// counted makes the metric optional too: it is reported only for
 	// scenarios whose server or workload counts it (For's counted names).
 	counted bool
+	// external marks a metric another package registered (RegisterCounted,
+	// RegisterShown): it may read what the run's Result holds only in
+	// total (its counters), so it has no values by priority.
+	external bool
+	// level and base, for a metric by priority (ByPriority): the priority
+	// and the metric it is of; part is its key in the JSON object
+	// by_priority ("critical.latency_ms.p99").
+	level *sim.Priority
+	base  *Metric
+	part  string
 }
 
 // Value returns the metric of r, unrounded, and false when it does not
@@ -258,7 +275,14 @@ func (m *Metric) Impossible(v float64) string {
 }
 
 // Part is the last element of the name: "p99" of "latency_ms.p99".
-func (m *Metric) Part() string { return m.Name[strings.LastIndexByte(m.Name, '.')+1:] }
+// A metric by priority's part is all but the prefix ("critical.completed"),
+// its key in the JSON object by_priority.
+func (m *Metric) Part() string {
+	if m.part != "" {
+		return m.part
+	}
+	return m.Name[strings.LastIndexByte(m.Name, '.')+1:]
+}
 
 // Optional reports whether the metric is reported only where it applies.
 func (m *Metric) Optional() bool { return m.shown != nil || m.counted }
@@ -426,7 +450,7 @@ func counted(m *Metric) *Metric {
 // incident's recovery) register them as they initialise, after this
 // package's own metrics, in the order they are written.
 func RegisterCounted(m *Metric, value func(r *sim.Result) (float64, bool)) *Metric {
-	m.value = value
+	m.value, m.external = value, true
 	return counted(m)
 }
 
@@ -439,7 +463,7 @@ func RegisterCount(m *Metric) *Metric { return RegisterCounted(m, CounterValue(m
 // (hedges, for a policy that hedges); value computes it. As for a counted
 // metric, its column is the first part of its name unless it names its own.
 func RegisterShown(m *Metric, value func(r *sim.Result) (float64, bool), shown func(*sim.Policy) bool) *Metric {
-	m.value, m.shown = value, shown
+	m.value, m.shown, m.external = value, shown, true
 	if m.Column == "" {
 		m.Column, _, _ = strings.Cut(m.Name, ".")
 	}
@@ -533,6 +557,9 @@ func Lookup(name string) (*Metric, bool) {
 		if m.Name == name {
 			return m, true
 		}
+	}
+	if m, ok := lookupByPriority(name); ok {
+		return m, true
 	}
 	return Counter(name)
 }

@@ -157,16 +157,21 @@ func writeMultiTable(w io.Writer, markdown bool, doc *MultiSeedDocument) error {
 		return err
 	}
 	for _, m := range doc.HeadlineMetrics() {
-		if markdown {
-			fmt.Fprintf(w, "\n#### %s\n\n", MetricTitle(m))
-		} else {
-			fmt.Fprintf(w, "\n%s\n", MetricTitle(m))
-		}
-		if err := WriteTable(w, markdown, cols, MultiSeedRows(doc, m, "-"), align); err != nil {
+		if err := writeMultiMetric(w, markdown, doc, m, cols, align); err != nil {
 			return err
 		}
 	}
-	return nil
+	return writeMultiPriorities(w, markdown, doc, cols, align)
+}
+
+// writeMultiMetric writes one metric's table of statistics, under its title.
+func writeMultiMetric(w io.Writer, markdown bool, doc *MultiSeedDocument, m *metrics.Metric, cols []string, align []bool) error {
+	if markdown {
+		fmt.Fprintf(w, "\n#### %s\n\n", MetricTitle(m))
+	} else {
+		fmt.Fprintf(w, "\n%s\n", MetricTitle(m))
+	}
+	return WriteTable(w, markdown, cols, MultiSeedRows(doc, m, "-"), align)
 }
 
 // multiSeedCSVHeader is the header row of the multi-seed CSV.

@@ -411,5 +411,8 @@ func writeTable(w io.Writer, markdown bool, c *Comparison) error {
 	if err := WriteTable(w, markdown, Columns(set), rows, textColumns(set)); err != nil {
 		return err
 	}
+	if err := writePriorities(w, markdown, c, set); err != nil {
+		return err
+	}
 	return writeBreakdowns(w, markdown, c)
 }

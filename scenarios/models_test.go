@@ -178,6 +178,10 @@ func TestWorkloadKindsDecode(t *testing.T) {
       max_attempts: 4
 `, &sim.AgentSessions{Sessions: 50, Turns: 10, Think: sim.Fixed(2 * time.Second), Spread: 10 * time.Second, Resume: sim.ResumeRestart,
 			Pause: time.Second, MaxRepeats: 2, InputTokens: 2000, InputGrowth: 500, OutputTokens: 400}, 1500},
+		{"agent sessions with background calls", `    clients: {type: agent-sessions, sessions: 5, turns: 10, background: {share: 0.2}, max_attempts: 4}
+`, &sim.AgentSessions{Sessions: 5, Turns: 10, Background: sim.Background{Share: 0.2, Priority: sim.PrioritySheddable}}, 50},
+		{"agent sessions with critical background calls", `    clients: {type: agent-sessions, sessions: 5, turns: 10, background: {share: 0.5, priority: 7}, max_attempts: 4}
+`, &sim.AgentSessions{Sessions: 5, Turns: 10, Background: sim.Background{Share: 0.5, Priority: 7}}, 50},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := parseOne(t, withModels(`    server: {phases: [{admit: 6, window: 1s}]}
@@ -296,6 +300,14 @@ func TestModelErrors(t *testing.T) {
 `, `scenarios[0].clients.resume: want turn (repeat the failed call) or restart (start the session again), got "again"`},
 		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, pause: 1s, max_attempts: 1}
 `, "scenarios[0].clients.pause: has no effect"},
+		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, background: {priority: critical}, max_attempts: 1}
+`, "scenarios[0].clients.background.share: missing: the share of each session's turns that are background calls"},
+		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, background: {share: 0.1, priority: low}, max_attempts: 1}
+`, `scenarios[0].clients.background.priority: "low" is not a priority`},
+		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, background: {share: 0.1}, priorities: {critical: 0.5}, max_attempts: 1}
+`, "scenarios[0].clients.priorities: this workload gives its operations priorities itself (agent sessions' background, each group's)"},
+		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, background: {share: 1.5}, max_attempts: 1}
+`, "scenarios[0].clients.background.share: must be between 0 and 1"},
 		{"", `    clients: {type: agent-sessions, sessions: 10, turns: 5, count: 3, max_attempts: 1}
 `, "scenarios[0].clients.count: unknown field (known fields: type, sessions, turns"},
 		{`    server: {type: queue, trace: workers.csv, service: 1s}

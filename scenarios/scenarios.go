@@ -79,15 +79,26 @@ func (s *Scenario) Operations() int { return s.Workload.Operations() }
 
 // Metrics returns the metrics reported for the scenario: those of
 // metrics.For its policies, the optional ones its server and workload
-// count (such as the server's wasted work, or the sessions completed), and
-// then the parts' counters its expectations name (metrics.Counter), in the
-// order they first appear.
+// count (such as the server's wasted work, or the sessions completed),
+// those by priority for the levels its workload gives (metrics.ForLevels),
+// and then the parts' counters its expectations name (metrics.Counter), in
+// the order they first appear.
 func (s *Scenario) Metrics() []*metrics.Metric {
 	counted := kinds.Counted(s.Server, s.Workload)
 	if s.Incident != (sim.Incident{}) {
 		counted = append(counted, RecoveryNames()...)
 	}
-	out := metrics.For(s.Policies, counted...)
+	ps := s.Policies
+	if w, ok := s.Workload.(interface{ FixedPolicies() ([]*sim.Policy, bool) }); ok {
+		// A client group's own policy counts what it does too (fallbacks).
+		fixed, _ := w.FixedPolicies()
+		ps = slices.Clone(ps)
+		for _, p := range fixed {
+			ps = append(ps, *p)
+		}
+	}
+	out := metrics.For(ps, counted...)
+	out = append(out, metrics.ForLevels(out, s.PriorityLevels())...)
 	for _, e := range s.Expect {
 		if m, ok := metrics.Counter(e.Metric); ok && !slices.Contains(out, m) {
 			out = append(out, m)
@@ -132,6 +143,36 @@ func (s *Scenario) partMissing(e Expect) string {
 		}
 	}
 	return ""
+}
+
+// PriorityLevels returns the priorities the scenario's operations may
+// have, highest first: those its workload gives, or its priorities field's;
+// none when neither gives any.
+func (s *Scenario) PriorityLevels() []sim.Priority {
+	if w, ok := s.Workload.(sim.PriorityLevels); ok && w.PriorityLevels() != nil {
+		return w.PriorityLevels()
+	}
+	return s.Priorities.PriorityLevels()
+}
+
+// levelMissing says why the scenario does not report m, a metric by
+// priority; "" for any other metric.
+func (s *Scenario) levelMissing(m *metrics.Metric) string {
+	p, _, ok := m.Level()
+	if !ok {
+		return ""
+	}
+	var names []string
+	for _, l := range s.PriorityLevels() {
+		names = append(names, l.String())
+	}
+	if len(names) == 0 {
+		return "its workload gives no priorities"
+	}
+	if !slices.Contains(names, p.String()) {
+		return fmt.Sprintf("its workload gives no operation priority %v (its levels: %s)", p, strings.Join(names, ", "))
+	}
+	return "its server, workload and policies do not count the metric it is of"
 }
 
 // Lookup returns the scenario called name, or an error listing those there are.
@@ -304,6 +345,8 @@ func decodeScenario(d *schema.Decoder, n *yaml.Node, path string) *Scenario {
 		for _, e := range s.Expect {
 			if why := s.partMissing(e); why != "" {
 				d.Errorf(e.node, e.field, "%s names %s", e.Metric, why)
+			} else if m, ok := metrics.Lookup(e.Metric); ok && !slices.Contains(reported, m) && s.levelMissing(m) != "" {
+				d.Errorf(e.node, e.field, "%s is not reported for this scenario: %s", e.Metric, s.levelMissing(m))
 			} else if m, ok := metrics.Lookup(e.Metric); ok && m.Optional() && !slices.Contains(reported, m) {
 				d.Errorf(e.node, e.field, "%s is not reported for this scenario: its server, workload and policies do not count it", e.Metric)
 			}

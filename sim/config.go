@@ -195,33 +195,54 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	d := c.Policy.Rules
+	if err := c.validatePolicy(&c.Policy); err != nil {
+		return err
+	}
+	if w, ok := c.Workload.(fixedPolicies); ok {
+		if ps, some := w.FixedPolicies(); some {
+			if why := fixedPolicyProblem(&c.Policy); why != "" {
+				return fmt.Errorf("policy %q %s, and some client groups have a policy of their own", c.Policy.Name, why)
+			}
+			for _, p := range ps {
+				if err := c.validatePolicy(p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// validatePolicy checks one policy of the run: the compared one, or a
+// client group's own.
+func (c *Config) validatePolicy(p *Policy) error {
+	d := p.Rules
 	if d.Backoff == nil {
-		return fmt.Errorf("policy %q has no backoff", c.Policy.Name)
+		return fmt.Errorf("policy %q has no backoff", p.Name)
 	}
 	if d.MaxAttempts <= 0 && d.Deadline <= 0 {
 		// Against a server that never admits, the run would never end.
-		return fmt.Errorf("policy %q needs max attempts or a deadline", c.Policy.Name)
+		return fmt.Errorf("policy %q needs max attempts or a deadline", p.Name)
 	}
-	if f := c.Policy.Fallback; f != nil && f.After < 0 {
-		return fmt.Errorf("policy %q: fallback after must be >= 0", c.Policy.Name)
+	if f := p.Fallback; f != nil && f.After < 0 {
+		return fmt.Errorf("policy %q: fallback after must be >= 0", p.Name)
 	}
-	for _, s := range c.Policy.Coordinators {
+	for _, s := range p.Coordinators {
 		if s == nil {
-			return fmt.Errorf("policy %q: a nil coordinator spec", c.Policy.Name)
+			return fmt.Errorf("policy %q: a nil coordinator spec", p.Name)
 		}
 		if err := s.Validate(); err != nil {
-			return fmt.Errorf("policy %q: %w", c.Policy.Name, err)
+			return fmt.Errorf("policy %q: %w", p.Name, err)
 		}
 		if _, ok := s.(policies.HedgeConfig); ok && DecidesLater(c.Server) {
-			return fmt.Errorf("policy %q hedges, and hedging needs a server that decides each request when it arrives (this one decides some later)", c.Policy.Name)
+			return fmt.Errorf("policy %q hedges, and hedging needs a server that decides each request when it arrives (this one decides some later)", p.Name)
 		}
-		if _, ok := s.(policies.HedgeConfig); ok && len(c.Policy.Layers) > 0 {
-			return fmt.Errorf("policy %q hedges and has retry layers inside; a layered policy cannot hedge (yet)", c.Policy.Name)
+		if _, ok := s.(policies.HedgeConfig); ok && len(p.Layers) > 0 {
+			return fmt.Errorf("policy %q hedges and has retry layers inside; a layered policy cannot hedge (yet)", p.Name)
 		}
 	}
-	if err := ValidateLayers(c.Policy.Layers); err != nil {
-		return fmt.Errorf("policy %q: %w", c.Policy.Name, err)
+	if err := ValidateLayers(p.Layers); err != nil {
+		return fmt.Errorf("policy %q: %w", p.Name, err)
 	}
 	return nil
 }

@@ -70,8 +70,13 @@ type runner struct {
 	// that have an operation: operation i uses plans[i % procs], so with
 	// fewer operations than processes only the first get one. nil otherwise:
 	// every operation uses plan.
-	plans   []machine.Plan
-	procs   int
+	plans []machine.Plan
+	procs int
+	// fixed, with a workload some of whose operations run a policy of
+	// their own (client groups), holds those policies' plans, and choose
+	// says which operation runs which (-1: the run's).
+	fixed   []machine.Plan
+	choose  policyChooser
 	ops     []operation
 	waiters []waiter // only for policies with a blocking coordinator
 	q       queue
@@ -93,6 +98,7 @@ type runner struct {
 	chain   Chain
 	sizer   TokenSizer
 	prio    Prioritizer
+	lv      *levels // the counts by priority, with a prio
 	wrng    *rand.Rand
 	started int // operations started so far, with a chain
 	// rec counts what the recovery metrics need, when the run has an
@@ -175,6 +181,10 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 	} else if len(cfg.Priorities) > 0 {
 		r.prio = cfg.Priorities
 	}
+	r.lv = newLevels(r.prio)
+	if err := r.planFixed(cfg); err != nil {
+		return Result{}, err
+	}
 	if r.procs > 1 {
 		// A plan holds no randomness: building only those of processes
 		// with an operation changes nothing else in the run.
@@ -192,7 +202,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		r.ops = newOperations(n)
 	}
 	r.waiters = nil
-	if cfg.Policy.Queues() {
+	if cfg.Policy.Queues() || r.fixedAny(cfg, func(p *Policy, _ *machine.Plan) bool { return p.Queues() }) {
 		r.waiters = make([]waiter, n)
 		for i := range r.waiters {
 			r.waiters[i] = waiter{r: r, i: int32(i)}
@@ -214,7 +224,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 		return Result{}, err
 	}
 	r.limits = nil
-	if lr, ok := ServerAs[LimitReporter](r.server); ok && r.plan.ObservesLimits() {
+	if lr, ok := ServerAs[LimitReporter](r.server); ok && (r.plan.ObservesLimits() || r.fixedAny(cfg, func(_ *Policy, p *machine.Plan) bool { return p.ObservesLimits() })) {
 		r.limits = lr // worked out only for a policy that reads them
 	}
 	r.rng = rand.New(&r.src)
@@ -313,6 +323,7 @@ func (r *runner) run(ctx context.Context, cfg *Config) (Result, error) {
 			s.ReportCounters(&r.res.Counters)
 		}
 	}
+	r.res.ByPriority = r.lv.finish(r.ops, r.res.Clients, cfg.Policy.Name)
 	if r.rec != nil {
 		// Operations start in index order: the first Clients have started.
 		if drawn {
@@ -360,6 +371,11 @@ func (r *runner) firstAttempts() int {
 // planOf returns the plan of operation i: its process's, with a
 // ProcessSplit workload.
 func (r *runner) planOf(i int32) *machine.Plan {
+	if r.choose != nil {
+		if k := r.choose.PolicyOf(int(i)); k >= 0 {
+			return &r.fixed[k]
+		}
+	}
 	if r.plans == nil {
 		return &r.plan
 	}
@@ -415,12 +431,13 @@ func (r *runner) send(i int32, now time.Duration) {
 		r.sendHedged(i, now)
 		return
 	}
-	r.sendTo(i, now, r.attemptEnd(now))
+	r.sendTo(i, now, r.attemptEnd(i, now))
 }
 
-// attemptEnd is when an attempt sent at now times out; 0 for never.
-func (r *runner) attemptEnd(now time.Duration) time.Duration {
-	if t := r.plan.Policy.AttemptTimeout; t > 0 {
+// attemptEnd is when operation i's attempt sent at now times out; 0 for
+// never.
+func (r *runner) attemptEnd(i int32, now time.Duration) time.Duration {
+	if t := r.planOf(i).Policy.AttemptTimeout; t > 0 {
 		return now + t
 	}
 	return 0
@@ -470,14 +487,14 @@ func (r *runner) pend(i int32, resp Response, giveUp time.Duration) {
 
 // request is operation i's attempt sent at now, as the server sees it.
 func (r *runner) request(i int32, now time.Duration) Request {
-	return r.requestUntil(i, r.attemptEnd(now))
+	return r.requestUntil(i, r.attemptEnd(i, now))
 }
 
 // requestUntil is operation i's attempt whose client stops waiting at
 // timeout (0: never) or at the end of its budget, whichever comes first.
 func (r *runner) requestUntil(i int32, timeout time.Duration) Request {
 	o := &r.ops[i]
-	giveUp, budgetEnd := timeout, r.budgetEnd(o)
+	giveUp, budgetEnd := timeout, r.budgetEnd(i)
 	if budgetEnd > 0 && (giveUp == 0 || budgetEnd < giveUp) {
 		giveUp = budgetEnd
 	}
@@ -491,10 +508,10 @@ func (r *runner) requestUntil(i int32, timeout time.Duration) Request {
 	return req
 }
 
-// budgetEnd is when operation o's budget (deadline) ends; 0 for none.
-func (r *runner) budgetEnd(o *operation) time.Duration {
-	if d := r.plan.Policy.Deadline; d > 0 {
-		return o.start + d
+// budgetEnd is when operation i's budget (deadline) ends; 0 for none.
+func (r *runner) budgetEnd(i int32) time.Duration {
+	if d := r.planOf(i).Policy.Deadline; d > 0 {
+		return r.ops[i].start + d
 	}
 	return 0
 }
@@ -553,7 +570,7 @@ func (r *runner) cannotDecide() error {
 func (r *runner) await(i int32, out policies.Outcome, at, giveUp time.Duration) {
 	o := &r.ops[i]
 	switch {
-	case giveUp > 0 && at > giveUp && giveUp == r.budgetEnd(o):
+	case giveUp > 0 && at > giveUp && giveUp == r.budgetEnd(i):
 		// The budget ends first: the client stops waiting there (as
 		// policies.Do's attempt context ends), though the server did the work.
 		at, o.cut = giveUp, true
@@ -578,7 +595,7 @@ func (r *runner) decided(now time.Duration, i int32, class policies.Class, late 
 type meter struct{ r *runner }
 
 func (m meter) Sent(now time.Duration, op int, retry bool) {
-	m.r.res.Attempts++
+	m.r.countSent(op)
 	if f := m.r.cfg.Observer.OnSend; f != nil {
 		f(now, op, retry)
 	}
@@ -586,16 +603,23 @@ func (m meter) Sent(now time.Duration, op int, retry bool) {
 
 func (m meter) Decided(now time.Duration, op int, class policies.Class, late bool) {
 	r := m.r
-	if class == policies.Success {
-		r.res.Admitted++
-	} else {
-		r.res.Rejected++
+	r.res.decided(class)
+	if l := r.lv.of(op); l != nil {
+		l.decided(class)
 	}
 	if f := r.cfg.Observer.OnDecision; f != nil {
 		f(now, op, class)
 	}
 	if f := r.cfg.Observer.OnWasted; f != nil && late && class == policies.Success {
 		f(now, op)
+	}
+}
+
+// countSent counts an attempt of operation op.
+func (r *runner) countSent(op int) {
+	r.res.sent()
+	if l := r.lv.of(op); l != nil {
+		l.sent()
 	}
 }
 
@@ -632,9 +656,10 @@ func (r *runner) respond(i int32, now time.Duration) {
 func (r *runner) conclude(i int32, now time.Duration) {
 	o := &r.ops[i]
 	if o.class == policies.Success {
-		r.res.Completed++
-		r.res.Latencies = append(r.res.Latencies, now-o.start)
-		r.res.LastCompletion = max(r.res.LastCompletion, now)
+		r.res.completed(now-o.start, now)
+		if l := r.lv.of(int(i)); l != nil {
+			l.completed(now-o.start, now)
+		}
 		if r.rec != nil {
 			r.rec.complete(now)
 		}
@@ -651,6 +676,9 @@ func (r *runner) conclude(i int32, now time.Duration) {
 	st := o.op.After(r.planOf(i), r.momentOf(i, now), r.withLimits(o.outcome(), now), true, nil, r.rng)
 	if !was && o.op.OnFallback() {
 		r.res.Fallbacks++
+		if l := r.lv.of(int(i)); l != nil {
+			l.Fallbacks++
+		}
 	}
 	if st.Kind == machine.StepStop {
 		r.giveUp(i, now, st)
@@ -675,9 +703,10 @@ func (r *runner) withLimits(out policies.Outcome, now time.Duration) policies.Ou
 }
 
 func (r *runner) giveUp(i int32, now time.Duration, st machine.Step) {
-	r.res.GaveUp++
-	r.res.GaveUpBy[st.Reason]++
-	r.res.GiveUps = append(r.res.GiveUps, now-r.ops[i].start)
+	r.res.gaveUp(st.Reason, now-r.ops[i].start)
+	if l := r.lv.of(int(i)); l != nil {
+		l.gaveUp(st.Reason, now-r.ops[i].start)
+	}
 	if r.rec != nil {
 		r.rec.end(now)
 	}

@@ -116,7 +116,7 @@ func (r *runner) sendCopy(i int32, now time.Duration) {
 	if k > 0 {
 		h.hedges++
 	}
-	r.res.Attempts++
+	r.countSent(int(i))
 	if f := r.cfg.Observer.OnSend; f != nil {
 		f(now, int(i), o.op.Attempts() > 1)
 	}
@@ -137,7 +137,7 @@ func (r *runner) sendCopy(i int32, now time.Duration) {
 	if giveUp > 0 && resp.At > giveUp {
 		// As await: cut at the budget's end, or a timeout.
 		c.at = giveUp
-		if giveUp == r.budgetEnd(o) {
+		if giveUp == r.budgetEnd(i) {
 			c.cut = true
 		} else {
 			c.class, c.status, c.wait = policies.Transient, 0, 0

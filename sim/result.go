@@ -44,6 +44,10 @@ type Result struct {
 	// Recovery is what the run measured around its incident, if
 	// Config.Incident set one.
 	Recovery Recovery
+	// ByPriority splits the counts and times above by the operations'
+	// priorities, highest first, when the workload gives them
+	// (Prioritizer): one entry per priority some started operation had.
+	ByPriority []PriorityResult
 }
 
 // Counter is a count a server model or a workload reports at the end of a

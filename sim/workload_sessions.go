@@ -53,6 +53,35 @@ type AgentSessions struct {
 	// t·InputGrowth input tokens (the conversation grows) and asks for
 	// OutputTokens (0: the server model's defaults).
 	InputTokens, InputGrowth, OutputTokens int
+	// Background, if its Share is above 0, makes some of each session's
+	// turns background work (Background).
+	Background Background
+}
+
+// Background describes the background calls of agent sessions (an agent
+// CLI's compaction or session memory): a Share of each session's turns,
+// spread evenly (turn t, from 0, is background when (t+1)·Share and
+// t·Share round to different whole numbers, with Share in millionths, so
+// a share of 1/2 makes turns 1, 3, 5, … background and 1/4 turns 2, 6,
+// 10, …, counting from 1), whose calls carry Priority; the
+// others carry the default priority. A background call that gives up
+// does not end its session, use a repeat or repeat the turn: the work is
+// dropped (the conversation goes uncompacted), the session goes on to
+// its next turn after a Think draw as if the call had completed, and the
+// sessions.background_failed counter counts it.
+type Background struct {
+	Share    float64
+	Priority Priority
+}
+
+// millionths is the background share in millionths, so that which turns
+// are background is decided in exact integer arithmetic.
+func (b Background) millionths() int64 { return int64(b.Share*1e6 + 0.5) }
+
+// background reports whether turn t is background work.
+func (b Background) background(t int32) bool {
+	m := b.millionths()
+	return ((int64(t)+1)*m+5e5)/1e6 > (int64(t)*m+5e5)/1e6
 }
 
 // Validate reports the first problem with the workload's numbers.
@@ -70,6 +99,10 @@ func (w *AgentSessions) Validate() error {
 		return fmt.Errorf("agent sessions: negative spread or pause")
 	case w.InputTokens < 0 || w.InputGrowth < 0 || w.OutputTokens < 0:
 		return fmt.Errorf("agent sessions: negative token count")
+	case !(w.Background.Share >= 0 && w.Background.Share <= 1):
+		return fmt.Errorf("agent sessions: background share %v is not in [0, 1]", w.Background.Share)
+	case w.Background.Priority < -MaxPriority || w.Background.Priority > MaxPriority:
+		return fmt.Errorf("agent sessions: background priority %d is not within ±%d", w.Background.Priority, MaxPriority)
 	}
 	if n := w.slots(); n*int64(w.Sessions) > MaxOperations {
 		return fmt.Errorf("agent sessions: %d sessions may make %d calls each; at most %d operations are supported", w.Sessions, n, MaxOperations)
@@ -107,7 +140,40 @@ func (w *AgentSessions) NewChain() Chain {
 		c.session[i] = int32(i)
 	}
 	c.stats.Started = w.Sessions
+	if w.Background.millionths() > 0 {
+		return prioritizedSessions{c}
+	}
 	return c
+}
+
+// PriorityLevels returns the priorities of the sessions' calls, highest
+// first: none without background calls.
+func (w *AgentSessions) PriorityLevels() []Priority {
+	if w.Background.millionths() == 0 {
+		return nil
+	}
+	if w.Background.millionths() >= 1e6 {
+		return []Priority{w.Background.Priority}
+	}
+	return sortedLevels(PriorityDefault, w.Background.Priority)
+}
+
+// prioritizedSessions is the chain of sessions with background calls: it
+// gives each call its turn's priority.
+type prioritizedSessions struct{ *sessionChain }
+
+func (c prioritizedSessions) Priority(i int) Priority {
+	if b := c.w.Background; b.background(c.turn[i]) {
+		return b.Priority
+	}
+	return PriorityDefault
+}
+
+// ReportCounters reports the session counts and
+// sessions.background_failed.
+func (c prioritizedSessions) ReportCounters(cs *Counters) {
+	c.stats.report(cs)
+	cs.Add("sessions.background_failed", int64(c.stats.BackgroundFailed))
 }
 
 type sessionChain struct {
@@ -133,7 +199,15 @@ func (c *sessionChain) Next(ended int, at time.Duration, completed bool, rng *ra
 	case completed && int(t)+1 == c.w.Turns:
 		c.stats.Completed++
 		return 0, 0, false
-	case completed:
+	case !completed && c.w.Background.background(t) && int(t)+1 == c.w.Turns:
+		// A background call that gives up drops its work only.
+		c.stats.BackgroundFailed++
+		c.stats.Completed++
+		return 0, 0, false
+	case completed || c.w.Background.background(t):
+		if !completed {
+			c.stats.BackgroundFailed++
+		}
 		nt = t + 1
 		if c.think != nil {
 			start += c.think.Sample(rng)
@@ -192,6 +266,9 @@ type sessionStats struct {
 	// call; tokens of the failed calls themselves are the server's to
 	// count, as server.wasted_output_tokens.)
 	TokensWasted int64
+	// BackgroundFailed counts background calls that gave up (their
+	// sessions went on).
+	BackgroundFailed int
 }
 
 // ReportCounters reports the run's session counts: sessions.started,

@@ -300,6 +300,8 @@ func TestChainedValidation(t *testing.T) {
 		{&AgentSessions{Sessions: 1, Turns: 1, MaxRepeats: -1}, "repeats"},
 		{&AgentSessions{Sessions: 1, Turns: 1, Resume: 7}, "resume"},
 		{&AgentSessions{Sessions: 1 << 16, Turns: 1 << 10, MaxRepeats: 1 << 10, Resume: ResumeRestart}, "at most"},
+		{&AgentSessions{Sessions: 1, Turns: 1, Background: Background{Share: 1.5}}, "background share"},
+		{&AgentSessions{Sessions: 1, Turns: 1, Background: Background{Share: 0.5, Priority: 101}}, "background priority"},
 	} {
 		if err := tt.w.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: error %v, want one containing %q", tt.w, err, tt.want)
@@ -476,6 +478,61 @@ func TestPriorityShares(t *testing.T) {
 	for _, bad := range []PriorityShares{{{PriorityCritical, 0}}, {{PriorityCritical, 0.6}, {PrioritySheddable, 0.5}}, {{101, 0.1}}, {{PriorityCritical, 0.1}, {1, 0.2}}} {
 		if bad.Validate() == nil {
 			t.Errorf("%v: no error", bad)
+		}
+	}
+}
+
+// Background calls by hand: one session of 4 turns, half of them
+// background (turns 1 and 3, counting from 1: sheddable), one attempt per
+// call, against sessionServer. Turn 3's background call at 0.2 s is
+// rejected at 0.3 s: the session goes on at once (no think) to turn 4,
+// whose call is rejected at 0.4 s; that foreground failure uses the
+// session's repeat, and the turn runs again at 1.4 s (pause 1 s) and
+// completes at 1.5 s.
+func TestAgentSessionsBackgroundByHand(t *testing.T) {
+	var log []exchange
+	w := &AgentSessions{Sessions: 1, Turns: 4, Pause: sec, MaxRepeats: 1, InputTokens: 100, InputGrowth: 50,
+		Background: Background{Share: 0.5, Priority: PrioritySheddable}}
+	r := mustRun(t, Config{Seed: 1, Server: recorder{sessionServer(), &log}, Workload: w, Policy: once})
+	var prios []Priority
+	var tokens []int
+	for _, e := range log {
+		prios = append(prios, e.req.Priority)
+		tokens = append(tokens, e.req.InputTokens)
+	}
+	wantAt := []time.Duration{0, 100 * ms, 200 * ms, 300 * ms, 1400 * ms}
+	wantPrio := []Priority{PrioritySheddable, PriorityDefault, PrioritySheddable, PriorityDefault, PriorityDefault}
+	stats := sessionStats{Started: 1, Completed: 1, Resumed: 1, TurnsRepeated: 1, BackgroundFailed: 1}
+	want := countersOf(stats.report)
+	want.Add("sessions.background_failed", 1)
+	if !slices.Equal(arrivals(log), wantAt) || !slices.Equal(prios, wantPrio) || !slices.Equal(tokens, []int{100, 150, 200, 250, 250}) ||
+		!slices.Equal(r.Counters, want) || r.LastCompletion != 1500*ms {
+		t.Errorf("calls at %v, priorities %v, tokens %v, counters %+v, last completion %v", arrivals(log), prios, tokens, r.Counters, r.LastCompletion)
+	}
+	if want := sortedLevels(PrioritySheddable, PriorityDefault); !slices.Equal(w.PriorityLevels(), want) {
+		t.Errorf("levels %v, want %v", w.PriorityLevels(), want)
+	}
+	type level struct{ clients, completed, gaveUp int }
+	got := map[Priority]level{}
+	for _, l := range r.ByPriority {
+		got[l.Priority] = level{l.Clients, l.Completed, l.GaveUp}
+	}
+	if got[PriorityDefault] != (level{3, 2, 1}) || got[PrioritySheddable] != (level{2, 1, 1}) || len(got) != 2 {
+		t.Errorf("by priority: %+v", got)
+	}
+	sumOfLevels(t, "sessions", r)
+	for _, tt := range []struct {
+		share float64
+		turns string
+	}{{0.5, "1 3 5 7"}, {0.25, "2 6"}, {1.0 / 3, "2 5 8"}, {1, "1 2 3 4 5 6 7 8"}, {0.01, ""}} {
+		var bg []string
+		for turn := range int32(8) {
+			if (Background{Share: tt.share}).background(turn) {
+				bg = append(bg, fmt.Sprint(turn+1))
+			}
+		}
+		if got := strings.Join(bg, " "); got != tt.turns {
+			t.Errorf("share %v: background turns %q of 8, want %q", tt.share, got, tt.turns)
 		}
 	}
 }

@@ -34,6 +34,9 @@ func TestEveryBuiltinScenarioRunsInEveryCommand(t *testing.T) {
 			if _, open := s.Workload.(*sim.OpenLoop); open {
 				param = "rate=5:10:5"
 			}
+			if _, groups := s.Workload.(*sim.Groups); groups {
+				param = "max_attempts=2:4:2" // each group has its own clients
+			}
 			html := filepath.Join(dir, "r.html")
 			for _, args := range [][]string{
 				{"compare", "--format", "json"},

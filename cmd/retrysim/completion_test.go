@@ -73,7 +73,7 @@ func TestBashCompletion(t *testing.T) {
 		{"compare --force --form", "--format", 0},
 		{"compare -q --qu", "--quiet", 0},
 		{"-q comp", "compare completion", 0},
-		{"show f", "flaky-server", 0},
+		{"show f", "flaky-server foreground-background", 0},
 		{"completion ''", "bash zsh fish pwsh", 0},
 		{"list --file " + filepath.Join(dir, "mi"), mine, 0},
 	}

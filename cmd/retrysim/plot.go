@@ -29,6 +29,7 @@ func plotCommand() *cli.Command {
 			"              [--seeds K] [--plot-format png,svg] [--bucket DURATION]\n" +
 			"              [--param NAME=VALUE]... [--force]\n\n" +
 			"Writes DIR/timeline, DIR/load, DIR/cdf, DIR/outcomes, with\n" +
+			"priorities DIR/priorities (outcomes by priority), with\n" +
 			"--seeds K > 1 DIR/distributions, and for a pool DIR/members (each\n" +
 			"member's requests and failures), each as .png and .svg (1200×800).\n" +
 			"The timeline (admitted and rejected) and load (offered load, goodput\n" +

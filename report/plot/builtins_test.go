@@ -67,6 +67,9 @@ func TestBuiltinFigures(t *testing.T) {
 			}
 			pools++
 		}
+		if len(s.PriorityLevels()) > 0 {
+			want++ // and priorities
+		}
 		if len(svgs) != want {
 			t.Errorf("%s: %d figures, want %d", s.Name, len(svgs), want)
 		}

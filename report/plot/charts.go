@@ -28,8 +28,8 @@ type NamedFigure struct {
 }
 
 // Figures returns every plot of d, in a fixed order: timeline, load, cdf,
-// outcomes, with more than one seed distributions, and for a pool
-// (HasMembers) members.
+// outcomes, with priorities priorities, with more than one seed
+// distributions, and for a pool (HasMembers) members.
 func Figures(d *runs.PlotData) ([]NamedFigure, error) {
 	out := []NamedFigure{}
 	tl, err := TimelineFigure(d)
@@ -52,6 +52,11 @@ func Figures(d *runs.PlotData) ([]NamedFigure, error) {
 		return nil, err
 	}
 	out = append(out, NamedFigure{"outcomes", oc})
+	if pf, err := PrioritiesFigure(d); err != nil {
+		return nil, err
+	} else if pf != nil {
+		out = append(out, NamedFigure{"priorities", pf})
+	}
 	if d.Runs.Seeds() > 1 {
 		dist, err := DistributionFigure(d)
 		if err != nil {
