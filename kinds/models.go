@@ -44,6 +44,7 @@ func registerServers() {
 	registerPool()
 	registerCrash()
 	registerBilling()
+	registerReserveShedder()
 }
 
 func registerWorkloads() {
