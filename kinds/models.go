@@ -45,6 +45,7 @@ func registerServers() {
 	registerCrash()
 	registerBilling()
 	registerReserveShedder()
+	registerAdmissionControl()
 }
 
 func registerWorkloads() {

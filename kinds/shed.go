@@ -10,9 +10,9 @@ import (
 	"github.com/retrysim/retrysim/stats"
 )
 
-// DefaultReserve is the reserve shedder's share for critical requests:
+// defaultReserve is the reserve shedder's share for critical requests:
 // Stripe's example.
-const DefaultReserve = 0.2
+const defaultReserve = 0.2
 
 // The reserve shedder (sim.ReserveShedder): Stripe's fleet-usage load
 // shedder in front of an inner server.
@@ -54,7 +54,7 @@ func registerReserveShedder() {
 // decodeReserveShedder reads a reserve shedder and the server it guards.
 func decodeReserveShedder(d *schema.Decoder, m *schema.Mapping, path string) *sim.ReserveShedder {
 	r := &sim.ReserveShedder{
-		Reserve:  m.Number("reserve", DefaultReserve, 0, 0.999),
+		Reserve:  m.Number("reserve", defaultReserve, 0, 0.999),
 		Capacity: int(m.Integer("capacity", 0, 1, sim.MaxConcurrency)),
 		Window:   m.Duration("window", 0),
 		Reject:   rejection(m, "unavailable"),

@@ -52,6 +52,7 @@ func TestCountedMetricsOrder(t *testing.T) {
 		"pool.busiest_share", "pool.ejections", "pool.cooldowns", "pool.unavailable", "crash.reset", "crash.refused",
 		"billing.billed", "billing.abandoned", "billing.billed_per_completion", "billing.cost_per_completion", "billing.partial", "billing.partial_output_tokens",
 		"shed.shed", "shed.critical_ok", "shed.critical_failed", "shed.noncritical_ok", "shed.noncritical_failed",
+		"admission.rejected", "admission.admitted", "admission.rejected_share",
 		"sessions.completed", "sessions.failed", "sessions.resumed", "sessions.turns_repeated", "sessions.tokens_wasted",
 		"hedge.sent", "hedge.denied", "hedge.cancelled", "server.stream_faults", "stream.watchdog", "stream.wasted_events",
 		"layers.after_giveup", "layers.retrying_retry_after", "layers.retrying_capacity", "layers.retrying_transient", "layers.retrying_terminal",
