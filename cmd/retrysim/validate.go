@@ -59,6 +59,10 @@ func validateAction(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	if _, own := s.Workload.(sim.Prioritizer); len(s.Priorities) > 0 || own {
+		// The model would read priorities the real clients do not send.
+		return usagef("validate: scenario %s gives its operations priorities, which validate's real clients do not send yet (serve reads them from the %s header); simulate it with 'retrysim compare'", s.Name, serve.PriorityHeader)
+	}
 	if cmd.IsSet("exec") || cmd.IsSet("preset") {
 		return validateExec(ctx, cmd, s, seed)
 	}
