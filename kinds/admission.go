@@ -52,6 +52,16 @@ func registerAdmissionControl() {
 				c.Inner = cloneServer(a.Inner)
 				return &c
 			},
+			// The probability reads shares of the window's counts; only the
+			// requests a second of rps_threshold scale with the load.
+			scale: func(a *sim.AdmissionControl, f float64) (*sim.AdmissionControl, error) {
+				var err error
+				if a.RPSThreshold, err = scaleCount(a.RPSThreshold, f, "rps threshold"); err != nil {
+					return a, err
+				}
+				a.Inner, err = scaleServer(a.Inner, f)
+				return a, err
+			},
 		})
 }
 

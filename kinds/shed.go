@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/retrysim/retrysim/metrics"
@@ -47,6 +48,20 @@ func registerReserveShedder() {
 				c := *r
 				c.Inner = cloneServer(r.Inner)
 				return &c
+			},
+			// The capacity scales with the inner server's, as long as the
+			// allocation, a floor, stays in proportion.
+			scale: func(r *sim.ReserveShedder, f float64) (*sim.ReserveShedder, error) {
+				want := float64(r.Allocation()) * f
+				var err error
+				if r.Capacity, err = scaleCount(r.Capacity, f, "capacity"); err != nil {
+					return r, err
+				}
+				if got := float64(r.Allocation()); math.Abs(got-want) > 0.1*want {
+					return r, fmt.Errorf("the non-critical allocation of %.3g cannot be scaled by %.3g (it rounds to %v)", want/f, f, got)
+				}
+				r.Inner, err = scaleServer(r.Inner, f)
+				return r, err
 			},
 		})
 }
