@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/retrysim/retrysim/scenarios"
 	"github.com/retrysim/retrysim/serve"
 	"github.com/retrysim/retrysim/sim"
 )
@@ -59,4 +60,47 @@ func TestServeRefusesThePriorityQueue(t *testing.T) {
 	if !errors.As(err, &unsupported) || !strings.Contains(err.Error(), "after they arrive") {
 		t.Fatalf("got %v, want an UnsupportedError saying the model decides after arrival", err)
 	}
+}
+
+// validate's own clients send their operations' priorities: in front of
+// a shedder that lets 2 non-critical requests a second through of 4,
+// a burst of 4 with half of them critical is served whole, as the
+// simulation says; clients that sent no priority would have 2 shed.
+func TestValidateSendsPriorities(t *testing.T) {
+	f, err := scenarios.Parse("p.yaml", []byte(`scenarios:
+  - name: prio
+    server:
+      type: reserve-shedder
+      reserve: 0.5
+      capacity: 4
+      window: 1s
+      inner: {type: capacity-windows, response_time: 100ms, phases: [{admit: 4, window: 1s}]}
+    clients: {count: 4, priorities: {critical: 0.5}}
+    policies: [{name: once, type: immediate, max_attempts: 1}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	synctest.Test(t, func(t *testing.T) {
+		v := validation(s, 1)
+		v.Priorities = s.Priorities
+		v.Connect = inMemory
+		cs, err := serve.Validate(t.Context(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cs[0]
+		if c.Simulated.Completed != 4 || c.Measured.Completed != 4 || !c.Agree() {
+			t.Fatalf("simulated %d completed, measured %d; want 4 and 4, in agreement:\n%s", c.Simulated.Completed, c.Measured.Completed, report(t, cs))
+		}
+		v.Priorities = nil // what clients without the header meet
+		cs, err = serve.Validate(t.Context(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cs[0].Measured.Completed; got != 2 {
+			t.Errorf("without priorities %d completed, want 2 (the allocation)", got)
+		}
+	})
 }

@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// validate refuses a scenario whose operations have priorities (its real
-// clients send none), as bad input, before any run.
+// validate --exec refuses a scenario whose operations have priorities (a
+// program sends none; validate's own clients do), as bad input, before
+// any run.
 func TestValidateRefusesPriorities(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "p.yaml")
 	yaml := `scenarios:
@@ -20,8 +21,8 @@ func TestValidateRefusesPriorities(t *testing.T) {
 	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, code, err := runCLI(t, "validate", "--file", file)
+	_, _, code, err := runCLI(t, "validate", "--file", file, "--exec", "true", "--preset", "once")
 	if code != 2 || err == nil || !strings.Contains(err.Error(), "priorities") || !strings.Contains(err.Error(), "x-retrysim-priority") {
-		t.Fatalf("exit %d, %v; want exit 2 saying validate does not send priorities", code, err)
+		t.Fatalf("exit %d, %v; want exit 2 saying only validate's own clients send priorities", code, err)
 	}
 }
