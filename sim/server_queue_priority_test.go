@@ -12,6 +12,14 @@ import (
 // (time, insertion) order; it returns each request's final answer.
 func drivePriorities(t *testing.T, s Server, at []time.Duration, reqs []Request) []Response {
 	t.Helper()
+	answers, _ := drivePrioritiesCounting(t, s, at, reqs)
+	return answers
+}
+
+// drivePrioritiesCounting is drivePriorities, and how many decisions it asked for.
+func drivePrioritiesCounting(t *testing.T, s Server, at []time.Duration, reqs []Request) ([]Response, int) {
+	t.Helper()
+	decides := 0
 	type pend struct {
 		at     time.Duration
 		req    int
@@ -38,13 +46,14 @@ func drivePriorities(t *testing.T, s Server, at []time.Duration, reqs []Request)
 		if len(q) > 0 && (next == len(at) || q[0].at <= at[next]) {
 			p := q[0]
 			q = q[1:]
+			decides++
 			settle(p.req, p.at, s.(Decider).Decide(p.at, p.ticket))
 			continue
 		}
 		settle(next, at[next], s.Arrive(at[next], reqs[next]))
 		next++
 	}
-	return answers
+	return answers, decides
 }
 
 // Worked by hand: one worker, 10 ms a request. A (default) finds it free;
@@ -138,6 +147,47 @@ func TestQueuePriorityValidate(t *testing.T) {
 	} {
 		if q.Validate() == nil {
 			t.Errorf("%+v: no error", q)
+		}
+	}
+}
+
+// Without a queue limit a waiting request sleeps until the forecast pick
+// that could take it: over random arrivals of three priorities, two
+// workers and random service, every answer is the one of a queue that
+// looks at every waiting request at each pick, in far fewer decisions;
+// with one priority, every answer is the plain queue's.
+func TestQueuePriorityForecastChangesNothing(t *testing.T) {
+	ms := time.Millisecond
+	rng := ServerRand(5)
+	var at []time.Duration
+	var reqs []Request
+	now := time.Duration(0)
+	for range 3000 {
+		now += time.Duration(rng.ExpFloat64() * float64(4*ms)) // load 1.1: the queue stands
+		at = append(at, now)
+		reqs = append(reqs, Request{Priority: Priority(rng.IntN(3) - 1)})
+	}
+	q := &Queue{Concurrency: 2, Service: Exponential{Mean: 9 * ms}, Priority: PriorityOrder{On: true}}
+	slow := *q
+	slow.noForecast = true
+	got, gotDecides := drivePrioritiesCounting(t, q.NewServer(ServerRand(1)), at, reqs)
+	want, wantDecides := drivePrioritiesCounting(t, slow.NewServer(ServerRand(1)), at, reqs)
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("request %d (arrived %v, %v): %+v with the forecast, %+v without", i, at[i], reqs[i].Priority, got[i], want[i])
+		}
+	}
+	if gotDecides*2 > wantDecides {
+		t.Errorf("%d decisions with the forecast, %d without: it saves little", gotDecides, wantDecides)
+	}
+	t.Logf("%d decisions with the forecast, %d without", gotDecides, wantDecides)
+
+	plain := &Queue{Concurrency: 2, Service: Exponential{Mean: 9 * ms}}
+	f := plain.NewServer(ServerRand(1))
+	one, _ := drivePrioritiesCounting(t, q.NewServer(ServerRand(1)), at, make([]Request, len(at)))
+	for i := range at {
+		if w := f.Arrive(at[i], Request{}); one[i].At != w.At || one[i].Outcome != w.Outcome {
+			t.Fatalf("one priority, request %d: %+v, first come first served %+v", i, one[i], w)
 		}
 	}
 }
