@@ -168,19 +168,24 @@ func TestQueuePriorityForecastChangesNothing(t *testing.T) {
 		reqs = append(reqs, Request{Priority: Priority(rng.IntN(3) - 1)})
 	}
 	q := &Queue{Concurrency: 2, Service: Exponential{Mean: 9 * ms}, Priority: PriorityOrder{On: true}}
-	slow := *q
-	slow.noForecast = true
-	got, gotDecides := drivePrioritiesCounting(t, q.NewServer(ServerRand(1)), at, reqs)
-	want, wantDecides := drivePrioritiesCounting(t, slow.NewServer(ServerRand(1)), at, reqs)
-	for i := range got {
-		if got[i] != want[i] {
-			t.Fatalf("request %d (arrived %v, %v): %+v with the forecast, %+v without", i, at[i], reqs[i].Priority, got[i], want[i])
+	// And with workers over time: none for a while, then 1, then 3.
+	phased := &Queue{Phases: []WorkerPhase{{Duration: time.Second, Concurrency: 2}, {Duration: 500 * ms}, {Duration: 2 * time.Second, Concurrency: 1}, {Concurrency: 3}},
+		Service: Exponential{Mean: 9 * ms}, Priority: PriorityOrder{On: true}}
+	for _, m := range []*Queue{q, phased} {
+		slow := *m
+		slow.noForecast = true
+		got, gotDecides := drivePrioritiesCounting(t, m.NewServer(ServerRand(1)), at, reqs)
+		want, wantDecides := drivePrioritiesCounting(t, slow.NewServer(ServerRand(1)), at, reqs)
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%d phases: request %d (arrived %v, %v): %+v with the forecast, %+v without", len(m.Phases), i, at[i], reqs[i].Priority, got[i], want[i])
+			}
 		}
+		if gotDecides*2 > wantDecides {
+			t.Errorf("%d phases: %d decisions with the forecast, %d without: it saves little", len(m.Phases), gotDecides, wantDecides)
+		}
+		t.Logf("%d phases: %d decisions with the forecast, %d without", len(m.Phases), gotDecides, wantDecides)
 	}
-	if gotDecides*2 > wantDecides {
-		t.Errorf("%d decisions with the forecast, %d without: it saves little", gotDecides, wantDecides)
-	}
-	t.Logf("%d decisions with the forecast, %d without", gotDecides, wantDecides)
 
 	plain := &Queue{Concurrency: 2, Service: Exponential{Mean: 9 * ms}}
 	f := plain.NewServer(ServerRand(1))
