@@ -114,18 +114,22 @@ type regression struct {
 }
 
 var (
-	fewerAttempts = regression{what: "fewer attempts (max_attempts 2)", param: "max_attempts=2"}
-	oneAttempt    = regression{what: "no retries (max_attempts 1)", param: "max_attempts=1"}
-	moreAttempts  = regression{what: "more attempts at every layer (max_attempts 5)", param: "max_attempts=5"}
-	cutCap        = regression{what: "cap cut to 1 s", param: "cap=1s"}
-	cutDeadline   = regression{what: "deadline cut to 2 s", param: "deadline=2s"}
-	noJitter      = regression{what: "jitter removed", mutate: withoutJitter}
-	halfBudget    = regression{what: "retry budget halved (10 % → 5 %)", param: "budget_percent=5"}
-	soonerBreaker = regression{what: "breaker opens after 1 failure", param: "breaker_failures=1"}
-	tinyHedges    = regression{what: "hedge budget cut to 1 %", param: "hedge_budget_percent=1"}
-	eagerHedges   = regression{what: "hedges after 1 ms", param: "hedge_delay=1ms"}
-	eagerRetries  = regression{what: "base delay cut to 1 ms", param: "base=1ms"}
-	noRetryOn     = regression{what: "retry_on dropped (every layer retries what its class rule retries)", mutate: withoutRetryOn}
+	fewerAttempts  = regression{what: "fewer attempts (max_attempts 2)", param: "max_attempts=2"}
+	oneAttempt     = regression{what: "no retries (max_attempts 1)", param: "max_attempts=1"}
+	moreAttempts   = regression{what: "more attempts at every layer (max_attempts 5)", param: "max_attempts=5"}
+	cutCap         = regression{what: "cap cut to 1 s", param: "cap=1s"}
+	cutDeadline    = regression{what: "deadline cut to 2 s", param: "deadline=2s"}
+	noJitter       = regression{what: "jitter removed", mutate: withoutJitter}
+	halfBudget     = regression{what: "retry budget halved (10 % → 5 %)", param: "budget_percent=5"}
+	soonerBreaker  = regression{what: "breaker opens after 1 failure", param: "breaker_failures=1"}
+	tinyHedges     = regression{what: "hedge budget cut to 1 %", param: "hedge_budget_percent=1"}
+	eagerHedges    = regression{what: "hedges after 1 ms", param: "hedge_delay=1ms"}
+	eagerRetries   = regression{what: "base delay cut to 1 ms", param: "base=1ms"}
+	noRetryOn      = regression{what: "retry_on dropped (every layer retries what its class rule retries)", mutate: withoutRetryOn}
+	bigReserve     = regression{what: "reserve raised to 0.5", param: "server.reserve=0.5"}
+	moreAggressive = func(to string) regression {
+		return regression{what: "aggression raised to " + to, param: "server.aggression=" + to}
+	}
 )
 
 // withoutRetryOn is s with every policy's and layer's retry_on removed.
@@ -191,7 +195,10 @@ var regressions = map[string][]regression{
 	"outage":                   {soonerBreaker, oneAttempt, cutDeadline},
 	"agent-fleet":              {oneAttempt, cutDeadline},
 	"agent-frameworks":         {fewerAttempts, cutDeadline},
-	"foreground-background":    {fewerAttempts, foregroundOnce},
+	"stripe-reserve":           {bigReserve, oneAttempt},
+	"envoy-admission-a1":       {moreAggressive("2")},
+	"envoy-admission-a2":       {moreAggressive("3")},
+	"envoy-admission-a3":       {moreAggressive("4")},
 }
 
 // foregroundOnce takes the retries from the client groups' own policies

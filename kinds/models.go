@@ -44,6 +44,8 @@ func registerServers() {
 	registerPool()
 	registerCrash()
 	registerBilling()
+	registerReserveShedder()
+	registerAdmissionControl()
 }
 
 func registerWorkloads() {

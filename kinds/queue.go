@@ -27,7 +27,9 @@ func registerQueue() {
 	codelDropped := metrics.RegisterCount(&metrics.Metric{Name: "server.codel_dropped", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter})
 	// Requests an adaptive-LIFO queue took newest first.
 	lifo := metrics.RegisterCount(&metrics.Metric{Name: "server.lifo", ShedReason: metrics.SpentWork, Unit: metrics.Count})
-	registerServer(&Kind{Name: "queue", Fields: []string{"concurrency", "phases", "trace", "service", "queue_limit", "reject", "retry_after", "reject_after", "drop_abandoned", "codel", "adaptive_lifo"},
+	// Waiting requests a priority-ordered queue evicted for higher ones.
+	evicted := metrics.RegisterCount(&metrics.Metric{Name: "server.priority_evicted", ShedReason: metrics.SpentWork, Unit: metrics.Count, Better: stats.LowerIsBetter, Added: "2026-12"})
+	registerServer(&Kind{Name: "queue", Fields: []string{"concurrency", "phases", "trace", "service", "queue_limit", "reject", "retry_after", "reject_after", "drop_abandoned", "codel", "adaptive_lifo", "priority"},
 		About: "workers serving requests first come, first served: latency grows with load"},
 		serverFuncs[*sim.Queue]{
 			decode:   decodeQueue,
@@ -42,7 +44,7 @@ func registerQueue() {
 				return minDistribution(q.Service)
 			},
 			extraEvents: func(q *sim.Queue) float64 {
-				if q.LIFO.On() {
+				if q.LIFO.On() || q.Priority.On {
 					// A waiting request is decided again at each pick that
 					// could take it and woken when later arrivals push its
 					// forecast back: about 9 events an attempt
@@ -64,6 +66,9 @@ func registerQueue() {
 				}
 				if q.LIFO.On() {
 					names = append(names, lifo.Name)
+				}
+				if q.Priority.On && q.QueueLimit > 0 {
+					names = append(names, evicted.Name)
 				}
 				return names
 			},
@@ -171,6 +176,7 @@ func decodeQueue(d *schema.Decoder, m *schema.Mapping, path string) *sim.Queue {
 		}
 		lm.Finish("interval")
 	}
+	q.Priority.On = m.Boolean("priority", false)
 	if q.QueueLimit == 0 {
 		for _, f := range []string{"reject_after", "reject", "retry_after"} {
 			if m.Has(f) && (f == "reject_after" || !q.DropAbandoned && q.CoDel.Interval == 0) {
@@ -233,6 +239,9 @@ func describeQueue(q *sim.Queue) Table {
 	order := "first come, first served"
 	if q.LIFO.On() {
 		order = "adaptive LIFO"
+	}
+	if q.Priority.On {
+		order = "highest priority first (first come, first served within one), a full queue evicting the lowest first"
 	}
 	t := Table{
 		Caption: "Server: a queue of workers, " + order + " (" + strings.Join(notes, "; ") + ")",

@@ -47,10 +47,12 @@ func TestRecoveryMetrics(t *testing.T) {
 // register after metrics' own: their order is that of the JSON fields and
 // columns, and must not change.
 func TestCountedMetricsOrder(t *testing.T) {
-	counted := []string{"server.wasted", "server.wasted_ms", "server.wasted_output_tokens", "server.dropped", "server.queue_full", "server.codel_dropped", "server.lifo",
+	counted := []string{"server.wasted", "server.wasted_ms", "server.wasted_output_tokens", "server.dropped", "server.queue_full", "server.codel_dropped", "server.lifo", "server.priority_evicted",
 		"server.rate_limited", "server.too_large", "server.key_idle_ms", "server.key_utilisation", "client.idle_ms", "server.reads", "server.writes", "server.conflicts",
 		"pool.busiest_share", "pool.ejections", "pool.cooldowns", "pool.unavailable", "crash.reset", "crash.refused",
 		"billing.billed", "billing.abandoned", "billing.billed_per_completion", "billing.cost_per_completion", "billing.partial", "billing.partial_output_tokens",
+		"shed.shed", "shed.critical_ok", "shed.critical_failed", "shed.noncritical_ok", "shed.noncritical_failed",
+		"admission.rejected", "admission.admitted", "admission.rejected_share",
 		"sessions.completed", "sessions.failed", "sessions.resumed", "sessions.turns_repeated", "sessions.tokens_wasted", "sessions.background_failed",
 		"hedge.sent", "hedge.denied", "hedge.cancelled", "server.stream_faults", "stream.watchdog", "stream.wasted_events",
 		"layers.after_giveup", "layers.retrying_retry_after", "layers.retrying_capacity", "layers.retrying_transient", "layers.retrying_terminal",

@@ -104,6 +104,12 @@ type Exchange struct {
 // caller's attempts and whether it completed or gave up.
 const ClientHeader = "x-retrysim-client"
 
+// PriorityHeader gives a request's priority (critical, default,
+// sheddable, or a whole number within ±100; sim.ParsePriority), which a
+// model that sheds by priority reads (a reserve shedder); absent, the
+// default. Any other value is refused with 400.
+const PriorityHeader = "x-retrysim-priority"
+
 // WarmupClient is the ClientHeader value of a harness's warm-up calls:
 // serve answers them itself, at once, with 529 and retry-after-ms 1,
 // without the model (whose clock does not start) and without counting
@@ -640,6 +646,14 @@ func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 		return
 	}
 	simReq := sim.Request{Fallback: h.cfg.fallback != "" && req.Model == h.cfg.fallback}
+	if v := r.Header.Get(PriorityHeader); v != "" {
+		p, err := sim.ParsePriority(v)
+		if err != nil {
+			h.refuse(w, a, http.StatusBadRequest, "invalid_request_error", PriorityHeader+": "+err.Error(), "invalid", id)
+			return
+		}
+		simReq.Priority = p
+	}
 	if h.timing { // Validate's clients size their requests as the workload does
 		simReq.InputTokens, simReq.OutputTokens = parseTokensHeader(r.Header.Get(tokensHeader))
 	}

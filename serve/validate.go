@@ -40,7 +40,11 @@ type Validation struct {
 	Model    sim.ServerModel
 	Workload sim.Workload
 	Policies []sim.Policy
-	Seed     uint64
+	// Priorities give the workload's operations priorities by share, as
+	// in the simulation (sim.Config.Priorities); each real client sends
+	// its operation's in PriorityHeader.
+	Priorities sim.PriorityShares
+	Seed       uint64
 	// Speed runs the real run this many times faster than model time
 	// (at most MaxSpeed): every duration of the model and the policies is
 	// divided by it on the real clock, and what is measured is multiplied
@@ -188,7 +192,7 @@ func Validate(ctx context.Context, v Validation) ([]Comparison, error) {
 	seeds := make([][]sim.Result, len(v.Policies)) // [policy][seed]; seed 0 is v.Seed
 	for i, p := range v.Policies {
 		for k := range uint64(SpreadSeeds) {
-			r, err := sim.RunContext(ctx, sim.Config{Seed: v.Seed + k, Server: v.Model, Workload: v.Workload, Policy: p})
+			r, err := sim.RunContext(ctx, sim.Config{Seed: v.Seed + k, Server: v.Model, Workload: v.Workload, Policy: p, Priorities: v.Priorities})
 			if err != nil {
 				return nil, err
 			}
@@ -542,13 +546,17 @@ func (v *Validation) runClient(ctx context.Context, client *http.Client, base st
 	}
 	r.late = time.Since(start)
 	defer func() { r.stop = toModel(time.Since(zero), speed) }()
+	priority := ""
+	if len(v.Priorities) > 0 {
+		priority = v.Priorities.Priority(i).String()
+	}
 	op := func(actx context.Context, a policies.Attempt) error {
 		r.attempts++
 		model := a.Model
 		if model == "" {
 			model = PrimaryModel
 		}
-		late, err := call(actx, client, base, model, v.stream, tokens)
+		late, err := call(actx, client, base, model, v.stream, tokens, priority)
 		r.late += late
 		return err
 	}
@@ -579,7 +587,7 @@ func (v *Validation) runClient(ctx context.Context, client *http.Client, base st
 // does an error event in a streamed answer (stream), with status 200 and
 // the event's data as the body. late is how much longer than the model's
 // answer time (tookHeader) it took.
-func call(ctx context.Context, client *http.Client, base, model string, stream bool, tokens string) (late time.Duration, err error) {
+func call(ctx context.Context, client *http.Client, base, model string, stream bool, tokens, priority string) (late time.Duration, err error) {
 	body := fmt.Appendf(nil, `{"model":%q,"max_tokens":16,"stream":%t,"messages":[{"role":"user","content":"validate"}]}`, model, stream)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/messages", bytes.NewReader(body))
 	if err != nil {
@@ -588,6 +596,9 @@ func call(ctx context.Context, client *http.Client, base, model string, stream b
 	req.Header.Set("content-type", "application/json")
 	if tokens != "" {
 		req.Header.Set(tokensHeader, tokens)
+	}
+	if priority != "" {
+		req.Header.Set(PriorityHeader, priority)
 	}
 	sent := time.Now()
 	resp, err := client.Do(req)

@@ -53,6 +53,9 @@ type Queue struct {
 	// queue is congested (see AdaptiveLIFO); off, the queue is first
 	// come, first served.
 	LIFO AdaptiveLIFO
+	// Priority, if on, serves the highest priority first and sheds the
+	// lowest first (see PriorityOrder).
+	Priority PriorityOrder
 
 	// observe, set on a copy by ObservedService, is told of the work done.
 	observe ServiceObserver
@@ -106,6 +109,9 @@ func (q *Queue) Validate() error {
 	if err := q.LIFO.validate(); err != nil {
 		return err
 	}
+	if err := q.Priority.validate(q.LIFO, q.CoDel); err != nil {
+		return err
+	}
 	if err := validateDistribution("queue: service time", q.Service); err != nil {
 		return err
 	}
@@ -151,6 +157,9 @@ func (q *Queue) NewServer(rng *rand.Rand) Server {
 	}
 	if q.LIFO.On() {
 		return &lifoState{queueState: *s}
+	}
+	if q.Priority.On {
+		return &prioState{queueState: *s}
 	}
 	if q.QueueLimit > 0 {
 		s.waiting = make(durationHeap, 0, min(q.QueueLimit, 1<<16))

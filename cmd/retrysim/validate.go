@@ -59,6 +59,11 @@ func validateAction(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	if _, own := s.Workload.(sim.Prioritizer); own || len(s.Priorities) > 0 && (cmd.IsSet("exec") || cmd.IsSet("preset")) {
+		// The model would read priorities the real clients do not send:
+		// only retrysim's own clients send the shares' (PriorityHeader).
+		return usagef("validate: scenario %s gives its operations priorities, which only validate's own clients send (the %s header), by the clients' priorities shares; simulate it with 'retrysim compare'", s.Name, serve.PriorityHeader)
+	}
 	if cmd.IsSet("exec") || cmd.IsSet("preset") {
 		return validateExec(ctx, cmd, s, seed)
 	}
@@ -67,7 +72,7 @@ func validateAction(ctx context.Context, cmd *cli.Command) error {
 		speed = cmd.Float("speed")
 	}
 	stderr := cmd.Root().ErrWriter
-	cs, err := serve.Validate(ctx, serve.Validation{Model: s.Server, Workload: s.Workload, Policies: s.Policies,
+	cs, err := serve.Validate(ctx, serve.Validation{Model: s.Server, Workload: s.Workload, Policies: s.Policies, Priorities: s.Priorities,
 		Seed: seed, Speed: speed,
 		OnPolicy: func(i int, p sim.Policy) {
 			fmt.Fprintf(stderr, "retrysim validate: policy %d/%d, %s, for real\n", i+1, len(s.Policies), p.Name)
