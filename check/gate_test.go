@@ -195,6 +195,7 @@ var regressions = map[string][]regression{
 	"outage":                   {soonerBreaker, oneAttempt, cutDeadline},
 	"agent-fleet":              {oneAttempt, cutDeadline},
 	"agent-frameworks":         {fewerAttempts, cutDeadline},
+	"foreground-background":    {fewerAttempts, foregroundOnce},
 	"stripe-reserve":           {bigReserve, oneAttempt},
 	"envoy-admission-a1":       {moreAggressive("2")},
 	"envoy-admission-a2":       {moreAggressive("3")},
