@@ -60,7 +60,7 @@ type Queue struct {
 	// observe, set on a copy by ObservedService, is told of the work done.
 	observe ServiceObserver
 
-	// noForecast turns the adaptive-LIFO forecast off (lifoForecast); only
+	// noForecast turns the adaptive-LIFO forecast off (pickForecast); only
 	// tests set it (withoutLIFOForecast, export_test.go), to check that
 	// the forecast changes nothing but the events.
 	noForecast bool
@@ -263,17 +263,7 @@ func (s *queueState) Arrive(now time.Duration, req Request) Response {
 		s.stats.Dropped++
 		return Response{Outcome: s.reject.Outcome(), At: start}
 	}
-	service := s.service.Sample(s.rng)
-	done := start + service
-	s.free.replaceTop(done)
-	s.stats.Served++
-	s.stats.BusyTime += service
-	if req.GiveUpAt > 0 && done > req.GiveUpAt {
-		s.stats.Wasted++
-		s.stats.WastedTime += service
-	}
-	s.served(start, done, req.GiveUpAt)
-	return Response{At: done}
+	return Response{At: s.work(start, s.service.Sample(s.rng), req.GiveUpAt)}
 }
 
 // codel returns when a request arriving at now, whose turn comes at start,
@@ -467,6 +457,21 @@ func (q *Queue) ObservedService(observe ServiceObserver) ServerModel {
 
 // served tells the model's observer, if any, of a worker's time from start
 // to done for a request whose client stops waiting at giveUp (0: never).
+// work gives the worker free first a request at start for service, and
+// returns when its answer is done (wasted if after giveUp, when > 0).
+func (s *queueState) work(start, service, giveUp time.Duration) time.Duration {
+	done := start + service
+	s.free.replaceTop(done)
+	s.stats.Served++
+	s.stats.BusyTime += service
+	if giveUp > 0 && done > giveUp {
+		s.stats.Wasted++
+		s.stats.WastedTime += service
+	}
+	s.served(start, done, giveUp)
+	return done
+}
+
 func (s *queueState) served(start, done, giveUp time.Duration) {
 	if f := s.model.observe; f != nil {
 		f(start, done, giveUp > 0 && done > giveUp)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"time"
 )
@@ -22,7 +23,7 @@ import (
 // pending again until one does. With controlled delay or DropAbandoned,
 // each waiting request is thus looked at once per pick while it waits
 // (long queues cost events); without, a forecast of the picks wakes it
-// only at the first pick that could take it (lifoForecast).
+// only at the first pick that could take it (pickForecast).
 type AdaptiveLIFO struct {
 	// Interval > 0 turns the discipline on; 0 means first come, first
 	// served.
@@ -55,10 +56,11 @@ type lifoState struct {
 	seq     uint64        // arrivals that waited so far
 	// LIFO counts the picks made newest first.
 	lifo int
-	fc   lifoForecast
+	fc   pickForecast
 }
 
-// lifoForecast saves wake-ups when nothing removes a waiting request but a
+// pickForecast saves wake-ups (adaptive LIFO's, and the priority
+// queue's: PriorityOrder) when nothing removes a waiting request but a
 // pick (no controlled delay, no DropAbandoned): the line then has no holes,
 // and a request with m requests older and n newer than it is taken at the
 // (m+1)-th pick if that comes before the queue is congested, else n picks
@@ -68,12 +70,55 @@ type lifoState struct {
 // draws are the ones start would make, so the run is the same). A request
 // then sleeps until that pick (or the next phase change) instead of waking
 // at every pick.
-type lifoForecast struct {
+type pickForecast struct {
 	ahead   []time.Duration // service draws made ahead, for the next starts in order
 	picks   []time.Duration // the next pick times, from now, while the queue stands
 	sim     durationHeap    // the workers' free times after picks
 	phase   int             // the phase picks was computed in
 	invalid bool
+}
+
+// from starts the forecast anew from the workers' free times, unless it
+// still holds: made in this phase, its next pick at free.
+func (f *pickForecast) from(free time.Duration, workers durationHeap, phase int) {
+	if f.invalid || f.phase != phase || len(f.picks) == 0 || f.picks[0] != free {
+		f.picks = f.picks[:0]
+		f.sim = append(f.sim[:0], workers...)
+		f.phase, f.invalid = phase, false
+	}
+}
+
+// pick returns the time of the j-th pick from now (0: the next), as long
+// as the queue stands, extending the forecast as needed.
+func (f *pickForecast) pick(j int, service Distribution, rng *rand.Rand) time.Duration {
+	for len(f.picks) <= j {
+		n := len(f.picks)
+		for len(f.ahead) <= n {
+			f.ahead = append(f.ahead, service.Sample(rng))
+		}
+		at := f.sim[0]
+		f.picks = append(f.picks, at)
+		f.sim.replaceTop(at + f.ahead[n])
+	}
+	return f.picks[j]
+}
+
+// take returns the service time of a request a worker starts at at: the
+// first draw made ahead, or a new draw; a start the forecast did not
+// expect ends it.
+func (f *pickForecast) take(at time.Duration, service Distribution, rng *rand.Rand) time.Duration {
+	if len(f.ahead) == 0 {
+		f.invalid = true
+		return service.Sample(rng)
+	}
+	d := f.ahead[0]
+	f.ahead = f.ahead[1:]
+	if len(f.picks) > 0 && f.picks[0] == at {
+		f.picks = f.picks[1:]
+	} else {
+		f.invalid = true
+	}
+	return d
 }
 
 // lifoRequest is a request the queue has left pending.
@@ -172,12 +217,7 @@ func (s *lifoState) wake(r *lifoRequest) time.Duration {
 	if s.model.CoDel.Interval > 0 || s.model.DropAbandoned || s.model.noForecast {
 		return free
 	}
-	f := &s.fc
-	if f.invalid || f.phase != s.phase || len(f.picks) == 0 || f.picks[0] != free {
-		f.picks = f.picks[:0]
-		f.sim = append(f.sim[:0], s.free...)
-		f.phase, f.invalid = s.phase, false
-	}
+	s.fc.from(free, s.free, s.phase)
 	// Picks before the queue has stood for the interval (congested) take
 	// the oldest, later ones the newest, until the queue empties: r goes
 	// after its older requests if that comes first, else after the picks
@@ -201,21 +241,8 @@ func (s *lifoState) wake(r *lifoRequest) time.Duration {
 	return at
 }
 
-// forecast returns the time of the j-th pick from now (0: the next), as
-// long as the queue stands, extending the forecast as needed.
-func (s *lifoState) forecast(j int) time.Duration {
-	f := &s.fc
-	for len(f.picks) <= j {
-		n := len(f.picks)
-		for len(f.ahead) <= n {
-			f.ahead = append(f.ahead, s.service.Sample(s.rng))
-		}
-		at := f.sim[0]
-		f.picks = append(f.picks, at)
-		f.sim.replaceTop(at + f.ahead[n])
-	}
-	return f.picks[j]
-}
+// forecast returns the time of the j-th pick from now (pickForecast.pick).
+func (s *lifoState) forecast(j int) time.Duration { return s.fc.pick(j, s.service, s.rng) }
 
 // nextFree is the earliest time a worker is free, after the phase changes
 // before it (startAt's rules: no request starts before it).
@@ -295,29 +322,7 @@ func (s *lifoState) take(newest bool) int32 {
 // start gives the worker free first a request at at, and returns when
 // its answer is done.
 func (s *lifoState) start(at, giveUp time.Duration) time.Duration {
-	var service time.Duration
-	if f := &s.fc; len(f.ahead) > 0 {
-		service = f.ahead[0]
-		f.ahead = f.ahead[1:]
-		if len(f.picks) > 0 && f.picks[0] == at {
-			f.picks = f.picks[1:]
-		} else {
-			f.invalid = true
-		}
-	} else {
-		service = s.service.Sample(s.rng)
-		f.invalid = true
-	}
-	done := at + service
-	s.free.replaceTop(done)
-	s.stats.Served++
-	s.stats.BusyTime += service
-	if giveUp > 0 && done > giveUp {
-		s.stats.Wasted++
-		s.stats.WastedTime += service
-	}
-	s.served(at, done, giveUp)
-	return done
+	return s.work(at, s.fc.take(at, s.service, s.rng), giveUp)
 }
 
 // ReportCounters reports the queue's counters and server.lifo, the

@@ -244,7 +244,7 @@ func TestQueueLIFOValidate(t *testing.T) {
 	}
 }
 
-// The forecast (lifoForecast) saves wake-ups and changes nothing else: a
+// The forecast (pickForecast) saves wake-ups and changes nothing else: a
 // run with it equals a run without, event count aside; with two phases of
 // workers, retries and timeouts, and a fixed service time (picks at the
 // same instant).

@@ -53,17 +53,7 @@ type prioState struct {
 	levels  []prioLevel   // highest priority first
 	waiting int
 	evicted int
-	fc      prioForecast
-}
-
-// prioForecast is the times of the next picks while the queue stands
-// (see PriorityOrder), as lifoForecast.
-type prioForecast struct {
-	ahead   []time.Duration // service draws made ahead, for the next starts in order
-	picks   []time.Duration // the next pick times, from now, while the queue stands
-	sim     durationHeap    // the workers' free times after picks
-	phase   int
-	invalid bool
+	fc      pickForecast
 }
 
 type prioRequest struct {
@@ -150,33 +140,12 @@ func (s *prioState) wake(t int32) time.Duration {
 		}
 		ahead += len(l.line) - l.head
 	}
-	f := &s.fc
-	if f.invalid || f.phase != s.phase || len(f.picks) == 0 || f.picks[0] != free {
-		f.picks = f.picks[:0]
-		f.sim = append(f.sim[:0], s.free...)
-		f.phase, f.invalid = s.phase, false
-	}
-	at := s.forecast(ahead)
+	s.fc.from(free, s.free, s.phase)
+	at := s.fc.pick(ahead, s.service, s.rng)
 	if s.phase < len(s.model.Phases)-1 {
 		at = min(at, s.phaseEnd) // a phase change may add workers
 	}
 	return at
-}
-
-// forecast returns the time of the j-th pick from now (0: the next) while
-// the queue stands, extending the forecast as needed.
-func (s *prioState) forecast(j int) time.Duration {
-	f := &s.fc
-	for len(f.picks) <= j {
-		n := len(f.picks)
-		for len(f.ahead) <= n {
-			f.ahead = append(f.ahead, s.service.Sample(s.rng))
-		}
-		at := f.sim[0]
-		f.picks = append(f.picks, at)
-		f.sim.replaceTop(at + f.ahead[n])
-	}
-	return f.picks[j]
 }
 
 // advance lets the workers free at or before now take waiting requests,
@@ -241,29 +210,7 @@ func (s *prioState) lowest() *prioLevel {
 // serve gives the worker free first a request at at, drawing its
 // service, and returns when its answer is done.
 func (s *prioState) serve(at, giveUp time.Duration) time.Duration {
-	var service time.Duration
-	if f := &s.fc; len(f.ahead) > 0 {
-		service = f.ahead[0]
-		f.ahead = f.ahead[1:]
-		if len(f.picks) > 0 && f.picks[0] == at {
-			f.picks = f.picks[1:]
-		} else {
-			f.invalid = true
-		}
-	} else {
-		service = s.service.Sample(s.rng)
-		s.fc.invalid = true
-	}
-	done := at + service
-	s.free.replaceTop(done)
-	s.stats.Served++
-	s.stats.BusyTime += service
-	if giveUp > 0 && done > giveUp {
-		s.stats.Wasted++
-		s.stats.WastedTime += service
-	}
-	s.served(at, done, giveUp)
-	return done
+	return s.work(at, s.fc.take(at, s.service, s.rng), giveUp)
 }
 
 // ReportCounters reports the queue's counters and server.priority_evicted,
