@@ -48,8 +48,12 @@ func (s *sseBase) RoundTrip(req *http.Request) (*http.Response, error) {
 	stop := context.AfterFunc(ctx, endBody)
 	go func() {
 		defer func() {
-			if !stop() && ctx.Err() != nil {
-				endBody() // the context ended, and its AfterFunc may not have started
+			// This goroutine may see the context end before its AfterFunc
+			// has run, and stop then keeps it from running: so the body is
+			// ended here too (a second end changes nothing).
+			stop()
+			if ctx.Err() != nil {
+				endBody()
 			}
 		}()
 		send := func(name, data string) bool {
