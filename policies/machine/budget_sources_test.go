@@ -20,18 +20,7 @@ func TestRatioBudgetCountRetries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range tc.requests {
-			b.Admit(t0, Ask{})
-		}
-		for i := range tc.retries {
-			if a := b.Admit(t0, retryAsk(overloaded)); a.Kind != AdmitGrant {
-				t.Fatalf("%s: setting up retry %d: %+v", tc.name, i, a)
-			}
-		}
-		a := b.Admit(t0, retryAsk(overloaded))
-		if got := a.Kind == AdmitGrant; got != tc.allowed || !got && a.Reason != StopBudget {
-			t.Errorf("%s: %+v, want allowed=%v", tc.name, a, tc.allowed)
-		}
+		nextRetryAllowed(t, tc.name, b, tc.requests, tc.retries, tc.allowed)
 	}
 }
 

@@ -191,18 +191,26 @@ func TestRatioBudgetRule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range tc.requests {
-			b.Admit(t0, Ask{})
+		nextRetryAllowed(t, tc.name, b, tc.requests, tc.retries, tc.allowed)
+	}
+}
+
+// nextRetryAllowed sends requests first attempts and retries granted
+// retries through b at one instant, then checks whether one more retry
+// is granted (or refused with StopBudget).
+func nextRetryAllowed(t *testing.T, name string, b *RatioBudget, requests, retries int, allowed bool) {
+	t.Helper()
+	for range requests {
+		b.Admit(t0, Ask{})
+	}
+	for i := range retries {
+		if a := b.Admit(t0, retryAsk(overloaded)); a.Kind != AdmitGrant {
+			t.Fatalf("%s: setting up retry %d: %+v", name, i, a)
 		}
-		for i := range tc.retries {
-			if a := b.Admit(t0, retryAsk(overloaded)); a.Kind != AdmitGrant {
-				t.Fatalf("%s: setting up retry %d: %+v", tc.name, i, a)
-			}
-		}
-		a := b.Admit(t0, retryAsk(overloaded))
-		if got := a.Kind == AdmitGrant; got != tc.allowed || !got && a.Reason != StopBudget {
-			t.Errorf("%s: %+v, want allowed=%v", tc.name, a, tc.allowed)
-		}
+	}
+	a := b.Admit(t0, retryAsk(overloaded))
+	if got := a.Kind == AdmitGrant; got != allowed || !got && a.Reason != StopBudget {
+		t.Errorf("%s: %+v, want allowed=%v", name, a, allowed)
 	}
 }
 
